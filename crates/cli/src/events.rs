@@ -1,0 +1,120 @@
+//! `rostrace events`: every event, one line each, as text or JSON.
+
+use crate::format::{json_event, text_event};
+use crate::progress::Progress;
+use crate::TraceArgs;
+use ctf::{EnvValue, TraceSet};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Output formats.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One line per event, like babeltrace2's text output.
+    Text,
+    /// One JSON object per line: ts, name, cpu_id, context, fields.
+    Jsonl,
+}
+
+/// Arguments of `rostrace events`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value = "text")]
+    format: Format,
+    /// Only events whose name matches (`*` wildcards allowed); repeatable.
+    #[arg(long, short = 'n', value_name = "PATTERN")]
+    name: Vec<String>,
+    /// Stop after this many events.
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+}
+
+/// Whether `name` matches a pattern with `*` wildcards.
+pub fn wildcard(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let mut rest = name;
+    for (k, p) in parts.iter().enumerate() {
+        if k == 0 {
+            if !rest.starts_with(p) {
+                return false;
+            }
+            rest = &rest[p.len()..];
+        } else if k == parts.len() - 1 {
+            return rest.ends_with(p);
+        } else {
+            match rest.find(p) {
+                Some(i) => rest = &rest[i + p.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let mut failed = false;
+    for e in &errors {
+        eprintln!("rostrace: error: {e}");
+        failed = true;
+    }
+    let hosts: Vec<Option<String>> = set
+        .traces
+        .iter()
+        .map(|t| match t.schema.env("hostname") {
+            Some(EnvValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut events = set.events();
+    let mut progress = Progress::new(set.total_bytes(), "reading");
+    let mut prev = None;
+    let mut n = 0u64;
+    loop {
+        let ev = match events.next() {
+            None => break,
+            Some(Err(e)) => {
+                eprintln!("rostrace: error: {e}");
+                failed = true;
+                continue;
+            }
+            Some(Ok(ev)) => ev,
+        };
+        if !a.name.is_empty() && !a.name.iter().any(|p| wildcard(p, ev.name())) {
+            continue;
+        }
+        match a.format {
+            Format::Jsonl => json_event(&mut buf, &ev),
+            Format::Text => {
+                text_event(&mut buf, &ev, prev, hosts[ev.trace_index()].as_deref());
+                prev = ev.timestamp();
+            }
+        }
+        if buf.len() > 1 << 15 {
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+        n += 1;
+        progress.tick(|| events.progress().0);
+        if a.limit.is_some_and(|l| n >= l) {
+            break;
+        }
+    }
+    w.write_all(&buf)?;
+    w.flush()?;
+    progress.finish();
+    for l in events.losses() {
+        eprintln!("rostrace: warning: {}", crate::info::describe_loss(l));
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

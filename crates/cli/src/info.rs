@@ -1,0 +1,306 @@
+//! `rostrace info`: what a trace holds, at a glance.
+
+use crate::progress::Progress;
+use crate::TraceArgs;
+use ctf::{FieldValue, Loss, LossKind, TraceSet};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::process::ExitCode;
+
+/// Arguments of `rostrace info`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A process seen in the event contexts.
+#[derive(Serialize, Clone)]
+pub struct Process {
+    /// Virtual pid.
+    pub vpid: i64,
+    /// Process name.
+    pub procname: String,
+    /// Events of this process.
+    pub events: u64,
+}
+
+/// A loss as reported.
+#[derive(Serialize)]
+pub struct LossOut {
+    /// Data stream file.
+    pub stream: String,
+    /// `events` or `packets`.
+    pub kind: &'static str,
+    /// How many.
+    pub count: u64,
+    /// Range start, ns.
+    pub begin_ns: Option<i64>,
+    /// Range end, ns.
+    pub end_ns: Option<i64>,
+}
+
+/// The summary.
+#[derive(Serialize)]
+pub struct Info {
+    /// CTF traces found.
+    pub traces: Vec<String>,
+    /// First event time, ns since the Unix epoch.
+    pub begin_ns: Option<i64>,
+    /// Last event time.
+    pub end_ns: Option<i64>,
+    /// end - begin, ns.
+    pub duration_ns: Option<i64>,
+    /// Events in all.
+    pub event_count: u64,
+    /// Events per name, most frequent first.
+    pub events_per_name: Vec<(String, u64)>,
+    /// Data stream files.
+    pub streams: usize,
+    /// Processes, by vpid.
+    pub processes: Vec<Process>,
+    /// Discarded events in all.
+    pub discarded_events: u64,
+    /// Lost packets in all.
+    pub lost_packets: u64,
+    /// Each loss.
+    pub losses: Vec<LossOut>,
+    /// tracetools versions from `rcl_init`.
+    pub tracetools_versions: Vec<String>,
+    /// ROS 2 distributions (from `caret_init`, or guessed from the tracetools version).
+    pub ros_distros: Vec<String>,
+    /// Tracers (from the metadata environment).
+    pub tracers: Vec<String>,
+    /// Errors met while reading.
+    pub errors: Vec<String>,
+}
+
+/// The ROS 2 distribution a tracetools version belongs to.
+pub fn distro_of(version: &str) -> Option<&'static str> {
+    let mut it = version.split('.').map(|p| p.parse::<u32>().ok());
+    let major = it.next()??;
+    let minor = it.next().flatten().unwrap_or(0);
+    Some(match (major, minor) {
+        (0, _) => "Dashing/Eloquent",
+        (1, _) => "Foxy",
+        (2, _) => "Galactic",
+        (3, _) => "Rolling (before Humble)",
+        (4, _) => "Humble",
+        (5, _) => "Rolling (before Iron)",
+        (6, _) => "Iron",
+        (7, _) => "Rolling (before Jazzy)",
+        (8, 0..=2) => "Jazzy",
+        (8, 3..=4) => "Rolling (before Kilted)",
+        (8, 5..=6) => "Kilted",
+        _ => "Rolling",
+    })
+}
+
+/// One line describing a loss.
+pub fn describe_loss(l: &Loss) -> String {
+    let what = match l.kind {
+        LossKind::Events(n) => format!("{n} events discarded"),
+        LossKind::Packets(n) => format!("{n} packets lost"),
+    };
+    let range = match (l.begin_ns, l.end_ns) {
+        (Some(b), Some(e)) => format!(" between {} and {}", crate::format::clock_time(b), crate::format::clock_time(e)),
+        (None, Some(e)) => format!(" before {}", crate::format::clock_time(e)),
+        _ => String::new(),
+    };
+    format!("{}: {what}{range}", l.path.display())
+}
+
+/// Reads the traces once and summarizes them.
+pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut by_class: HashMap<(usize, usize), u64> = HashMap::new();
+    let mut procs: BTreeMap<i64, Process> = BTreeMap::new();
+    let mut versions = Vec::new();
+    let mut distros = Vec::new();
+    let mut begin = None;
+    let mut end = None;
+    let mut n = 0u64;
+    let mut errs = errors;
+    let mut events = set.events();
+    let mut progress = Progress::new(set.total_bytes(), "reading");
+    while let Some(r) = events.next() {
+        let ev = match r {
+            Ok(ev) => ev,
+            Err(e) => {
+                errs.push(e.to_string());
+                continue;
+            }
+        };
+        n += 1;
+        if let Some(t) = ev.timestamp() {
+            begin = Some(begin.map_or(t, |b: i64| b.min(t)));
+            end = Some(end.map_or(t, |e: i64| e.max(t)));
+        }
+        *by_class.entry((ev.trace_index(), ev.class().index)).or_default() += 1;
+        if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
+            let p = procs.entry(vpid).or_insert_with(|| Process { vpid, procname: String::new(), events: 0 });
+            p.events += 1;
+            if p.procname.is_empty() {
+                if let Some(FieldValue::Str(s)) = ev.context_field("procname") {
+                    p.procname = String::from_utf8_lossy(s).into_owned();
+                }
+            }
+        }
+        let name = ev.name();
+        if name.ends_with(":rcl_init") {
+            if let Some(v) = ev.field("version").and_then(|v| v.as_str()) {
+                if !versions.contains(&v.to_string()) {
+                    versions.push(v.to_string());
+                }
+            }
+        } else if name.ends_with(":caret_init") {
+            if let Some(v) = ev.field("distribution").and_then(|v| v.as_str()) {
+                if !distros.contains(&v.to_string()) {
+                    distros.push(v.to_string());
+                }
+            }
+        }
+        progress.tick(|| events.progress().0);
+    }
+    progress.finish();
+    for ((ti, ci), c) in by_class {
+        if let Some(ec) = set.traces[ti].schema.event_classes().find(|e| e.index == ci) {
+            *counts.entry(ec.name.clone()).or_default() += c;
+        }
+    }
+    if distros.is_empty() {
+        for v in &versions {
+            if let Some(d) = distro_of(v) {
+                if !distros.iter().any(|x| x == d) {
+                    distros.push(d.to_string());
+                }
+            }
+        }
+    }
+    let mut per_name: Vec<(String, u64)> = counts.into_iter().collect();
+    per_name.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let losses: Vec<LossOut> = events
+        .losses()
+        .iter()
+        .map(|l| {
+            let (kind, count) = match l.kind {
+                LossKind::Events(c) => ("events", c),
+                LossKind::Packets(c) => ("packets", c),
+            };
+            LossOut { stream: l.path.display().to_string(), kind, count, begin_ns: l.begin_ns, end_ns: l.end_ns }
+        })
+        .collect();
+    let mut tracers = Vec::new();
+    for t in &set.traces {
+        let g = |k: &str| t.schema.env(k).map(|v| match v {
+            ctf::EnvValue::Int(i) => i.to_string(),
+            ctf::EnvValue::Str(s) => s.clone(),
+        });
+        if let Some(name) = g("tracer_name") {
+            let s = format!(
+                "{name} {}.{}{}",
+                g("tracer_major").unwrap_or_default(),
+                g("tracer_minor").unwrap_or_default(),
+                g("domain").map(|d| format!(" ({d})")).unwrap_or_default()
+            );
+            if !tracers.contains(&s) {
+                tracers.push(s);
+            }
+        }
+    }
+    Info {
+        traces: set.traces.iter().map(|t| t.dir.display().to_string()).collect(),
+        begin_ns: begin,
+        end_ns: end,
+        duration_ns: begin.zip(end).map(|(b, e)| e - b),
+        event_count: n,
+        events_per_name: per_name,
+        streams: set.traces.iter().map(|t| t.streams.len()).sum(),
+        processes: procs.into_values().collect(),
+        discarded_events: losses.iter().filter(|l| l.kind == "events").map(|l| l.count).sum(),
+        lost_packets: losses.iter().filter(|l| l.kind == "packets").map(|l| l.count).sum(),
+        losses,
+        tracetools_versions: versions,
+        ros_distros: distros,
+        tracers,
+        errors: errs,
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.
+pub fn date_time(ns: i64) -> String {
+    let s = ns.div_euclid(1_000_000_000);
+    let days = s.div_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02} {} UTC", crate::format::clock_time(ns))
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    let info = collect(&set, errors);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&info).map_err(std::io::Error::other)?);
+    } else {
+        print_text(&info);
+    }
+    for e in &info.errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    Ok(if info.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn print_text(i: &Info) {
+    println!("traces:     {}", i.traces.len());
+    for t in &i.traces {
+        println!("  {t}");
+    }
+    if let (Some(b), Some(e), Some(d)) = (i.begin_ns, i.end_ns, i.duration_ns) {
+        println!("begin:      {} ({b} ns)", date_time(b));
+        println!("end:        {} ({e} ns)", date_time(e));
+        println!("duration:   {:.9} s", d as f64 / 1e9);
+    }
+    println!("events:     {}", i.event_count);
+    println!("streams:    {}", i.streams);
+    if !i.tracers.is_empty() {
+        println!("tracer:     {}", i.tracers.join(", "));
+    }
+    if !i.tracetools_versions.is_empty() || !i.ros_distros.is_empty() {
+        println!(
+            "ROS 2:      {}{}",
+            i.ros_distros.join(", "),
+            if i.tracetools_versions.is_empty() {
+                String::new()
+            } else {
+                format!(" (tracetools {})", i.tracetools_versions.join(", "))
+            }
+        );
+    }
+    println!("discarded:  {} events, {} packets lost", i.discarded_events, i.lost_packets);
+    for l in &i.losses {
+        println!("  {}: {} {} lost", l.stream, l.count, l.kind);
+    }
+    if !i.processes.is_empty() {
+        println!("processes:  {}", i.processes.len());
+        for p in &i.processes {
+            println!("  {:>8}  {:<24} {:>10} events", p.vpid, p.procname, p.events);
+        }
+    }
+    println!("events per name:");
+    for (name, c) in &i.events_per_name {
+        println!("  {c:>10}  {name}");
+    }
+}

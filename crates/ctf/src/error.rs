@@ -1,0 +1,70 @@
+//! Errors of the reader. Each names the file and the byte offset where reading failed.
+
+use std::path::PathBuf;
+
+/// A problem found while parsing or resolving metadata text, at a byte offset of that text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataError {
+    /// Byte offset into the metadata text.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl MetadataError {
+    /// A metadata error at `offset`.
+    pub fn at(offset: usize, message: impl Into<String>) -> Self {
+        MetadataError { offset, message: message.into() }
+    }
+}
+
+/// Any error of the reader.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// The metadata is invalid. `offset` is a byte offset into the metadata file.
+    #[error("{}: invalid metadata at byte {offset}: {message}", path.display())]
+    Metadata {
+        /// The metadata file.
+        path: PathBuf,
+        /// Byte offset in the file.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A data stream could not be decoded at `offset`; events before it were delivered.
+    #[error("{}: cannot decode at byte {offset}: {message}", path.display())]
+    Stream {
+        /// The data stream file.
+        path: PathBuf,
+        /// Byte offset in the file.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// No CTF trace was found at the given path.
+    #[error("{}: no CTF trace found (no `metadata` file)", path.display())]
+    NoTrace {
+        /// The path given.
+        path: PathBuf,
+    },
+}
+
+impl Error {
+    /// The file the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Error::Io { path, .. } | Error::Metadata { path, .. } | Error::Stream { path, .. } | Error::NoTrace { path } => path,
+        }
+    }
+}
+
+/// Result with the reader's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

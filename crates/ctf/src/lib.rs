@@ -1,0 +1,28 @@
+//! Reading CTF 1.8 traces, as written by LTTng (and other producers): metadata, packets,
+//! events, and many traces merged in time order.
+//!
+//! ```no_run
+//! let (set, errors) = ctf::TraceSet::open(&["/path/to/trace"]);
+//! for e in &errors { eprintln!("{e}"); }
+//! let mut events = set.events();
+//! while let Some(ev) = events.next() {
+//!     let ev = ev.expect("decodable");
+//!     println!("{} {:?}", ev.name(), ev.timestamp());
+//! }
+//! ```
+#![warn(missing_docs)]
+
+pub mod decode;
+pub mod error;
+pub mod metadata;
+pub mod schema;
+pub mod stream;
+pub mod trace;
+pub mod types;
+pub mod value;
+
+pub use error::{Error, Result};
+pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
+pub use stream::{Event, Loss, LossKind, PacketInfo};
+pub use trace::{find_traces, Events, Trace, TraceSet};
+pub use value::{ArrayRef, FieldValue, StructRef};

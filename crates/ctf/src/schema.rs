@@ -1,0 +1,172 @@
+//! What a trace's metadata declares: clocks, environment, stream classes and event classes.
+
+use crate::types::{ByteOrder, Ty};
+use std::sync::Arc;
+
+/// A clock class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clock {
+    /// Name (`monotonic` for LTTng).
+    pub name: String,
+    /// Description, if given.
+    pub description: Option<String>,
+    /// UUID, if given.
+    pub uuid: Option<[u8; 16]>,
+    /// Frequency in Hz.
+    pub freq: u64,
+    /// Offset from the origin, seconds part (normalized so that `offset_cycles < freq`).
+    pub offset_s: i64,
+    /// Offset from the origin, cycles part.
+    pub offset_cycles: u64,
+    /// Precision in cycles.
+    pub precision: u64,
+    /// Whether the origin is the Unix epoch for every host.
+    pub absolute: bool,
+}
+
+impl Clock {
+    /// Nanoseconds of `cycles` at this clock's frequency (as babeltrace2 converts them).
+    pub fn cycles_to_ns(&self, cycles: u64) -> u64 {
+        if self.freq == 1_000_000_000 {
+            cycles
+        } else {
+            let d = 1e9 * (cycles as f64) / (self.freq as f64);
+            if d >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                d as u64
+            }
+        }
+    }
+
+    /// Nanoseconds from the clock's origin of the offset.
+    pub fn offset_ns(&self) -> i64 {
+        (self.offset_s as i128 * 1_000_000_000 + self.cycles_to_ns(self.offset_cycles) as i128)
+            .clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// Nanoseconds from the origin (the Unix epoch for LTTng) of a clock value.
+    pub fn to_ns(&self, cycles: u64) -> i64 {
+        (self.offset_ns() as i128 + self.cycles_to_ns(cycles) as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+}
+
+/// A value of the `env` block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvValue {
+    /// Integer.
+    Int(i64),
+    /// String.
+    Str(String),
+}
+
+/// An event class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventClass {
+    /// Id within its stream class.
+    pub id: u64,
+    /// Name, such as `ros2:callback_start`.
+    pub name: String,
+    /// Stream class id.
+    pub stream_id: u64,
+    /// Log level, if declared.
+    pub loglevel: Option<i64>,
+    /// EMF URI, if declared.
+    pub model_emf_uri: Option<String>,
+    /// Event-specific context type.
+    pub context: Option<Ty>,
+    /// Payload type (a structure).
+    pub fields: Option<Ty>,
+    /// Index of this class in the trace's flat list of event classes.
+    pub index: usize,
+}
+
+impl EventClass {
+    /// Position of the payload member `name` (without leading underscore), usable with `Event::field_at`.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.as_ref()?.as_struct()?.index_of(name)
+    }
+
+    /// Names of the payload members, in order.
+    pub fn field_names(&self) -> Vec<&str> {
+        match self.fields.as_ref().and_then(|t| t.as_struct()) {
+            Some(s) => s.fields.iter().map(|f| f.name.as_str()).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A stream class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamClass {
+    /// Id (the `stream_id` of the packet header).
+    pub id: u64,
+    /// Packet context type.
+    pub packet_context: Option<Ty>,
+    /// Event header type.
+    pub event_header: Option<Ty>,
+    /// Per-stream event context type.
+    pub event_context: Option<Ty>,
+    /// Event classes, looked up by id with [`StreamClass::event`].
+    pub events: Vec<Arc<EventClass>>,
+    /// Dense lookup table: event id to position in `events` (u32::MAX when absent).
+    pub(crate) by_id: Vec<u32>,
+    /// Index of the clock that timestamps its events.
+    pub clock: Option<usize>,
+    /// The event header is LTTng's `event_header_large` or `event_header_compact`.
+    pub(crate) header_fast: Option<crate::decode::HeaderFast>,
+}
+
+impl StreamClass {
+    /// The event class with this id.
+    pub fn event(&self, id: u64) -> Option<&Arc<EventClass>> {
+        if (id as usize) < self.by_id.len() {
+            let k = self.by_id[id as usize];
+            if k != u32::MAX {
+                return Some(&self.events[k as usize]);
+            }
+            return None;
+        }
+        self.events.iter().find(|e| e.id == id)
+    }
+}
+
+/// Everything the metadata of one trace declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// CTF major version.
+    pub major: u64,
+    /// CTF minor version.
+    pub minor: u64,
+    /// Trace UUID.
+    pub uuid: Option<[u8; 16]>,
+    /// Default byte order.
+    pub byte_order: ByteOrder,
+    /// Packet header type.
+    pub packet_header: Option<Ty>,
+    /// Environment, in declaration order.
+    pub env: Vec<(String, EnvValue)>,
+    /// Clocks.
+    pub clocks: Vec<Clock>,
+    /// Stream classes.
+    pub streams: Vec<StreamClass>,
+    /// Number of registers the decoder needs (lengths and tags).
+    pub registers: usize,
+}
+
+impl Schema {
+    /// The stream class with this id.
+    pub fn stream(&self, id: u64) -> Option<&StreamClass> {
+        self.streams.iter().find(|s| s.id == id)
+    }
+
+    /// An environment value by key.
+    pub fn env(&self, key: &str) -> Option<&EnvValue> {
+        self.env.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// All event classes of all stream classes.
+    pub fn event_classes(&self) -> impl Iterator<Item = &Arc<EventClass>> {
+        self.streams.iter().flat_map(|s| s.events.iter())
+    }
+}

@@ -1,0 +1,468 @@
+//! Reading one data stream file: packets, then events, in order.
+
+use crate::decode::{decode, Cursor, DecodeError, Node, State};
+use crate::error::Error;
+use crate::schema::{EventClass, Schema, StreamClass};
+use crate::types::Ty;
+use crate::value::{value_at, FieldValue, StructRef};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Magic number of a data packet header.
+pub const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
+
+/// Events or packets that the tracer could not record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LossKind {
+    /// Events discarded (the `events_discarded` counter went up by this many).
+    Events(u64),
+    /// Packets missing (gap in `packet_seq_num`).
+    Packets(u64),
+}
+
+/// A loss of events or packets in one stream, with the time range it happened in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loss {
+    /// The data stream file.
+    pub path: PathBuf,
+    /// What was lost.
+    pub kind: LossKind,
+    /// Start of the range (ns from origin), when the packets have timestamps.
+    pub begin_ns: Option<i64>,
+    /// End of the range (ns from origin), when the packets have timestamps.
+    pub end_ns: Option<i64>,
+}
+
+/// Packet-level values of the current packet.
+#[derive(Debug, Clone, Default)]
+pub struct PacketInfo {
+    /// Byte offset of the packet in the file.
+    pub offset: u64,
+    /// Content size in bits.
+    pub content_bits: u64,
+    /// Packet size in bits.
+    pub packet_bits: u64,
+    /// `timestamp_begin`, in cycles.
+    pub ts_begin: Option<u64>,
+    /// `timestamp_end`, in cycles.
+    pub ts_end: Option<u64>,
+    /// `events_discarded` counter.
+    pub events_discarded: Option<u64>,
+    /// `packet_seq_num`.
+    pub seq_num: Option<u64>,
+    /// `cpu_id`.
+    pub cpu_id: Option<u64>,
+    /// `stream_id` of the packet header.
+    pub stream_id: u64,
+    /// `stream_instance_id` of the packet header.
+    pub stream_instance_id: Option<u64>,
+}
+
+/// Reads the packets and events of one data stream file.
+pub struct StreamReader<'a> {
+    /// The data file path.
+    pub path: &'a Path,
+    data: &'a [u8],
+    schema: &'a Schema,
+    /// Position of the trace in its set.
+    pub trace_index: usize,
+    sc: Option<&'a StreamClass>,
+    clock_offset_ns: Option<i64>,
+    clock_freq: u64,
+    next_packet: u64,
+    pos: u64,
+    content_end: u64,
+    truncated: bool,
+    st: State,
+    hdr_nodes: Vec<Node>,
+    pkt_nodes: Vec<Node>,
+    /// Current packet's values.
+    pub packet: PacketInfo,
+    prev_discarded: Option<u64>,
+    prev_seq: Option<u64>,
+    prev_end_ns: Option<i64>,
+    /// Losses seen so far (drained by the merger).
+    pub losses: Vec<Loss>,
+    class: Option<&'a Arc<EventClass>>,
+    ts: u64,
+    ctx: Vec<Node>,
+    ectx: Vec<Node>,
+    payload: Vec<Node>,
+    scratch: Vec<Node>,
+    done: bool,
+}
+
+impl<'a> StreamReader<'a> {
+    /// A reader at the start of `data`, the content of the file `path` of a trace with `schema`.
+    pub fn new(path: &'a Path, data: &'a [u8], schema: &'a Schema, trace_index: usize) -> Self {
+        StreamReader {
+            path,
+            data,
+            schema,
+            trace_index,
+            sc: None,
+            clock_offset_ns: None,
+            clock_freq: 1_000_000_000,
+            next_packet: 0,
+            pos: 0,
+            content_end: 0,
+            truncated: false,
+            st: State { regs: vec![0; schema.registers], ..Default::default() },
+            hdr_nodes: Vec::new(),
+            pkt_nodes: Vec::new(),
+            packet: PacketInfo::default(),
+            prev_discarded: None,
+            prev_seq: None,
+            prev_end_ns: None,
+            losses: Vec::new(),
+            class: None,
+            ts: 0,
+            ctx: Vec::with_capacity(16),
+            ectx: Vec::new(),
+            payload: Vec::with_capacity(32),
+            scratch: Vec::new(),
+            done: data.is_empty(),
+        }
+    }
+
+    /// Bytes of the file consumed so far.
+    pub fn bytes_done(&self) -> u64 {
+        if self.done {
+            self.data.len() as u64
+        } else {
+            self.packet.offset + self.pos / 8
+        }
+    }
+
+    /// Size of the file.
+    pub fn bytes_total(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    fn error(&self, byte: u64, message: impl Into<String>) -> Error {
+        Error::Stream { path: self.path.to_path_buf(), offset: byte, message: message.into() }
+    }
+
+    fn decode_error(&self, e: DecodeError) -> Error {
+        self.error(self.packet.offset + e.bit / 8, e.message)
+    }
+
+    fn to_ns(&self, cycles: u64) -> Option<i64> {
+        let off = self.clock_offset_ns?;
+        let ns = if self.clock_freq == 1_000_000_000 {
+            cycles
+        } else {
+            self.schema.clocks[self.sc?.clock?].cycles_to_ns(cycles)
+        };
+        Some((off as i128 + ns as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    }
+
+    /// Advances to the next event. `Ok(false)` at the end of the file. After an error in a
+    /// packet, the next call goes on with the next packet when the packet's size is known.
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        loop {
+            if self.done {
+                self.class = None;
+                return Ok(false);
+            }
+            if self.pos >= self.content_end {
+                if self.truncated {
+                    self.done = true;
+                    return Err(self.error(
+                        self.data.len() as u64,
+                        format!(
+                            "file truncated: packet at byte {} declares {} bytes but the file ends first",
+                            self.packet.offset,
+                            self.packet.packet_bits / 8
+                        ),
+                    ));
+                }
+                if self.next_packet >= self.data.len() as u64 {
+                    self.done = true;
+                    self.class = None;
+                    return Ok(false);
+                }
+                if let Err(e) = self.read_packet() {
+                    self.done = true;
+                    return Err(e);
+                }
+                continue;
+            }
+            let start = self.pos;
+            match self.read_event() {
+                Ok(()) if self.pos > start => return Ok(true),
+                Ok(()) => {
+                    self.done = true;
+                    return Err(self.error(self.packet.offset + start / 8, "event of size zero: cannot make progress"));
+                }
+                Err(e) => {
+                    let e = self.decode_error(e);
+                    // Skip the rest of this packet; framing tells where the next one starts.
+                    self.pos = self.content_end;
+                    if self.truncated {
+                        self.done = true;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn read_packet(&mut self) -> Result<(), Error> {
+        let start = self.next_packet;
+        let avail_bits = (self.data.len() as u64 - start).saturating_mul(8);
+        let mut c = Cursor { data: self.data, base: start as usize, pos: 0, end: avail_bits };
+        self.st.clock_updates = false;
+        self.hdr_nodes.clear();
+        self.pkt_nodes.clear();
+        let mut info = PacketInfo { offset: start, ..Default::default() };
+        if let Some(t) = &self.schema.packet_header {
+            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes).map_err(|e| self.error(start + e.bit / 8, format!("packet header: {}", e.message)))?;
+            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
+            if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
+                if m != PACKET_MAGIC {
+                    return Err(self.error(start, format!("bad packet magic {m:#x} (expected {PACKET_MAGIC:#x})")));
+                }
+            }
+            info.stream_id = s.field("stream_id").and_then(|v| v.as_u64()).unwrap_or(0);
+            info.stream_instance_id = s.field("stream_instance_id").and_then(|v| v.as_u64());
+        }
+        let sc = match self.schema.stream(info.stream_id) {
+            Some(sc) => sc,
+            None if self.schema.streams.len() == 1 && self.schema.packet_header.is_none() => &self.schema.streams[0],
+            None => return Err(self.error(start, format!("packet refers to unknown stream class {}", info.stream_id))),
+        };
+        if self.sc.map(|p| p.id) != Some(sc.id) {
+            self.sc = Some(sc);
+            match sc.clock {
+                Some(ci) => {
+                    let clock = &self.schema.clocks[ci];
+                    self.clock_offset_ns = Some(clock.offset_ns());
+                    self.clock_freq = clock.freq;
+                }
+                None => self.clock_offset_ns = None,
+            }
+        }
+        if let Some(t) = &sc.packet_context {
+            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes).map_err(|e| self.error(start + e.bit / 8, format!("packet context: {}", e.message)))?;
+            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.pkt_nodes, self.data);
+            let get = |n: &str| s.field(n).and_then(|v| v.as_u64());
+            info.content_bits = get("content_size").unwrap_or(0);
+            info.packet_bits = get("packet_size").unwrap_or(0);
+            info.ts_begin = get("timestamp_begin");
+            info.ts_end = get("timestamp_end");
+            info.events_discarded = get("events_discarded");
+            info.seq_num = get("packet_seq_num");
+            info.cpu_id = get("cpu_id");
+            if s.field("packet_size").is_none() {
+                info.packet_bits = avail_bits;
+            }
+            if s.field("content_size").is_none() {
+                info.content_bits = info.packet_bits;
+            }
+        } else {
+            info.packet_bits = avail_bits;
+            info.content_bits = avail_bits;
+        }
+        if info.packet_bits == 0 || info.packet_bits % 8 != 0 {
+            return Err(self.error(start, format!("invalid packet size {} bits", info.packet_bits)));
+        }
+        if info.content_bits > info.packet_bits {
+            return Err(self.error(
+                start,
+                format!("content size {} bits larger than packet size {} bits", info.content_bits, info.packet_bits),
+            ));
+        }
+        if c.pos > info.content_bits {
+            return Err(self.error(start, format!("packet content size {} bits smaller than its header", info.content_bits)));
+        }
+        self.truncated = info.packet_bits > avail_bits;
+        self.content_end = info.content_bits.min(avail_bits);
+        self.pos = c.pos;
+        self.next_packet = start + info.packet_bits / 8;
+        if let Some(b) = info.ts_begin {
+            self.st.clock = b;
+        }
+        self.st.clock_updates = true;
+        // Losses.
+        let begin_ns = self.prev_end_ns;
+        let end_ns = info.ts_end.and_then(|e| self.to_ns(e));
+        if let Some(d) = info.events_discarded {
+            if let Some(p) = self.prev_discarded {
+                let n = d.wrapping_sub(p);
+                if n > 0 && d > p {
+                    self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Events(n), begin_ns, end_ns });
+                }
+            } else if d > 0 {
+                self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Events(d), begin_ns, end_ns });
+            }
+            self.prev_discarded = Some(d);
+        }
+        if let Some(q) = info.seq_num {
+            if let Some(p) = self.prev_seq {
+                if q > p + 1 {
+                    let b = info.ts_begin.and_then(|b| self.to_ns(b));
+                    self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Packets(q - p - 1), begin_ns, end_ns: b });
+                }
+            }
+            self.prev_seq = Some(q);
+        }
+        self.prev_end_ns = end_ns.or(self.prev_end_ns);
+        self.packet = info;
+        Ok(())
+    }
+
+    fn read_event(&mut self) -> Result<(), DecodeError> {
+        let sc = self.sc.expect("packet read");
+        let mut c = Cursor { data: self.data, base: self.packet.offset as usize, pos: self.pos, end: self.content_end };
+        let st = &mut self.st;
+        let id = if let Some(fast) = sc.header_fast {
+            fast.decode(&mut c, st)?
+        } else if let Some(h) = &sc.event_header {
+            st.event_id = None;
+            self.scratch.clear();
+            decode(h, &mut c, st, &mut self.scratch)?;
+            st.event_id.unwrap_or(0)
+        } else {
+            0
+        };
+        let class = match sc.event(id) {
+            Some(ec) => ec,
+            None => {
+                return Err(DecodeError { bit: self.pos, message: format!("unknown event class id {id} in stream class {}", sc.id) })
+            }
+        };
+        self.ctx.clear();
+        if let Some(t) = &sc.event_context {
+            decode(t, &mut c, st, &mut self.ctx)?;
+        }
+        self.ectx.clear();
+        if let Some(t) = &class.context {
+            decode(t, &mut c, st, &mut self.ectx)?;
+        }
+        self.payload.clear();
+        if let Some(t) = &class.fields {
+            decode(t, &mut c, st, &mut self.payload)?;
+        }
+        self.class = Some(class);
+        self.ts = st.clock;
+        self.pos = c.pos;
+        Ok(())
+    }
+
+    /// Time of the current event in ns from the origin, when its stream has a clock.
+    #[inline]
+    pub fn timestamp(&self) -> Option<i64> {
+        self.to_ns(self.ts)
+    }
+
+    /// The current event, after [`advance`](Self::advance) returned `Ok(true)`.
+    pub fn event(&self) -> Option<Event<'_>> {
+        let class = self.class?;
+        Some(Event { r: self, class })
+    }
+}
+
+/// An event: its class, time, contexts and payload, borrowed from the reader until it advances.
+#[derive(Clone, Copy)]
+pub struct Event<'r> {
+    r: &'r StreamReader<'r>,
+    class: &'r Arc<EventClass>,
+}
+
+impl<'r> Event<'r> {
+    /// Event class name, such as `ros2:callback_start`.
+    #[inline]
+    pub fn name(&self) -> &'r str {
+        &self.class.name
+    }
+
+    /// The event class.
+    #[inline]
+    pub fn class(&self) -> &'r Arc<EventClass> {
+        self.class
+    }
+
+    /// Time in nanoseconds from the clock's origin (the Unix epoch for LTTng), if the stream has a clock.
+    #[inline]
+    pub fn timestamp(&self) -> Option<i64> {
+        self.r.timestamp()
+    }
+
+    /// Clock value in cycles.
+    pub fn cycles(&self) -> u64 {
+        self.r.ts
+    }
+
+    /// Position of the trace in its set.
+    pub fn trace_index(&self) -> usize {
+        self.r.trace_index
+    }
+
+    /// The data stream file.
+    pub fn stream_path(&self) -> &'r Path {
+        self.r.path
+    }
+
+    /// Byte offset of the current packet in the stream file.
+    pub fn packet_offset(&self) -> u64 {
+        self.r.packet.offset
+    }
+
+    /// `cpu_id` of the packet context, if any.
+    #[inline]
+    pub fn cpu_id(&self) -> Option<u64> {
+        self.r.packet.cpu_id
+    }
+
+    fn scope(&self, ty: Option<&'r Ty>, nodes: &'r [Node]) -> Option<StructRef<'r>> {
+        let s = ty?.as_struct()?;
+        if nodes.is_empty() {
+            return None;
+        }
+        Some(StructRef::new(s, nodes, self.r.data))
+    }
+
+    /// The payload.
+    #[inline]
+    pub fn payload(&self) -> Option<StructRef<'r>> {
+        self.scope(self.class.fields.as_ref(), &self.r.payload)
+    }
+
+    /// Payload member by position (see `EventClass::field_index`).
+    #[inline]
+    pub fn field_at(&self, i: usize) -> Option<FieldValue<'r>> {
+        self.payload()?.field_at(i)
+    }
+
+    /// Payload member by name (without leading underscore).
+    pub fn field(&self, name: &str) -> Option<FieldValue<'r>> {
+        self.payload()?.field(name)
+    }
+
+    /// The per-stream event context (`vpid`, `vtid`, `procname` for ROS 2 sessions).
+    pub fn stream_context(&self) -> Option<StructRef<'r>> {
+        self.scope(self.r.sc.and_then(|s| s.event_context.as_ref()), &self.r.ctx)
+    }
+
+    /// The event-specific context.
+    pub fn event_context(&self) -> Option<StructRef<'r>> {
+        self.scope(self.class.context.as_ref(), &self.r.ectx)
+    }
+
+    /// A context member by name, from the event-specific context, then the stream's.
+    pub fn context_field(&self, name: &str) -> Option<FieldValue<'r>> {
+        self.event_context().and_then(|s| s.field(name)).or_else(|| self.stream_context().and_then(|s| s.field(name)))
+    }
+
+    /// The packet context of the packet this event is in.
+    pub fn packet_context(&self) -> Option<StructRef<'r>> {
+        self.scope(self.r.sc.and_then(|s| s.packet_context.as_ref()), &self.r.pkt_nodes)
+    }
+
+    /// A value by type and first node, for callers walking nodes themselves.
+    #[doc(hidden)]
+    pub fn value(&self, ty: &'r Ty, nodes: &'r [Node], k: usize) -> FieldValue<'r> {
+        value_at(ty, nodes, k, self.r.data)
+    }
+}

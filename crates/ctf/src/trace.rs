@@ -1,0 +1,262 @@
+//! Finding CTF traces below paths, opening them (memory-mapped), and reading them as one
+//! time-ordered stream of events.
+
+use crate::error::{Error, Result};
+use crate::metadata::{looks_like_metadata, read_metadata, MetadataText};
+use crate::schema::Schema;
+use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
+use crate::types::ByteOrder;
+use memmap2::Mmap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One data stream file of a trace.
+pub struct StreamFile {
+    /// Its path.
+    pub path: PathBuf,
+    map: Option<Mmap>,
+}
+
+impl StreamFile {
+    /// The file's bytes.
+    pub fn data(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+/// One CTF trace: a metadata file and the data stream files beside it.
+pub struct Trace {
+    /// The directory holding the trace.
+    pub dir: PathBuf,
+    /// What the metadata declares.
+    pub schema: Arc<Schema>,
+    /// The metadata text.
+    pub metadata: MetadataText,
+    /// Data stream files, sorted by name.
+    pub streams: Vec<StreamFile>,
+}
+
+/// A set of traces read together.
+pub struct TraceSet {
+    /// The traces, sorted by directory.
+    pub traces: Vec<Trace>,
+}
+
+/// Finds every directory holding a CTF `metadata` file at or below `path`, sorted.
+pub fn find_traces(path: &Path) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let mut out = Vec::new();
+    if meta.is_file() {
+        if path.file_name().is_some_and(|n| n == "metadata") {
+            out.push(path.parent().unwrap_or(Path::new(".")).to_path_buf());
+        }
+    } else {
+        walk(path, &mut out, 0);
+    }
+    out.sort();
+    out.dedup();
+    if out.is_empty() {
+        return Err(Error::NoTrace { path: path.to_path_buf() });
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() || (ft.is_symlink() && p.is_dir()) {
+            walk(&p, out, depth + 1);
+        } else if e.file_name() == "metadata" {
+            let mut head = [0u8; 64];
+            let n = std::fs::File::open(&p).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+            if looks_like_metadata(&head[..n]) {
+                out.push(dir.to_path_buf());
+            }
+        }
+    }
+}
+
+impl Trace {
+    /// Opens the trace in `dir`: parses its metadata and maps its data stream files.
+    pub fn open(dir: &Path) -> Result<Trace> {
+        let (schema, metadata) = read_metadata(&dir.join("metadata"))?;
+        let rd = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let mut names: Vec<PathBuf> = rd
+            .flatten()
+            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false) || e.path().is_file())
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                n != "metadata" && !n.starts_with('.') && !n.ends_with(".idx")
+            })
+            .collect();
+        names.sort();
+        let has_magic = schema
+            .packet_header
+            .as_ref()
+            .and_then(|t| t.as_struct())
+            .is_some_and(|s| s.index_of("magic") == Some(0));
+        let mut streams = Vec::new();
+        for path in names {
+            let file = std::fs::File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            if len == 0 {
+                continue;
+            }
+            // SAFETY: the file is only read; traces are not modified while being read.
+            let map = unsafe { Mmap::map(&file) }.map_err(|source| Error::Io { path: path.clone(), source })?;
+            if has_magic {
+                // A file that does not start with the packet magic is not a data stream (a cache, notes).
+                if map.len() < 4 {
+                    continue;
+                }
+                let m = [map[0], map[1], map[2], map[3]];
+                let v = match schema.byte_order {
+                    ByteOrder::Little => u32::from_le_bytes(m),
+                    ByteOrder::Big => u32::from_be_bytes(m),
+                } as u64;
+                if v != PACKET_MAGIC {
+                    continue;
+                }
+            } else if !looks_binary_stream(&path) {
+                continue;
+            }
+            #[cfg(unix)]
+            let _ = map.advise(memmap2::Advice::Sequential);
+            streams.push(StreamFile { path, map: Some(map) });
+        }
+        Ok(Trace { dir: dir.to_path_buf(), schema: Arc::new(schema), metadata, streams })
+    }
+}
+
+/// Without a packet magic, files with names of known non-trace files are skipped.
+fn looks_binary_stream(path: &Path) -> bool {
+    let n = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    !(n == "converted" || n.ends_with(".txt") || n.ends_with(".md") || n.ends_with(".json") || n.ends_with(".yaml"))
+}
+
+impl TraceSet {
+    /// Opens every trace found at or below `paths`. Traces that fail to open are returned as errors
+    /// beside the set of those that opened.
+    pub fn open<P: AsRef<Path>>(paths: &[P]) -> (TraceSet, Vec<Error>) {
+        let mut dirs = Vec::new();
+        let mut errors = Vec::new();
+        for p in paths {
+            match find_traces(p.as_ref()) {
+                Ok(d) => dirs.extend(d),
+                Err(e) => errors.push(e),
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        let mut traces = Vec::new();
+        for d in dirs {
+            match Trace::open(&d) {
+                Ok(t) => traces.push(t),
+                Err(e) => errors.push(e),
+            }
+        }
+        (TraceSet { traces }, errors)
+    }
+
+    /// Total size of the data stream files.
+    pub fn total_bytes(&self) -> u64 {
+        self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
+    }
+
+    /// All events of all traces, merged in time order (ties: trace, then stream file order).
+    pub fn events(&self) -> Events<'_> {
+        let mut readers = Vec::new();
+        for (ti, t) in self.traces.iter().enumerate() {
+            for s in &t.streams {
+                readers.push(StreamReader::new(&s.path, s.data(), &t.schema, ti));
+            }
+        }
+        Events { readers, heap: BinaryHeap::new(), current: None, started: false, delivered: false, errors: VecDeque::new(), losses: Vec::new() }
+    }
+}
+
+/// Time-ordered events of a [`TraceSet`]; a lending iterator (each event borrows it until the next call).
+pub struct Events<'a> {
+    readers: Vec<StreamReader<'a>>,
+    heap: BinaryHeap<Reverse<(i64, usize)>>,
+    current: Option<usize>,
+    started: bool,
+    delivered: bool,
+    errors: VecDeque<Error>,
+    losses: Vec<Loss>,
+}
+
+impl<'a> Events<'a> {
+    fn key(&self, i: usize) -> (i64, usize) {
+        (self.readers[i].timestamp().unwrap_or(i64::MIN), i)
+    }
+
+    /// Advances reader `i` to its next event; returns whether it has one. Errors are queued.
+    fn step(&mut self, i: usize) -> bool {
+        loop {
+            let r = self.readers[i].advance();
+            if !self.readers[i].losses.is_empty() {
+                self.losses.append(&mut self.readers[i].losses);
+            }
+            match r {
+                Ok(has) => return has,
+                Err(e) => self.errors.push_back(e),
+            }
+        }
+    }
+
+    /// The next event in time order, or an error of one stream (the others go on).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Event<'_>>> {
+        if !self.started {
+            self.started = true;
+            for i in 0..self.readers.len() {
+                if self.step(i) {
+                    let k = self.key(i);
+                    self.heap.push(Reverse(k));
+                }
+            }
+            self.current = self.heap.pop().map(|Reverse((_, i))| i);
+        } else if let (true, Some(i)) = (self.delivered, self.current) {
+            self.delivered = false;
+            if self.step(i) {
+                let k = self.key(i);
+                match self.heap.peek() {
+                    Some(Reverse(top)) if *top < k => {
+                        self.heap.push(Reverse(k));
+                        self.current = self.heap.pop().map(|Reverse((_, j))| j);
+                    }
+                    _ => {}
+                }
+            } else {
+                self.current = self.heap.pop().map(|Reverse((_, j))| j);
+            }
+        }
+        if let Some(e) = self.errors.pop_front() {
+            return Some(Err(e));
+        }
+        let i = self.current?;
+        self.delivered = true;
+        self.readers[i].event().map(Ok)
+    }
+
+    /// Losses (discarded events, lost packets) seen so far.
+    pub fn losses(&self) -> &[Loss] {
+        &self.losses
+    }
+
+    /// Bytes of data read so far and in all.
+    pub fn progress(&self) -> (u64, u64) {
+        self.readers.iter().fold((0, 0), |(d, t), r| (d + r.bytes_done(), t + r.bytes_total()))
+    }
+}

@@ -1,0 +1,258 @@
+//! Resolved field types: what the decoder runs. Built once from the metadata.
+
+/// Byte order of an integer or floating point number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// Little-endian.
+    Little,
+    /// Big-endian.
+    Big,
+}
+
+/// Character encoding of an integer, string or text array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// Not text.
+    None,
+    /// UTF-8 text.
+    Utf8,
+    /// ASCII text.
+    Ascii,
+}
+
+/// Register index meaning "not stored".
+pub const NO_REG: u16 = u16::MAX;
+
+/// How an integer is read; picked once so the hot path is one match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntRead {
+    /// Byte-aligned unsigned of 1, 2, 4 or 8 bytes, little-endian.
+    LeBytes(u8),
+    /// Byte-aligned unsigned of 1, 2, 4 or 8 bytes, big-endian.
+    BeBytes(u8),
+    /// Any other layout: bit-level read.
+    Bits,
+}
+
+/// An integer type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntType {
+    /// Size in bits, 1 to 64.
+    pub size: u32,
+    /// Alignment in bits.
+    pub align: u32,
+    /// Two's complement signed.
+    pub signed: bool,
+    /// Byte order.
+    pub byte_order: ByteOrder,
+    /// Preferred display base (2, 8, 10, 16).
+    pub base: u8,
+    /// Text encoding (for chars).
+    pub encoding: Encoding,
+    /// Index of the clock this integer is mapped to, in the trace's clocks.
+    pub clock: Option<usize>,
+    /// How to read it.
+    pub read: IntRead,
+}
+
+impl IntType {
+    /// Picks the read strategy from size, alignment and byte order.
+    pub fn finish(mut self) -> Self {
+        let bytes = matches!(self.size, 8 | 16 | 32 | 64) && self.align % 8 == 0;
+        self.read = match (bytes, self.byte_order) {
+            (true, ByteOrder::Little) => IntRead::LeBytes((self.size / 8) as u8),
+            (true, ByteOrder::Big) => IntRead::BeBytes((self.size / 8) as u8),
+            _ => IntRead::Bits,
+        };
+        self
+    }
+}
+
+/// A floating point type (32 or 64 bits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloatType {
+    /// Exponent digits.
+    pub exp_dig: u32,
+    /// Mantissa digits (including the implicit bit).
+    pub mant_dig: u32,
+    /// Alignment in bits.
+    pub align: u32,
+    /// Byte order.
+    pub byte_order: ByteOrder,
+}
+
+impl FloatType {
+    /// Total size in bits.
+    pub fn size(&self) -> u32 {
+        self.exp_dig + self.mant_dig
+    }
+}
+
+/// One mapping of an enumeration: a label for a closed range of values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumMapping {
+    /// The label as written.
+    pub label: String,
+    /// First value.
+    pub start: i128,
+    /// Last value (inclusive).
+    pub end: i128,
+}
+
+/// An enumeration over an integer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumType {
+    /// The container integer.
+    pub int: IntType,
+    /// Mappings in declaration order.
+    pub mappings: Vec<EnumMapping>,
+}
+
+impl EnumType {
+    /// The first label whose range holds `v`.
+    pub fn label(&self, v: i128) -> Option<&str> {
+        self.mappings.iter().find(|m| m.start <= v && v <= m.end).map(|m| m.label.as_str())
+    }
+}
+
+/// A named member of a structure or variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Name with one leading underscore removed (as babeltrace2 shows it).
+    pub name: String,
+    /// Name as written in the metadata.
+    pub raw_name: String,
+    /// Type.
+    pub ty: Ty,
+}
+
+/// A structure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructType {
+    /// Members in order.
+    pub fields: Vec<Field>,
+    /// Alignment in bits (the largest of its own and its members').
+    pub align: u32,
+}
+
+impl StructType {
+    /// Index of the member named `name` (stripped name, or as written).
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name).or_else(|| self.fields.iter().position(|f| f.raw_name == name))
+    }
+}
+
+/// A variant: one of its options, chosen by an enumeration tag decoded earlier.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantType {
+    /// Options.
+    pub options: Vec<Field>,
+    /// Register holding the tag value.
+    pub tag_reg: u16,
+    /// Whether the tag is signed.
+    pub tag_signed: bool,
+    /// For each tag range, the option it selects.
+    pub select: Vec<(i128, i128, usize)>,
+}
+
+/// A resolved type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ty {
+    /// Integer; `reg` is where its value is kept when a later length or tag refers to it.
+    Int {
+        /// The integer.
+        t: IntType,
+        /// Register, or [`NO_REG`].
+        reg: u16,
+        /// Unique id while building.
+        uid: u32,
+        /// Decoded value is an event class id (event header `id`).
+        is_id: bool,
+    },
+    /// Enumeration.
+    Enum {
+        /// The enumeration.
+        t: Box<EnumType>,
+        /// Register, or [`NO_REG`].
+        reg: u16,
+        /// Unique id while building.
+        uid: u32,
+        /// Decoded value is an event class id (event header `id`).
+        is_id: bool,
+    },
+    /// Floating point number.
+    Float(FloatType),
+    /// NUL-terminated string.
+    String(Encoding),
+    /// Structure.
+    Struct(Box<StructType>),
+    /// Variant.
+    Variant(Box<VariantType>),
+    /// Fixed-length array.
+    Array {
+        /// Element type.
+        elem: Box<Ty>,
+        /// Length.
+        len: u64,
+    },
+    /// Array whose length is an integer decoded earlier.
+    Sequence {
+        /// Element type.
+        elem: Box<Ty>,
+        /// Register holding the length.
+        len_reg: u16,
+    },
+    /// Fixed-length array of 8-bit characters: a string of at most `len` bytes.
+    TextArray {
+        /// Length in bytes.
+        len: u64,
+        /// Encoding.
+        enc: Encoding,
+        /// Alignment in bits.
+        align: u32,
+    },
+    /// Sequence of 8-bit characters: a string of `len_reg` bytes.
+    TextSequence {
+        /// Register holding the length.
+        len_reg: u16,
+        /// Encoding.
+        enc: Encoding,
+        /// Alignment in bits.
+        align: u32,
+    },
+}
+
+impl Ty {
+    /// Alignment in bits.
+    pub fn align(&self) -> u32 {
+        match self {
+            Ty::Int { t, .. } => t.align,
+            Ty::Enum { t, .. } => t.int.align,
+            Ty::Float(f) => f.align,
+            Ty::String(_) => 8,
+            Ty::Struct(s) => s.align,
+            Ty::Variant(_) => 1,
+            Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => elem.align(),
+            Ty::TextArray { align, .. } | Ty::TextSequence { align, .. } => *align,
+        }
+    }
+
+    /// The structure inside, if this is one.
+    pub fn as_struct(&self) -> Option<&StructType> {
+        match self {
+            Ty::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every integer and enumeration type inside, mutably.
+    pub fn visit_ints_mut(&mut self, f: &mut dyn FnMut(u32, &mut u16)) {
+        match self {
+            Ty::Int { uid, reg, .. } | Ty::Enum { uid, reg, .. } => f(*uid, reg),
+            Ty::Struct(s) => s.fields.iter_mut().for_each(|fl| fl.ty.visit_ints_mut(f)),
+            Ty::Variant(v) => v.options.iter_mut().for_each(|fl| fl.ty.visit_ints_mut(f)),
+            Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => elem.visit_ints_mut(f),
+            _ => {}
+        }
+    }
+}

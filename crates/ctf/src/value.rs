@@ -1,0 +1,201 @@
+//! Read-only views of decoded values: structures, arrays, scalars, borrowed from the trace data.
+
+use crate::decode::{Node, NodeKind};
+use crate::types::{StructType, Ty};
+
+/// A decoded value.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldValue<'a> {
+    /// Unsigned integer.
+    U64(u64),
+    /// Signed integer.
+    I64(i64),
+    /// Enumeration: its integer value and its label, if a mapping holds it.
+    Enum {
+        /// The value.
+        value: i128,
+        /// The first matching label.
+        label: Option<&'a str>,
+    },
+    /// Floating point number.
+    F64(f64),
+    /// String bytes (no terminating NUL), as in the trace: usually UTF-8.
+    Str(&'a [u8]),
+    /// Structure.
+    Struct(StructRef<'a>),
+    /// Array or sequence.
+    Array(ArrayRef<'a>),
+}
+
+impl<'a> FieldValue<'a> {
+    /// The value as an unsigned integer, if it is an integer or enumeration (signed values are cast).
+    #[inline]
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            FieldValue::U64(v) => Some(v),
+            FieldValue::I64(v) => Some(v as u64),
+            FieldValue::Enum { value, .. } => Some(value as u64),
+            _ => None,
+        }
+    }
+
+    /// The value as a signed integer, if it is an integer or enumeration (unsigned values are cast).
+    #[inline]
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            FieldValue::U64(v) => Some(v as i64),
+            FieldValue::I64(v) => Some(v),
+            FieldValue::Enum { value, .. } => Some(value as i64),
+            _ => None,
+        }
+    }
+
+    /// The value as a string, if it is one (invalid UTF-8 is replaced).
+    pub fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
+        match *self {
+            FieldValue::Str(b) => Some(String::from_utf8_lossy(b)),
+            _ => None,
+        }
+    }
+
+    /// The string bytes, if it is a string.
+    #[inline]
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        match *self {
+            FieldValue::Str(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The array, if it is one.
+    pub fn as_array(&self) -> Option<ArrayRef<'a>> {
+        match *self {
+            FieldValue::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Builds the view of the value whose first node is `nodes[k]`.
+#[inline]
+pub(crate) fn value_at<'a>(ty: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u8]) -> FieldValue<'a> {
+    let n = nodes[k];
+    match ty {
+        Ty::Int { .. } => match n.kind {
+            NodeKind::I => FieldValue::I64(n.bits as i64),
+            _ => FieldValue::U64(n.bits),
+        },
+        Ty::Enum { t, .. } => {
+            let value = if t.int.signed { n.bits as i64 as i128 } else { n.bits as i128 };
+            FieldValue::Enum { value, label: t.label(value) }
+        }
+        Ty::Float(_) => FieldValue::F64(f64::from_bits(n.bits)),
+        Ty::String(_) | Ty::TextArray { .. } | Ty::TextSequence { .. } => {
+            let s = n.bits as usize;
+            FieldValue::Str(&data[s..s + n.aux as usize])
+        }
+        Ty::Struct(s) => FieldValue::Struct(StructRef { ty: s, nodes: &nodes[k..k + n.span()], data }),
+        Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => {
+            FieldValue::Array(ArrayRef { elem, nodes: &nodes[k..k + n.span()], data })
+        }
+        Ty::Variant(v) => value_at(&v.options[n.bits as usize].ty, nodes, k + 1, data),
+    }
+}
+
+/// A decoded structure.
+#[derive(Debug, Clone, Copy)]
+pub struct StructRef<'a> {
+    pub(crate) ty: &'a StructType,
+    pub(crate) nodes: &'a [Node],
+    pub(crate) data: &'a [u8],
+}
+
+impl<'a> StructRef<'a> {
+    /// Builds a view over a structure's nodes (`nodes[0]` is the structure node).
+    pub(crate) fn new(ty: &'a StructType, nodes: &'a [Node], data: &'a [u8]) -> Self {
+        StructRef { ty, nodes, data }
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.ty.fields.len()
+    }
+
+    /// Whether it has no member.
+    pub fn is_empty(&self) -> bool {
+        self.ty.fields.is_empty()
+    }
+
+    /// The structure type.
+    pub fn ty(&self) -> &'a StructType {
+        self.ty
+    }
+
+    /// The member at position `i` (see `EventClass::field_index`).
+    #[inline]
+    pub fn field_at(&self, i: usize) -> Option<FieldValue<'a>> {
+        if i >= self.ty.fields.len() || self.nodes.is_empty() {
+            return None;
+        }
+        let mut k = 1;
+        for _ in 0..i {
+            k += self.nodes[k].span();
+        }
+        Some(value_at(&self.ty.fields[i].ty, self.nodes, k, self.data))
+    }
+
+    /// The member named `name` (without leading underscore).
+    pub fn field(&self, name: &str) -> Option<FieldValue<'a>> {
+        self.field_at(self.ty.index_of(name)?)
+    }
+
+    /// Members with their names, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, FieldValue<'a>)> + '_ {
+        let mut k = 1;
+        self.ty.fields.iter().map(move |f| {
+            let v = value_at(&f.ty, self.nodes, k, self.data);
+            k += self.nodes[k].span();
+            (f.name.as_str(), v)
+        })
+    }
+}
+
+/// A decoded array or sequence.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayRef<'a> {
+    elem: &'a Ty,
+    nodes: &'a [Node],
+    data: &'a [u8],
+}
+
+impl<'a> ArrayRef<'a> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.nodes[0].bits as usize
+    }
+
+    /// Whether it has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element type.
+    pub fn elem_ty(&self) -> &'a Ty {
+        self.elem
+    }
+
+    /// Elements in order.
+    pub fn iter(&self) -> impl Iterator<Item = FieldValue<'a>> + '_ {
+        let mut k = 1;
+        (0..self.len()).map(move |_| {
+            let v = value_at(self.elem, self.nodes, k, self.data);
+            k += self.nodes[k].span();
+            v
+        })
+    }
+
+    /// Elements as bytes, if they are unsigned integers (GIDs and the like).
+    pub fn to_u64_vec(&self) -> Vec<u64> {
+        self.iter().filter_map(|v| v.as_u64()).collect()
+    }
+}
