@@ -115,7 +115,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads an integer of `t` (aligned first); returns the raw value, sign-extended when signed.
-    #[inline]
+    #[inline(always)]
     pub fn read_int(&mut self, t: &IntType) -> Result<u64, DecodeError> {
         self.align(t.align)?;
         let n = t.size as u64;
@@ -125,22 +125,20 @@ impl<'a> Cursor<'a> {
         let v = match t.read {
             IntRead::LeBytes(k) => {
                 let i = self.base + (self.pos >> 3) as usize;
-                let d = &self.data[i..i + k as usize];
                 match k {
-                    1 => d[0] as u64,
-                    2 => u16::from_le_bytes([d[0], d[1]]) as u64,
-                    4 => u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as u64,
-                    _ => u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]),
+                    1 => self.data[i] as u64,
+                    2 => u16::from_le_bytes(self.bytes::<2>(i)) as u64,
+                    4 => u32::from_le_bytes(self.bytes::<4>(i)) as u64,
+                    _ => u64::from_le_bytes(self.bytes::<8>(i)),
                 }
             }
             IntRead::BeBytes(k) => {
                 let i = self.base + (self.pos >> 3) as usize;
-                let d = &self.data[i..i + k as usize];
                 match k {
-                    1 => d[0] as u64,
-                    2 => u16::from_be_bytes([d[0], d[1]]) as u64,
-                    4 => u32::from_be_bytes([d[0], d[1], d[2], d[3]]) as u64,
-                    _ => u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]),
+                    1 => self.data[i] as u64,
+                    2 => u16::from_be_bytes(self.bytes::<2>(i)) as u64,
+                    4 => u32::from_be_bytes(self.bytes::<4>(i)) as u64,
+                    _ => u64::from_be_bytes(self.bytes::<8>(i)),
                 }
             }
             IntRead::Bits => self.read_bits(t.size, t.byte_order),
@@ -151,6 +149,15 @@ impl<'a> Cursor<'a> {
             return Ok((((v << s) as i64) >> s) as u64);
         }
         Ok(v)
+    }
+
+    /// `N` bytes at byte offset `i` of the data.
+    #[inline(always)]
+    fn bytes<const N: usize>(&self, i: usize) -> [u8; N] {
+        match self.data.get(i..i + N) {
+            Some(b) => b.try_into().unwrap_or([0; N]),
+            None => [0; N],
+        }
     }
 
     /// Reads `size` bits at the current position (bounds already checked), without moving.
@@ -254,12 +261,61 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
             let len = st.regs[*len_reg as usize];
             text(c, len, *align, out)?
         }
+        Ty::Struct(s) if s.flat.is_some() => {
+            let fl = s.flat.as_ref().expect("checked");
+            c.align(s.align)?;
+            let need = fl.size as u64 * 8;
+            if c.pos + need > c.end {
+                return err(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
+            }
+            let start = c.base + (c.pos >> 3) as usize;
+            let d = &c.data[start..start + fl.size as usize];
+            out.push(Node { bits: fl.fields.len() as u64, aux: 1 + fl.fields.len() as u32, kind: NodeKind::Struct });
+            for &(off, op) in &fl.fields {
+                let o = off as usize;
+                out.push(match op {
+                    FlatOp::Int { bytes, be, signed } => {
+                        let v = match (bytes, be) {
+                            (1, _) => d[o] as u64,
+                            (2, false) => u16::from_le_bytes([d[o], d[o + 1]]) as u64,
+                            (2, true) => u16::from_be_bytes([d[o], d[o + 1]]) as u64,
+                            (4, false) => u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
+                            (4, true) => u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
+                            (_, false) => u64::from_le_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
+                            (_, true) => u64::from_be_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
+                        };
+                        if signed {
+                            let sh = 64 - 8 * bytes as u32;
+                            Node { bits: (((v << sh) as i64) >> sh) as u64, aux: 0, kind: NodeKind::I }
+                        } else {
+                            Node { bits: v, aux: 0, kind: NodeKind::U }
+                        }
+                    }
+                    FlatOp::Text(len) => {
+                        let t = &d[o..o + len as usize];
+                        let n = t.iter().position(|b| *b == 0).unwrap_or(t.len());
+                        Node { bits: (start + o) as u64, aux: n as u32, kind: NodeKind::Str }
+                    }
+                });
+            }
+            c.pos += need;
+        }
         Ty::Struct(s) => {
             c.align(s.align)?;
             let at = out.len();
             out.push(Node { bits: s.fields.len() as u64, aux: 0, kind: NodeKind::Struct });
+            out.reserve(s.fields.len());
             for f in &s.fields {
-                decode(&f.ty, c, st, out)?;
+                // Plain integers, the bulk of ROS 2 payloads, are read here without a call.
+                if let Ty::Int { t, reg, is_id, .. } = &f.ty {
+                    let v = c.read_int(t)?;
+                    if *reg != NO_REG || *is_id || t.clock.is_some() {
+                        after_int(t, v, *reg, *is_id, st);
+                    }
+                    out.push(int_node(t, v));
+                } else {
+                    decode(&f.ty, c, st, out)?;
+                }
             }
             out[at].aux = (out.len() - at) as u32;
         }

@@ -85,6 +85,7 @@ pub struct StreamReader<'a> {
     pub losses: Vec<Loss>,
     class: Option<&'a Arc<EventClass>>,
     ts: u64,
+    ts_ns: Option<i64>,
     ctx: Vec<Node>,
     ectx: Vec<Node>,
     payload: Vec<Node>,
@@ -117,6 +118,7 @@ impl<'a> StreamReader<'a> {
             losses: Vec::new(),
             class: None,
             ts: 0,
+            ts_ns: None,
             ctx: Vec::with_capacity(16),
             ectx: Vec::new(),
             payload: Vec::with_capacity(32),
@@ -347,13 +349,14 @@ impl<'a> StreamReader<'a> {
         self.class = Some(class);
         self.ts = st.clock;
         self.pos = c.pos;
+        self.ts_ns = self.to_ns(self.ts);
         Ok(())
     }
 
     /// Time of the current event in ns from the origin, when its stream has a clock.
     #[inline]
     pub fn timestamp(&self) -> Option<i64> {
-        self.to_ns(self.ts)
+        self.ts_ns
     }
 
     /// The current event, after [`advance`](Self::advance) returned `Ok(true)`.

@@ -188,7 +188,7 @@ impl TraceSet {
 /// Time-ordered events of a [`TraceSet`]; a lending iterator (each event borrows it until the next call).
 pub struct Events<'a> {
     readers: Vec<StreamReader<'a>>,
-    heap: BinaryHeap<Reverse<(i64, usize)>>,
+    heap: BinaryHeap<Reverse<u128>>,
     current: Option<usize>,
     started: bool,
     delivered: bool,
@@ -197,8 +197,11 @@ pub struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    fn key(&self, i: usize) -> (i64, usize) {
-        (self.readers[i].timestamp().unwrap_or(i64::MIN), i)
+    /// Merge key: time (order-preserving as unsigned), then reader index.
+    #[inline]
+    fn key(&self, i: usize) -> u128 {
+        let t = self.readers[i].timestamp().unwrap_or(i64::MIN);
+        (((t as u64) ^ (1 << 63)) as u128) << 64 | i as u128
     }
 
     /// Advances reader `i` to its next event; returns whether it has one. Errors are queued.
@@ -226,7 +229,7 @@ impl<'a> Events<'a> {
                     self.heap.push(Reverse(k));
                 }
             }
-            self.current = self.heap.pop().map(|Reverse((_, i))| i);
+            self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
         } else if let (true, Some(i)) = (self.delivered, self.current) {
             self.delivered = false;
             if self.step(i) {
@@ -234,12 +237,12 @@ impl<'a> Events<'a> {
                 match self.heap.peek() {
                     Some(Reverse(top)) if *top < k => {
                         self.heap.push(Reverse(k));
-                        self.current = self.heap.pop().map(|Reverse((_, j))| j);
+                        self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
                     }
                     _ => {}
                 }
             } else {
-                self.current = self.heap.pop().map(|Reverse((_, j))| j);
+                self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
             }
         }
         if let Some(e) = self.errors.pop_front() {

@@ -133,6 +133,63 @@ pub struct StructType {
     pub fields: Vec<Field>,
     /// Alignment in bits (the largest of its own and its members').
     pub align: u32,
+    /// Fixed layout, when every member is a byte-aligned integer or text array.
+    pub flat: Option<FlatLayout>,
+}
+
+/// How to read one member of a fixed-layout structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatOp {
+    /// Integer of `bytes` bytes.
+    Int {
+        /// Size in bytes: 1, 2, 4 or 8.
+        bytes: u8,
+        /// Big-endian.
+        be: bool,
+        /// Sign-extend.
+        signed: bool,
+    },
+    /// Text array of `len` bytes.
+    Text(u32),
+}
+
+/// A structure whose members are at fixed byte offsets from its (aligned) start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlatLayout {
+    /// Byte offset and read of each member.
+    pub fields: Vec<(u32, FlatOp)>,
+    /// Size in bytes.
+    pub size: u32,
+}
+
+impl FlatLayout {
+    /// The layout of `s`, if it has one.
+    pub fn of(s: &StructType) -> Option<FlatLayout> {
+        if s.align % 8 != 0 {
+            return None;
+        }
+        let mut cur: u64 = 0;
+        let mut fields = Vec::with_capacity(s.fields.len());
+        for f in &s.fields {
+            let (align, size, op) = match &f.ty {
+                Ty::Int { t, reg, is_id: false, .. } if *reg == NO_REG && t.clock.is_none() => match t.read {
+                    IntRead::LeBytes(k) => (t.align, k as u64, FlatOp::Int { bytes: k, be: false, signed: t.signed }),
+                    IntRead::BeBytes(k) => (t.align, k as u64, FlatOp::Int { bytes: k, be: true, signed: t.signed }),
+                    IntRead::Bits => return None,
+                },
+                Ty::TextArray { len, align, .. } if align % 8 == 0 && *len < 1 << 20 => (*align, *len, FlatOp::Text(*len as u32)),
+                _ => return None,
+            };
+            let a = (align / 8).max(1) as u64;
+            cur = cur.div_ceil(a) * a;
+            fields.push((cur as u32, op));
+            cur += size;
+        }
+        if cur > u32::MAX as u64 / 8 {
+            return None;
+        }
+        Some(FlatLayout { fields, size: cur as u32 })
+    }
 }
 
 impl StructType {
@@ -242,6 +299,19 @@ impl Ty {
         match self {
             Ty::Struct(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// Computes the fixed layouts of every structure inside (after registers are known).
+    pub fn compute_flat(&mut self) {
+        match self {
+            Ty::Struct(s) => {
+                s.fields.iter_mut().for_each(|f| f.ty.compute_flat());
+                s.flat = FlatLayout::of(s);
+            }
+            Ty::Variant(v) => v.options.iter_mut().for_each(|f| f.ty.compute_flat()),
+            Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => elem.compute_flat(),
+            _ => {}
         }
     }
 

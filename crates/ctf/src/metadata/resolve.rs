@@ -687,7 +687,7 @@ impl Resolver {
             return Err(MetadataError::at(offset, format!("invalid struct alignment {min}")));
         }
         let a = fields.iter().map(|f| f.ty.align()).max().unwrap_or(1).max(min as u32);
-        Ok(Ty::Struct(Box::new(StructType { fields, align: a })))
+        Ok(Ty::Struct(Box::new(StructType { fields, align: a, flat: None })))
     }
 
     fn struct_fields(&mut self, body: &[Stmt], offset: usize) -> Result<Vec<Field>, MetadataError> {
@@ -853,11 +853,14 @@ impl Resolver {
 
     fn finish(mut self) -> Result<Schema, MetadataError> {
         let regs = self.regs;
-        let patch = |t: &mut Ty| t.visit_ints_mut(&mut |uid, reg| {
-            if let Some(r) = regs.get(&uid) {
-                *reg = *r;
-            }
-        });
+        let patch = |t: &mut Ty| {
+            t.visit_ints_mut(&mut |uid, reg| {
+                if let Some(r) = regs.get(&uid) {
+                    *reg = *r;
+                }
+            });
+            t.compute_flat();
+        };
         if let Some(t) = &mut self.packet_header {
             patch(t);
         }

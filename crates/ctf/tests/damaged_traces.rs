@@ -1,0 +1,142 @@
+//! Damaged inputs: truncated stream files and corrupted bytes give errors that name the file
+//! and a byte offset, deliver the events before the damage, and never panic.
+
+use ctf::{Error, TraceSet};
+use std::path::{Path, PathBuf};
+
+fn shared() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// Copies the trace directory (files only, recursively) into a fresh temporary directory.
+fn copy_trace(src: &Path, name: &str) -> PathBuf {
+    let dst = std::env::temp_dir().join(format!("rostrace-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dst);
+    fn copy(src: &Path, dst: &Path) {
+        std::fs::create_dir_all(dst).unwrap();
+        for e in std::fs::read_dir(src).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                copy(&p, &dst.join(e.file_name()));
+            } else {
+                std::fs::copy(&p, dst.join(e.file_name())).unwrap();
+                let mut perm = std::fs::metadata(dst.join(e.file_name())).unwrap().permissions();
+                #[allow(clippy::permissions_set_readonly_false)]
+                perm.set_readonly(false);
+                std::fs::set_permissions(dst.join(e.file_name()), perm).unwrap();
+            }
+        }
+    }
+    copy(src, &dst);
+    dst
+}
+
+/// Reads everything; returns the number of events and the errors.
+fn read_all(dir: &Path) -> (usize, Vec<Error>) {
+    let (set, mut errors) = TraceSet::open(&[dir]);
+    let mut n = 0;
+    let mut events = set.events();
+    while let Some(r) = events.next() {
+        match r {
+            Ok(ev) => {
+                n += 1;
+                for s in [ev.stream_context(), ev.event_context(), ev.payload()].into_iter().flatten() {
+                    for (_, v) in s.iter() {
+                        std::hint::black_box(v);
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    (n, errors)
+}
+
+#[test]
+fn truncated_stream_file_keeps_earlier_events() {
+    let src = shared().join("traces/tc-ros2-example2");
+    let (full, errs) = read_all(&src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let dir = copy_trace(&src, "truncated");
+    let victim = dir.join("ros2_0");
+    let len = std::fs::metadata(&victim).unwrap().len();
+    let cut = len / 2 + 13;
+    let f = std::fs::OpenOptions::new().write(true).open(&victim).unwrap();
+    f.set_len(cut).unwrap();
+    drop(f);
+    let (n, errs) = read_all(&dir);
+    assert!(n > 0 && n < full, "{n} of {full}");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    match &errs[0] {
+        Error::Stream { path, offset, message } => {
+            assert_eq!(path, &victim);
+            assert!(*offset <= cut, "offset {offset} past the cut {cut}");
+            let text = errs[0].to_string();
+            assert!(text.contains("ros2_0") && text.contains(&format!("byte {offset}")), "{text}: {message}");
+        }
+        e => panic!("unexpected error {e}"),
+    }
+    // The other streams and the earlier packets of the damaged one are all there.
+    let lost_at_most = full - n;
+    assert!(lost_at_most < full / 2, "lost {lost_at_most} of {full}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn truncated_metadata_is_an_error_with_offset() {
+    let src = shared().join("traces/rosworld2021-pingpong");
+    let dir = copy_trace(&src, "meta");
+    let meta = ctf::find_traces(&dir).unwrap()[0].join("metadata");
+    let len = std::fs::metadata(&meta).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&meta).unwrap().set_len(len / 2 + 50).unwrap();
+    let (n, errs) = read_all(&dir);
+    assert_eq!(n, 0);
+    assert_eq!(errs.len(), 1);
+    let text = errs[0].to_string();
+    assert!(text.contains("metadata") && text.contains("byte"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Corrupts bytes at pseudo-random places of a stream file and of the metadata: never a panic.
+#[test]
+fn corrupted_bytes_never_panic() {
+    let src = shared().join("traces/rosworld2021-pingpong");
+    let dir = copy_trace(&src, "corrupt");
+    let tdir = ctf::find_traces(&dir).unwrap()[0].clone();
+    let stream = std::fs::read_dir(&tdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ros2_"))
+        .expect("a stream file");
+    let original = std::fs::read(&stream).unwrap();
+    let meta_path = tdir.join("metadata");
+    let meta = std::fs::read(&meta_path).unwrap();
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..150 {
+        let mut data = original.clone();
+        for _ in 0..1 + next() % 8 {
+            let i = (next() % data.len() as u64) as usize;
+            data[i] = next() as u8;
+        }
+        std::fs::write(&stream, &data).unwrap();
+        let mut m = meta.clone();
+        if round % 5 == 0 {
+            let i = (next() % m.len() as u64) as usize;
+            m[i] = next() as u8;
+        }
+        std::fs::write(&meta_path, &m).unwrap();
+        let r = std::panic::catch_unwind(|| read_all(&dir));
+        assert!(r.is_ok(), "panic on corruption round {round}");
+        for e in r.unwrap().1 {
+            assert!(e.to_string().contains("byte") || matches!(e, Error::Io { .. }), "{e}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,10 @@
+//! Fuzzes the metadata reader: packetized or text metadata bytes to a schema.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(mt) = ctf::metadata::metadata_text(data) {
+        let _ = ctf::metadata::parse_schema(&mt.text);
+    }
+});
