@@ -178,18 +178,12 @@ fn text_value(out: &mut Vec<u8>, ty: &Ty, v: &FieldValue) {
 
 fn text_struct(out: &mut Vec<u8>, s: &StructRef) {
     out.extend_from_slice(b"{ ");
-    for (k, ((name, v), f)) in s.iter().zip(s.ty().fields.iter()).enumerate() {
+    for (k, (name, ty, v)) in s.iter_typed().enumerate() {
         if k > 0 {
             out.extend_from_slice(b", ");
         }
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b" = ");
-        let ty = match &f.ty {
-            Ty::Variant(var) => match v {
-                _ => var.options.first().map(|o| &o.ty).unwrap_or(&f.ty),
-            },
-            t => t,
-        };
         text_value(out, ty, &v);
     }
     out.extend_from_slice(b" }");
@@ -206,18 +200,15 @@ pub fn clock_time(ns: i64) -> String {
 /// Writes one event as a line of text like babeltrace2's: time, delta, host, name, then
 /// packet cpu_id, contexts and payload.
 pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, host: Option<&str>) {
-    match ev.timestamp() {
-        Some(t) => {
-            let _ = write!(out, "[{}] ", clock_time(t));
-            match prev_ns {
-                Some(p) => {
-                    let d = t - p;
-                    let _ = write!(out, "(+{}.{:09}) ", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000));
-                }
-                None => out.extend_from_slice(b"(+?.?????????) "),
+    if let Some(t) = ev.timestamp() {
+        let _ = write!(out, "[{}] ", clock_time(t));
+        match prev_ns {
+            Some(p) => {
+                let d = t - p;
+                let _ = write!(out, "(+{}.{:09}) ", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000));
             }
+            None => out.extend_from_slice(b"(+?.?????????) "),
         }
-        None => {}
     }
     if let Some(h) = host {
         out.extend_from_slice(h.as_bytes());

@@ -195,10 +195,12 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
         .collect();
     let mut tracers = Vec::new();
     for t in &set.traces {
-        let g = |k: &str| t.schema.env(k).map(|v| match v {
-            ctf::EnvValue::Int(i) => i.to_string(),
-            ctf::EnvValue::Str(s) => s.clone(),
-        });
+        let g = |k: &str| {
+            t.schema.env(k).map(|v| match v {
+                ctf::EnvValue::Int(i) => i.to_string(),
+                ctf::EnvValue::Str(s) => s.clone(),
+            })
+        };
         if let Some(name) = g("tracer_name") {
             let s = format!(
                 "{name} {}.{}{}",

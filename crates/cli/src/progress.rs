@@ -31,7 +31,7 @@ impl Progress {
     pub fn tick(&mut self, pos: impl FnOnce() -> u64) {
         if let Some(b) = &self.bar {
             self.tick = self.tick.wrapping_add(1);
-            if self.tick % 65536 == 0 {
+            if self.tick.is_multiple_of(65536) {
                 b.set_position(pos());
             }
         }

@@ -85,7 +85,11 @@ fn must_fail_inputs_give_clear_errors() {
         assert!(!err.contains("panicked"), "{}: {err}", d.display());
     }
     // Events before the damage are still delivered.
-    let out = rostrace().args(["events", "--format", "jsonl"]).arg(root.join("valid-events-then-invalid-events")).output().unwrap();
+    let out = rostrace()
+        .args(["events", "--format", "jsonl"])
+        .arg(root.join("valid-events-then-invalid-events"))
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
@@ -152,7 +156,8 @@ fn event_counts_match_reference() {
 fn info_reports_processes_and_distro() {
     let (v, _, _) = info(&shared().join("traces/rosworld2021-pingpong"));
     assert_eq!(v["event_count"], 864);
-    let procs: Vec<String> = v["processes"].as_array().unwrap().iter().map(|p| p["procname"].as_str().unwrap().to_string()).collect();
+    let procs: Vec<String> =
+        v["processes"].as_array().unwrap().iter().map(|p| p["procname"].as_str().unwrap().to_string()).collect();
     assert_eq!(procs, ["ping", "pong"]);
     assert_eq!(v["tracetools_versions"][0], "3.1.0");
     let (v, _, _) = info(&shared().join("traces/caret-demos-e2e-jazzy"));

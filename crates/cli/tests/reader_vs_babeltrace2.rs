@@ -41,7 +41,9 @@ fn lenient_eq(ours: &Value, theirs: &Value, stale: &mut usize) -> bool {
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| lenient_eq(v, w, stale)))
         }
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(v, w)| lenient_eq(v, w, stale)),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(v, w)| lenient_eq(v, w, stale))
+        }
         _ => ours == theirs,
     }
 }

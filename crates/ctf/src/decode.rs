@@ -12,6 +12,10 @@ pub enum NodeKind {
     I,
     /// Floating point: `bits` is the `f64` bits.
     F,
+    /// Enumeration over an unsigned integer: `bits` is the value.
+    EU,
+    /// Enumeration over a signed integer: `bits` is the value as `i64`.
+    EI,
     /// String: `bits` is the byte offset in the data, `aux` the length.
     Str,
     /// Structure: `bits` is the member count, `aux` the subtree's node count.
@@ -165,7 +169,7 @@ impl<'a> Cursor<'a> {
     pub fn read_bits(&self, size: u32, bo: ByteOrder) -> u64 {
         let start = self.base + (self.pos >> 3) as usize;
         let shift = (self.pos & 7) as u32;
-        let nbytes = ((shift + size + 7) / 8) as usize;
+        let nbytes = (shift + size).div_ceil(8) as usize;
         let bytes = &self.data[start..start + nbytes];
         let mask: u128 = if size >= 64 { u64::MAX as u128 } else { (1u128 << size) - 1 };
         match bo {
@@ -221,7 +225,7 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
         Ty::Enum { t, reg, is_id, .. } => {
             let v = c.read_int(&t.int)?;
             after_int(&t.int, v, *reg, *is_id, st);
-            out.push(int_node(&t.int, v));
+            out.push(Node { bits: v, aux: 0, kind: if t.int.signed { NodeKind::EI } else { NodeKind::EU } });
         }
         Ty::Float(f) => {
             let size = f.size();
@@ -245,7 +249,7 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
             let start = c.base + (c.pos >> 3) as usize;
             let limit = c.base + (c.end >> 3) as usize;
             let hay = &c.data[start..limit];
-            match hay.iter().position(|b| *b == 0) {
+            match memchr::memchr(0, hay) {
                 Some(n) => {
                     if n > u32::MAX as usize {
                         return err(c.pos, "string too long");
@@ -293,7 +297,7 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
                     }
                     FlatOp::Text(len) => {
                         let t = &d[o..o + len as usize];
-                        let n = t.iter().position(|b| *b == 0).unwrap_or(t.len());
+                        let n = memchr::memchr(0, t).unwrap_or(t.len());
                         Node { bits: (start + o) as u64, aux: n as u32, kind: NodeKind::Str }
                     }
                 });
@@ -364,7 +368,7 @@ fn text(c: &mut Cursor, len: u64, align: u32, out: &mut Vec<Node>) -> Result<(),
     }
     let start = c.base + (c.pos >> 3) as usize;
     let bytes = &c.data[start..start + len as usize];
-    let n = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    let n = memchr::memchr(0, bytes).unwrap_or(bytes.len());
     out.push(Node { bits: start as u64, aux: n as u32, kind: NodeKind::Str });
     c.pos += len * 8;
     Ok(())
@@ -400,7 +404,12 @@ impl HeaderFast {
         let bo = e.int.byte_order;
         let int_is = |t: &Ty, size: u32, align: u32, clock: bool, id: bool| match t {
             Ty::Int { t, is_id, .. } => {
-                t.size == size && t.align == align && !t.signed && t.byte_order == bo && t.clock.is_some() == clock && *is_id == id
+                t.size == size
+                    && t.align == align
+                    && !t.signed
+                    && t.byte_order == bo
+                    && t.clock.is_some() == clock
+                    && *is_id == id
             }
             _ => false,
         };
@@ -482,8 +491,17 @@ impl HeaderFast {
 
 #[inline]
 fn u(size: u32, align: u32, bo: ByteOrder) -> IntType {
-    IntType { size, align, signed: false, byte_order: bo, base: 10, encoding: Encoding::None, clock: None, read: IntRead::Bits }
-        .finish()
+    IntType {
+        size,
+        align,
+        signed: false,
+        byte_order: bo,
+        base: 10,
+        encoding: Encoding::None,
+        clock: None,
+        read: IntRead::Bits,
+    }
+    .finish()
 }
 
 #[cfg(test)]
@@ -504,7 +522,17 @@ mod tests {
     fn signed_and_clock_wrap() {
         let data = [0xFEu8, 0xFF];
         let mut c = Cursor { data: &data, base: 0, pos: 0, end: 16 };
-        let t = IntType { size: 16, align: 8, signed: true, byte_order: ByteOrder::Little, base: 10, encoding: Encoding::None, clock: None, read: IntRead::Bits }.finish();
+        let t = IntType {
+            size: 16,
+            align: 8,
+            signed: true,
+            byte_order: ByteOrder::Little,
+            base: 10,
+            encoding: Encoding::None,
+            clock: None,
+            read: IntRead::Bits,
+        }
+        .finish();
         assert_eq!(c.read_int(&t).unwrap() as i64, -2);
         let mut st = State { clock: 0x1_FFFF_FFF0, ..Default::default() };
         st.update_clock(0x10, 32);

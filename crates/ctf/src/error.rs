@@ -61,7 +61,10 @@ impl Error {
     /// The file the error is about.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            Error::Io { path, .. } | Error::Metadata { path, .. } | Error::Stream { path, .. } | Error::NoTrace { path } => path,
+            Error::Io { path, .. }
+            | Error::Metadata { path, .. }
+            | Error::Stream { path, .. }
+            | Error::NoTrace { path } => path,
         }
     }
 }

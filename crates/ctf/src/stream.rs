@@ -219,7 +219,8 @@ impl<'a> StreamReader<'a> {
         self.pkt_nodes.clear();
         let mut info = PacketInfo { offset: start, ..Default::default() };
         if let Some(t) = &self.schema.packet_header {
-            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes).map_err(|e| self.error(start + e.bit / 8, format!("packet header: {}", e.message)))?;
+            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes)
+                .map_err(|e| self.error(start + e.bit / 8, format!("packet header: {}", e.message)))?;
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
             if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
                 if m != PACKET_MAGIC {
@@ -246,7 +247,8 @@ impl<'a> StreamReader<'a> {
             }
         }
         if let Some(t) = &sc.packet_context {
-            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes).map_err(|e| self.error(start + e.bit / 8, format!("packet context: {}", e.message)))?;
+            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes)
+                .map_err(|e| self.error(start + e.bit / 8, format!("packet context: {}", e.message)))?;
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.pkt_nodes, self.data);
             let get = |n: &str| s.field(n).and_then(|v| v.as_u64());
             info.content_bits = get("content_size").unwrap_or(0);
@@ -266,7 +268,7 @@ impl<'a> StreamReader<'a> {
             info.packet_bits = avail_bits;
             info.content_bits = avail_bits;
         }
-        if info.packet_bits == 0 || info.packet_bits % 8 != 0 {
+        if info.packet_bits == 0 || !info.packet_bits.is_multiple_of(8) {
             return Err(self.error(start, format!("invalid packet size {} bits", info.packet_bits)));
         }
         if info.content_bits > info.packet_bits {
@@ -276,7 +278,9 @@ impl<'a> StreamReader<'a> {
             ));
         }
         if c.pos > info.content_bits {
-            return Err(self.error(start, format!("packet content size {} bits smaller than its header", info.content_bits)));
+            return Err(
+                self.error(start, format!("packet content size {} bits smaller than its header", info.content_bits))
+            );
         }
         self.truncated = info.packet_bits > avail_bits;
         self.content_end = info.content_bits.min(avail_bits);
@@ -293,7 +297,12 @@ impl<'a> StreamReader<'a> {
             if let Some(p) = self.prev_discarded {
                 let n = d.wrapping_sub(p);
                 if n > 0 && d > p {
-                    self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Events(n), begin_ns, end_ns });
+                    self.losses.push(Loss {
+                        path: self.path.to_path_buf(),
+                        kind: LossKind::Events(n),
+                        begin_ns,
+                        end_ns,
+                    });
                 }
             } else if d > 0 {
                 self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Events(d), begin_ns, end_ns });
@@ -304,7 +313,12 @@ impl<'a> StreamReader<'a> {
             if let Some(p) = self.prev_seq {
                 if q > p + 1 {
                     let b = info.ts_begin.and_then(|b| self.to_ns(b));
-                    self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Packets(q - p - 1), begin_ns, end_ns: b });
+                    self.losses.push(Loss {
+                        path: self.path.to_path_buf(),
+                        kind: LossKind::Packets(q - p - 1),
+                        begin_ns,
+                        end_ns: b,
+                    });
                 }
             }
             self.prev_seq = Some(q);
@@ -331,7 +345,10 @@ impl<'a> StreamReader<'a> {
         let class = match sc.event(id) {
             Some(ec) => ec,
             None => {
-                return Err(DecodeError { bit: self.pos, message: format!("unknown event class id {id} in stream class {}", sc.id) })
+                return Err(DecodeError {
+                    bit: self.pos,
+                    message: format!("unknown event class id {id} in stream class {}", sc.id),
+                })
             }
         };
         self.ctx.clear();

@@ -100,11 +100,8 @@ impl Trace {
             })
             .collect();
         names.sort();
-        let has_magic = schema
-            .packet_header
-            .as_ref()
-            .and_then(|t| t.as_struct())
-            .is_some_and(|s| s.index_of("magic") == Some(0));
+        let has_magic =
+            schema.packet_header.as_ref().and_then(|t| t.as_struct()).is_some_and(|s| s.index_of("magic") == Some(0));
         let mut streams = Vec::new();
         for path in names {
             let file = std::fs::File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
@@ -181,7 +178,15 @@ impl TraceSet {
                 readers.push(StreamReader::new(&s.path, s.data(), &t.schema, ti));
             }
         }
-        Events { readers, heap: BinaryHeap::new(), current: None, started: false, delivered: false, errors: VecDeque::new(), losses: Vec::new() }
+        Events {
+            readers,
+            heap: BinaryHeap::new(),
+            current: None,
+            started: false,
+            delivered: false,
+            errors: VecDeque::new(),
+            losses: Vec::new(),
+        }
     }
 }
 
@@ -234,12 +239,12 @@ impl<'a> Events<'a> {
             self.delivered = false;
             if self.step(i) {
                 let k = self.key(i);
-                match self.heap.peek() {
-                    Some(Reverse(top)) if *top < k => {
-                        self.heap.push(Reverse(k));
-                        self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
+                if let Some(mut top) = self.heap.peek_mut() {
+                    if top.0 < k {
+                        // Swap with the earliest other stream: one sift instead of a push and a pop.
+                        let next = std::mem::replace(&mut *top, Reverse(k));
+                        self.current = Some(next.0 as u64 as usize);
                     }
-                    _ => {}
                 }
             } else {
                 self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);

@@ -58,7 +58,7 @@ pub struct IntType {
 impl IntType {
     /// Picks the read strategy from size, alignment and byte order.
     pub fn finish(mut self) -> Self {
-        let bytes = matches!(self.size, 8 | 16 | 32 | 64) && self.align % 8 == 0;
+        let bytes = matches!(self.size, 8 | 16 | 32 | 64) && self.align.is_multiple_of(8);
         self.read = match (bytes, self.byte_order) {
             (true, ByteOrder::Little) => IntRead::LeBytes((self.size / 8) as u8),
             (true, ByteOrder::Big) => IntRead::BeBytes((self.size / 8) as u8),
@@ -165,7 +165,7 @@ pub struct FlatLayout {
 impl FlatLayout {
     /// The layout of `s`, if it has one.
     pub fn of(s: &StructType) -> Option<FlatLayout> {
-        if s.align % 8 != 0 {
+        if !s.align.is_multiple_of(8) {
             return None;
         }
         let mut cur: u64 = 0;
@@ -177,7 +177,9 @@ impl FlatLayout {
                     IntRead::BeBytes(k) => (t.align, k as u64, FlatOp::Int { bytes: k, be: true, signed: t.signed }),
                     IntRead::Bits => return None,
                 },
-                Ty::TextArray { len, align, .. } if align % 8 == 0 && *len < 1 << 20 => (*align, *len, FlatOp::Text(*len as u32)),
+                Ty::TextArray { len, align, .. } if align % 8 == 0 && *len < 1 << 20 => {
+                    (*align, *len, FlatOp::Text(*len as u32))
+                }
                 _ => return None,
             };
             let a = (align / 8).max(1) as u64;

@@ -102,6 +102,17 @@ pub(crate) fn value_at<'a>(ty: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u
     }
 }
 
+/// The type of the value at `nodes[k]`, with variants resolved to their selected option.
+fn selected_ty<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> &'a Ty {
+    match ty {
+        Ty::Variant(v) => match v.options.get(nodes[k].bits as usize) {
+            Some(o) => selected_ty(&o.ty, nodes, k + 1),
+            None => ty,
+        },
+        _ => ty,
+    }
+}
+
 /// A decoded structure.
 #[derive(Debug, Clone, Copy)]
 pub struct StructRef<'a> {
@@ -156,6 +167,19 @@ impl<'a> StructRef<'a> {
             let v = value_at(&f.ty, self.nodes, k, self.data);
             k += self.nodes[k].span();
             (f.name.as_str(), v)
+        })
+    }
+}
+
+impl<'a> StructRef<'a> {
+    /// Members with their names and types (variants resolved to the selected option), in order.
+    pub fn iter_typed(&self) -> impl Iterator<Item = (&'a str, &'a Ty, FieldValue<'a>)> + '_ {
+        let mut k = 1;
+        self.ty.fields.iter().map(move |f| {
+            let v = value_at(&f.ty, self.nodes, k, self.data);
+            let t = selected_ty(&f.ty, self.nodes, k);
+            k += self.nodes[k].span();
+            (f.name.as_str(), t, v)
         })
     }
 }

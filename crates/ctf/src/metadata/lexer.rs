@@ -157,8 +157,8 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, MetadataError> {
                 i += 2;
                 '→'
             }
-            b'{' | b'}' | b'(' | b')' | b'[' | b']' | b';' | b':' | b',' | b'=' | b'<' | b'>' | b'.' | b'-'
-            | b'+' | b'*' => {
+            b'{' | b'}' | b'(' | b')' | b'[' | b']' | b';' | b':' | b',' | b'=' | b'<' | b'>' | b'.' | b'-' | b'+'
+            | b'*' => {
                 i += 1;
                 c as char
             }
@@ -214,7 +214,9 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let t = tokenize("typealias integer { size = 0x1F; } := uint8_t; /* c */ x[3] ... \"a\\\"b\" // e\n 017 -> 5UL").unwrap();
+        let t =
+            tokenize("typealias integer { size = 0x1F; } := uint8_t; /* c */ x[3] ... \"a\\\"b\" // e\n 017 -> 5UL")
+                .unwrap();
         let toks: Vec<Tok> = t.into_iter().map(|t| t.tok).collect();
         assert_eq!(toks[0], Tok::Ident("typealias".into()));
         assert_eq!(toks[5], Tok::Int(31));

@@ -97,8 +97,15 @@ fn packetized(bytes: &[u8], le: bool) -> std::result::Result<MetadataText, (u64,
         if compression != 0 || encryption != 0 || checksum != 0 {
             return Err((off, "compressed, encrypted or checksummed metadata is not supported".into()));
         }
-        if packet_bits % 8 != 0 || content_bits % 8 != 0 || content_bits > packet_bits || content_bits / 8 < PACKET_HEADER_LEN {
-            return Err((off, format!("invalid metadata packet sizes (content {content_bits} bits, packet {packet_bits} bits)")));
+        if !packet_bits.is_multiple_of(8)
+            || !content_bits.is_multiple_of(8)
+            || content_bits > packet_bits
+            || content_bits / 8 < PACKET_HEADER_LEN
+        {
+            return Err((
+                off,
+                format!("invalid metadata packet sizes (content {content_bits} bits, packet {packet_bits} bits)"),
+            ));
         }
         let content = content_bits / 8;
         let packet = packet_bits / 8;
@@ -121,7 +128,11 @@ pub fn parse_schema(text: &str) -> std::result::Result<Schema, MetadataError> {
 /// Reads and parses a metadata file.
 pub fn read_metadata(path: &Path) -> Result<(Schema, MetadataText)> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let mt = metadata_text(&bytes).map_err(|(offset, message)| Error::Metadata { path: path.to_path_buf(), offset, message })?;
+    let mt = metadata_text(&bytes).map_err(|(offset, message)| Error::Metadata {
+        path: path.to_path_buf(),
+        offset,
+        message,
+    })?;
     let schema = parse_schema(&mt.text).map_err(|e| Error::Metadata {
         path: path.to_path_buf(),
         offset: mt.file_offset(e.offset),

@@ -95,7 +95,8 @@ fn parse_uuid(s: &str, offset: usize) -> Result<[u8; 16], MetadataError> {
     let mut out = [0u8; 16];
     for i in 0..16 {
         let pair = std::str::from_utf8(&hex[2 * i..2 * i + 2]).unwrap_or("zz");
-        out[i] = u8::from_str_radix(pair, 16).map_err(|_| MetadataError::at(offset, format!("invalid UUID \"{s}\"")))?;
+        out[i] =
+            u8::from_str_radix(pair, 16).map_err(|_| MetadataError::at(offset, format!("invalid UUID \"{s}\"")))?;
     }
     Ok(out)
 }
@@ -271,7 +272,10 @@ impl Resolver {
             Stmt::Typedef { ty, decls } => {
                 self.register_named(ty);
                 for d in decls {
-                    self.scopes.last_mut().unwrap().insert(d.name.clone(), Alias { ty: ty.clone(), subs: d.subs.clone() });
+                    self.scopes
+                        .last_mut()
+                        .unwrap()
+                        .insert(d.name.clone(), Alias { ty: ty.clone(), subs: d.subs.clone() });
                 }
                 Ok(true)
             }
@@ -444,7 +448,10 @@ impl Resolver {
                     header_fast: None,
                 });
             } else {
-                return Err(MetadataError::at(offset, format!("event `{}` refers to unknown stream {}", ec.name, ec.stream_id)));
+                return Err(MetadataError::at(
+                    offset,
+                    format!("event `{}` refers to unknown stream {}", ec.name, ec.stream_id),
+                ));
             }
         }
         let si = self.streams.iter().position(|s| s.id == ec.stream_id).unwrap();
@@ -452,7 +459,10 @@ impl Resolver {
             return Err(MetadataError::at(offset, format!("event `{}` has no id", ec.name)));
         }
         if self.streams[si].events.iter().any(|e| e.id == ec.id) {
-            return Err(MetadataError::at(offset, format!("event id {} declared twice in stream {}", ec.id, ec.stream_id)));
+            return Err(MetadataError::at(
+                offset,
+                format!("event id {} declared twice in stream {}", ec.id, ec.stream_id),
+            ));
         }
         // Stream scopes are visible to the event's paths.
         let mark = self.dynamic.len();
@@ -554,7 +564,9 @@ impl Resolver {
                             Ty::Int { t, .. } => t,
                             _ => return Err(MetadataError::at(offset, "`int` is not an integer")),
                         },
-                        None => return Err(MetadataError::at(offset, "enum without a container type and no `int` alias")),
+                        None => {
+                            return Err(MetadataError::at(offset, "enum without a container type and no `int` alias"))
+                        }
                     },
                 };
                 let mut mappings = Vec::with_capacity(entries.len());
@@ -610,7 +622,9 @@ impl Resolver {
 
     fn wrap(&mut self, elem: Ty, sub: &Subscript, offset: usize) -> Result<Ty, MetadataError> {
         let text = match &elem {
-            Ty::Int { t, .. } if t.size == 8 && t.encoding != Encoding::None && t.align % 8 == 0 => Some((t.encoding, t.align)),
+            Ty::Int { t, .. } if t.size == 8 && t.encoding != Encoding::None && t.align % 8 == 0 => {
+                Some((t.encoding, t.align))
+            }
             _ => None,
         };
         match sub {
@@ -622,7 +636,12 @@ impl Resolver {
                 let slot = self.find(p, offset)?;
                 let reg = match slot {
                     Slot::Int { uid, unsigned_int: true, .. } => self.reg_for(uid),
-                    _ => return Err(MetadataError::at(offset, format!("sequence length `{p}` is not an unsigned integer"))),
+                    _ => {
+                        return Err(MetadataError::at(
+                            offset,
+                            format!("sequence length `{p}` is not an unsigned integer"),
+                        ))
+                    }
                 };
                 Ok(match text {
                     Some((enc, align)) => Ty::TextSequence { len_reg: reg, enc, align },
@@ -705,7 +724,9 @@ impl Resolver {
                         fields.push(Field { name: strip(&d.name).to_string(), raw_name: d.name.clone(), ty: t });
                     }
                 }
-                Stmt::Assign(a) => return Err(MetadataError::at(a.offset, format!("unexpected `{} = ...` in a structure", a.key))),
+                Stmt::Assign(a) => {
+                    return Err(MetadataError::at(a.offset, format!("unexpected `{} = ...` in a structure", a.key)))
+                }
                 Stmt::TypeAssign { offset, .. } | Stmt::Block { offset, .. } => {
                     return Err(MetadataError::at(*offset, "unexpected declaration in a structure"))
                 }
@@ -733,7 +754,11 @@ impl Resolver {
                 Stmt::Field { ty, decls } => {
                     for d in decls {
                         match self.ty(ty, &d.subs, d.offset) {
-                            Ok(t) => options.push(Field { name: strip(&d.name).to_string(), raw_name: d.name.clone(), ty: t }),
+                            Ok(t) => options.push(Field {
+                                name: strip(&d.name).to_string(),
+                                raw_name: d.name.clone(),
+                                ty: t,
+                            }),
                             Err(e) => {
                                 err = Some(e);
                                 break;
@@ -809,7 +834,9 @@ impl Resolver {
                     let name = p.strip_prefix("clock.").and_then(|r| r.strip_suffix(".value"));
                     match name.and_then(|n| self.clock_names.get(n)) {
                         Some(&i) => t.clock = Some(i),
-                        None => return Err(MetadataError::at(a.offset, format!("integer mapped to unknown clock `{p}`"))),
+                        None => {
+                            return Err(MetadataError::at(a.offset, format!("integer mapped to unknown clock `{p}`")))
+                        }
                     }
                 }
                 _ => {}
@@ -829,7 +856,8 @@ impl Resolver {
     }
 
     fn float_type(&mut self, attrs: &[Attr], offset: usize) -> Result<Ty, MetadataError> {
-        let mut f = FloatType { exp_dig: 0, mant_dig: 0, align: 8, byte_order: self.byte_order.unwrap_or(ByteOrder::Little) };
+        let mut f =
+            FloatType { exp_dig: 0, mant_dig: 0, align: 8, byte_order: self.byte_order.unwrap_or(ByteOrder::Little) };
         for a in attrs {
             match a.key.as_str() {
                 "exp_dig" => f.exp_dig = attr_uint(a)? as u32,
