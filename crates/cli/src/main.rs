@@ -1,5 +1,6 @@
 //! `rostrace`: the command-line tool. Thin: each subcommand is a module over the libraries.
 
+mod analyze;
 mod events;
 mod format;
 mod info;
@@ -23,6 +24,8 @@ enum Command {
     Events(events::Args),
     /// Summarize traces: time range, event counts, streams, processes, losses, ROS 2 distro.
     Info(info::Args),
+    /// Analyze ROS 2 traces: nodes, topics, callbacks, message latency, time per process/node/thread.
+    Analyze(analyze::Args),
 }
 
 /// Paths of traces as given on the command line.
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Events(a) => events::run(a),
         Command::Info(a) => info::run(a),
+        Command::Analyze(a) => analyze::run(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,296 @@
+//! The ROS 2 model: processes, nodes, publishers, subscriptions, timers, services, clients,
+//! callbacks, executors, callback groups and lifecycle state machines, built from
+//! initialization events. Handles are keyed by (trace, vpid, address) and by time: an address
+//! that is initialized again with other content is a new object.
+
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A handle: trace index, process id, address. Addresses are only unique within a process.
+pub type Key = (u32, i64, u64);
+
+/// Objects of one kind, with lookup by handle and time.
+#[derive(Debug, Clone)]
+pub struct Registry<T> {
+    /// The objects, in creation order.
+    pub items: Vec<T>,
+    by_key: HashMap<Key, Vec<(i64, u32)>>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry { items: Vec::new(), by_key: HashMap::new() }
+    }
+}
+
+impl<T> Registry<T> {
+    /// Adds an object created at `ts` under `key`, unless the latest object of that key is the
+    /// same (`same`), as with replayed initialization events: then that one is returned.
+    pub fn insert(&mut self, key: Key, ts: i64, obj: T, same: impl Fn(&T, &T) -> bool) -> u32 {
+        let list = self.by_key.entry(key).or_default();
+        if let Some(&(_, id)) = list.last() {
+            if same(&self.items[id as usize], &obj) {
+                return id;
+            }
+        }
+        let id = self.items.len() as u32;
+        self.items.push(obj);
+        list.push((ts, id));
+        id
+    }
+
+    /// The object of `key` current at `ts`: the latest created at or before `ts`, or else the
+    /// first one (initialization recorded after use, as CARET's replays are).
+    pub fn at(&self, key: Key, ts: i64) -> Option<u32> {
+        let list = self.by_key.get(&key)?;
+        let k = list.partition_point(|(t, _)| *t <= ts);
+        Some(if k == 0 { list[0].1 } else { list[k - 1].1 })
+    }
+
+    /// The latest object of `key`.
+    pub fn latest(&self, key: Key) -> Option<u32> {
+        self.by_key.get(&key)?.last().map(|(_, id)| *id)
+    }
+
+    /// Mutable access by id.
+    pub fn get_mut(&mut self, id: u32) -> &mut T {
+        &mut self.items[id as usize]
+    }
+
+    /// Access by id.
+    pub fn get(&self, id: u32) -> &T {
+        &self.items[id as usize]
+    }
+}
+
+/// A traced process.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Process {
+    /// Index of its trace.
+    pub trace: u32,
+    /// Process id (vpid).
+    pub vpid: i64,
+    /// Process name.
+    pub procname: String,
+    /// Events of this process.
+    pub events: u64,
+    /// tracetools version from `rcl_init`.
+    pub tracetools_version: Option<String>,
+    /// ROS distribution from CARET's `caret_init`.
+    pub distribution: Option<String>,
+    /// CARET clock offset: event time minus `init_timestamp` clock.
+    #[serde(skip)]
+    pub caret_offset: Option<i64>,
+}
+
+/// A node.
+#[derive(Debug, Clone, Serialize)]
+pub struct Node {
+    /// Handle.
+    #[serde(skip)]
+    pub key: Key,
+    /// Name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Creation time (ns).
+    pub created_ns: i64,
+}
+
+impl Node {
+    /// `/namespace/name`.
+    pub fn full_name(&self) -> String {
+        if self.namespace.is_empty() || self.namespace == "/" {
+            format!("/{}", self.name)
+        } else {
+            format!("{}/{}", self.namespace.trim_end_matches('/'), self.name)
+        }
+    }
+}
+
+/// A publisher.
+#[derive(Debug, Clone)]
+pub struct Publisher {
+    /// rcl handle.
+    pub key: Key,
+    /// Owning node.
+    pub node: Option<u32>,
+    /// Topic.
+    pub topic: String,
+    /// Queue depth.
+    pub depth: u64,
+    /// rmw handle.
+    pub rmw: u64,
+    /// GID, when `rmw_publisher_init` was recorded.
+    pub gid: Vec<u8>,
+    /// Creation time.
+    pub created_ns: i64,
+}
+
+/// A subscription.
+#[derive(Debug, Clone)]
+pub struct Subscription {
+    /// rcl handle.
+    pub key: Key,
+    /// Owning node.
+    pub node: Option<u32>,
+    /// Topic.
+    pub topic: String,
+    /// Queue depth.
+    pub depth: u64,
+    /// rmw handle.
+    pub rmw: u64,
+    /// GID.
+    pub gid: Vec<u8>,
+    /// Creation time.
+    pub created_ns: i64,
+}
+
+/// A timer.
+#[derive(Debug, Clone)]
+pub struct Timer {
+    /// Handle.
+    pub key: Key,
+    /// Period (ns).
+    pub period_ns: i64,
+    /// Owning node, from `rclcpp_timer_link_node`.
+    pub node: Option<u32>,
+    /// Creation time.
+    pub created_ns: i64,
+}
+
+/// A service server or a client.
+#[derive(Debug, Clone)]
+pub struct Service {
+    /// rcl handle.
+    pub key: Key,
+    /// Owning node.
+    pub node: Option<u32>,
+    /// Service name.
+    pub name: String,
+    /// rmw handle.
+    pub rmw: u64,
+    /// Creation time.
+    pub created_ns: i64,
+}
+
+/// What a callback belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// A subscription (id in `subscriptions`).
+    Subscription(u32),
+    /// A timer.
+    Timer(u32),
+    /// A service server.
+    Service(u32),
+}
+
+/// A callback object.
+#[derive(Debug, Clone)]
+pub struct Callback {
+    /// Address of the callback object.
+    pub key: Key,
+    /// What it belongs to.
+    pub owner: Option<Owner>,
+    /// Function symbol, from `rclcpp_callback_register`.
+    pub symbol: String,
+    /// Creation time.
+    pub created_ns: i64,
+}
+
+/// An executor (CARET's events).
+#[derive(Debug, Clone)]
+pub struct Executor {
+    /// Address.
+    pub key: Key,
+    /// `single_threaded_executor`, `multi_threaded_executor`, ...
+    pub kind: String,
+    /// Entities collector of a static executor.
+    pub collector: u64,
+}
+
+/// A callback group (CARET's events).
+#[derive(Debug, Clone)]
+pub struct CallbackGroup {
+    /// Address.
+    pub key: Key,
+    /// `mutually_exclusive` or `reentrant`.
+    pub kind: String,
+    /// Executor or entities collector address it was added to.
+    pub executor: u64,
+    /// Members: ("timer" | "subscription" | "service" | "client", handle).
+    pub members: Vec<(String, u64)>,
+}
+
+/// A lifecycle state machine and its transitions.
+#[derive(Debug, Clone)]
+pub struct Lifecycle {
+    /// State machine address.
+    pub key: Key,
+    /// Node handle.
+    pub node: Option<u32>,
+    /// (time, start label, goal label).
+    pub transitions: Vec<(i64, String, String)>,
+}
+
+/// Everything initialization events declare.
+#[derive(Debug, Default)]
+pub struct Model {
+    /// Processes by (trace, vpid).
+    pub processes: HashMap<(u32, i64), Process>,
+    /// Nodes.
+    pub nodes: Registry<Node>,
+    /// Publishers (by rcl handle).
+    pub publishers: Registry<Publisher>,
+    /// Publishers by rmw handle.
+    pub publishers_by_rmw: Registry<u32>,
+    /// Subscriptions (by rcl handle).
+    pub subscriptions: Registry<Subscription>,
+    /// Subscriptions by rmw handle.
+    pub subscriptions_by_rmw: Registry<u32>,
+    /// Subscriptions by rclcpp subscription object.
+    pub subscriptions_by_rclcpp: Registry<u32>,
+    /// Timers.
+    pub timers: Registry<Timer>,
+    /// Services.
+    pub services: Registry<Service>,
+    /// Clients.
+    pub clients: Registry<Service>,
+    /// Callbacks.
+    pub callbacks: Registry<Callback>,
+    /// GIDs of rmw handles, from `rmw_*_init`.
+    pub gids: HashMap<Key, Vec<u8>>,
+    /// Topic of DDS writers (`dds:create_writer`).
+    pub writer_topics: HashMap<Key, String>,
+    /// Executors.
+    pub executors: Registry<Executor>,
+    /// Callback groups.
+    pub groups: Registry<CallbackGroup>,
+    /// Lifecycle state machines.
+    pub lifecycles: Registry<Lifecycle>,
+    /// Intra-process buffers to subscriptions: ring buffer → ipb, ipb → rclcpp subscription.
+    pub buffer_to_ipb: HashMap<Key, u64>,
+    /// ipb → rclcpp subscription object.
+    pub ipb_to_subscription: HashMap<Key, u64>,
+}
+
+impl Model {
+    /// The node of a node handle at `ts`.
+    pub fn node_at(&self, trace: u32, vpid: i64, handle: u64, ts: i64) -> Option<u32> {
+        self.nodes.at((trace, vpid, handle), ts)
+    }
+
+    /// The full name of a node id, or "".
+    pub fn node_name(&self, id: Option<u32>) -> String {
+        id.map(|i| self.nodes.get(i).full_name()).unwrap_or_default()
+    }
+
+    /// The node owning a callback.
+    pub fn callback_node(&self, cb: &Callback) -> Option<u32> {
+        match cb.owner? {
+            Owner::Subscription(s) => self.subscriptions.get(s).node,
+            Owner::Timer(t) => self.timers.get(t).node,
+            Owner::Service(s) => self.services.get(s).node,
+        }
+    }
+}

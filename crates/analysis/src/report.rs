@@ -1,0 +1,676 @@
+//! From collected instances to results: callbacks with their statistics, message flows matched
+//! publish → take → callback, topics with latency statistics, time per process, node, thread.
+
+use crate::model::*;
+use crate::pass::{Collected, Publication, Take};
+use crate::stats::Stats;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// How a flow's publication and take were matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchBy {
+    /// Same topic and DDS source timestamp on both sides.
+    SourceTimestamp,
+    /// Publisher side has no source timestamp (older tracetools without DDS events): the take's
+    /// source timestamp falls inside the one `rmw_publish` call on that topic that contains it.
+    PublishWindow,
+    /// Intra-process: ring buffer slot or message address.
+    IntraProcess,
+}
+
+/// A message from its publication to its take (and the callback that handled it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Flow {
+    /// Index in [`Analysis::pubs`].
+    pub publication: u32,
+    /// Index in [`Analysis::takes`].
+    pub take: u32,
+    /// Topic.
+    pub topic: String,
+    /// How they were matched.
+    pub by: MatchBy,
+    /// publish → take (ns).
+    pub pub_to_take_ns: i64,
+    /// publish → callback start (ns), when the callback run is known.
+    pub pub_to_callback_ns: Option<i64>,
+}
+
+/// One callback's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallbackReport {
+    /// Trace index.
+    pub trace: u32,
+    /// Process.
+    pub vpid: i64,
+    /// Process name.
+    pub procname: String,
+    /// Address of the callback object.
+    pub address: u64,
+    /// Symbol.
+    pub symbol: String,
+    /// Owning node, `/ns/name`.
+    pub node: String,
+    /// `subscription`, `timer`, `service` or `unknown`.
+    pub kind: String,
+    /// Topic (subscription) or service name.
+    pub topic: Option<String>,
+    /// Timer period (ns).
+    pub timer_period_ns: Option<i64>,
+    /// Completed runs.
+    pub count: u64,
+    /// Runs that started and did not end before the trace did.
+    pub unfinished: u64,
+    /// Runs flagged intra-process.
+    pub intra_process: u64,
+    /// Durations.
+    pub duration_ns: Stats,
+    /// Time between starts.
+    pub period_ns: Stats,
+    /// Time between starts minus the timer period (timers only).
+    pub jitter_ns: Option<Stats>,
+    /// Total run time.
+    pub total_ns: i64,
+    /// Share of all callback time.
+    pub share: f64,
+}
+
+/// Latency statistics of one publisher → subscription pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairReport {
+    /// Publishing node.
+    pub publisher_node: String,
+    /// Publisher process.
+    pub publisher_vpid: i64,
+    /// Subscribing node.
+    pub subscription_node: String,
+    /// Subscriber process.
+    pub subscription_vpid: i64,
+    /// Matched messages.
+    pub count: u64,
+    /// publish → take.
+    pub pub_to_take_ns: Stats,
+    /// publish → callback start.
+    pub pub_to_callback_ns: Stats,
+}
+
+/// One topic's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicReport {
+    /// Name.
+    pub name: String,
+    /// Publishing nodes.
+    pub publishers: Vec<String>,
+    /// Subscribing nodes.
+    pub subscribers: Vec<String>,
+    /// Publications seen.
+    pub publishes: u64,
+    /// Takes that took a message.
+    pub takes: u64,
+    /// Takes matched to their publication.
+    pub matched: u64,
+    /// Takes that could not be matched (counted, never guessed).
+    pub unmatched: u64,
+    /// Matched by source timestamp.
+    pub by_source_timestamp: u64,
+    /// Matched by publish window.
+    pub by_publish_window: u64,
+    /// Matched intra-process.
+    pub intra_process: u64,
+    /// publish → take.
+    pub pub_to_take_ns: Stats,
+    /// publish → callback start.
+    pub pub_to_callback_ns: Stats,
+    /// take → callback start.
+    pub take_to_callback_ns: Stats,
+    /// Per publisher/subscription pair.
+    pub pairs: Vec<PairReport>,
+}
+
+/// Callback time of one process, node or thread.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeShare {
+    /// Process.
+    pub vpid: i64,
+    /// Thread, node or process name.
+    pub name: String,
+    /// Thread id (threads only).
+    pub vtid: Option<i64>,
+    /// Callback runs.
+    pub runs: u64,
+    /// Callback time (ns).
+    pub callback_ns: i64,
+    /// Share of all callback time.
+    pub share: f64,
+    /// Callback time over the trace duration.
+    pub busy: f64,
+}
+
+/// A node as reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeReport {
+    /// Process.
+    pub vpid: i64,
+    /// `/ns/name`.
+    pub name: String,
+    /// Topics published.
+    pub publishes: Vec<String>,
+    /// Topics subscribed.
+    pub subscribes: Vec<String>,
+    /// Timer periods (ns).
+    pub timers_ns: Vec<i64>,
+    /// Services offered.
+    pub services: Vec<String>,
+    /// Services called.
+    pub clients: Vec<String>,
+}
+
+/// An executor or callback group as reported (CARET traces).
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecutorReport {
+    /// Process.
+    pub vpid: i64,
+    /// Executor type.
+    pub kind: String,
+    /// Address.
+    pub address: u64,
+    /// Callback groups: (type, address, members count).
+    pub groups: Vec<(String, u64, usize)>,
+}
+
+/// A lifecycle transition.
+#[derive(Debug, Clone, Serialize)]
+pub struct TransitionReport {
+    /// Node.
+    pub node: String,
+    /// Time (ns).
+    pub ts: i64,
+    /// From.
+    pub start: String,
+    /// To.
+    pub goal: String,
+}
+
+/// The whole result, for the terminal report and JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Events read.
+    pub events: u64,
+    /// ROS 2 events used.
+    pub ros_events: u64,
+    /// First event (ns).
+    pub begin_ns: Option<i64>,
+    /// Last event (ns).
+    pub end_ns: Option<i64>,
+    /// Processes.
+    pub processes: Vec<Process>,
+    /// Nodes.
+    pub nodes: Vec<NodeReport>,
+    /// Topics.
+    pub topics: Vec<TopicReport>,
+    /// Callbacks, by total time.
+    pub callbacks: Vec<CallbackReport>,
+    /// Callback time per process.
+    pub per_process: Vec<TimeShare>,
+    /// Callback time per node.
+    pub per_node: Vec<TimeShare>,
+    /// Callback time per thread.
+    pub per_thread: Vec<TimeShare>,
+    /// Executors and callback groups.
+    pub executors: Vec<ExecutorReport>,
+    /// Lifecycle transitions.
+    pub lifecycle_transitions: Vec<TransitionReport>,
+    /// Messages matched in all.
+    pub flows_matched: u64,
+    /// Takes not matched in all.
+    pub flows_unmatched: u64,
+    /// `callback_end` without a start.
+    pub unmatched_callback_ends: u64,
+    /// Discarded events.
+    pub discarded_events: u64,
+    /// Warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Collected data, resolved: the tables behind the report, for exports.
+pub struct Analysis {
+    /// The model.
+    pub model: Model,
+    /// Callback runs, with the callback object each belongs to (None: no initialization event).
+    pub runs: Vec<(crate::pass::Run, Option<u32>)>,
+    /// Publications, with their topic.
+    pub pubs: Vec<(Publication, Option<String>)>,
+    /// Takes, with their subscription.
+    pub takes: Vec<(Take, Option<u32>)>,
+    /// Matched flows.
+    pub flows: Vec<Flow>,
+    /// The report.
+    pub report: Report,
+}
+
+fn pub_topic(m: &Model, p: &Publication) -> Option<String> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return Some(m.publishers.get(id).topic.clone());
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return Some(m.publishers.get(*m.publishers_by_rmw.get(id)).topic.clone());
+        }
+    }
+    if p.writer != 0 {
+        return m.writer_topics.get(&(p.trace, p.vpid, p.writer)).cloned();
+    }
+    None
+}
+
+fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return m.publishers.get(id).node;
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return m.publishers.get(*m.publishers_by_rmw.get(id)).node;
+        }
+    }
+    None
+}
+
+/// Resolves the collected data and computes every metric.
+pub fn analyze(c: Collected) -> Analysis {
+    let Collected {
+        model: m,
+        runs,
+        pubs,
+        takes,
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        losses,
+        discarded,
+        ..
+    } = c;
+    let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
+    let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
+    warnings.extend(losses.iter().cloned());
+
+    // Callback runs → callback objects.
+    let runs: Vec<(crate::pass::Run, Option<u32>)> = runs
+        .into_iter()
+        .map(|r| {
+            let id = m.callbacks.at(r.key, r.start);
+            (r, id)
+        })
+        .collect();
+
+    // Takes → subscriptions.
+    let takes: Vec<(Take, Option<u32>)> = takes
+        .into_iter()
+        .map(|t| {
+            let sub = if t.rmw_subscription != 0 {
+                m.subscriptions_by_rmw
+                    .at((t.trace, t.vpid, t.rmw_subscription), t.ts)
+                    .map(|i| *m.subscriptions_by_rmw.get(i))
+            } else {
+                None
+            };
+            let sub = sub.or_else(|| {
+                let cb = if t.callback != 0 {
+                    m.callbacks.at((t.trace, t.vpid, t.callback), t.ts)
+                } else {
+                    t.run.and_then(|r| runs[r as usize].1)
+                };
+                match cb.and_then(|c| m.callbacks.get(c).owner) {
+                    Some(Owner::Subscription(s)) => Some(s),
+                    _ => None,
+                }
+            });
+            (t, sub)
+        })
+        .collect();
+    let pubs: Vec<(Publication, Option<String>)> = pubs
+        .into_iter()
+        .map(|p| {
+            let topic = pub_topic(&m, &p);
+            (p, topic)
+        })
+        .collect();
+
+    // Flows.
+    let mut by_source: HashMap<(&str, i64), u32> = HashMap::new();
+    let mut windows: HashMap<&str, Vec<(i64, i64, u32)>> = HashMap::new();
+    for (i, (p, topic)) in pubs.iter().enumerate() {
+        let Some(topic) = topic else { continue };
+        if p.intra {
+            continue;
+        }
+        match p.source_ts {
+            Some(s) if s != 0 => {
+                by_source.entry((topic.as_str(), s)).or_insert(i as u32);
+            }
+            _ => {
+                if let (Some(a), Some(b)) = (p.ts_rmw, p.ts_after) {
+                    windows.entry(topic.as_str()).or_default().push((a, b, i as u32));
+                }
+            }
+        }
+    }
+    for w in windows.values_mut() {
+        w.sort_unstable();
+    }
+    let mut flows = Vec::new();
+    let mut unmatched_by_topic: HashMap<String, u64> = HashMap::new();
+    let mut takes_by_topic: HashMap<String, u64> = HashMap::new();
+    for (ti, (t, sub)) in takes.iter().enumerate() {
+        if !t.taken {
+            continue;
+        }
+        let topic = sub.map(|s| m.subscriptions.get(s).topic.clone());
+        let Some(topic) = topic else { continue };
+        *takes_by_topic.entry(topic.clone()).or_default() += 1;
+        let found = if t.intra {
+            t.intra_pub.map(|p| (p, MatchBy::IntraProcess))
+        } else if t.source_ts != 0 {
+            by_source.get(&(topic.as_str(), t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
+                let w = windows.get(topic.as_str())?;
+                let k = w.partition_point(|(a, _, _)| *a <= t.source_ts);
+                let (a, b, p) = *w.get(k.checked_sub(1)?)?;
+                (a <= t.source_ts && t.source_ts <= b).then_some((p, MatchBy::PublishWindow))
+            })
+        } else {
+            None
+        };
+        match found {
+            Some((p, by)) => {
+                let pt = pubs[p as usize].0.ts;
+                flows.push(Flow {
+                    publication: p,
+                    take: ti as u32,
+                    topic,
+                    by,
+                    pub_to_take_ns: t.ts - pt,
+                    pub_to_callback_ns: t.run.map(|r| runs[r as usize].0.start - pt),
+                });
+            }
+            None => *unmatched_by_topic.entry(topic).or_default() += 1,
+        }
+    }
+
+    // Callbacks.
+    let mut groups: BTreeMap<(Key, Option<u32>), Vec<usize>> = BTreeMap::new();
+    for (i, (r, id)) in runs.iter().enumerate() {
+        groups.entry((r.key, *id)).or_default().push(i);
+    }
+    let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.end.map(|e| e - r.start)).sum::<i64>().max(1);
+    let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
+    let mut callbacks = Vec::new();
+    let mut per_node: HashMap<(i64, String), (u64, i64)> = HashMap::new();
+    for ((key, id), idx) in &groups {
+        let cb = id.map(|i| m.callbacks.get(i));
+        let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i].0.end.map(|e| e - runs[i].0.start)).collect();
+        let mut starts: Vec<i64> = idx.iter().map(|&i| runs[i].0.start).collect();
+        starts.sort_unstable();
+        let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let (kind, topic, timer_period) = match cb.and_then(|c| c.owner) {
+            Some(Owner::Subscription(s)) => ("subscription", Some(m.subscriptions.get(s).topic.clone()), None),
+            Some(Owner::Timer(t)) => ("timer", None, Some(m.timers.get(t).period_ns)),
+            Some(Owner::Service(s)) => ("service", Some(m.services.get(s).name.clone()), None),
+            None => ("unknown", None, None),
+        };
+        let jitter = timer_period.map(|tp| Stats::of(&mut periods.iter().map(|p| p - tp).collect::<Vec<_>>()));
+        let node = cb.and_then(|c| m.callback_node(c));
+        let total: i64 = durations.iter().sum();
+        let node_name = m.node_name(node);
+        let e = per_node.entry((key.1, node_name.clone())).or_default();
+        e.0 += durations.len() as u64;
+        e.1 += total;
+        callbacks.push(CallbackReport {
+            trace: key.0,
+            vpid: key.1,
+            procname: procname(key.0, key.1),
+            address: key.2,
+            symbol: cb.map(|c| c.symbol.clone()).unwrap_or_default(),
+            node: node_name,
+            kind: kind.to_string(),
+            topic,
+            timer_period_ns: timer_period,
+            count: durations.len() as u64,
+            unfinished: idx.iter().filter(|&&i| runs[i].0.end.is_none()).count() as u64,
+            intra_process: idx.iter().filter(|&&i| runs[i].0.intra).count() as u64,
+            duration_ns: Stats::of(&mut durations),
+            period_ns: Stats::of(&mut periods),
+            jitter_ns: jitter,
+            total_ns: total,
+            share: total as f64 / total_cb as f64,
+        });
+    }
+    callbacks.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.vpid.cmp(&b.vpid)).then(a.address.cmp(&b.address)));
+    for cb in &callbacks {
+        if cb.unfinished > 0 {
+            warnings.push(format!(
+                "callback {:#x} of process {} ({}) started {} time(s) without ending before the trace did",
+                cb.address, cb.vpid, cb.symbol, cb.unfinished
+            ));
+        }
+    }
+    if unmatched_ends > 0 {
+        warnings.push(format!(
+            "{unmatched_ends} callback_end event(s) without a callback_start (trace started mid-callback)"
+        ));
+    }
+
+    // Time shares.
+    let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::new();
+    let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::new();
+    for (r, _) in &runs {
+        if let Some(e) = r.end {
+            let d = e - r.start;
+            let x = per_thread.entry((r.key.0, r.key.1, r.vtid)).or_default();
+            x.0 += 1;
+            x.1 += d;
+            let y = per_proc.entry((r.key.0, r.key.1)).or_default();
+            y.0 += 1;
+            y.1 += d;
+        }
+    }
+    let share = |vpid: i64, name: String, vtid: Option<i64>, (runs, ns): (u64, i64)| TimeShare {
+        vpid,
+        name,
+        vtid,
+        runs,
+        callback_ns: ns,
+        share: ns as f64 / total_cb as f64,
+        busy: ns as f64 / duration as f64,
+    };
+    let mut per_thread: Vec<TimeShare> =
+        per_thread.into_iter().map(|((t, p, tid), v)| share(p, procname(t, p), Some(tid), v)).collect();
+    let mut per_process: Vec<TimeShare> =
+        per_proc.into_iter().map(|((t, p), v)| share(p, procname(t, p), None, v)).collect();
+    let mut per_node: Vec<TimeShare> = per_node.into_iter().map(|((p, n), v)| share(p, n, None, v)).collect();
+    for v in [&mut per_thread, &mut per_process, &mut per_node] {
+        v.sort_by(|a, b| b.callback_ns.cmp(&a.callback_ns).then(a.vpid.cmp(&b.vpid)));
+    }
+
+    // Topics.
+    let mut topic_names: BTreeMap<String, ()> = BTreeMap::new();
+    for p in &m.publishers.items {
+        topic_names.insert(p.topic.clone(), ());
+    }
+    for s in &m.subscriptions.items {
+        topic_names.insert(s.topic.clone(), ());
+    }
+    let mut pub_count: HashMap<&str, u64> = HashMap::new();
+    for (_, t) in &pubs {
+        if let Some(t) = t {
+            *pub_count.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::new();
+    for f in &flows {
+        flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
+    }
+    let mut topics = Vec::new();
+    for name in topic_names.keys() {
+        let fl = flows_by_topic.get(name.as_str()).map(|v| v.as_slice()).unwrap_or(&[]);
+        let nodes_of = |pubs: bool| {
+            let mut v: Vec<String> = if pubs {
+                m.publishers.items.iter().filter(|p| &p.topic == name).map(|p| m.node_name(p.node)).collect()
+            } else {
+                m.subscriptions.items.iter().filter(|p| &p.topic == name).map(|p| m.node_name(p.node)).collect()
+            };
+            v.sort();
+            v.dedup();
+            v
+        };
+        let publishers = nodes_of(true);
+        let subscribers = nodes_of(false);
+        let mut pair_map: BTreeMap<(i64, String, i64, String), (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+        for f in fl {
+            let p = &pubs[f.publication as usize].0;
+            let (t, sub) = &takes[f.take as usize];
+            let pk = (
+                p.vpid,
+                m.node_name(pub_node(&m, p)),
+                t.vpid,
+                m.node_name(sub.and_then(|s| m.subscriptions.get(s).node)),
+            );
+            let e = pair_map.entry(pk).or_default();
+            e.0.push(f.pub_to_take_ns);
+            if let Some(x) = f.pub_to_callback_ns {
+                e.1.push(x);
+            }
+        }
+        let pairs = pair_map
+            .into_iter()
+            .map(|((pv, pn, sv, sn), (mut a, mut b))| PairReport {
+                publisher_node: pn,
+                publisher_vpid: pv,
+                subscription_node: sn,
+                subscription_vpid: sv,
+                count: a.len() as u64,
+                pub_to_take_ns: Stats::of(&mut a),
+                pub_to_callback_ns: Stats::of(&mut b),
+            })
+            .collect();
+        let count = |by: MatchBy| fl.iter().filter(|f| f.by == by).count() as u64;
+        topics.push(TopicReport {
+            name: name.clone(),
+            publishers,
+            subscribers,
+            publishes: pub_count.get(name.as_str()).copied().unwrap_or(0),
+            takes: takes_by_topic.get(name).copied().unwrap_or(0),
+            matched: fl.len() as u64,
+            unmatched: unmatched_by_topic.get(name).copied().unwrap_or(0),
+            by_source_timestamp: count(MatchBy::SourceTimestamp),
+            by_publish_window: count(MatchBy::PublishWindow),
+            intra_process: count(MatchBy::IntraProcess),
+            pub_to_take_ns: Stats::of(&mut fl.iter().map(|f| f.pub_to_take_ns).collect::<Vec<_>>()),
+            pub_to_callback_ns: Stats::of(&mut fl.iter().filter_map(|f| f.pub_to_callback_ns).collect::<Vec<_>>()),
+            take_to_callback_ns: Stats::of(
+                &mut fl
+                    .iter()
+                    .filter_map(|f| {
+                        let t = &takes[f.take as usize].0;
+                        t.run.map(|r| runs[r as usize].0.start - t.ts)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            pairs,
+        });
+    }
+    let flows_unmatched: u64 = unmatched_by_topic.values().sum();
+    if flows_unmatched > 0 {
+        warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
+    }
+
+    // Nodes.
+    let mut nodes: Vec<NodeReport> = m
+        .nodes
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let id = Some(i as u32);
+            let mut r = NodeReport {
+                vpid: n.key.1,
+                name: n.full_name(),
+                publishes: m.publishers.items.iter().filter(|p| p.node == id).map(|p| p.topic.clone()).collect(),
+                subscribes: m.subscriptions.items.iter().filter(|p| p.node == id).map(|p| p.topic.clone()).collect(),
+                timers_ns: m.timers.items.iter().filter(|p| p.node == id).map(|p| p.period_ns).collect(),
+                services: m.services.items.iter().filter(|p| p.node == id).map(|p| p.name.clone()).collect(),
+                clients: m.clients.items.iter().filter(|p| p.node == id).map(|p| p.name.clone()).collect(),
+            };
+            for v in [&mut r.publishes, &mut r.subscribes, &mut r.services, &mut r.clients] {
+                v.sort();
+                v.dedup();
+            }
+            r
+        })
+        .collect();
+    nodes.sort_by(|a, b| a.name.cmp(&b.name).then(a.vpid.cmp(&b.vpid)));
+
+    let executors = m
+        .executors
+        .items
+        .iter()
+        .map(|e| ExecutorReport {
+            vpid: e.key.1,
+            kind: e.kind.clone(),
+            address: e.key.2,
+            groups: m
+                .groups
+                .items
+                .iter()
+                .filter(|g| {
+                    g.key.0 == e.key.0
+                        && g.key.1 == e.key.1
+                        && (g.executor == e.key.2 || (e.collector != 0 && g.executor == e.collector))
+                })
+                .map(|g| (g.kind.clone(), g.key.2, g.members.len()))
+                .collect(),
+        })
+        .collect();
+    let lifecycle_transitions = m
+        .lifecycles
+        .items
+        .iter()
+        .flat_map(|l| {
+            let node = m.node_name(l.node);
+            l.transitions.iter().map(move |(ts, a, b)| TransitionReport {
+                node: node.clone(),
+                ts: *ts,
+                start: a.clone(),
+                goal: b.clone(),
+            })
+        })
+        .collect();
+    let mut processes: Vec<Process> = m.processes.values().cloned().collect();
+    processes.sort_by_key(|p| (p.trace, p.vpid));
+    let report = Report {
+        events,
+        ros_events,
+        begin_ns: range.map(|r| r.0),
+        end_ns: range.map(|r| r.1),
+        processes,
+        nodes,
+        flows_matched: flows.len() as u64,
+        flows_unmatched,
+        topics,
+        callbacks,
+        per_process,
+        per_node,
+        per_thread,
+        executors,
+        lifecycle_transitions,
+        unmatched_callback_ends: unmatched_ends,
+        discarded_events: discarded,
+        warnings,
+    };
+    Analysis { model: m, runs, pubs, takes, flows, report }
+}
