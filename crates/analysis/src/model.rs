@@ -185,12 +185,26 @@ pub enum Owner {
     Service(u32),
 }
 
+/// What a callback was added to, as recorded (resolved once all initialization is known,
+/// since the events can come in either order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerRef {
+    /// rclcpp subscription object.
+    Subscription(u64),
+    /// Timer handle.
+    Timer(u64),
+    /// Service handle.
+    Service(u64),
+}
+
 /// A callback object.
 #[derive(Debug, Clone)]
 pub struct Callback {
     /// Address of the callback object.
     pub key: Key,
-    /// What it belongs to.
+    /// What it was added to, as recorded.
+    pub owner_ref: Option<OwnerRef>,
+    /// What it belongs to (resolved).
     pub owner: Option<Owner>,
     /// Function symbol, from `rclcpp_callback_register`.
     pub symbol: String,
@@ -275,6 +289,25 @@ pub struct Model {
 }
 
 impl Model {
+    /// Resolves every callback's owner, now that all initialization events are known.
+    pub fn resolve_owners(&mut self) {
+        for i in 0..self.callbacks.items.len() {
+            let cb = &self.callbacks.items[i];
+            let (t, p, _) = cb.key;
+            let at = cb.created_ns;
+            let owner = match cb.owner_ref {
+                Some(OwnerRef::Subscription(h)) => self
+                    .subscriptions_by_rclcpp
+                    .at((t, p, h), at)
+                    .map(|id| Owner::Subscription(*self.subscriptions_by_rclcpp.get(id))),
+                Some(OwnerRef::Timer(h)) => self.timers.at((t, p, h), at).map(Owner::Timer),
+                Some(OwnerRef::Service(h)) => self.services.at((t, p, h), at).map(Owner::Service),
+                None => None,
+            };
+            self.callbacks.items[i].owner = owner;
+        }
+    }
+
     /// The node of a node handle at `ts`.
     pub fn node_at(&self, trace: u32, vpid: i64, handle: u64, ts: i64) -> Option<u32> {
         self.nodes.at((trace, vpid, handle), ts)

@@ -187,6 +187,7 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
         }
     }
     c.events = n;
+    c.model.resolve_owners();
     for l in events.losses() {
         if let ctf::LossKind::Events(k) = l.kind {
             c.discarded += k;
@@ -308,11 +309,7 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             }
         }
         Kind::SubscriptionCallbackAdded => {
-            let owner = m
-                .subscriptions_by_rclcpp
-                .at(key(info.u(ev, F::Subscription)), created)
-                .map(|i| *m.subscriptions_by_rclcpp.get(i))
-                .map(Owner::Subscription);
+            let owner = Some(OwnerRef::Subscription(info.u(ev, F::Subscription)));
             add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
         }
         Kind::ServiceInit => {
@@ -326,7 +323,7 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             m.services.insert(s.key, created, s, |a, b| a.name == b.name && a.node == b.node);
         }
         Kind::ServiceCallbackAdded => {
-            let owner = m.services.at(key(info.u(ev, F::ServiceHandle)), created).map(Owner::Service);
+            let owner = Some(OwnerRef::Service(info.u(ev, F::ServiceHandle)));
             add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
         }
         Kind::ClientInit => {
@@ -355,7 +352,7 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             }
         }
         Kind::TimerCallbackAdded => {
-            let owner = m.timers.at(key(info.u(ev, F::TimerHandle)), created).map(Owner::Timer);
+            let owner = Some(OwnerRef::Timer(info.u(ev, F::TimerHandle)));
             add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
         }
         Kind::CallbackRegister => {
@@ -603,7 +600,7 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
                 ts,
                 taken: true,
                 intra: true,
-                intra_pub: c.intra_by_message.remove(&key(msg)),
+                intra_pub: c.intra_by_message.get(&key(msg)).copied(),
                 ..Default::default()
             };
             let id = c.takes.len() as u32;
@@ -645,19 +642,19 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
     }
 }
 
-fn add_callback(m: &mut Model, key: Key, created: i64, owner: Option<Owner>, symbol: Option<String>) {
+fn add_callback(m: &mut Model, key: Key, created: i64, owner: Option<OwnerRef>, symbol: Option<String>) {
     match m.callbacks.latest(key) {
         // Owner and symbol come in separate events: complete the object, unless it is a new one.
         Some(id)
             if {
                 let cb = m.callbacks.get(id);
-                (owner.is_none() || cb.owner.is_none() || cb.owner == owner)
+                (owner.is_none() || cb.owner_ref.is_none() || cb.owner_ref == owner)
                     && (symbol.is_none() || cb.symbol.is_empty() || Some(&cb.symbol) == symbol.as_ref())
             } =>
         {
             let cb = m.callbacks.get_mut(id);
             if owner.is_some() {
-                cb.owner = owner;
+                cb.owner_ref = owner;
             }
             if let Some(s) = symbol {
                 cb.symbol = s;
@@ -665,7 +662,13 @@ fn add_callback(m: &mut Model, key: Key, created: i64, owner: Option<Owner>, sym
             cb.created_ns = cb.created_ns.min(created);
         }
         _ => {
-            let cb = Callback { key, owner, symbol: symbol.unwrap_or_default(), created_ns: created };
+            let cb = Callback {
+                key,
+                owner_ref: owner,
+                owner: None,
+                symbol: symbol.unwrap_or_default(),
+                created_ns: created,
+            };
             m.callbacks.insert(key, created, cb, |_, _| false);
         }
     }

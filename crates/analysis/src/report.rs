@@ -375,7 +375,10 @@ pub fn analyze(c: Collected) -> Analysis {
         let Some(topic) = topic else { continue };
         *takes_by_topic.entry(topic.clone()).or_default() += 1;
         let found = if t.intra {
-            t.intra_pub.map(|p| (p, MatchBy::IntraProcess))
+            // Same message object, and it was published on this subscription's topic.
+            t.intra_pub
+                .filter(|p| pubs[*p as usize].1.as_deref() == Some(topic.as_str()))
+                .map(|p| (p, MatchBy::IntraProcess))
         } else if t.source_ts != 0 {
             by_source.get(&(topic.as_str(), t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
                 let w = windows.get(topic.as_str())?;
