@@ -113,8 +113,10 @@ impl Node {
 pub struct Publisher {
     /// rcl handle.
     pub key: Key,
-    /// Owning node.
+    /// Owning node (resolved).
     pub node: Option<u32>,
+    /// Node handle, as recorded.
+    pub node_handle: u64,
     /// Topic.
     pub topic: String,
     /// Queue depth.
@@ -132,8 +134,10 @@ pub struct Publisher {
 pub struct Subscription {
     /// rcl handle.
     pub key: Key,
-    /// Owning node.
+    /// Owning node (resolved).
     pub node: Option<u32>,
+    /// Node handle, as recorded.
+    pub node_handle: u64,
     /// Topic.
     pub topic: String,
     /// Queue depth.
@@ -153,8 +157,10 @@ pub struct Timer {
     pub key: Key,
     /// Period (ns).
     pub period_ns: i64,
-    /// Owning node, from `rclcpp_timer_link_node`.
+    /// Owning node, from `rclcpp_timer_link_node` (resolved).
     pub node: Option<u32>,
+    /// Node handle, as recorded.
+    pub node_handle: u64,
     /// Creation time.
     pub created_ns: i64,
 }
@@ -164,8 +170,10 @@ pub struct Timer {
 pub struct Service {
     /// rcl handle.
     pub key: Key,
-    /// Owning node.
+    /// Owning node (resolved).
     pub node: Option<u32>,
+    /// Node handle, as recorded.
+    pub node_handle: u64,
     /// Service name.
     pub name: String,
     /// rmw handle.
@@ -241,8 +249,10 @@ pub struct CallbackGroup {
 pub struct Lifecycle {
     /// State machine address.
     pub key: Key,
-    /// Node handle.
+    /// Node (resolved).
     pub node: Option<u32>,
+    /// Node handle, as recorded.
+    pub node_handle: u64,
     /// (time, start label, goal label).
     pub transitions: Vec<(i64, String, String)>,
 }
@@ -289,8 +299,26 @@ pub struct Model {
 }
 
 impl Model {
-    /// Resolves every callback's owner, now that all initialization events are known.
+    /// Resolves node handles and callback owners, now that all initialization events are known
+    /// (they can come in any order: rcl creates `/rosout`'s publisher before it records the node).
     pub fn resolve_owners(&mut self) {
+        let nodes = &self.nodes;
+        let at = |(t, p, _): Key, h: u64, ts: i64| if h == 0 { None } else { nodes.at((t, p, h), ts) };
+        for x in &mut self.publishers.items {
+            x.node = at(x.key, x.node_handle, x.created_ns);
+        }
+        for x in &mut self.subscriptions.items {
+            x.node = at(x.key, x.node_handle, x.created_ns);
+        }
+        for x in &mut self.timers.items {
+            x.node = at(x.key, x.node_handle, x.created_ns);
+        }
+        for x in self.services.items.iter_mut().chain(self.clients.items.iter_mut()) {
+            x.node = at(x.key, x.node_handle, x.created_ns);
+        }
+        for x in &mut self.lifecycles.items {
+            x.node = at(x.key, x.node_handle, 0);
+        }
         for i in 0..self.callbacks.items.len() {
             let cb = &self.callbacks.items[i];
             let (t, p, _) = cb.key;

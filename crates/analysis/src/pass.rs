@@ -275,7 +275,8 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             let rmw = info.u(ev, F::RmwPublisherHandle);
             let p = Publisher {
                 key: key(info.u(ev, F::PublisherHandle)),
-                node: m.node_at(t, vpid, info.u(ev, F::NodeHandle), created),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
                 topic: info.s(ev, F::TopicName),
                 depth: info.u(ev, F::QueueDepth),
                 rmw,
@@ -283,15 +284,17 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
                 created_ns: created,
             };
             let k = p.key;
-            let id =
-                m.publishers.insert(k, created, p, |a, b| a.topic == b.topic && a.node == b.node && a.rmw == b.rmw);
+            let id = m
+                .publishers
+                .insert(k, created, p, |a, b| a.topic == b.topic && a.node_handle == b.node_handle && a.rmw == b.rmw);
             m.publishers_by_rmw.insert(key(rmw), created, id, |a, b| a == b);
         }
         Kind::SubscriptionInit => {
             let rmw = info.u(ev, F::RmwSubscriptionHandle);
             let s = Subscription {
                 key: key(info.u(ev, F::SubscriptionHandle)),
-                node: m.node_at(t, vpid, info.u(ev, F::NodeHandle), created),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
                 topic: info.s(ev, F::TopicName),
                 depth: info.u(ev, F::QueueDepth),
                 rmw,
@@ -299,8 +302,9 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
                 created_ns: created,
             };
             let k = s.key;
-            let id =
-                m.subscriptions.insert(k, created, s, |a, b| a.topic == b.topic && a.node == b.node && a.rmw == b.rmw);
+            let id = m
+                .subscriptions
+                .insert(k, created, s, |a, b| a.topic == b.topic && a.node_handle == b.node_handle && a.rmw == b.rmw);
             m.subscriptions_by_rmw.insert(key(rmw), created, id, |a, b| a == b);
         }
         Kind::RclcppSubscriptionInit => {
@@ -315,12 +319,13 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
         Kind::ServiceInit => {
             let s = Service {
                 key: key(info.u(ev, F::ServiceHandle)),
-                node: m.node_at(t, vpid, info.u(ev, F::NodeHandle), created),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
                 name: info.s(ev, F::ServiceName),
                 rmw: info.u(ev, F::RmwServiceHandle),
                 created_ns: created,
             };
-            m.services.insert(s.key, created, s, |a, b| a.name == b.name && a.node == b.node);
+            m.services.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
         }
         Kind::ServiceCallbackAdded => {
             let owner = Some(OwnerRef::Service(info.u(ev, F::ServiceHandle)));
@@ -329,26 +334,28 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
         Kind::ClientInit => {
             let s = Service {
                 key: key(info.u(ev, F::ClientHandle)),
-                node: m.node_at(t, vpid, info.u(ev, F::NodeHandle), created),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
                 name: info.s(ev, F::ServiceName),
                 rmw: info.u(ev, F::RmwClientHandle),
                 created_ns: created,
             };
-            m.clients.insert(s.key, created, s, |a, b| a.name == b.name && a.node == b.node);
+            m.clients.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
         }
         Kind::TimerInit => {
             let tm = Timer {
                 key: key(info.u(ev, F::TimerHandle)),
                 period_ns: info.i(ev, F::Period).unwrap_or(0),
                 node: None,
+                node_handle: 0,
                 created_ns: created,
             };
             m.timers.insert(tm.key, created, tm, |a, b| a.period_ns == b.period_ns);
         }
         Kind::TimerLinkNode => {
-            let node = m.node_at(t, vpid, info.u(ev, F::NodeHandle), created);
+            let node = info.u(ev, F::NodeHandle);
             if let Some(id) = m.timers.at(key(info.u(ev, F::TimerHandle)), created) {
-                m.timers.get_mut(id).node = node;
+                m.timers.get_mut(id).node_handle = node;
             }
         }
         Kind::TimerCallbackAdded => {
@@ -359,9 +366,13 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             add_callback(m, key(info.u(ev, F::Callback)), created, None, Some(info.s(ev, F::Symbol)));
         }
         Kind::LifecycleInit => {
-            let node = m.node_at(t, vpid, info.u(ev, F::NodeHandle), created);
-            let l = Lifecycle { key: key(info.u(ev, F::StateMachine)), node, transitions: Vec::new() };
-            m.lifecycles.insert(l.key, created, l, |a, b| a.node == b.node);
+            let l = Lifecycle {
+                key: key(info.u(ev, F::StateMachine)),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
+                transitions: Vec::new(),
+            };
+            m.lifecycles.insert(l.key, created, l, |a, b| a.node_handle == b.node_handle);
         }
         Kind::LifecycleTransition => {
             if let Some(id) = m.lifecycles.at(key(info.u(ev, F::StateMachine)), ts) {

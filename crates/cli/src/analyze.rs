@@ -60,6 +60,16 @@ fn short(s: &str, n: usize) -> String {
     }
 }
 
+/// At most `n` names, then how many more.
+fn names(v: &[String], n: usize) -> String {
+    let shown: Vec<&str> = v.iter().take(n).map(|s| if s.is_empty() { "?" } else { s.as_str() }).collect();
+    if v.len() > n {
+        format!("{} +{}", shown.join(" "), v.len() - n)
+    } else {
+        shown.join(" ")
+    }
+}
+
 fn take<T>(v: &[T], top: usize) -> &[T] {
     if top == 0 || v.len() <= top {
         v
@@ -162,8 +172,8 @@ pub fn render(r: &Report, top: usize) -> String {
             o,
             "  {}  [{} -> {}]  published {}, taken {}, matched {}, unmatched {}",
             t.name,
-            t.publishers.join(" "),
-            t.subscribers.join(" "),
+            names(&t.publishers, 3),
+            names(&t.subscribers, 3),
             t.publishes,
             t.takes,
             t.matched,
