@@ -20,6 +20,7 @@ pub mod stream;
 pub mod trace;
 pub mod types;
 pub mod value;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};

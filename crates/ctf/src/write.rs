@@ -1,0 +1,392 @@
+//! Writing CTF 1.8 traces laid out as LTTng-UST writes them: TSDL metadata with the same
+//! types and scopes, data streams of packets with LTTng's packet header and context and its
+//! large event header, and the `vpid`, `vtid`, `procname` event context. Readers treat the
+//! result like any LTTng trace (babeltrace2, Trace Compass, this crate).
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+/// The type of a payload field, as LTTng-UST's `ctf_*` macros declare it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    /// `ctf_integer_hex(const void *)`: 64-bit unsigned, shown in hex.
+    Pointer,
+    /// `ctf_integer(uint64_t | size_t)`.
+    U64,
+    /// `ctf_integer(int64_t)`.
+    I64,
+    /// `ctf_integer(int)`: 32-bit signed (C `bool` arguments are recorded as 0/1).
+    I32,
+    /// `ctf_string`: NUL-terminated UTF-8.
+    String,
+    /// `ctf_array(uint8_t, n)`.
+    U8Array(u32),
+    /// `ctf_sequence_hex(const void *, size_t)`: a `size_t` length then pointers.
+    PointerSequence,
+}
+
+/// A payload field declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDecl {
+    /// Name (without LTTng's leading underscore; it is added in the metadata).
+    pub name: String,
+    /// Type.
+    pub ty: FieldType,
+}
+
+/// An event class declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventDecl {
+    /// Full name, `provider:event`.
+    pub name: String,
+    /// Payload fields in order.
+    pub fields: Vec<FieldDecl>,
+}
+
+/// What the metadata of a written trace says besides its events.
+#[derive(Debug, Clone)]
+pub struct TraceDecl {
+    /// Trace UUID.
+    pub uuid: [u8; 16],
+    /// Clock offset: ns from the Unix epoch at clock value 0 (realtime − monotonic).
+    pub clock_offset_ns: i64,
+    /// Environment (`tracer_name`, `hostname`, ...).
+    pub env: Vec<(String, String)>,
+    /// Event classes; an event's id is its position.
+    pub events: Vec<EventDecl>,
+}
+
+fn uuid_str(u: &[u8; 16]) -> String {
+    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+fn field_tsdl(f: &FieldDecl) -> String {
+    let n = &f.name;
+    match f.ty {
+        FieldType::Pointer => {
+            format!("\t\tinteger {{ size = 64; align = 8; signed = 0; encoding = none; base = 16; }} _{n};\n")
+        }
+        FieldType::U64 => {
+            format!("\t\tinteger {{ size = 64; align = 8; signed = 0; encoding = none; base = 10; }} _{n};\n")
+        }
+        FieldType::I64 => {
+            format!("\t\tinteger {{ size = 64; align = 8; signed = 1; encoding = none; base = 10; }} _{n};\n")
+        }
+        FieldType::I32 => {
+            format!("\t\tinteger {{ size = 32; align = 8; signed = 1; encoding = none; base = 10; }} _{n};\n")
+        }
+        FieldType::String => format!("\t\tstring _{n};\n"),
+        FieldType::U8Array(len) => {
+            format!("\t\tinteger {{ size = 8; align = 8; signed = 0; encoding = none; base = 10; }} _{n}[{len}];\n")
+        }
+        FieldType::PointerSequence => format!(
+            "\t\tinteger {{ size = 64; align = 8; signed = 0; encoding = none; base = 10; }} __{n}_length;\n\
+             \t\tinteger {{ size = 64; align = 8; signed = 0; encoding = none; base = 16; }} _{n}[ __{n}_length ];\n"
+        ),
+    }
+}
+
+/// The TSDL text of a trace: LTTng-UST 2.13's layout.
+pub fn metadata_text(t: &TraceDecl) -> String {
+    let mut s = String::with_capacity(8192);
+    s.push_str("/* CTF 1.8 */\n\n");
+    for (size, name) in [(8, "uint8_t"), (16, "uint16_t"), (32, "uint32_t"), (64, "uint64_t"), (64, "unsigned long")] {
+        let _ = writeln!(s, "typealias integer {{ size = {size}; align = 8; signed = false; }} := {name};");
+    }
+    s.push_str("typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n");
+    s.push_str("typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n\n");
+    let _ = write!(
+        s,
+        "trace {{\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"{}\";\n\tbyte_order = le;\n\tpacket.header := struct {{\n\
+         \t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t}};\n}};\n\n",
+        uuid_str(&t.uuid)
+    );
+    s.push_str("env {\n");
+    for (k, v) in &t.env {
+        match v.parse::<i64>() {
+            Ok(i) => {
+                let _ = writeln!(s, "\t{k} = {i};");
+            }
+            Err(_) => {
+                let _ = writeln!(s, "\t{k} = \"{}\";", v.replace('\\', "\\\\").replace('"', "\\\""));
+            }
+        }
+    }
+    s.push_str("};\n\n");
+    let _ = write!(
+        s,
+        "clock {{\n\tname = \"monotonic\";\n\tuuid = \"{}\";\n\tdescription = \"Monotonic Clock\";\n\
+         \tfreq = 1000000000; /* Frequency, in Hz */\n\t/* clock value offset from Epoch is: offset * (1/freq) */\n\
+         \toffset = {};\n}};\n\n",
+        uuid_str(&t.uuid),
+        t.clock_offset_ns
+    );
+    s.push_str(
+        "typealias integer {\n\tsize = 27; align = 1; signed = false;\n\tmap = clock.monotonic.value;\n} := uint27_clock_monotonic_t;\n\n\
+         typealias integer {\n\tsize = 32; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n} := uint32_clock_monotonic_t;\n\n\
+         typealias integer {\n\tsize = 64; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n} := uint64_clock_monotonic_t;\n\n\
+         struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n\tuint64_clock_monotonic_t timestamp_end;\n\
+         \tuint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\
+         \tuint32_t cpu_id;\n};\n\n\
+         struct event_header_compact {\n\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n\tvariant <id> {\n\
+         \t\tstruct {\n\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\
+         \t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(8);\n\n\
+         struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n\tvariant <id> {\n\
+         \t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\
+         \t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(8);\n\n\
+         stream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n\tpacket.context := struct packet_context;\n\
+         \tevent.context := struct {\n\
+         \t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n\
+         \t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n\
+         \t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n\t};\n};\n\n",
+    );
+    for (id, e) in t.events.iter().enumerate() {
+        let _ = write!(
+            s,
+            "event {{\n\tname = \"{}\";\n\tid = {id};\n\tstream_id = 0;\n\tloglevel = 13;\n\tfields := struct {{\n",
+            e.name
+        );
+        for f in &e.fields {
+            s.push_str(&field_tsdl(f));
+        }
+        s.push_str("\t};\n};\n\n");
+    }
+    s
+}
+
+/// The metadata as LTTng writes it: packets of 4 KiB with a 37-byte header.
+pub fn packetize_metadata(text: &str, uuid: &[u8; 16]) -> Vec<u8> {
+    const PACKET: usize = 4096;
+    const HEADER: usize = 37;
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16 + PACKET);
+    for chunk in text.as_bytes().chunks(PACKET - HEADER) {
+        let content = HEADER + chunk.len();
+        out.extend_from_slice(&0x75D1_1D57u32.to_le_bytes());
+        out.extend_from_slice(uuid);
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&((content * 8) as u32).to_le_bytes());
+        out.extend_from_slice(&((PACKET * 8) as u32).to_le_bytes());
+        out.extend_from_slice(&[0, 0, 0, 1, 8]);
+        out.extend_from_slice(chunk);
+        out.resize(out.len() + PACKET - content, 0);
+    }
+    out
+}
+
+/// Appends payload fields, with the encoding the metadata declares (all byte-aligned).
+#[derive(Debug, Default, Clone)]
+pub struct Payload {
+    /// The encoded bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Payload {
+    /// An empty payload.
+    pub fn new() -> Payload {
+        Payload { bytes: Vec::with_capacity(64) }
+    }
+    /// A pointer or `u64`.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// An `i64`.
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// An `int` (bools as 0/1).
+    pub fn i32(&mut self, v: i32) -> &mut Self {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// A string: bytes up to the first NUL, then a NUL.
+    pub fn string(&mut self, s: &[u8]) -> &mut Self {
+        let n = s.iter().position(|b| *b == 0).unwrap_or(s.len());
+        self.bytes.extend_from_slice(&s[..n]);
+        self.bytes.push(0);
+        self
+    }
+    /// A byte array of exactly `len` bytes (padded with zeros or cut).
+    pub fn u8_array(&mut self, v: &[u8], len: usize) -> &mut Self {
+        let n = v.len().min(len);
+        self.bytes.extend_from_slice(&v[..n]);
+        self.bytes.resize(self.bytes.len() + len - n, 0);
+        self
+    }
+    /// A sequence of pointers with its length.
+    pub fn pointer_sequence(&mut self, v: &[u64]) -> &mut Self {
+        self.u64(v.len() as u64);
+        for x in v {
+            self.u64(*x);
+        }
+        self
+    }
+}
+
+/// Size of the packet header and context, in bytes.
+pub const PACKET_PREAMBLE: usize = 32 + 52;
+
+/// One data stream file being written: whole packets, LTTng's layout.
+pub struct StreamWriter<W: Write> {
+    out: W,
+    uuid: [u8; 16],
+    instance: u64,
+    cpu: u32,
+    packet_size: usize,
+    buf: Vec<u8>,
+    ts_begin: u64,
+    ts_last: u64,
+    seq: u64,
+    discarded: u64,
+    events_in_packet: u64,
+}
+
+/// Bytes one event takes in a stream (header, context, payload), at most.
+pub fn event_size(payload_len: usize, procname_len: usize) -> usize {
+    let _ = procname_len;
+    2 + 4 + 8 + 4 + 4 + 17 + payload_len
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// A stream with packets of `packet_size` bytes (a multiple of 4096; bigger events get bigger packets).
+    pub fn new(out: W, uuid: [u8; 16], instance: u64, cpu: u32, packet_size: usize) -> Self {
+        let packet_size = packet_size.max(4096).div_ceil(4096) * 4096;
+        StreamWriter {
+            out,
+            uuid,
+            instance,
+            cpu,
+            packet_size,
+            buf: Vec::with_capacity(packet_size),
+            ts_begin: 0,
+            ts_last: 0,
+            seq: 0,
+            discarded: 0,
+            events_in_packet: 0,
+        }
+    }
+
+    /// Counts events that could not be recorded (reported in the next packet's `events_discarded`).
+    pub fn discard(&mut self, n: u64) {
+        self.discarded += n;
+    }
+
+    /// Events discarded so far.
+    pub fn discarded(&self) -> u64 {
+        self.discarded
+    }
+
+    fn start_packet(&mut self, ts: u64) {
+        self.buf.clear();
+        self.buf.extend_from_slice(&0xC1FC_1FC1u32.to_le_bytes());
+        self.buf.extend_from_slice(&self.uuid);
+        self.buf.extend_from_slice(&0u32.to_le_bytes());
+        self.buf.extend_from_slice(&self.instance.to_le_bytes());
+        self.buf.resize(PACKET_PREAMBLE, 0); // context, filled when the packet is closed
+        self.ts_begin = ts;
+        self.ts_last = ts;
+        self.events_in_packet = 0;
+    }
+
+    /// Appends one event; packets are closed and written when full. Timestamps must not decrease.
+    pub fn event(
+        &mut self,
+        id: u32,
+        ts: u64,
+        vpid: i32,
+        vtid: i32,
+        procname: &[u8],
+        payload: &[u8],
+    ) -> std::io::Result<()> {
+        let need = event_size(payload.len(), procname.len());
+        if self.buf.is_empty() {
+            self.start_packet(ts);
+        } else if self.buf.len() + need > self.packet_size {
+            self.close_packet(self.ts_last)?;
+            self.start_packet(ts);
+        }
+        let ts = ts.max(self.ts_last);
+        // Large header: compact (u16 id, u32 time) when the id fits and the clock did not move
+        // by 2^32 or more since the previous event; else extended (full id and time).
+        if id < 65535 && ts - self.ts_last < (1 << 32) && self.events_in_packet > 0 {
+            self.buf.extend_from_slice(&(id as u16).to_le_bytes());
+            self.buf.extend_from_slice(&(ts as u32).to_le_bytes());
+        } else {
+            self.buf.extend_from_slice(&65535u16.to_le_bytes());
+            self.buf.extend_from_slice(&id.to_le_bytes());
+            self.buf.extend_from_slice(&ts.to_le_bytes());
+        }
+        self.buf.extend_from_slice(&vpid.to_le_bytes());
+        self.buf.extend_from_slice(&vtid.to_le_bytes());
+        let n = procname.iter().position(|b| *b == 0).unwrap_or(procname.len()).min(16);
+        self.buf.extend_from_slice(&procname[..n]);
+        self.buf.resize(self.buf.len() + 17 - n, 0);
+        self.buf.extend_from_slice(payload);
+        self.ts_last = ts;
+        self.events_in_packet += 1;
+        Ok(())
+    }
+
+    /// Closes the current packet (if it has events) with end time `ts_end` and writes it out.
+    pub fn close_packet(&mut self, ts_end: u64) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let content = self.buf.len();
+        let size = content.max(self.packet_size).div_ceil(4096) * 4096;
+        let ctx = &mut self.buf[32..PACKET_PREAMBLE];
+        ctx[0..8].copy_from_slice(&self.ts_begin.to_le_bytes());
+        ctx[8..16].copy_from_slice(&ts_end.max(self.ts_last).to_le_bytes());
+        ctx[16..24].copy_from_slice(&((content * 8) as u64).to_le_bytes());
+        ctx[24..32].copy_from_slice(&((size * 8) as u64).to_le_bytes());
+        ctx[32..40].copy_from_slice(&self.seq.to_le_bytes());
+        ctx[40..48].copy_from_slice(&self.discarded.to_le_bytes());
+        ctx[48..52].copy_from_slice(&self.cpu.to_le_bytes());
+        self.buf.resize(size, 0);
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Closes the last packet and flushes; returns the writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        let end = self.ts_last;
+        self.close_packet(end)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_metadata_parses() {
+        let t = TraceDecl {
+            uuid: [7; 16],
+            clock_offset_ns: 1_700_000_000_000_000_000,
+            env: vec![("hostname".into(), "h".into()), ("tracer_major".into(), "2".into())],
+            events: vec![EventDecl {
+                name: "ros2:rcl_node_init".into(),
+                fields: vec![
+                    FieldDecl { name: "node_handle".into(), ty: FieldType::Pointer },
+                    FieldDecl { name: "node_name".into(), ty: FieldType::String },
+                    FieldDecl { name: "gid".into(), ty: FieldType::U8Array(16) },
+                    FieldDecl { name: "subs".into(), ty: FieldType::PointerSequence },
+                ],
+            }],
+        };
+        let text = metadata_text(&t);
+        let schema = crate::metadata::parse_schema(&text).unwrap();
+        assert_eq!(
+            schema.streams[0].events[0].field_names(),
+            ["node_handle", "node_name", "gid", "_subs_length", "subs"]
+        );
+        let packed = packetize_metadata(&text, &t.uuid);
+        assert_eq!(crate::metadata::metadata_text(&packed).unwrap().text, text);
+    }
+}
