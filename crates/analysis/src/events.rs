@@ -18,6 +18,8 @@ pub enum Kind {
     RmwSubscriptionInit,
     /// `rcl_subscription_init`
     SubscriptionInit,
+    /// `rmw_client_init` (Kilted)
+    RmwClientInit,
     /// `rclcpp_subscription_init`
     RclcppSubscriptionInit,
     /// `rclcpp_subscription_callback_added`
@@ -121,6 +123,7 @@ impl Kind {
             (_, "rcl_publisher_init") => Kind::PublisherInit,
             (_, "rmw_subscription_init") => Kind::RmwSubscriptionInit,
             (_, "rcl_subscription_init") => Kind::SubscriptionInit,
+            (_, "rmw_client_init") => Kind::RmwClientInit,
             (_, "rclcpp_subscription_init") => Kind::RclcppSubscriptionInit,
             (_, "rclcpp_subscription_callback_added") => Kind::SubscriptionCallbackAdded,
             (_, "rcl_service_init") => Kind::ServiceInit,

@@ -61,6 +61,55 @@ pub struct Publication {
     pub in_run: Option<u32>,
 }
 
+/// A service request as the client sent it (`rmw_send_request`), and its response when taken.
+#[derive(Debug, Clone, Default)]
+pub struct ClientCall {
+    /// rmw client handle.
+    pub client: Key,
+    /// Thread.
+    pub vtid: i64,
+    /// Sequence number.
+    pub seq: i64,
+    /// Time sent.
+    pub ts_send: i64,
+    /// Time the response was taken (`rmw_take_response`), and its source timestamp.
+    pub response: Option<(i64, i64)>,
+}
+
+/// A service request as the server handled it.
+#[derive(Debug, Clone, Default)]
+pub struct ServerCall {
+    /// rmw service handle.
+    pub service: Key,
+    /// Thread.
+    pub vtid: i64,
+    /// Client GID.
+    pub client_gid: Vec<u8>,
+    /// Sequence number.
+    pub seq: i64,
+    /// Time taken (`rmw_take_request`).
+    pub ts_take: i64,
+    /// Time the response was sent and its source timestamp.
+    pub response: Option<(i64, i64)>,
+    /// The callback run that served it.
+    pub run: Option<u32>,
+}
+
+/// Time a thread's executor spent in each phase.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorPhases {
+    /// In `get_next_ready` (ns).
+    pub get_next_ns: i64,
+    /// In `wait_for_work` (ns).
+    pub wait_ns: i64,
+    /// In `execute` (ns).
+    pub execute_ns: i64,
+    /// `execute` events.
+    pub executions: u64,
+    /// Current phase (0 none, 1 get next, 2 wait, 3 execute) and since when.
+    current: (u8, i64),
+}
+
 /// One take of a message by a subscription (or a CARET dispatch).
 #[derive(Debug, Clone, Default)]
 pub struct Take {
@@ -96,6 +145,7 @@ struct ThreadState {
     last_pub: Option<u32>,
     awaiting_next: Option<u32>,
     pending_take: Option<u32>,
+    pending_request: Option<u32>,
     running: Vec<u32>,
 }
 
@@ -110,6 +160,12 @@ pub struct Collected {
     pub pubs: Vec<Publication>,
     /// Takes.
     pub takes: Vec<Take>,
+    /// Service requests sent by clients.
+    pub client_calls: Vec<ClientCall>,
+    /// Service requests taken by servers.
+    pub server_calls: Vec<ServerCall>,
+    /// Executor phases per thread (trace, vpid, vtid).
+    pub executor: HashMap<(u32, i64, i64), ExecutorPhases>,
     /// `callback_end` events without a start.
     pub unmatched_ends: u64,
     /// Events read.
@@ -181,7 +237,7 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
             c.ros_events += 1;
             handle(&mut c, info, &ev, t, vpid, vtid, ts);
         }
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             let (d, total) = events.progress();
             progress(d, total);
         }
@@ -267,6 +323,9 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
         }
         Kind::RmwPublisherInit => {
             m.gids.insert(key(info.u(ev, F::RmwPublisherHandle)), info.bytes(ev, F::Gid));
+        }
+        Kind::RmwClientInit => {
+            m.gids.insert(key(info.u(ev, F::RmwClientHandle)), info.bytes(ev, F::Gid));
         }
         Kind::RmwSubscriptionInit => {
             m.gids.insert(key(info.u(ev, F::RmwSubscriptionHandle)), info.bytes(ev, F::Gid));
@@ -459,6 +518,9 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             let st = c.threads.entry((t, vpid, vtid)).or_default();
             st.open.push((cb, id));
             st.running.push(id);
+            if let Some(rq) = st.pending_request.take() {
+                c.server_calls[rq as usize].run = Some(id);
+            }
             if let Some(tk) = st.pending_take.take() {
                 let take = &mut c.takes[tk as usize];
                 if take.callback == 0 || take.callback == cb {
@@ -643,13 +705,82 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             c.takes.push(take);
             c.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
         }
-        Kind::SendRequest
-        | Kind::TakeRequest
-        | Kind::SendResponse
-        | Kind::TakeResponse
-        | Kind::ExecutorGetNextReady
-        | Kind::ExecutorWaitForWork
-        | Kind::ExecutorExecute => {}
+        Kind::SendRequest => {
+            let call = ClientCall {
+                client: key(info.u(ev, F::RmwClientHandle)),
+                vtid,
+                seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
+                ts_send: ts,
+                response: None,
+            };
+            c.client_calls.push(call);
+        }
+        Kind::TakeRequest => {
+            if info.u(ev, F::Taken) != 0 {
+                let call = ServerCall {
+                    service: key(info.u(ev, F::RmwServiceHandle)),
+                    vtid,
+                    client_gid: info.bytes(ev, F::ClientGid),
+                    seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
+                    ts_take: ts,
+                    response: None,
+                    run: None,
+                };
+                let id = c.server_calls.len() as u32;
+                c.server_calls.push(call);
+                c.threads.entry((t, vpid, vtid)).or_default().pending_request = Some(id);
+            }
+        }
+        Kind::SendResponse => {
+            let service = key(info.u(ev, F::RmwServiceHandle));
+            let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
+            let gid = info.bytes(ev, F::ClientGid);
+            let source = info.i(ev, F::Timestamp).unwrap_or(0);
+            if let Some(call) = c
+                .server_calls
+                .iter_mut()
+                .rev()
+                .take(1024)
+                .find(|x| x.service == service && x.seq == seq && x.client_gid == gid && x.response.is_none())
+            {
+                call.response = Some((ts, source));
+            }
+        }
+        Kind::TakeResponse => {
+            if info.u(ev, F::Taken) != 0 {
+                let client = key(info.u(ev, F::RmwClientHandle));
+                let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
+                let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
+                if let Some(call) = c
+                    .client_calls
+                    .iter_mut()
+                    .rev()
+                    .take(1024)
+                    .find(|x| x.client == client && x.seq == seq && x.response.is_none())
+                {
+                    call.response = Some((ts, source));
+                }
+            }
+        }
+        Kind::ExecutorGetNextReady | Kind::ExecutorWaitForWork | Kind::ExecutorExecute => {
+            let ph = c.executor.entry((t, vpid, vtid)).or_default();
+            let d = ts - ph.current.1;
+            match ph.current.0 {
+                1 => ph.get_next_ns += d,
+                2 => ph.wait_ns += d,
+                3 => ph.execute_ns += d,
+                _ => {}
+            }
+            let next = match info.kind {
+                Kind::ExecutorGetNextReady => 1,
+                Kind::ExecutorWaitForWork => 2,
+                _ => {
+                    ph.executions += 1;
+                    3
+                }
+            };
+            ph.current = (next, ts);
+        }
     }
 }
 

@@ -179,6 +179,54 @@ pub struct ExecutorReport {
     pub groups: Vec<(String, u64, usize)>,
 }
 
+/// One service's requests and responses (from Kilted's rmw events).
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceReport {
+    /// Service name.
+    pub name: String,
+    /// Server node.
+    pub server_node: String,
+    /// Server process.
+    pub server_vpid: i64,
+    /// Requests clients sent.
+    pub requests_sent: u64,
+    /// Requests the server took.
+    pub requests_served: u64,
+    /// Responses clients took.
+    pub responses_received: u64,
+    /// Requests matched client → server (client GID and sequence number).
+    pub requests_matched: u64,
+    /// Responses matched server → client (source timestamp and sequence number).
+    pub responses_matched: u64,
+    /// Client send → server take.
+    pub request_ns: Stats,
+    /// Server take → response sent.
+    pub service_ns: Stats,
+    /// Response sent → client take.
+    pub response_ns: Stats,
+    /// Client send → client take of the response.
+    pub round_trip_ns: Stats,
+}
+
+/// Time a thread's executor spent per phase (`rclcpp_executor_*` events).
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecutorThread {
+    /// Process.
+    pub vpid: i64,
+    /// Thread.
+    pub vtid: i64,
+    /// Process name.
+    pub procname: String,
+    /// Getting the next ready executable (ns).
+    pub get_next_ns: i64,
+    /// Waiting for work (ns).
+    pub wait_ns: i64,
+    /// Executing (ns).
+    pub execute_ns: i64,
+    /// Executions.
+    pub executions: u64,
+}
+
 /// A lifecycle transition.
 #[derive(Debug, Clone, Serialize)]
 pub struct TransitionReport {
@@ -219,6 +267,10 @@ pub struct Report {
     pub per_thread: Vec<TimeShare>,
     /// Executors and callback groups.
     pub executors: Vec<ExecutorReport>,
+    /// Executor phases per thread.
+    pub executor_threads: Vec<ExecutorThread>,
+    /// Services with request/response instances.
+    pub services: Vec<ServiceReport>,
     /// Lifecycle transitions.
     pub lifecycle_transitions: Vec<TransitionReport>,
     /// Messages matched in all.
@@ -294,6 +346,9 @@ pub fn analyze(c: Collected) -> Analysis {
         errors,
         losses,
         discarded,
+        client_calls,
+        server_calls,
+        executor,
         ..
     } = c;
     let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
@@ -533,7 +588,8 @@ pub fn analyze(c: Collected) -> Analysis {
         };
         let publishers = nodes_of(true);
         let subscribers = nodes_of(false);
-        let mut pair_map: BTreeMap<(i64, String, i64, String), (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+        type PairKey = (i64, String, i64, String);
+        let mut pair_map: BTreeMap<PairKey, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
         for f in fl {
             let p = &pubs[f.publication as usize].0;
             let (t, sub) = &takes[f.take as usize];
@@ -653,6 +709,20 @@ pub fn analyze(c: Collected) -> Analysis {
             })
         })
         .collect();
+    let services = services(&m, &client_calls, &server_calls);
+    let mut executor_threads: Vec<ExecutorThread> = executor
+        .iter()
+        .map(|((t, p, tid), ph)| ExecutorThread {
+            vpid: *p,
+            vtid: *tid,
+            procname: procname(*t, *p),
+            get_next_ns: ph.get_next_ns,
+            wait_ns: ph.wait_ns,
+            execute_ns: ph.execute_ns,
+            executions: ph.executions,
+        })
+        .collect();
+    executor_threads.sort_by_key(|e| (e.vpid, e.vtid));
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
     let report = Report {
@@ -670,10 +740,101 @@ pub fn analyze(c: Collected) -> Analysis {
         per_node,
         per_thread,
         executors,
+        executor_threads,
+        services,
         lifecycle_transitions,
         unmatched_callback_ends: unmatched_ends,
         discarded_events: discarded,
         warnings,
     };
     Analysis { model: m, runs, pubs, takes, flows, report }
+}
+
+/// Matches requests client → server by (client GID, sequence number) and responses server →
+/// client by (source timestamp, sequence number), per service.
+fn services(m: &Model, clients: &[crate::pass::ClientCall], servers: &[crate::pass::ServerCall]) -> Vec<ServiceReport> {
+    let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
+    // Client calls by (client GID, seq), and by (response source timestamp, seq).
+    let mut by_gid: HashMap<(Vec<u8>, i64), usize> = HashMap::new();
+    for (i, c) in clients.iter().enumerate() {
+        if let Some(g) = m.gids.get(&c.client) {
+            by_gid.insert((g.clone(), c.seq), i);
+        }
+    }
+    let mut by_source: HashMap<(i64, i64), usize> = HashMap::new();
+    for (i, c) in clients.iter().enumerate() {
+        if let Some((_, src)) = c.response {
+            by_source.insert((src, c.seq), i);
+        }
+    }
+    #[derive(Default)]
+    struct Acc {
+        sent: u64,
+        served: u64,
+        received: u64,
+        req_matched: u64,
+        resp_matched: u64,
+        request: Vec<i64>,
+        service: Vec<i64>,
+        response: Vec<i64>,
+        round: Vec<i64>,
+    }
+    let mut acc: BTreeMap<(String, i64, String), Acc> = BTreeMap::new();
+    let name_of_server = |s: &crate::pass::ServerCall| match by_rmw(&m.services, s.service) {
+        Some(i) => {
+            let sv = &m.services.items[i];
+            (sv.name.clone(), sv.key.1, m.node_name(sv.node))
+        }
+        None => (format!("{:#x}", s.service.2), s.service.1, String::new()),
+    };
+    for s in servers {
+        let key = name_of_server(s);
+        let a = acc.entry(key).or_default();
+        a.served += 1;
+        if let Some((t, _)) = s.response {
+            a.service.push(t - s.ts_take);
+        }
+        if let Some(&ci) = by_gid.get(&(s.client_gid.clone(), s.seq)) {
+            a.req_matched += 1;
+            a.request.push(s.ts_take - clients[ci].ts_send);
+        }
+        if let Some((t_send, src)) = s.response {
+            if let Some(&ci) = by_source.get(&(src, s.seq)) {
+                a.resp_matched += 1;
+                if let Some((t_take, _)) = clients[ci].response {
+                    a.response.push(t_take - t_send);
+                }
+            }
+        }
+    }
+    for c in clients {
+        let name = match by_rmw(&m.clients, c.client) {
+            Some(i) => m.clients.items[i].name.clone(),
+            None => continue,
+        };
+        // Attribute the client's numbers to the server entry of that service name, if any.
+        let key = acc.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new()));
+        let a = acc.entry(key).or_default();
+        a.sent += 1;
+        if let Some((t, _)) = c.response {
+            a.received += 1;
+            a.round.push(t - c.ts_send);
+        }
+    }
+    acc.into_iter()
+        .map(|((name, vpid, node), mut a)| ServiceReport {
+            name,
+            server_node: node,
+            server_vpid: vpid,
+            requests_sent: a.sent,
+            requests_served: a.served,
+            responses_received: a.received,
+            requests_matched: a.req_matched,
+            responses_matched: a.resp_matched,
+            request_ns: Stats::of(&mut a.request),
+            service_ns: Stats::of(&mut a.service),
+            response_ns: Stats::of(&mut a.response),
+            round_trip_ns: Stats::of(&mut a.round),
+        })
+        .collect()
 }

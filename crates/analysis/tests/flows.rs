@@ -135,11 +135,11 @@ fn publish_window_flows_in_pingpong() {
         .find(|e| e.name == "ros2:rmw_take" && e.u["taken"] == 1 && rmw_ping.contains(&e.u["rmw_subscription_handle"]))
         .unwrap();
     let source = take.u["source_timestamp"] as i64;
-    let rmw_publish = ev.iter().filter(|e| e.name == "ros2:rmw_publish" && e.ts <= source).last().unwrap();
+    let rmw_publish = ev.iter().rfind(|e| e.name == "ros2:rmw_publish" && e.ts <= source).unwrap();
     let rclcpp = ev
         .iter()
         .filter(|e| e.name == "ros2:rclcpp_publish" && e.ts <= rmw_publish.ts && e.vtid == rmw_publish.vtid)
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(rclcpp.u["message"], rmw_publish.u["message"], "same message through the layers");
     let f = a.flows.iter().find(|f| a.takes[f.take as usize].0.ts == take.ts).unwrap();

@@ -194,7 +194,7 @@ pub fn render(r: &Report, top: usize) -> String {
             continue;
         }
         let _ = writeln!(o, "\nCallback time per {title}");
-        for s in take(v, top.min(10).max(1)) {
+        for s in take(v, top.clamp(1, 10)) {
             let _ = writeln!(
                 o,
                 "  {:>10} {:>5.1}% of callback time, busy {:>5.1}%  pid {}{}  {}",
@@ -204,6 +204,53 @@ pub fn render(r: &Report, top: usize) -> String {
                 s.vpid,
                 s.vtid.map(|t| format!(" tid {t}")).unwrap_or_default(),
                 if s.name.is_empty() { "(unknown node)" } else { &s.name }
+            );
+        }
+    }
+    if !r.services.is_empty() {
+        let _ = writeln!(o, "\nServices");
+        for sv in take(&r.services, top) {
+            let _ = writeln!(
+                o,
+                "  {}  [server {} pid {}]  sent {}, served {}, responses {}, matched requests {}, matched responses {}",
+                sv.name,
+                if sv.server_node.is_empty() { "?" } else { &sv.server_node },
+                sv.server_vpid,
+                sv.requests_sent,
+                sv.requests_served,
+                sv.responses_received,
+                sv.requests_matched,
+                sv.responses_matched
+            );
+            for (what, st) in [
+                ("request", &sv.request_ns),
+                ("service", &sv.service_ns),
+                ("response", &sv.response_ns),
+                ("round trip", &sv.round_trip_ns),
+            ] {
+                if st.count > 0 {
+                    let _ = writeln!(o, "      {what:<11} {}", stats_line(st));
+                }
+            }
+        }
+    }
+    if !r.executor_threads.is_empty() {
+        let _ = writeln!(o, "\nExecutor phases per thread");
+        for e in take(&r.executor_threads, top) {
+            let total = (e.get_next_ns + e.wait_ns + e.execute_ns).max(1) as f64;
+            let _ = writeln!(
+                o,
+                "  pid {} tid {} {}: executing {} ({:.1}%), waiting {} ({:.1}%), getting next {} ({:.1}%), {} executions",
+                e.vpid,
+                e.vtid,
+                e.procname,
+                dur(e.execute_ns as f64),
+                100.0 * e.execute_ns as f64 / total,
+                dur(e.wait_ns as f64),
+                100.0 * e.wait_ns as f64 / total,
+                dur(e.get_next_ns as f64),
+                100.0 * e.get_next_ns as f64 / total,
+                e.executions
             );
         }
     }
