@@ -7,19 +7,34 @@ use crate::model::*;
 use ctf::{Event, TraceSet};
 use std::collections::HashMap;
 
-/// One execution of a callback.
-#[derive(Debug, Clone)]
+/// One execution of a callback; compact, as there is one per callback run of the trace.
+#[derive(Debug, Clone, Copy)]
 pub struct Run {
-    /// Callback handle.
-    pub key: Key,
+    /// Index of the callback handle in [`Collected::slots`].
+    pub slot: u32,
     /// Thread.
-    pub vtid: i64,
-    /// Start (ns).
-    pub start: i64,
-    /// End (ns), if the trace has it.
-    pub end: Option<i64>,
+    pub vtid: i32,
     /// `is_intra_process` of `callback_start`.
     pub intra: bool,
+    /// Start (ns).
+    pub start: i64,
+    end: i64,
+}
+
+const NO_END: i64 = i64::MIN;
+
+impl Run {
+    /// End (ns), if the trace has it.
+    #[inline]
+    pub fn end(&self) -> Option<i64> {
+        (self.end != NO_END).then_some(self.end)
+    }
+
+    /// Duration (ns), if the run ended.
+    #[inline]
+    pub fn duration(&self) -> Option<i64> {
+        self.end().map(|e| e - self.start)
+    }
 }
 
 /// One publication of a message, across the rclcpp/rcl/rmw/DDS layers of one thread.
@@ -156,6 +171,9 @@ pub struct Collected {
     pub model: Model,
     /// Callback runs.
     pub runs: Vec<Run>,
+    /// Callback handles of the runs (see [`Run::slot`]).
+    pub slots: Vec<Key>,
+    slot_of: HashMap<Key, u32>,
     /// Publications.
     pub pubs: Vec<Publication>,
     /// Takes.
@@ -244,6 +262,9 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
     }
     c.events = n;
     c.model.resolve_owners();
+    c.runs.shrink_to_fit();
+    c.pubs.shrink_to_fit();
+    c.takes.shrink_to_fit();
     for l in events.losses() {
         if let ctf::LossKind::Events(k) = l.kind {
             c.discarded += k;
@@ -514,7 +535,12 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             let cb = info.u(ev, F::Callback);
             let intra = info.u(ev, F::IsIntraProcess) != 0;
             let id = c.runs.len() as u32;
-            c.runs.push(Run { key: key(cb), vtid, start: ts, end: None, intra });
+            let n = c.slots.len() as u32;
+            let slot = *c.slot_of.entry(key(cb)).or_insert(n);
+            if slot == n {
+                c.slots.push(key(cb));
+            }
+            c.runs.push(Run { slot, vtid: vtid as i32, intra, start: ts, end: NO_END });
             let st = c.threads.entry((t, vpid, vtid)).or_default();
             st.open.push((cb, id));
             st.running.push(id);
@@ -534,7 +560,7 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
             match st.open.iter().rposition(|(a, _)| *a == cb) {
                 Some(k) => {
                     let (_, id) = st.open.remove(k);
-                    c.runs[id as usize].end = Some(ts);
+                    c.runs[id as usize].end = ts;
                     if let Some(r) = st.running.iter().rposition(|x| *x == id) {
                         st.running.remove(r);
                     }

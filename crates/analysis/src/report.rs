@@ -291,6 +291,8 @@ pub struct Analysis {
     pub model: Model,
     /// Callback runs, with the callback object each belongs to (None: no initialization event).
     pub runs: Vec<(crate::pass::Run, Option<u32>)>,
+    /// Callback handles of the runs (see `Run::slot`).
+    pub slots: Vec<Key>,
     /// Publications, with their topic.
     pub pubs: Vec<(Publication, Option<String>)>,
     /// Takes, with their subscription.
@@ -337,6 +339,7 @@ pub fn analyze(c: Collected) -> Analysis {
     let Collected {
         model: m,
         runs,
+        slots,
         pubs,
         takes,
         unmatched_ends,
@@ -359,7 +362,7 @@ pub fn analyze(c: Collected) -> Analysis {
     let runs: Vec<(crate::pass::Run, Option<u32>)> = runs
         .into_iter()
         .map(|r| {
-            let id = m.callbacks.at(r.key, r.start);
+            let id = m.callbacks.at(slots[r.slot as usize], r.start);
             (r, id)
         })
         .collect();
@@ -461,18 +464,18 @@ pub fn analyze(c: Collected) -> Analysis {
     }
 
     // Callbacks.
-    let mut groups: BTreeMap<(Key, Option<u32>), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Key, Option<u32>), Vec<u32>> = BTreeMap::new();
     for (i, (r, id)) in runs.iter().enumerate() {
-        groups.entry((r.key, *id)).or_default().push(i);
+        groups.entry((slots[r.slot as usize], *id)).or_default().push(i as u32);
     }
-    let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.end.map(|e| e - r.start)).sum::<i64>().max(1);
+    let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
     let mut callbacks = Vec::new();
     let mut per_node: HashMap<(i64, String), (u64, i64)> = HashMap::new();
     for ((key, id), idx) in &groups {
         let cb = id.map(|i| m.callbacks.get(i));
-        let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i].0.end.map(|e| e - runs[i].0.start)).collect();
-        let mut starts: Vec<i64> = idx.iter().map(|&i| runs[i].0.start).collect();
+        let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i as usize].0.duration()).collect();
+        let mut starts: Vec<i64> = idx.iter().map(|&i| runs[i as usize].0.start).collect();
         starts.sort_unstable();
         let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
         let (kind, topic, timer_period) = match cb.and_then(|c| c.owner) {
@@ -499,8 +502,8 @@ pub fn analyze(c: Collected) -> Analysis {
             topic,
             timer_period_ns: timer_period,
             count: durations.len() as u64,
-            unfinished: idx.iter().filter(|&&i| runs[i].0.end.is_none()).count() as u64,
-            intra_process: idx.iter().filter(|&&i| runs[i].0.intra).count() as u64,
+            unfinished: idx.iter().filter(|&&i| runs[i as usize].0.end().is_none()).count() as u64,
+            intra_process: idx.iter().filter(|&&i| runs[i as usize].0.intra).count() as u64,
             duration_ns: Stats::of(&mut durations),
             period_ns: Stats::of(&mut periods),
             jitter_ns: jitter,
@@ -527,12 +530,12 @@ pub fn analyze(c: Collected) -> Analysis {
     let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::new();
     let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::new();
     for (r, _) in &runs {
-        if let Some(e) = r.end {
-            let d = e - r.start;
-            let x = per_thread.entry((r.key.0, r.key.1, r.vtid)).or_default();
+        if let Some(d) = r.duration() {
+            let k = slots[r.slot as usize];
+            let x = per_thread.entry((k.0, k.1, r.vtid as i64)).or_default();
             x.0 += 1;
             x.1 += d;
-            let y = per_proc.entry((r.key.0, r.key.1)).or_default();
+            let y = per_proc.entry((k.0, k.1)).or_default();
             y.0 += 1;
             y.1 += d;
         }
@@ -747,7 +750,7 @@ pub fn analyze(c: Collected) -> Analysis {
         discarded_events: discarded,
         warnings,
     };
-    Analysis { model: m, runs, pubs, takes, flows, report }
+    Analysis { model: m, runs, slots, pubs, takes, flows, report }
 }
 
 /// Matches requests client → server by (client GID, sequence number) and responses server →
