@@ -1,0 +1,51 @@
+//! rostrace's `libtracetools.so`: a drop-in for ROS 2's tracetools.
+//!
+//! ROS 2 code (rcl, rclcpp, rmw) calls `ros_trace_*` functions; this library provides all of
+//! them with upstream's signatures (42 tracepoints of ros2_tracing 8.10.1), plus CARET's
+//! `ros2_caret` events and a safe Rust API ([`api`]) over the same catalog. Events go to:
+//!
+//! - the **embedded tracer** (default): when `ROSTRACE_SESSION_DIR` is set, each process writes
+//!   its own LTTng-layout CTF trace below it, from per-thread lock-free buffers drained by a
+//!   background thread; no daemon. Full buffers drop events and count them.
+//! - **LTTng-UST**, with `ROSTRACE_BACKEND=lttng`: a tracepoint provider built from the same
+//!   catalog is loaded at run time, so this library also works where LTTng is not installed.
+//!
+//! `TRACETOOLS_RUNTIME_DISABLE=1` turns tracing off. Nothing unwinds across the C ABI.
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod catalog;
+mod clock;
+pub mod ffi;
+mod lttng;
+mod ring;
+pub mod tracer;
+
+mod abi {
+    //! The C ABI: `ros_trace_X`, `ros_trace_enabled_X`, `ros_trace_do_X` for every `ros2` tracepoint.
+    use crate::tracer::Mode;
+    use std::ffi::{c_char, c_void};
+
+    include!(concat!(env!("OUT_DIR"), "/abi_gen.rs"));
+
+    /// Whether tracing support is compiled in: always.
+    #[no_mangle]
+    pub extern "C" fn ros_trace_compile_status() -> bool {
+        true
+    }
+
+    /// Whether a backend is active in this process.
+    #[no_mangle]
+    pub extern "C" fn ros_trace_runtime_status() -> bool {
+        crate::ffi::guard_or(false, || crate::tracer::mode() != Mode::Off)
+    }
+}
+
+/// The tracetools version recorded by `rcl_init` (the ros2_tracing version this library mirrors).
+pub const VERSION: &str = "8.10.1";
+
+/// Size of GID arrays (`TRACETOOLS_GID_STORAGE_SIZE`).
+pub const GID_SIZE: usize = 16;
+
+/// Directory holding the generated C header `tracetools/tracetools.h`.
+pub const INCLUDE_DIR: &str = env!("ROSTRACE_INCLUDE_DIR");

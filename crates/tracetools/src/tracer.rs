@@ -1,0 +1,539 @@
+//! The embedded tracer: which backend is on, per-thread rings, the writer thread that turns
+//! them into an LTTng-layout CTF trace, and flushing at exit and on fatal signals.
+//!
+//! Configuration, from the environment of the traced process:
+//! - `ROSTRACE_SESSION_DIR`: where to write (turns the embedded tracer on);
+//! - `ROSTRACE_BACKEND`: `embedded` (default) or `lttng`;
+//! - `ROSTRACE_EVENTS`: comma-separated `*` patterns of events to record (default: all);
+//! - `ROSTRACE_BUFFER_SIZE`: bytes of each thread's ring (default 1 MiB);
+//! - `ROSTRACE_MEMORY_BUDGET`: bytes of all rings together (default 256 MiB); threads beyond it
+//!   record nothing and their events are counted as discarded;
+//! - `TRACETOOLS_RUNTIME_DISABLE=1`: no tracing at all.
+
+use crate::catalog::{self, TRACEPOINTS};
+use crate::clock;
+use crate::ring::Ring;
+use ctf::write::{metadata_text, packetize_metadata, StreamWriter};
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Where events go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Nowhere.
+    Off,
+    /// The embedded tracer.
+    Embedded,
+    /// LTTng-UST.
+    Lttng,
+}
+
+const UNINIT: u8 = 0;
+const OFF: u8 = 1;
+const EMBEDDED: u8 = 2;
+const LTTNG: u8 = 3;
+
+static MODE: AtomicU8 = AtomicU8::new(UNINIT);
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static MASK: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+static INIT: Mutex<()> = Mutex::new(());
+
+/// The backend of this process (set up on first use).
+#[inline]
+pub fn mode() -> Mode {
+    match MODE.load(Ordering::Relaxed) {
+        EMBEDDED => Mode::Embedded,
+        LTTNG => Mode::Lttng,
+        OFF => Mode::Off,
+        _ => init(),
+    }
+}
+
+/// Whether event `id` is recorded now (embedded tracer).
+#[inline]
+pub fn event_on(id: u16) -> bool {
+    RECORDING.load(Ordering::Relaxed) && MASK[(id / 64) as usize & 3].load(Ordering::Relaxed) & (1 << (id % 64)) != 0
+}
+
+/// Starts or stops recording (the session stays set up).
+pub fn set_recording(on: bool) {
+    RECORDING.store(on, Ordering::Relaxed);
+}
+
+/// Whether the embedded tracer records now.
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Records only the events whose name matches one of `patterns`.
+pub fn set_events(patterns: &[&str]) {
+    let ids = catalog::matching(patterns);
+    for m in &MASK {
+        m.store(0, Ordering::Relaxed);
+    }
+    for id in ids {
+        MASK[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::Relaxed);
+    }
+}
+
+fn env_size(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| parse_size(&v)).unwrap_or(default)
+}
+
+/// `1048576`, `512K`, `4M`, `1G`.
+pub fn parse_size(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let (num, mult) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1 << 10),
+        'm' | 'M' => (&v[..v.len() - 1], 1 << 20),
+        'g' | 'G' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1),
+    };
+    num.trim().parse::<usize>().ok().map(|n| n * mult)
+}
+
+#[cold]
+fn init() -> Mode {
+    let _g = INIT.lock().unwrap_or_else(|e| e.into_inner());
+    match MODE.load(Ordering::Acquire) {
+        EMBEDDED => return Mode::Embedded,
+        LTTNG => return Mode::Lttng,
+        OFF => return Mode::Off,
+        _ => {}
+    }
+    let m = choose();
+    MODE.store(
+        match m {
+            Mode::Off => OFF,
+            Mode::Embedded => EMBEDDED,
+            Mode::Lttng => LTTNG,
+        },
+        Ordering::Release,
+    );
+    m
+}
+
+fn choose() -> Mode {
+    if std::env::var("TRACETOOLS_RUNTIME_DISABLE").is_ok_and(|v| v == "1") {
+        if std::env::var("TRACETOOLS_VERBOSE").is_ok_and(|v| v == "1") {
+            eprintln!("ROS 2 tracing disabled");
+        }
+        return Mode::Off;
+    }
+    let patterns = std::env::var("ROSTRACE_EVENTS").unwrap_or_else(|_| "*".into());
+    set_events(&patterns.split(',').collect::<Vec<_>>());
+    match std::env::var("ROSTRACE_BACKEND").as_deref() {
+        Ok("lttng") => match crate::lttng::load() {
+            Ok(()) => Mode::Lttng,
+            Err(e) => {
+                eprintln!("rostrace: LTTng backend unavailable, not tracing: {e}");
+                Mode::Off
+            }
+        },
+        _ => match std::env::var_os("ROSTRACE_SESSION_DIR") {
+            Some(dir) => match Session::start(PathBuf::from(dir)) {
+                Ok(()) => {
+                    RECORDING.store(true, Ordering::Relaxed);
+                    Mode::Embedded
+                }
+                Err(e) => {
+                    eprintln!("rostrace: cannot trace: {e}");
+                    Mode::Off
+                }
+            },
+            None => Mode::Off,
+        },
+    }
+}
+
+/// Encodes an event's payload fields.
+pub struct Enc<'a>(&'a mut Vec<u8>);
+
+impl Enc<'_> {
+    /// A 64-bit unsigned integer (pointers, sizes).
+    #[inline]
+    pub fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A 64-bit signed integer.
+    #[inline]
+    pub fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A 32-bit signed integer (C bools as 0/1).
+    #[inline]
+    pub fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A string, up to its first NUL (invalid UTF-8 is kept as bytes).
+    #[inline]
+    pub fn string(&mut self, s: &[u8]) {
+        let n = memchr_nul(s);
+        self.0.extend_from_slice(&s[..n]);
+        self.0.push(0);
+    }
+    /// Exactly `len` bytes (cut or padded with zeros).
+    #[inline]
+    pub fn bytes(&mut self, b: &[u8], len: usize) {
+        let n = b.len().min(len);
+        self.0.extend_from_slice(&b[..n]);
+        self.0.resize(self.0.len() + len - n, 0);
+    }
+    /// A sequence of pointers, with its length.
+    #[inline]
+    pub fn pointers(&mut self, v: &[usize]) {
+        self.u64(v.len() as u64);
+        for p in v {
+            self.u64(*p as u64);
+        }
+    }
+}
+
+fn memchr_nul(s: &[u8]) -> usize {
+    s.iter().position(|c| *c == 0).unwrap_or(s.len())
+}
+
+struct Local {
+    ring: Option<Arc<Ring>>,
+    scratch: Vec<u8>,
+    count: u32,
+    registered: bool,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let Some(r) = &self.ring {
+            r.alive.store(false, Ordering::Release);
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL: RefCell<Local> = const { RefCell::new(Local { ring: None, scratch: Vec::new(), count: 0, registered: false }) };
+}
+
+/// Events dropped because their thread could not get a ring within the memory budget.
+static UNBUFFERED: AtomicU64 = AtomicU64::new(0);
+
+fn tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+fn cpu() -> u32 {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    c.max(0) as u32
+}
+
+/// Records an event: takes the time, encodes the payload with `f`, appends to this thread's ring.
+#[inline]
+pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
+    let ts = clock::monotonic();
+    let _ = LOCAL.try_with(|l| {
+        // A tracepoint reached from inside the tracer (allocator hooks...) is dropped.
+        let Ok(mut l) = l.try_borrow_mut() else { return };
+        if !l.registered {
+            l.registered = true;
+            l.ring = SESSION.get().and_then(|s| s.register());
+        }
+        let l = &mut *l;
+        let Some(ring) = &l.ring else {
+            UNBUFFERED.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if l.count & 255 == 0 {
+            ring.cpu.store(cpu(), Ordering::Relaxed);
+        }
+        l.count = l.count.wrapping_add(1);
+        l.scratch.clear();
+        f(&mut Enc(&mut l.scratch));
+        ring.push(id, ts, &l.scratch);
+    });
+}
+
+/// The embedded session of this process.
+struct Session {
+    dir: PathBuf,
+    uuid: [u8; 16],
+    vpid: i32,
+    procname: Vec<u8>,
+    ring_size: usize,
+    budget: usize,
+    allocated: AtomicUsize,
+    rings: Mutex<Vec<Arc<Ring>>>,
+    writer: Mutex<Writer>,
+    stop: AtomicBool,
+}
+
+static SESSION: OnceLock<Session> = OnceLock::new();
+
+struct Stream {
+    ring: Arc<Ring>,
+    out: Option<StreamWriter<BufWriter<File>>>,
+    reported: u64,
+}
+
+#[derive(Default)]
+struct Writer {
+    streams: Vec<Stream>,
+    unbuffered_reported: u64,
+    finished: bool,
+}
+
+fn random_uuid() -> [u8; 16] {
+    let mut u = [0u8; 16];
+    if let Ok(mut f) = File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut f, &mut u);
+    } else {
+        let t = clock::realtime() as u64 ^ (std::process::id() as u64) << 32;
+        u[..8].copy_from_slice(&t.to_le_bytes());
+    }
+    u[6] = (u[6] & 0x0f) | 0x40;
+    u[8] = (u[8] & 0x3f) | 0x80;
+    u
+}
+
+fn procname() -> Vec<u8> {
+    let mut buf = [0u8; 17];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes and a NUL into `buf`.
+    unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) };
+    let n = buf.iter().position(|c| *c == 0).unwrap_or(16);
+    buf[..n].to_vec()
+}
+
+/// `YYYYMMDD-HHMMSS` (UTC) of ns since the epoch.
+fn datetime(ns: i64) -> String {
+    let s = ns.div_euclid(1_000_000_000);
+    let days = s.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    let t = s.rem_euclid(86_400);
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", t / 3600, (t / 60) % 60, t % 60)
+}
+
+impl Session {
+    fn start(root: PathBuf) -> Result<(), String> {
+        let vpid = std::process::id() as i32;
+        let procname = procname();
+        let offset = clock::offset();
+        let now = clock::realtime();
+        let name = format!("{}-{}-{}", String::from_utf8_lossy(&procname), vpid, datetime(now));
+        let dir = root.join("ust").join("pid").join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let uuid = random_uuid();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
+        let env = vec![
+            ("hostname".to_string(), host),
+            ("domain".to_string(), "ust".to_string()),
+            ("tracer_name".to_string(), "rostrace".to_string()),
+            ("tracer_major".to_string(), env!("CARGO_PKG_VERSION_MAJOR").to_string()),
+            ("tracer_minor".to_string(), env!("CARGO_PKG_VERSION_MINOR").to_string()),
+            ("tracer_buffering_scheme".to_string(), "pid".to_string()),
+            ("tracer_buffering_id".to_string(), vpid.to_string()),
+            ("architecture_bit_width".to_string(), "64".to_string()),
+            ("trace_name".to_string(), root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+            ("trace_creation_datetime".to_string(), datetime(now)),
+            ("vpid".to_string(), vpid.to_string()),
+            ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
+        ];
+        let text = metadata_text(&catalog::trace_decl(uuid, offset, env));
+        let meta = dir.join("metadata");
+        std::fs::write(&meta, packetize_metadata(&text, &uuid)).map_err(|e| format!("{}: {e}", meta.display()))?;
+        let s = Session {
+            dir,
+            uuid,
+            vpid,
+            procname,
+            ring_size: env_size("ROSTRACE_BUFFER_SIZE", 1 << 20),
+            budget: env_size("ROSTRACE_MEMORY_BUDGET", 256 << 20),
+            allocated: AtomicUsize::new(0),
+            rings: Mutex::new(Vec::new()),
+            writer: Mutex::new(Writer::default()),
+            stop: AtomicBool::new(false),
+        };
+        if SESSION.set(s).is_err() {
+            return Err("session already started".into());
+        }
+        std::thread::Builder::new()
+            .name("rostrace-writer".into())
+            .spawn(writer_loop)
+            .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        // SAFETY: registering plain extern "C" functions.
+        unsafe {
+            libc::atexit(at_exit);
+            libc::pthread_atfork(None, None, Some(in_child));
+        }
+        install_signal_handlers();
+        Ok(())
+    }
+
+    /// A ring for the calling thread, within the memory budget.
+    fn register(&self) -> Option<Arc<Ring>> {
+        let size = self.ring_size.max(4096).next_power_of_two();
+        if self.allocated.fetch_add(size, Ordering::Relaxed) + size > self.budget {
+            self.allocated.fetch_sub(size, Ordering::Relaxed);
+            return None;
+        }
+        let mut rings = self.rings.lock().unwrap_or_else(|e| e.into_inner());
+        let ring = Arc::new(Ring::new(size, tid(), rings.len() as u32));
+        rings.push(ring.clone());
+        Some(ring)
+    }
+
+    /// Moves every ring's records to its stream file; with `finish`, closes the files.
+    fn drain(&self, w: &mut Writer, finish: bool) {
+        if w.finished {
+            return;
+        }
+        let rings: Vec<Arc<Ring>> = self.rings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for r in rings.iter().skip(w.streams.len()) {
+            w.streams.push(Stream { ring: r.clone(), out: None, reported: 0 });
+        }
+        for (k, st) in w.streams.iter_mut().enumerate() {
+            let ring = &st.ring;
+            let discarded = ring.discarded.load(Ordering::Relaxed)
+                + if k == 0 {
+                    let u = UNBUFFERED.load(Ordering::Relaxed);
+                    let d = u - w.unbuffered_reported;
+                    w.unbuffered_reported = u;
+                    d
+                } else {
+                    0
+                };
+            if ring.is_empty() && discarded == st.reported && st.out.is_none() {
+                continue;
+            }
+            if st.out.is_none() {
+                let path = self.dir.join(format!("channel0_{}", ring.index));
+                match File::create(&path) {
+                    Ok(f) => {
+                        st.out = Some(StreamWriter::new(
+                            BufWriter::with_capacity(1 << 16, f),
+                            self.uuid,
+                            ring.index as u64,
+                            ring.cpu.load(Ordering::Relaxed),
+                            1 << 16,
+                        ))
+                    }
+                    Err(_) => continue,
+                }
+            }
+            let out = st.out.as_mut().expect("just created");
+            if discarded > st.reported {
+                out.discard(discarded - st.reported);
+                st.reported = discarded;
+            }
+            let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
+            ring.drain(|id, ts, p| {
+                let _ = out.event(id as u32, ts, vpid, vtid, name, p);
+            });
+        }
+        if finish {
+            for st in &mut w.streams {
+                if let Some(out) = st.out.take() {
+                    let _ = out.finish();
+                }
+            }
+            w.finished = true;
+        }
+    }
+}
+
+fn writer_loop() {
+    let Some(s) = SESSION.get() else { return };
+    while !s.stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+        let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
+        s.drain(&mut w, false);
+    }
+}
+
+/// Writes everything recorded so far and closes the trace (at exit; may be called earlier).
+pub fn flush() {
+    if let Some(s) = SESSION.get() {
+        RECORDING.store(false, Ordering::Relaxed);
+        s.stop.store(true, Ordering::Relaxed);
+        let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
+        s.drain(&mut w, true);
+    }
+}
+
+/// The directory this process's trace is written to, when the embedded tracer is on.
+pub fn trace_dir() -> Option<PathBuf> {
+    let _ = mode();
+    SESSION.get().map(|s| s.dir.clone())
+}
+
+extern "C" fn at_exit() {
+    crate::ffi::guard(flush);
+}
+
+extern "C" fn in_child() {
+    // A child forked without exec does not trace: the writer thread did not survive the fork.
+    MODE.store(OFF, Ordering::Relaxed);
+    RECORDING.store(false, Ordering::Relaxed);
+}
+
+const FATAL: [libc::c_int; 6] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGTERM];
+static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 6] = [std::mem::MaybeUninit::uninit(); 6];
+static HANDLING: AtomicBool = AtomicBool::new(false);
+
+fn install_signal_handlers() {
+    for (k, sig) in FATAL.iter().enumerate() {
+        // SAFETY: reading and setting signal dispositions; PREVIOUS is written before the handler can run.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(*sig, std::ptr::null(), &mut old) != 0 {
+                continue;
+            }
+            // Leave signals the application handles itself (SIGTERM with a handler) alone.
+            if *sig == libc::SIGTERM && old.sa_sigaction != libc::SIG_DFL {
+                continue;
+            }
+            (*std::ptr::addr_of_mut!(PREVIOUS))[k] = std::mem::MaybeUninit::new(old);
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_fatal as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(*sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn on_fatal(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // Best effort: write what the rings hold unless the writer is busy, then let the signal act.
+    if !HANDLING.swap(true, Ordering::SeqCst) {
+        if let Some(s) = SESSION.get() {
+            RECORDING.store(false, Ordering::Relaxed);
+            if let Ok(mut w) = s.writer.try_lock() {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.drain(&mut w, true)));
+            }
+        }
+    }
+    if let Some(k) = FATAL.iter().position(|x| *x == sig) {
+        // SAFETY: restoring the disposition saved at install time, then re-raising.
+        unsafe {
+            let prev = (*std::ptr::addr_of!(PREVIOUS))[k].assume_init();
+            libc::sigaction(sig, &prev, std::ptr::null_mut());
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Tracepoints of the catalog that are enabled now (embedded tracer), by name.
+pub fn enabled_events() -> Vec<String> {
+    TRACEPOINTS.iter().enumerate().filter(|(i, _)| event_on(*i as u16)).map(|(_, t)| t.full_name()).collect()
+}
