@@ -50,6 +50,9 @@ pub struct TraceDecl {
     pub uuid: [u8; 16],
     /// Clock offset: ns from the Unix epoch at clock value 0 (realtime − monotonic).
     pub clock_offset_ns: i64,
+    /// Clock UUID: the same for every trace of one host (LTTng uses the boot id), so that
+    /// readers correlate the traces of several processes.
+    pub clock_uuid: [u8; 16],
     /// Environment (`tracer_name`, `hostname`, ...).
     pub env: Vec<(String, String)>,
     /// Event classes; an event's id is its position.
@@ -119,7 +122,7 @@ pub fn metadata_text(t: &TraceDecl) -> String {
         "clock {{\n\tname = \"monotonic\";\n\tuuid = \"{}\";\n\tdescription = \"Monotonic Clock\";\n\
          \tfreq = 1000000000; /* Frequency, in Hz */\n\t/* clock value offset from Epoch is: offset * (1/freq) */\n\
          \toffset = {};\n}};\n\n",
-        uuid_str(&t.uuid),
+        uuid_str(&t.clock_uuid),
         t.clock_offset_ns
     );
     s.push_str(
@@ -369,6 +372,7 @@ mod tests {
         let t = TraceDecl {
             uuid: [7; 16],
             clock_offset_ns: 1_700_000_000_000_000_000,
+            clock_uuid: [8; 16],
             env: vec![("hostname".into(), "h".into()), ("tracer_major".into(), "2".into())],
             events: vec![EventDecl {
                 name: "ros2:rcl_node_init".into(),

@@ -9,6 +9,7 @@ fn decl() -> TraceDecl {
     TraceDecl {
         uuid: *b"rostrace-test-01",
         clock_offset_ns: 1_763_000_000_000_000_000,
+        clock_uuid: [9; 16],
         env: vec![
             ("domain".into(), "ust".into()),
             ("tracer_name".into(), "rostrace".into()),

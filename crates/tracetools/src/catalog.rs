@@ -32,10 +32,11 @@ impl Tracepoint {
 include!(concat!(env!("OUT_DIR"), "/catalog_gen.rs"));
 
 /// The metadata declaration of a trace holding every catalog event (id = catalog index).
-pub fn trace_decl(uuid: [u8; 16], clock_offset_ns: i64, env: Vec<(String, String)>) -> TraceDecl {
+pub fn trace_decl(uuid: [u8; 16], clock_uuid: [u8; 16], clock_offset_ns: i64, env: Vec<(String, String)>) -> TraceDecl {
     TraceDecl {
         uuid,
         clock_offset_ns,
+        clock_uuid,
         env,
         events: TRACEPOINTS
             .iter()
@@ -100,7 +101,7 @@ mod tests {
 
     #[test]
     fn metadata_parses_with_every_event() {
-        let text = ctf::write::metadata_text(&trace_decl([1; 16], 0, vec![]));
+        let text = ctf::write::metadata_text(&trace_decl([1; 16], [2; 16], 0, vec![]));
         let s = ctf::metadata::parse_schema(&text).unwrap();
         assert_eq!(s.streams[0].events.len(), TRACEPOINTS.len());
         let ml = s.event_classes().find(|e| e.name == "ros2:message_link_periodic_async").unwrap();

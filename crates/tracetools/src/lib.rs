@@ -49,3 +49,6 @@ pub const GID_SIZE: usize = 16;
 
 /// Directory holding the generated C header `tracetools/tracetools.h`.
 pub const INCLUDE_DIR: &str = env!("ROSTRACE_INCLUDE_DIR");
+
+/// Where the LTTng-UST provider library was built (it is also looked up beside libtracetools.so).
+pub const LTTNG_PROVIDER: &str = env!("ROSTRACE_LTTNG_PROVIDER");

@@ -299,6 +299,19 @@ fn random_uuid() -> [u8; 16] {
     u
 }
 
+/// The host's boot id: the monotonic clock's UUID, shared by all processes of this boot.
+fn boot_id() -> [u8; 16] {
+    let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let hex: Vec<u8> = text.bytes().filter(|c| c.is_ascii_hexdigit()).collect();
+    let mut u = [0u8; 16];
+    if hex.len() == 32 {
+        for (i, b) in u.iter_mut().enumerate() {
+            *b = u8::from_str_radix(std::str::from_utf8(&hex[2 * i..2 * i + 2]).unwrap_or("0"), 16).unwrap_or(0);
+        }
+    }
+    u
+}
+
 fn procname() -> Vec<u8> {
     let mut buf = [0u8; 17];
     // SAFETY: PR_GET_NAME writes at most 16 bytes and a NUL into `buf`.
@@ -349,7 +362,7 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
-        let text = metadata_text(&catalog::trace_decl(uuid, offset, env));
+        let text = metadata_text(&catalog::trace_decl(uuid, boot_id(), offset, env));
         let meta = dir.join("metadata");
         std::fs::write(&meta, packetize_metadata(&text, &uuid)).map_err(|e| format!("{}: {e}", meta.display()))?;
         let s = Session {
