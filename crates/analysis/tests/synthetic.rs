@@ -127,6 +127,7 @@ impl Tr {
     }
     fn write(mut self, dir: &Path, vpid: i32, procname: &[u8]) {
         let d = TraceDecl {
+            clock_uuid: [7; 16],
             uuid: [vpid as u8; 16],
             clock_offset_ns: OFFSET,
             env: vec![("hostname".into(), "synthetic".into())],
