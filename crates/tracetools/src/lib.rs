@@ -42,7 +42,7 @@ mod abi {
 }
 
 /// The tracetools version recorded by `rcl_init` (the ros2_tracing version this library mirrors).
-pub const VERSION: &str = "8.10.1";
+pub const VERSION: &str = env!("ROSTRACE_TRACETOOLS_VERSION");
 
 /// Size of GID arrays (`TRACETOOLS_GID_STORAGE_SIZE`).
 pub const GID_SIZE: usize = 16;

@@ -44,6 +44,12 @@ pub fn load() -> Result<(), String> {
     if TABLE.get().is_some() {
         return Ok(());
     }
+    // liblttng-ust, loaded with the provider, registers with the session daemon in its
+    // constructor; without a registration timeout it returns at once and the first events are
+    // missed. Wait up to 3 s for a live daemon, as a statically linked provider would.
+    if std::env::var_os("LTTNG_UST_REGISTER_TIMEOUT").is_none() {
+        std::env::set_var("LTTNG_UST_REGISTER_TIMEOUT", "3000");
+    }
     let mut why = Vec::new();
     for path in candidates() {
         if !std::path::Path::new(&path).exists() {

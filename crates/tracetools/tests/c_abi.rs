@@ -265,3 +265,62 @@ fn stress_every_event_recorded_or_counted() {
     assert!(elapsed < 10.0, "the process took {elapsed:.1} s for 2 s of work");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn lttng(args: &[&str]) -> std::process::Output {
+    let out = Command::new("timeout").arg("120").arg("lttng").args(args).output().expect("lttng");
+    assert!(
+        out.status.success(),
+        "lttng {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The same flows through the LTTng-UST backend, recorded by a real LTTng session.
+#[test]
+fn lttng_backend_records_every_flow_exactly() {
+    if !have("lttng", "--version") || !have("lttng-sessiond", "--version") {
+        assert!(!required(), "LTTng (lttng-tools, liblttng-ust-dev) is required");
+        eprintln!("skipping: LTTng not installed");
+        return;
+    }
+    assert!(
+        Path::new(tracetools::LTTNG_PROVIDER).exists(),
+        "the LTTng-UST provider was not built: {}",
+        tracetools::LTTNG_PROVIDER
+    );
+    let alive = Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success());
+    if !alive {
+        let st = Command::new("lttng-sessiond").arg("--daemonize").status().unwrap();
+        assert!(st.success(), "cannot start lttng-sessiond");
+    }
+    let dir = tmp("lttng");
+    let prog = compile(&dir);
+    let out = dir.join("trace");
+    let name = format!("rostrace-test-{}", std::process::id());
+    lttng(&["create", &name, &format!("--output={}", out.display())]);
+    lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
+    lttng(&["add-context", "-u", "-s", &name, "-t", "vpid", "-t", "vtid", "-t", "procname"]);
+    lttng(&["start", &name]);
+    let files = run_two(
+        &prog,
+        &dir,
+        &[
+            ("ROSTRACE_BACKEND", "lttng".to_string()),
+            ("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER.to_string()),
+        ],
+    );
+    lttng(&["stop", &name]);
+    lttng(&["destroy", &name]);
+    let want = expected(&files);
+    let (got, discarded) = read_rostrace(&out);
+    assert_eq!(discarded, 0);
+    assert_same("LTTng trace, rostrace reader", &got, &want);
+    if Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().is_ok_and(|o| o.status.success()) {
+        assert_same("LTTng trace, babeltrace2", &read_babeltrace2(&out), &want);
+    } else {
+        assert!(!required(), "python3-bt2 is required");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
