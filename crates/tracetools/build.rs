@@ -266,10 +266,10 @@ fn gen_abi(tp: &Tp) -> String {
     let call_exprs: Vec<String> =
         call.iter().map(|c| if c.ends_with("_v") { format!("&{c}") } else { c.clone() }).collect();
     format!(
-        "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
+        "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}\n    record_{id}({names});\n}}\n\n#[inline(never)]\n#[allow(clippy::too_many_arguments)]\nunsafe fn record_{id}({p}) {{\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
             crate::lttng::with(|t| (t.ros2_{id})({names}));
         }}\n        Mode::Embedded => {{{conv}\n            crate::api::{id}({});\n        }}\n        Mode::Off => {{}}\n    }});\n}}\n\n\
-/// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
+/// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
 /// `ros_trace_do_{id}`: records `ros2:{id}`.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_do_{id}({p}) {{\n    ros_trace_{id}({names});\n}}\n\n",
         call_exprs.join(", "),
     )
@@ -300,8 +300,16 @@ fn gen_header(tps: &[Tp]) -> String {
 #include <stdbool.h>\n#include <stdint.h>\n#include <stddef.h>\n\n\
 #define TRACETOOLS_GID_STORAGE_SIZE 16u\n\n\
 #ifndef TRACETOOLS_DISABLED\n\
-#  define TRACETOOLS_TRACEPOINT(event_name, ...) (ros_trace_ ## event_name)(__VA_ARGS__)\n\
-#  define TRACETOOLS_TRACEPOINT_ENABLED(event_name) ros_trace_enabled_ ## event_name()\n\
+/* Zero once the library knows tracing is off in this process: the macros then skip the call. */\n\
+#ifdef __cplusplus\n\
+extern \"C\" volatile unsigned char ros_trace_maybe_active;\n\
+#else\n\
+extern volatile unsigned char ros_trace_maybe_active;\n\
+#endif\n\
+#  define TRACETOOLS_TRACEPOINT(event_name, ...) \\\n\
+  (ros_trace_maybe_active ? (ros_trace_ ## event_name)(__VA_ARGS__) : (void) 0)\n\
+#  define TRACETOOLS_TRACEPOINT_ENABLED(event_name) \\\n\
+  (ros_trace_maybe_active && ros_trace_enabled_ ## event_name())\n\
 #  define TRACETOOLS_DO_TRACEPOINT(event_name, ...) (ros_trace_do_ ## event_name)(__VA_ARGS__)\n\
 #else\n\
 #  define TRACETOOLS_TRACEPOINT(event_name, ...) ((void) (0))\n\

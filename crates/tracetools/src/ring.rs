@@ -36,6 +36,11 @@ impl Ring {
     pub fn new(capacity: usize, vtid: i32, index: u32) -> Ring {
         let cap = capacity.max(4096).next_power_of_two();
         let buf: Box<[UnsafeCell<u8>]> = (0..cap).map(|_| UnsafeCell::new(0)).collect();
+        // Touch every page now, so that the traced thread does not take page faults later.
+        for off in (0..cap).step_by(4096) {
+            // SAFETY: the buffer is not shared yet.
+            unsafe { std::ptr::write_volatile(buf[off].get(), 0) };
+        }
         Ring {
             buf,
             mask: cap - 1,

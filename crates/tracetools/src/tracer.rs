@@ -39,6 +39,11 @@ const EMBEDDED: u8 = 2;
 const LTTNG: u8 = 3;
 
 static MODE: AtomicU8 = AtomicU8::new(UNINIT);
+
+/// Read by the header's macros before calling in: 0 once tracing is known to be off.
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static ros_trace_maybe_active: AtomicU8 = AtomicU8::new(1);
 static RECORDING: AtomicBool = AtomicBool::new(false);
 static MASK: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 static INIT: Mutex<()> = Mutex::new(());
@@ -52,6 +57,12 @@ pub fn mode() -> Mode {
         OFF => Mode::Off,
         _ => init(),
     }
+}
+
+/// Whether tracing is known to be off in this process: the one check of the disabled path.
+#[inline(always)]
+pub fn is_off() -> bool {
+    MODE.load(Ordering::Relaxed) == OFF
 }
 
 /// Whether event `id` is recorded now (embedded tracer).
@@ -107,6 +118,9 @@ fn init() -> Mode {
         _ => {}
     }
     let m = choose();
+    if m == Mode::Off {
+        ros_trace_maybe_active.store(0, Ordering::Relaxed);
+    }
     MODE.store(
         match m {
             Mode::Off => OFF,
@@ -497,6 +511,7 @@ extern "C" fn at_exit() {
 extern "C" fn in_child() {
     // A child forked without exec does not trace: the writer thread did not survive the fork.
     MODE.store(OFF, Ordering::Relaxed);
+    ros_trace_maybe_active.store(0, Ordering::Relaxed);
     RECORDING.store(false, Ordering::Relaxed);
 }
 

@@ -49,7 +49,7 @@ fn compile(dir: &Path) -> PathBuf {
         .arg("-o")
         .arg(&out)
         .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
         .arg("-ltracetools")
         .status()
         .expect("a C compiler (cc)");
