@@ -44,7 +44,7 @@ fn parse(text: &str) -> Vec<Tp> {
                 .split(',')
                 .map(|a| {
                     let a = a.trim();
-                    let i = a.rfind(|c: char| c == ' ' || c == '*').expect("C declaration");
+                    let i = a.rfind([' ', '*']).expect("C declaration");
                     Arg { c_type: a[..=i].trim().to_string(), name: a[i + 1..].trim().to_string() }
                 })
                 .collect()
@@ -496,7 +496,12 @@ fn build_lttng_provider(tps: &[Tp], out: &Path) {
             .arg(&lib)
             .args(["-llttng-ust", "-ldl"]);
         match cmd.status() {
-            Ok(s) if s.success() => {}
+            Ok(s) if s.success() => {
+                // Beside libtracetools.so (target/<profile>), where the library looks for it.
+                if let Some(profile_dir) = out.ancestors().nth(3) {
+                    let _ = std::fs::copy(&lib, profile_dir.join("librostrace_lttng.so"));
+                }
+            }
             Ok(s) => {
                 println!("cargo:warning=building the LTTng-UST provider failed ({s}); the LTTng backend is unavailable")
             }

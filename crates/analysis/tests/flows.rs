@@ -138,8 +138,7 @@ fn publish_window_flows_in_pingpong() {
     let rmw_publish = ev.iter().rfind(|e| e.name == "ros2:rmw_publish" && e.ts <= source).unwrap();
     let rclcpp = ev
         .iter()
-        .filter(|e| e.name == "ros2:rclcpp_publish" && e.ts <= rmw_publish.ts && e.vtid == rmw_publish.vtid)
-        .next_back()
+        .rfind(|e| e.name == "ros2:rclcpp_publish" && e.ts <= rmw_publish.ts && e.vtid == rmw_publish.vtid)
         .unwrap();
     assert_eq!(rclcpp.u["message"], rmw_publish.u["message"], "same message through the layers");
     let f = a.flows.iter().find(|f| a.takes[f.take as usize].0.ts == take.ts).unwrap();

@@ -1,5 +1,6 @@
 //! The event clock: CLOCK_MONOTONIC in ns, and its offset to the Unix epoch (as LTTng's metadata gives it).
 
+#[allow(clippy::unnecessary_cast)] // time_t and c_long are not i64 everywhere
 fn read(clock: libc::clockid_t) -> i64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid timespec.

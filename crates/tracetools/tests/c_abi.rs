@@ -324,3 +324,22 @@ fn lttng_backend_records_every_flow_exactly() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A process that dies of SIGSEGV still leaves the events it recorded, readable.
+#[test]
+fn events_survive_a_crash() {
+    let dir = tmp("crash");
+    let prog = compile(&dir);
+    let session = dir.join("session");
+    let st = Command::new(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "1000", "crash"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .status()
+        .unwrap();
+    assert!(!st.success(), "the program should have crashed");
+    let (got, _) = read_rostrace(&session);
+    let n: usize = got.values().map(|v| v.len()).sum();
+    assert_eq!(n, 1000);
+    let _ = std::fs::remove_dir_all(&dir);
+}

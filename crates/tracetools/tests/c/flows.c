@@ -231,6 +231,12 @@ int main(int argc, char ** argv)
   }
   int threads = atoi(argv[2]);
   iterations = atoi(argv[3]);
+  if (argc >= 5 && strcmp(argv[4], "crash") == 0) {
+    /* Records ITERATIONS events, then dies of SIGSEGV: the events must still be in the trace. */
+    for (long i = 0; i < iterations; i++) TRACETOOLS_TRACEPOINT(callback_end, P(i + 1));
+    volatile int * null = NULL;
+    return *null;
+  }
   if (argc >= 5 && strcmp(argv[4], "bench") == 0) {
     struct timespec a, b;
     long n = iterations;
