@@ -108,9 +108,9 @@ impl Node {
     }
 }
 
-/// A publisher.
+/// A publisher or a subscription: a topic endpoint of a node.
 #[derive(Debug, Clone)]
-pub struct Publisher {
+pub struct Endpoint {
     /// rcl handle.
     pub key: Key,
     /// Owning node (resolved).
@@ -123,32 +123,24 @@ pub struct Publisher {
     pub depth: u64,
     /// rmw handle.
     pub rmw: u64,
-    /// GID, when `rmw_publisher_init` was recorded.
+    /// GID, when `rmw_*_init` was recorded.
     pub gid: Vec<u8>,
     /// Creation time.
     pub created_ns: i64,
 }
 
-/// A subscription.
-#[derive(Debug, Clone)]
-pub struct Subscription {
-    /// rcl handle.
-    pub key: Key,
-    /// Owning node (resolved).
-    pub node: Option<u32>,
-    /// Node handle, as recorded.
-    pub node_handle: u64,
-    /// Topic.
-    pub topic: String,
-    /// Queue depth.
-    pub depth: u64,
-    /// rmw handle.
-    pub rmw: u64,
-    /// GID.
-    pub gid: Vec<u8>,
-    /// Creation time.
-    pub created_ns: i64,
+impl Endpoint {
+    /// Whether `other` is the same endpoint initialized again (a replay).
+    pub fn same(&self, other: &Endpoint) -> bool {
+        self.topic == other.topic && self.node_handle == other.node_handle && self.rmw == other.rmw
+    }
 }
+
+/// A publisher.
+pub type Publisher = Endpoint;
+
+/// A subscription.
+pub type Subscription = Endpoint;
 
 /// A timer.
 #[derive(Debug, Clone)]

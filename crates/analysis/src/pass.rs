@@ -351,10 +351,15 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
         Kind::RmwSubscriptionInit => {
             m.gids.insert(key(info.u(ev, F::RmwSubscriptionHandle)), info.bytes(ev, F::Gid));
         }
-        Kind::PublisherInit => {
-            let rmw = info.u(ev, F::RmwPublisherHandle);
-            let p = Publisher {
-                key: key(info.u(ev, F::PublisherHandle)),
+        Kind::PublisherInit | Kind::SubscriptionInit => {
+            let publisher = info.kind == Kind::PublisherInit;
+            let (handle, rmw) = if publisher {
+                (info.u(ev, F::PublisherHandle), info.u(ev, F::RmwPublisherHandle))
+            } else {
+                (info.u(ev, F::SubscriptionHandle), info.u(ev, F::RmwSubscriptionHandle))
+            };
+            let e = Endpoint {
+                key: key(handle),
                 node: None,
                 node_handle: info.u(ev, F::NodeHandle),
                 topic: info.s(ev, F::TopicName),
@@ -363,29 +368,13 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
                 gid: m.gids.get(&key(rmw)).cloned().unwrap_or_default(),
                 created_ns: created,
             };
-            let k = p.key;
-            let id = m
-                .publishers
-                .insert(k, created, p, |a, b| a.topic == b.topic && a.node_handle == b.node_handle && a.rmw == b.rmw);
-            m.publishers_by_rmw.insert(key(rmw), created, id, |a, b| a == b);
-        }
-        Kind::SubscriptionInit => {
-            let rmw = info.u(ev, F::RmwSubscriptionHandle);
-            let s = Subscription {
-                key: key(info.u(ev, F::SubscriptionHandle)),
-                node: None,
-                node_handle: info.u(ev, F::NodeHandle),
-                topic: info.s(ev, F::TopicName),
-                depth: info.u(ev, F::QueueDepth),
-                rmw,
-                gid: m.gids.get(&key(rmw)).cloned().unwrap_or_default(),
-                created_ns: created,
+            let (reg, by_rmw) = if publisher {
+                (&mut m.publishers, &mut m.publishers_by_rmw)
+            } else {
+                (&mut m.subscriptions, &mut m.subscriptions_by_rmw)
             };
-            let k = s.key;
-            let id = m
-                .subscriptions
-                .insert(k, created, s, |a, b| a.topic == b.topic && a.node_handle == b.node_handle && a.rmw == b.rmw);
-            m.subscriptions_by_rmw.insert(key(rmw), created, id, |a, b| a == b);
+            let id = reg.insert(e.key, created, e, Endpoint::same);
+            by_rmw.insert(key(rmw), created, id, |a, b| a == b);
         }
         Kind::RclcppSubscriptionInit => {
             if let Some(id) = m.subscriptions.at(key(info.u(ev, F::SubscriptionHandle)), created) {

@@ -234,19 +234,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
 
 /// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.
 pub fn date_time(ns: i64) -> String {
-    let s = ns.div_euclid(1_000_000_000);
-    let days = s.div_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!("{y:04}-{m:02}-{d:02} {} UTC", crate::format::clock_time(ns))
+    let t = ctf::time::utc(ns);
+    format!("{:04}-{:02}-{:02} {} UTC", t.year, t.month, t.day, crate::format::clock_time(ns))
 }
 
 /// Runs the command.

@@ -17,6 +17,7 @@ pub mod error;
 pub mod metadata;
 pub mod schema;
 pub mod stream;
+pub mod time;
 pub mod trace;
 pub mod types;
 pub mod value;

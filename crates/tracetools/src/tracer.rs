@@ -336,19 +336,8 @@ fn procname() -> Vec<u8> {
 
 /// `YYYYMMDD-HHMMSS` (UTC) of ns since the epoch.
 fn datetime(ns: i64) -> String {
-    let s = ns.div_euclid(1_000_000_000);
-    let days = s.div_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    let t = s.rem_euclid(86_400);
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", t / 3600, (t / 60) % 60, t % 60)
+    let t = ctf::time::utc(ns);
+    format!("{:04}{:02}{:02}-{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
 impl Session {
