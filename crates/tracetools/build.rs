@@ -228,7 +228,7 @@ fn gen_emit(tp: &Tp) -> String {
         })
         .collect();
     format!(
-        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => {{\n            if crate::tracer::event_on(id::{id}) {{\n                crate::tracer::emit(id::{id}, |e| {{{body}\n                }});\n            }}\n        }}\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n",
+        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => {{\n            if crate::tracer::wanted(id::{id}) {{\n                crate::tracer::emit(id::{id}, |e| {{{body}\n                }});\n            }}\n        }}\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n",
         p = tp.provider,
         n = tp.name,
         since = tp.since,

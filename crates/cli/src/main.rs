@@ -5,6 +5,7 @@ mod events;
 mod format;
 mod info;
 mod progress;
+mod record;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,6 +27,20 @@ enum Command {
     Info(info::Args),
     /// Analyze ROS 2 traces: nodes, topics, callbacks, message latency, time per process/node/thread.
     Analyze(analyze::Args),
+    /// Trace a command (and everything it spawns) until it exits or Ctrl-C, then summarize.
+    Record(record::RecordArgs),
+    /// Create a session that processes can be launched under, not recording until `start`.
+    Create(record::StartArgs),
+    /// Start recording a session (creating it if needed); initialization events are written first.
+    Start(record::StartArgs),
+    /// Stop a session: traced processes close their trace files.
+    Stop(record::NameArgs),
+    /// Pause a session: nothing is recorded until `resume`.
+    Pause(record::NameArgs),
+    /// Resume a paused session.
+    Resume(record::NameArgs),
+    /// List sessions and their state.
+    List(record::ListArgs),
 }
 
 /// Paths of traces as given on the command line.
@@ -42,6 +57,13 @@ fn main() -> ExitCode {
         Command::Events(a) => events::run(a),
         Command::Info(a) => info::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Record(a) => record::record(a),
+        Command::Create(a) => record::create(a, false),
+        Command::Start(a) => record::start(a),
+        Command::Stop(a) => record::control(a, "stop"),
+        Command::Pause(a) => record::control(a, "pause"),
+        Command::Resume(a) => record::control(a, "resume"),
+        Command::List(a) => record::list(a),
     };
     match r {
         Ok(code) => code,

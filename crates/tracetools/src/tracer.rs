@@ -152,7 +152,9 @@ fn choose() -> Mode {
         _ => match std::env::var_os("ROSTRACE_SESSION_DIR") {
             Some(dir) => match Session::start(PathBuf::from(dir)) {
                 Ok(()) => {
-                    RECORDING.store(true, Ordering::Relaxed);
+                    let on = control_state(SESSION.get().map(|s| s.root.as_path())) == Control::Recording;
+                    KEEP_INIT.store(true, Ordering::Relaxed);
+                    RECORDING.store(on, Ordering::Relaxed);
                     Mode::Embedded
                 }
                 Err(e) => {
@@ -249,6 +251,11 @@ fn cpu() -> u32 {
 #[inline]
 pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
     let ts = clock::monotonic();
+    let recording = event_on(id);
+    if KEEP_INIT.load(Ordering::Relaxed) && is_init(id) {
+        keep_init(id, ts, recording, f);
+        return;
+    }
     let _ = LOCAL.try_with(|l| {
         // A tracepoint reached from inside the tracer (allocator hooks...) is dropped.
         let Ok(mut l) = l.try_borrow_mut() else { return };
@@ -271,8 +278,45 @@ pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
     });
 }
 
+/// Keeps an initialization event for replay (once per content), and records it if recording.
+#[cold]
+fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
+    let mut payload = Vec::new();
+    f(&mut Enc(&mut payload));
+    let fresh = {
+        let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
+        if store.seen.insert((id, payload.clone())) {
+            store.events.push(InitEvent { id, ts, vtid: tid(), payload: payload.clone(), written: recording });
+            true
+        } else {
+            false
+        }
+    };
+    if recording && fresh {
+        let _ = LOCAL.try_with(|l| {
+            let Ok(mut l) = l.try_borrow_mut() else { return };
+            if !l.registered {
+                l.registered = true;
+                l.ring = SESSION.get().and_then(|s| s.register());
+            }
+            match &l.ring {
+                Some(r) => {
+                    r.push(id, ts, &payload);
+                }
+                None => {
+                    UNBUFFERED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+    }
+}
+
 /// The embedded session of this process.
 struct Session {
+    root: PathBuf,
+    metadata: Vec<u8>,
+    dir_ready: AtomicBool,
+    chunk: AtomicU64,
     dir: PathBuf,
     uuid: [u8; 16],
     vpid: i32,
@@ -298,6 +342,8 @@ struct Writer {
     streams: Vec<Stream>,
     unbuffered_reported: u64,
     finished: bool,
+    replays: u32,
+    state: Option<Control>,
 }
 
 fn random_uuid() -> [u8; 16] {
@@ -348,7 +394,7 @@ impl Session {
         let now = clock::realtime();
         let name = format!("{}-{}-{}", String::from_utf8_lossy(&procname), vpid, datetime(now));
         let dir = root.join("ust").join("pid").join(name);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
         let uuid = random_uuid();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
         let env = vec![
@@ -366,9 +412,12 @@ impl Session {
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
         let text = metadata_text(&catalog::trace_decl(uuid, boot_id(), offset, env));
-        let meta = dir.join("metadata");
-        std::fs::write(&meta, packetize_metadata(&text, &uuid)).map_err(|e| format!("{}: {e}", meta.display()))?;
+        let metadata = packetize_metadata(&text, &uuid);
         let s = Session {
+            root: root.clone(),
+            metadata,
+            dir_ready: AtomicBool::new(false),
+            chunk: AtomicU64::new(0),
             dir,
             uuid,
             vpid,
@@ -414,6 +463,9 @@ impl Session {
         if w.finished {
             return;
         }
+        if !self.ensure_dir() {
+            return;
+        }
         let rings: Vec<Arc<Ring>> = self.rings.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for r in rings.iter().skip(w.streams.len()) {
             w.streams.push(Stream { ring: r.clone(), out: None, reported: 0 });
@@ -433,7 +485,12 @@ impl Session {
                 continue;
             }
             if st.out.is_none() {
-                let path = self.dir.join(format!("channel0_{}", ring.index));
+                let chunk = self.chunk.load(Ordering::Relaxed);
+                let path = if chunk == 0 {
+                    self.dir.join(format!("channel0_{}", ring.index))
+                } else {
+                    self.dir.join(format!("channel0_{}_{chunk}", ring.index))
+                };
                 match File::create(&path) {
                     Ok(f) => {
                         st.out = Some(StreamWriter::new(
@@ -458,14 +515,122 @@ impl Session {
             });
         }
         if finish {
-            for st in &mut w.streams {
-                if let Some(out) = st.out.take() {
-                    let _ = out.finish();
-                }
-            }
+            self.close(w);
             w.finished = true;
         }
     }
+
+    /// Closes every stream file (a stopped session leaves a complete trace); writing again opens new ones.
+    fn close(&self, w: &mut Writer) {
+        let mut any = false;
+        for st in &mut w.streams {
+            if let Some(out) = st.out.take() {
+                let _ = out.finish();
+                any = true;
+            }
+        }
+        if any {
+            self.chunk.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Creates the trace directory and its metadata, the first time something is written.
+    fn ensure_dir(&self) -> bool {
+        if self.dir_ready.load(Ordering::Relaxed) {
+            return true;
+        }
+        let ok = std::fs::create_dir_all(&self.dir).is_ok()
+            && std::fs::write(self.dir.join("metadata"), &self.metadata).is_ok();
+        self.dir_ready.store(ok, Ordering::Relaxed);
+        ok
+    }
+
+    /// Writes the initialization events kept while not recording, with their original times.
+    fn replay(&self, w: &mut Writer) {
+        let pending: Vec<InitEvent> = {
+            let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
+            let mut v: Vec<InitEvent> = store
+                .events
+                .iter_mut()
+                .filter(|e| !e.written)
+                .map(|e| {
+                    e.written = true;
+                    e.clone()
+                })
+                .collect();
+            v.sort_by_key(|e| e.ts);
+            v
+        };
+        if pending.is_empty() || !self.ensure_dir() {
+            return;
+        }
+        let chunk = self.chunk.load(Ordering::Relaxed);
+        w.replays += 1;
+        let path = self.dir.join(format!("channel0_init_{chunk}_{}", w.replays));
+        let Ok(f) = File::create(&path) else { return };
+        let mut out = StreamWriter::new(BufWriter::new(f), self.uuid, 1_000_000 + w.replays as u64, 0, 1 << 16);
+        for e in &pending {
+            let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
+        }
+        let _ = out.finish();
+    }
+}
+
+/// What the session's control file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Record.
+    Recording,
+    /// Keep the trace open, record nothing.
+    Paused,
+    /// Close the trace files; record nothing.
+    Stopped,
+}
+
+/// Name of the control file in a session directory.
+pub const CONTROL_FILE: &str = ".rostrace-control";
+
+/// The state in `root`'s control file; no file means recording.
+pub fn control_state(root: Option<&std::path::Path>) -> Control {
+    let Some(root) = root else { return Control::Recording };
+    match std::fs::read_to_string(root.join(CONTROL_FILE)).as_deref().map(str::trim) {
+        Ok("paused") => Control::Paused,
+        Ok("stopped") | Ok("created") => Control::Stopped,
+        _ => Control::Recording,
+    }
+}
+
+/// An initialization event kept for replay.
+#[derive(Clone)]
+struct InitEvent {
+    id: u16,
+    ts: u64,
+    vtid: i32,
+    payload: Vec<u8>,
+    written: bool,
+}
+
+#[derive(Default)]
+struct InitStore {
+    events: Vec<InitEvent>,
+    seen: std::collections::HashSet<(u16, Vec<u8>)>,
+}
+
+static INIT_STORE: std::sync::LazyLock<Mutex<InitStore>> =
+    std::sync::LazyLock::new(|| Mutex::new(InitStore::default()));
+static KEEP_INIT: AtomicBool = AtomicBool::new(false);
+
+fn is_init(id: u16) -> bool {
+    TRACEPOINTS.get(id as usize).is_some_and(|t| t.init)
+}
+
+/// Whether `id` must reach [`emit`]: recorded now, or an initialization event kept for later.
+#[inline]
+pub fn wanted(id: u16) -> bool {
+    event_on(id)
+        || (KEEP_INIT.load(Ordering::Relaxed)
+            && MASK[(id / 64) as usize & 3].load(Ordering::Relaxed) & (1 << (id % 64)) != 0
+            && is_init(id))
 }
 
 fn writer_loop() {
@@ -473,6 +638,26 @@ fn writer_loop() {
     while !s.stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let state = control_state(Some(&s.root));
+        if w.state != Some(state) {
+            match state {
+                Control::Recording => {
+                    // Initialization events first, with their original times, then live events.
+                    s.replay(&mut w);
+                    RECORDING.store(true, Ordering::Relaxed);
+                }
+                Control::Paused => {
+                    RECORDING.store(false, Ordering::Relaxed);
+                    s.drain(&mut w, false);
+                }
+                Control::Stopped => {
+                    RECORDING.store(false, Ordering::Relaxed);
+                    s.drain(&mut w, false);
+                    s.close(&mut w);
+                }
+            }
+            w.state = Some(state);
+        }
         s.drain(&mut w, false);
     }
 }

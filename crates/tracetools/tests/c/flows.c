@@ -231,6 +231,24 @@ int main(int argc, char ** argv)
   }
   int threads = atoi(argv[2]);
   iterations = atoi(argv[3]);
+  if (argc >= 6 && strcmp(argv[4], "run") == 0) {
+    /* A long-running node: initializes at once, then runs its flows every 2 ms for SECONDS. */
+    expected = fopen(argv[1], "w");
+    if (!expected) return 1;
+    double seconds = atof(argv[5]);
+    struct timespec a, b, d = {0, 2000000};
+    uintptr_t base = 0x10000 + 0x100000 * (uintptr_t) getpid();
+    init_flows(base);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int k = 0;
+    do {
+      runtime_flows(base, k++);
+      nanosleep(&d, NULL);
+      clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
+    fclose(expected);
+    return 0;
+  }
   if (argc >= 5 && strcmp(argv[4], "crash") == 0) {
     /* Records ITERATIONS events, then dies of SIGSEGV: the events must still be in the trace. */
     for (long i = 0; i < iterations; i++) TRACETOOLS_TRACEPOINT(callback_end, P(i + 1));

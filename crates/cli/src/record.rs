@@ -1,0 +1,430 @@
+//! `rostrace record` and session control (`create`, `start`, `stop`, `pause`, `resume`, `list`):
+//! tracing ROS 2 processes with the embedded tracer (no daemon) or LTTng.
+
+use ctf::TraceSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use tracetools::tracer::{control_state, Control, CONTROL_FILE};
+
+/// Tracing backends.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Backend {
+    /// rostrace's tracer in each process: no daemon.
+    Embedded,
+    /// LTTng-UST (and the kernel tracer), through an LTTng session.
+    Lttng,
+}
+
+/// Where sessions live and what they are called.
+#[derive(clap::Args, Clone)]
+pub struct SessionArgs {
+    /// Session name (default: session-YYYYMMDDHHMMSS).
+    #[arg(short = 's', long = "session-name")]
+    pub name: Option<String>,
+    /// Directory of sessions (default: $ROS_TRACE_DIR, else $ROS_HOME/tracing, else ~/.ros/tracing).
+    #[arg(short = 'p', long)]
+    pub path: Option<PathBuf>,
+}
+
+/// Options of a recording.
+#[derive(clap::Args, Clone)]
+pub struct RecordOptions {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Userspace events to record (`*` wildcards).
+    #[arg(short = 'u', long = "ust", num_args = 1.., default_values_t = ["ros2:*".to_string(), "ros2_caret:*".to_string()])]
+    ust: Vec<String>,
+    /// Kernel events to record (LTTng backend only).
+    #[arg(short = 'k', long = "kernel", num_args = 1..)]
+    kernel: Vec<String>,
+    /// Record all system calls (LTTng backend only).
+    #[arg(long)]
+    syscall: bool,
+    /// Context fields (the embedded tracer always records procname, vpid, vtid).
+    #[arg(short = 'c', long = "context", num_args = 1.., default_values_t = ["procname".to_string(), "vpid".to_string(), "vtid".to_string()])]
+    context: Vec<String>,
+    /// Tracing backend.
+    #[arg(long, value_enum, default_value = "embedded")]
+    backend: Backend,
+    /// Write into an existing session directory.
+    #[arg(long)]
+    append: bool,
+    /// Buffer per thread (embedded) or sub-buffer size (LTTng), e.g. 1M.
+    #[arg(long, value_name = "SIZE")]
+    buffer_size: Option<String>,
+    /// Number of sub-buffers per buffer (LTTng).
+    #[arg(long, value_name = "N")]
+    num_subbuf: Option<u32>,
+}
+
+/// Arguments of `rostrace record`.
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    opts: RecordOptions,
+    /// The command to trace, and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// Arguments of `rostrace create` and `rostrace start`.
+#[derive(clap::Args)]
+pub struct StartArgs {
+    /// Session name.
+    name: String,
+    #[command(flatten)]
+    opts: RecordOptions,
+}
+
+/// Arguments of `stop`, `pause`, `resume`.
+#[derive(clap::Args)]
+pub struct NameArgs {
+    /// Session name.
+    name: String,
+    /// Directory of sessions.
+    #[arg(short = 'p', long)]
+    path: Option<PathBuf>,
+}
+
+/// Arguments of `rostrace list`.
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Directory of sessions.
+    #[arg(short = 'p', long)]
+    path: Option<PathBuf>,
+}
+
+/// The default directory of sessions, as ros2_tracing picks it.
+pub fn default_path() -> PathBuf {
+    if let Some(d) = std::env::var_os("ROS_TRACE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if let Some(h) = std::env::var_os("ROS_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(h).join("tracing");
+    }
+    PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".ros/tracing")
+}
+
+fn default_name() -> String {
+    let t = ctf::time::utc(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0),
+    );
+    format!("session-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
+}
+
+fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
+    eprintln!("rostrace: error: {msg}");
+    Ok(ExitCode::from(1))
+}
+
+/// libtracetools.so beside this program (target/<profile>, or its deps/), or `$ROSTRACE_LIB`.
+pub fn find_library() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ROSTRACE_LIB") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join("libtracetools.so"), dir.join("deps/libtracetools.so"), dir.join("../lib/libtracetools.so")]
+        .into_iter()
+        .find(|p| p.exists())
+}
+
+fn write_control(dir: &Path, state: &str) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
+    std::fs::write(&tmp, format!("{state}\n"))?;
+    std::fs::rename(tmp, dir.join(CONTROL_FILE))
+}
+
+/// The environment that makes processes trace into `dir` with the embedded tracer.
+fn embedded_env(dir: &Path, o: &RecordOptions, lib: &Path) -> Vec<(String, OsString)> {
+    let mut preload = OsString::from(lib);
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut libpath = OsString::from(lib.parent().unwrap_or(Path::new(".")));
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        libpath.push(":");
+        libpath.push(old);
+    }
+    let mut env = vec![
+        ("ROSTRACE_SESSION_DIR".to_string(), dir.as_os_str().to_owned()),
+        ("ROSTRACE_EVENTS".to_string(), o.ust.join(",").into()),
+        ("LD_PRELOAD".to_string(), preload),
+        ("LD_LIBRARY_PATH".to_string(), libpath),
+    ];
+    if let Some(b) = &o.buffer_size {
+        env.push(("ROSTRACE_BUFFER_SIZE".to_string(), b.into()));
+    }
+    env
+}
+
+fn check_options(o: &RecordOptions) -> Result<(), String> {
+    if o.ust.is_empty() && o.kernel.is_empty() && !o.syscall {
+        return Err("no events enabled".into());
+    }
+    if let Some(b) = &o.buffer_size {
+        if tracetools::tracer::parse_size(b).is_none() {
+            return Err(format!("invalid --buffer-size {b:?}"));
+        }
+    }
+    if o.backend == Backend::Embedded {
+        if !o.kernel.is_empty() || o.syscall {
+            return Err("kernel events need the LTTng kernel tracer: use --backend lttng".into());
+        }
+        if let Some(c) = o.context.iter().find(|c| !["procname", "vpid", "vtid"].contains(&c.as_str())) {
+            return Err(format!(
+                "the embedded tracer records the procname, vpid and vtid context, not {c:?}: use --backend lttng"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the session directory (an existing one only with `--append`).
+fn make_dir(o: &RecordOptions, name: &str) -> Result<PathBuf, String> {
+    let dir = o.session.path.clone().unwrap_or_else(default_path).join(name);
+    if dir.exists() && !o.append {
+        return Err(format!("trace directory {} already exists: use --append, or another session name", dir.display()));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn lttng(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("lttng").args(args).output().map_err(|e| format!("cannot run lttng: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().find(|l| l.contains("Error")).unwrap_or(err.trim());
+        Err(format!("lttng {}: {first}", args.join(" ")))
+    }
+}
+
+/// Creates and starts an LTTng session writing to `dir`.
+fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> {
+    if Command::new("lttng").arg("--version").output().is_err() {
+        return Err("LTTng is not installed (lttng-tools): use --backend embedded".into());
+    }
+    let alive = Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success());
+    if !alive {
+        let st = Command::new("lttng-sessiond")
+            .arg("--daemonize")
+            .status()
+            .map_err(|e| format!("cannot start lttng-sessiond: {e}"))?;
+        if !st.success() {
+            return Err("cannot start lttng-sessiond".into());
+        }
+    }
+    lttng(&["create", name, &format!("--output={}", dir.display())])?;
+    let r = (|| {
+        let mut chan = vec!["enable-channel", "-u", "-s", name];
+        let sub = o.buffer_size.clone().unwrap_or_else(|| "8M".into());
+        let num = o.num_subbuf.unwrap_or(2).to_string();
+        chan.extend(["--subbuf-size", &sub, "--num-subbuf", &num, "rostrace"]);
+        if !o.ust.is_empty() {
+            lttng(&chan)?;
+            for e in &o.ust {
+                lttng(&["enable-event", "-u", "-s", name, "-c", "rostrace", e])?;
+            }
+            let mut ctx = vec!["add-context", "-u", "-s", name, "-c", "rostrace"];
+            for c in &o.context {
+                ctx.extend(["-t", c]);
+            }
+            lttng(&ctx)?;
+        }
+        for e in &o.kernel {
+            lttng(&["enable-event", "-k", "-s", name, e])
+                .map_err(|e| format!("{e} (is the LTTng kernel tracer available?)"))?;
+        }
+        if o.syscall {
+            lttng(&["enable-event", "-k", "--syscall", "-a", "-s", name])
+                .map_err(|e| format!("{e} (is the LTTng kernel tracer available?)"))?;
+        }
+        lttng(&["start", name])?;
+        Ok(())
+    })();
+    if r.is_err() {
+        let _ = lttng(&["destroy", name]);
+    }
+    r
+}
+
+fn summary(dir: &Path) {
+    let (set, errors) = TraceSet::open(&[dir]);
+    for e in &errors {
+        eprintln!("rostrace: warning: {e}");
+    }
+    let info = crate::info::collect(&set, Vec::new());
+    println!("trace written to {}", dir.display());
+    println!(
+        "  {} events, {} processes, {} events discarded, {} packets lost",
+        info.event_count,
+        info.processes.len(),
+        info.discarded_events,
+        info.lost_packets
+    );
+    if info.discarded_events > 0 {
+        println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
+    }
+}
+
+/// `rostrace record`.
+pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
+    let o = &a.opts;
+    if let Err(e) = check_options(o) {
+        return fail(e);
+    }
+    let name = o.session.name.clone().unwrap_or_else(default_name);
+    let lib = match find_library() {
+        Some(l) => l,
+        None => return fail("libtracetools.so not found beside rostrace (build it: cargo build --release -p rostrace-tracetools, or set ROSTRACE_LIB)"),
+    };
+    let dir = match make_dir(o, &name) {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let mut cmd = Command::new(&a.command[0]);
+    cmd.args(&a.command[1..]);
+    match o.backend {
+        Backend::Embedded => {
+            write_control(&dir, "recording")?;
+            for (k, v) in embedded_env(&dir, o, &lib) {
+                cmd.env(k, v);
+            }
+        }
+        Backend::Lttng => {
+            if let Err(e) = lttng_setup(&name, &dir, o) {
+                return fail(e);
+            }
+            let provider = lib.parent().map(|d| d.join("librostrace_lttng.so")).filter(|p| p.exists());
+            cmd.env("ROSTRACE_BACKEND", "lttng")
+                .env("LD_PRELOAD", &lib)
+                .env("ROSTRACE_LTTNG_PROVIDER", provider.unwrap_or_else(|| PathBuf::from(tracetools::LTTNG_PROVIDER)));
+        }
+    }
+    eprintln!("rostrace: recording session {name} into {} ({:?} backend); Ctrl-C stops", dir.display(), o.backend);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            if o.backend == Backend::Lttng {
+                let _ = lttng(&["destroy", &name]);
+            }
+            return fail(format!("cannot run {:?}: {e}", a.command[0]));
+        }
+    };
+    // Ctrl-C reaches the traced command (same process group); rostrace waits for it to finish.
+    // SAFETY: ignoring SIGINT in this process only, after the child started.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let status = child.wait()?;
+    if o.backend == Backend::Lttng {
+        let _ = lttng(&["stop", &name]);
+        let _ = lttng(&["destroy", &name]);
+    } else {
+        write_control(&dir, "stopped")?;
+    }
+    summary(&dir);
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+        None => ExitCode::from(1),
+    })
+}
+
+/// `rostrace create`: a session processes can be launched under, recording nothing until `start`.
+pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
+    let o = &a.opts;
+    if let Err(e) = check_options(o) {
+        return fail(e);
+    }
+    if o.backend == Backend::Lttng {
+        return fail("session control verbs drive the embedded tracer; with LTTng, use `rostrace record --backend lttng` or lttng itself");
+    }
+    let lib = find_library();
+    let dir = match make_dir(o, &a.name) {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    write_control(&dir, if recording { "recording" } else { "created" })?;
+    println!(
+        "session {} {} in {}",
+        a.name,
+        if recording { "recording" } else { "created (not recording)" },
+        dir.display()
+    );
+    println!("launch the processes to trace with:");
+    if let Some(lib) = lib {
+        for (k, v) in embedded_env(&dir, o, &lib) {
+            println!("  export {k}={}", v.to_string_lossy());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_dir(path: &Option<PathBuf>, name: &str) -> Result<PathBuf, String> {
+    let dir = path.clone().unwrap_or_else(default_path).join(name);
+    if !dir.join(CONTROL_FILE).exists() {
+        return Err(format!("unknown session {name:?} (no {} in {})", CONTROL_FILE, dir.display()));
+    }
+    Ok(dir)
+}
+
+/// `start`, `stop`, `pause`, `resume` on an existing session.
+pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
+    let dir = match session_dir(&a.path, &a.name) {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let state = control_state(Some(&dir));
+    let raw = std::fs::read_to_string(dir.join(CONTROL_FILE)).unwrap_or_default();
+    let (next, ok) = match verb {
+        "start" => ("recording", state != Control::Recording),
+        "resume" => ("recording", state == Control::Paused),
+        "pause" => ("paused", state == Control::Recording),
+        _ => ("stopped", state != Control::Stopped || raw.trim() == "created"),
+    };
+    if !ok {
+        return fail(format!("session {} is already {}", a.name, raw.trim()));
+    }
+    write_control(&dir, next)?;
+    // Traced processes poll every 20 ms.
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    println!("session {}: {next}", a.name);
+    if next == "stopped" {
+        summary(&dir);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rostrace start NAME`: starts an existing session, or creates one recording.
+pub fn start(a: StartArgs) -> std::io::Result<ExitCode> {
+    let dir = a.opts.session.path.clone().unwrap_or_else(default_path).join(&a.name);
+    if dir.join(CONTROL_FILE).exists() && !a.opts.append {
+        return control(NameArgs { name: a.name, path: a.opts.session.path.clone() }, "start");
+    }
+    create(a, true)
+}
+
+/// `rostrace list`.
+pub fn list(a: ListArgs) -> std::io::Result<ExitCode> {
+    let root = a.path.unwrap_or_else(default_path);
+    let mut rows = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(&root) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if let Ok(s) = std::fs::read_to_string(p.join(CONTROL_FILE)) {
+                rows.push((e.file_name().to_string_lossy().into_owned(), s.trim().to_string(), p));
+            }
+        }
+    }
+    rows.sort();
+    if rows.is_empty() {
+        println!("no sessions in {}", root.display());
+    }
+    for (name, state, p) in rows {
+        println!("{name:<32} {state:<10} {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,176 @@
+//! `rostrace record` and session control, end to end, with a traced C program using the C ABI.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn tmp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("rostrace-record-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// Compiles the flow program of crates/tracetools against libtracetools.so.
+fn flows(dir: &Path) -> PathBuf {
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
+    assert!(lib.join("libtracetools.so").exists(), "libtracetools.so in {}", lib.display());
+    let out = dir.join("flows");
+    let st = Command::new("cc")
+        .args(["-O1", "-pthread", "-I", tracetools::INCLUDE_DIR])
+        .arg(repo().join("crates/tracetools/tests/c/flows.c"))
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
+        .arg("-ltracetools")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    out
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+}
+
+/// (name, ts) of every event of the session.
+fn events(dir: &Path) -> Vec<(String, i64)> {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut v = Vec::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap();
+        v.push((e.name().to_string(), e.timestamp().unwrap()));
+    }
+    v
+}
+
+fn babeltrace2_reads(dir: &Path) {
+    if !require(have_babeltrace2(), "babeltrace2") {
+        return;
+    }
+    let out = Command::new("babeltrace2").arg(dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("WARNING") && !err.contains("ERROR"), "{err}");
+}
+
+#[test]
+fn record_embedded() {
+    let dir = tmp("embedded");
+    let prog = flows(&dir);
+    let out = rostrace()
+        .args(["record", "-s", "s1", "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["2", "3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
+    assert!(stdout.contains(&format!("{emitted} events, 1 processes, 0 events discarded")), "{stdout}");
+    assert_eq!(events(&dir.join("s1")).len(), emitted);
+    babeltrace2_reads(&dir.join("s1"));
+    // Errors: existing directory, kernel events without LTTng, unknown session, stopping twice.
+    let again = rostrace().args(["record", "-s", "s1", "-p"]).arg(&dir).args(["--", "true"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    let k = rostrace()
+        .args(["record", "-k", "sched_switch", "-s", "s2", "-p"])
+        .arg(&dir)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(k.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&k.stderr).contains("--backend lttng"));
+    let unknown = rostrace().args(["stop", "nope", "-p"]).arg(&dir).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown session"));
+    let twice = rostrace().args(["stop", "s1", "-p"]).arg(&dir).output().unwrap();
+    assert_eq!(twice.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("already stopped"));
+    let list = rostrace().args(["list", "-p"]).arg(&dir).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("s1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn record_lttng() {
+    let have_lttng = Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !require(have_lttng, "LTTng (lttng-tools)") {
+        return;
+    }
+    let dir = tmp("lttng");
+    let prog = flows(&dir);
+    let name = format!("rostrace-rec-{}", std::process::id());
+    let out = rostrace()
+        .args(["record", "--backend", "lttng", "-s", &name, "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["2", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
+    assert_eq!(events(&dir.join(&name)).len(), emitted);
+    babeltrace2_reads(&dir.join(&name));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process launched under a created session records nothing until `start`; its
+/// initialization events still appear (once), and runtime events only inside the windows
+/// `start`–`pause` and `resume`–`stop`.
+#[test]
+fn start_pause_resume_stop_with_late_start() {
+    let dir = tmp("control");
+    let prog = flows(&dir);
+    let st = rostrace().args(["create", "late", "-p"]).arg(&dir).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let session = dir.join("late");
+    let mut child = Command::new(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "0", "run", "3"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .spawn()
+        .unwrap();
+    let step = |verb: &str, wait: u64| {
+        std::thread::sleep(Duration::from_millis(wait));
+        let t = now_ns();
+        let o = rostrace().args([verb, "late", "-p"]).arg(&dir).output().unwrap();
+        assert!(o.status.success(), "{verb}: {}", String::from_utf8_lossy(&o.stderr));
+        t
+    };
+    let t_start = step("start", 600);
+    let t_pause = step("pause", 500);
+    let t_resume = step("resume", 500);
+    let t_stop = step("stop", 500);
+    assert!(child.wait().unwrap().success());
+    let evs = events(&session);
+    // Traced processes act on control changes within 100 ms (they poll every 20 ms).
+    let slack = 100_000_000;
+    let runtime: Vec<i64> = evs.iter().filter(|(n, _)| n == "ros2:callback_start").map(|(_, t)| *t).collect();
+    assert!(runtime.len() > 100, "{} runtime events", runtime.len());
+    for t in &runtime {
+        let in_first = *t >= t_start && *t <= t_pause + slack;
+        let in_second = *t >= t_resume && *t <= t_stop + slack;
+        assert!(in_first || in_second, "runtime event at {t} outside the recorded windows");
+    }
+    assert!(runtime.iter().any(|t| *t > t_resume), "nothing recorded after resume");
+    // Initialization happened before `start`, and is in the trace once, with its original time.
+    for name in ["ros2:rcl_init", "ros2:rcl_node_init", "ros2:rcl_timer_init", "ros2:rcl_service_init"] {
+        let v: Vec<i64> = evs.iter().filter(|(n, _)| n == name).map(|(_, t)| *t).collect();
+        assert_eq!(v.len(), 1, "{name}: {v:?}");
+        assert!(v[0] < t_start, "{name} keeps its original time");
+    }
+    babeltrace2_reads(&session);
+    let _ = std::fs::remove_dir_all(&dir);
+}
