@@ -218,6 +218,17 @@ fn gen_emit(tp: &Tp) -> String {
         };
         let _ = write!(body, "\n                {line}");
     }
+    // Runtime events about a callback, a publisher or a subscription obey node/topic filters.
+    let key = if tp.init {
+        None
+    } else {
+        ["callback", "publisher_handle", "rmw_publisher_handle", "rmw_subscription_handle"]
+            .into_iter()
+            .find(|k| tp.args.iter().any(|a| a.name == *k))
+    };
+    let filter = key
+        .map(|k| format!("\n            if !crate::filter::allows({k}) {{\n                return;\n            }}"))
+        .unwrap_or_default();
     let mut pre = String::new();
     let cargs: Vec<String> = tp
         .args
@@ -228,7 +239,7 @@ fn gen_emit(tp: &Tp) -> String {
         })
         .collect();
     format!(
-        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => {{\n            if crate::tracer::wanted(id::{id}) {{\n                crate::tracer::emit(id::{id}, |e| {{{body}\n                }});\n            }}\n        }}\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n",
+        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => {{{filter}\n            if crate::tracer::wanted(id::{id}) {{\n                crate::tracer::emit(id::{id}, |e| {{{body}\n                }});\n            }}\n        }}\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n",
         p = tp.provider,
         n = tp.name,
         since = tp.since,

@@ -56,6 +56,36 @@ pub struct RecordOptions {
     /// Number of sub-buffers per buffer (LTTng).
     #[arg(long, value_name = "N")]
     num_subbuf: Option<u32>,
+    /// Record only these nodes (colon-separated regular expressions, partial match; wins over --ignore-nodes).
+    #[arg(long, value_name = "REGEXES")]
+    select_nodes: Option<String>,
+    /// Do not record these nodes' callbacks, publications and takes.
+    #[arg(long, value_name = "REGEXES")]
+    ignore_nodes: Option<String>,
+    /// Record only these topics (wins over --ignore-topics).
+    #[arg(long, value_name = "REGEXES")]
+    select_topics: Option<String>,
+    /// Do not record these topics' publications, takes and subscription callbacks.
+    #[arg(long, value_name = "REGEXES")]
+    ignore_topics: Option<String>,
+    /// Do not record these processes at all (by process name).
+    #[arg(long, value_name = "REGEXES")]
+    ignore_processes: Option<String>,
+}
+
+impl RecordOptions {
+    fn filters(&self) -> Vec<(&'static str, &String)> {
+        [
+            ("ROSTRACE_SELECT_NODES", &self.select_nodes),
+            ("ROSTRACE_IGNORE_NODES", &self.ignore_nodes),
+            ("ROSTRACE_SELECT_TOPICS", &self.select_topics),
+            ("ROSTRACE_IGNORE_TOPICS", &self.ignore_topics),
+            ("ROSTRACE_IGNORE_PROCESSES", &self.ignore_processes),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+        .collect()
+    }
 }
 
 /// Arguments of `rostrace record`.
@@ -157,6 +187,9 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: &Path) -> Vec<(String, OsStr
     if let Some(b) = &o.buffer_size {
         env.push(("ROSTRACE_BUFFER_SIZE".to_string(), b.into()));
     }
+    for (k, v) in o.filters() {
+        env.push((k.to_string(), v.into()));
+    }
     env
 }
 
@@ -169,6 +202,14 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
             return Err(format!("invalid --buffer-size {b:?}"));
         }
     }
+    for (_, v) in o.filters() {
+        for p in v.split(':').filter(|p| !p.is_empty()) {
+            regex_check(p)?;
+        }
+    }
+    if o.backend == Backend::Lttng && !o.filters().is_empty() {
+        return Err("node, topic and process filters are applied by the embedded tracer: use --backend embedded".into());
+    }
     if o.backend == Backend::Embedded {
         if !o.kernel.is_empty() || o.syscall {
             return Err("kernel events need the LTTng kernel tracer: use --backend lttng".into());
@@ -180,6 +221,10 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn regex_check(p: &str) -> Result<(), String> {
+    regex::Regex::new(p).map(|_| ()).map_err(|e| format!("invalid filter {p:?}: {e}"))
 }
 
 /// Creates the session directory (an existing one only with `--append`).

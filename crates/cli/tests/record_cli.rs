@@ -174,3 +174,75 @@ fn start_pause_resume_stop_with_late_start() {
     babeltrace2_reads(&session);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs the flow program under `rostrace record` with `opts`; returns event names with their
+/// callback/handle field, and the number of events.
+fn record_filtered(dir: &Path, prog: &Path, name: &str, opts: &[&str], env: &[(&str, &str)]) -> Vec<(String, u64)> {
+    let mut c = rostrace();
+    c.args(["record", "-s", name, "-p"])
+        .arg(dir)
+        .args(opts)
+        .arg("--")
+        .arg(prog)
+        .arg(dir.join(format!("{name}.txt")))
+        .args(["1", "2"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = dir.join(name);
+    if ctf::find_traces(&session).is_err() {
+        return Vec::new();
+    }
+    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut v = Vec::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap();
+        let h = ["callback", "publisher_handle", "rmw_publisher_handle", "rmw_subscription_handle"]
+            .iter()
+            .find_map(|f| e.field(f).and_then(|x| x.as_u64()))
+            .unwrap_or(0);
+        v.push((e.name().to_string(), h));
+    }
+    v
+}
+
+#[test]
+fn filters_by_node_topic_and_process() {
+    let dir = tmp("filters");
+    let prog = flows(&dir);
+    let count = |v: &[(String, u64)], n: &str| v.iter().filter(|(x, _)| x == n).count();
+    let all = record_filtered(&dir, &prog, "all", &[], &[]);
+    assert_eq!(count(&all, "ros2:callback_start"), 2 * 5);
+    assert_eq!(count(&all, "ros2:rmw_publish"), 2);
+    // The topic /chatter: its publications, takes and subscription callbacks go; the timer stays.
+    let no_topic = record_filtered(&dir, &prog, "notopic", &["--ignore-topics", "chat"], &[]);
+    for n in
+        ["ros2:rclcpp_publish", "ros2:rcl_publish", "ros2:rmw_publish", "ros2:rmw_take", "ros2:rclcpp_intra_publish"]
+    {
+        assert_eq!(count(&no_topic, n), 0, "{n}");
+    }
+    let cbs: Vec<u64> = no_topic.iter().filter(|(n, _)| n == "ros2:callback_start").map(|(_, h)| h & 0xff).collect();
+    assert!(cbs.contains(&0x71) && !cbs.contains(&0x33) && !cbs.contains(&0x43), "{cbs:x?}");
+    // Initialization events stay, so the trace still describes the whole system.
+    assert_eq!(count(&no_topic, "ros2:rcl_publisher_init"), 1);
+    // The node /ns/my_node (CARET's variable, select wins over ignore): no callbacks of it remain.
+    let no_node = record_filtered(
+        &dir,
+        &prog,
+        "nonode",
+        &["--ignore-nodes", "nothing_matches"],
+        &[("CARET_SELECT_NODES", "/other_node")],
+    );
+    let remaining: Vec<u64> =
+        no_node.iter().filter(|(n, _)| n == "ros2:callback_start").map(|(_, h)| h & 0xff).collect();
+    assert_eq!(remaining, [0x99, 0x99], "only the callback no initialization event describes");
+    assert_eq!(count(&no_node, "ros2:rmw_take"), 0);
+    // The process: nothing at all.
+    let no_proc = record_filtered(&dir, &prog, "noproc", &["--ignore-processes", "^flo"], &[]);
+    assert!(no_proc.is_empty(), "{no_proc:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,6 +17,7 @@ pub mod api;
 pub mod catalog;
 mod clock;
 pub mod ffi;
+pub mod filter;
 mod lttng;
 mod ring;
 pub mod tracer;

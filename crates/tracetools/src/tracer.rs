@@ -150,6 +150,7 @@ fn choose() -> Mode {
             }
         },
         _ => match std::env::var_os("ROSTRACE_SESSION_DIR") {
+            Some(_) if !crate::filter::setup(&String::from_utf8_lossy(&procname())) => Mode::Off,
             Some(dir) => match Session::start(PathBuf::from(dir)) {
                 Ok(()) => {
                     let on = control_state(SESSION.get().map(|s| s.root.as_path())) == Control::Recording;
@@ -283,6 +284,7 @@ pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
 fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
     let mut payload = Vec::new();
     f(&mut Enc(&mut payload));
+    crate::filter::observe(id, &payload);
     let fresh = {
         let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
         if store.seen.insert((id, payload.clone())) {
