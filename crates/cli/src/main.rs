@@ -39,6 +39,8 @@ enum Command {
     Pause(record::NameArgs),
     /// Resume a paused session.
     Resume(record::NameArgs),
+    /// Write what a flight-recorder session (--snapshot-mode) holds.
+    Snapshot(record::NameArgs),
     /// List sessions and their state.
     List(record::ListArgs),
 }
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Stop(a) => record::control(a, "stop"),
         Command::Pause(a) => record::control(a, "pause"),
         Command::Resume(a) => record::control(a, "resume"),
+        Command::Snapshot(a) => record::snapshot(a),
         Command::List(a) => record::list(a),
     };
     match r {

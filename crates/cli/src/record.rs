@@ -5,7 +5,7 @@ use ctf::TraceSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use tracetools::tracer::{control_state, Control, CONTROL_FILE};
+use tracetools::tracer::{control_state, Control, CONTROL_FILE, SNAPSHOT_FILE};
 
 /// Tracing backends.
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -56,6 +56,13 @@ pub struct RecordOptions {
     /// Number of sub-buffers per buffer (LTTng).
     #[arg(long, value_name = "N")]
     num_subbuf: Option<u32>,
+    /// Flight recorder: keep only the last events in memory (see --snapshot-size) and write them
+    /// on `rostrace snapshot NAME` and at exit.
+    #[arg(long)]
+    snapshot_mode: bool,
+    /// Memory of the flight recorder per process (embedded backend).
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    snapshot_size: String,
     /// Record only these nodes (colon-separated regular expressions, partial match; wins over --ignore-nodes).
     #[arg(long, value_name = "REGEXES")]
     select_nodes: Option<String>,
@@ -190,6 +197,9 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: &Path) -> Vec<(String, OsStr
     for (k, v) in o.filters() {
         env.push((k.to_string(), v.into()));
     }
+    if o.snapshot_mode {
+        env.push(("ROSTRACE_SNAPSHOT".to_string(), o.snapshot_size.clone().into()));
+    }
     env
 }
 
@@ -201,6 +211,9 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
         if tracetools::tracer::parse_size(b).is_none() {
             return Err(format!("invalid --buffer-size {b:?}"));
         }
+    }
+    if tracetools::tracer::parse_size(&o.snapshot_size).is_none_or(|n| n == 0) {
+        return Err(format!("invalid --snapshot-size {:?}", o.snapshot_size));
     }
     for (_, v) in o.filters() {
         for p in v.split(':').filter(|p| !p.is_empty()) {
@@ -263,7 +276,11 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
             return Err("cannot start lttng-sessiond".into());
         }
     }
-    lttng(&["create", name, &format!("--output={}", dir.display())])?;
+    if o.snapshot_mode {
+        lttng(&["create", name, "--snapshot", &format!("--output={}", dir.display())])?;
+    } else {
+        lttng(&["create", name, &format!("--output={}", dir.display())])?;
+    }
     let r = (|| {
         let mut chan = vec!["enable-channel", "-u", "-s", name];
         let sub = o.buffer_size.clone().unwrap_or_else(|| "8M".into());
@@ -365,6 +382,9 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let status = child.wait()?;
     if o.backend == Backend::Lttng {
+        if o.snapshot_mode {
+            let _ = lttng(&["snapshot", "record", "-s", &name]);
+        }
         let _ = lttng(&["stop", &name]);
         let _ = lttng(&["destroy", &name]);
     } else {
@@ -450,6 +470,24 @@ pub fn start(a: StartArgs) -> std::io::Result<ExitCode> {
         return control(NameArgs { name: a.name, path: a.opts.session.path.clone() }, "start");
     }
     create(a, true)
+}
+
+/// `rostrace snapshot NAME`: flight-recorder sessions write what they hold.
+pub fn snapshot(a: NameArgs) -> std::io::Result<ExitCode> {
+    let dir = match session_dir(&a.path, &a.name) {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let n =
+        std::fs::read_to_string(dir.join(SNAPSHOT_FILE)).ok().and_then(|t| t.trim().parse::<u64>().ok()).unwrap_or(0)
+            + 1;
+    let tmp = dir.join(format!("{SNAPSHOT_FILE}.tmp"));
+    std::fs::write(&tmp, format!("{n}\n"))?;
+    std::fs::rename(tmp, dir.join(SNAPSHOT_FILE))?;
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    println!("session {}: snapshot {n} written", a.name);
+    summary(&dir);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `rostrace list`.

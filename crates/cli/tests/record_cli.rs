@@ -246,3 +246,41 @@ fn filters_by_node_topic_and_process() {
     assert!(no_proc.is_empty(), "{no_proc:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Flight recorder: only the latest events are written, on `snapshot` and at exit, each time
+/// with the initialization events.
+#[test]
+fn snapshot_mode_keeps_the_latest_events() {
+    let dir = tmp("snapshot");
+    let prog = flows(&dir);
+    let st = rostrace()
+        .args(["start", "snap", "--snapshot-mode", "--snapshot-size", "64K", "-p"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let session = dir.join("snap");
+    let t0 = now_ns();
+    let mut child = Command::new(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "0", "run", "1.5"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .env("ROSTRACE_SNAPSHOT", "64K")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let o = rostrace().args(["snapshot", "snap", "-p"]).arg(&dir).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(child.wait().unwrap().success());
+    let evs = events(&session);
+    let first_runtime = evs.iter().filter(|(n, _)| n == "ros2:callback_start").map(|(_, t)| *t).min().unwrap();
+    assert!(
+        first_runtime > t0 + 400_000_000,
+        "the oldest events were not evicted ({} ms after launch)",
+        (first_runtime - t0) / 1_000_000
+    );
+    // Two snapshots (the request and the exit), each with the initialization events.
+    assert_eq!(evs.iter().filter(|(n, _)| n == "ros2:rcl_node_init").count(), 2);
+    babeltrace2_reads(&session);
+    let _ = std::fs::remove_dir_all(&dir);
+}

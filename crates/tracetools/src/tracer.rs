@@ -15,6 +15,7 @@ use crate::clock;
 use crate::ring::Ring;
 use ctf::write::{metadata_text, packetize_metadata, StreamWriter};
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -316,6 +317,7 @@ fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
 /// The embedded session of this process.
 struct Session {
     root: PathBuf,
+    snapshot_budget: usize,
     metadata: Vec<u8>,
     dir_ready: AtomicBool,
     chunk: AtomicU64,
@@ -337,6 +339,8 @@ struct Stream {
     ring: Arc<Ring>,
     out: Option<StreamWriter<BufWriter<File>>>,
     reported: u64,
+    kept: VecDeque<(u16, u64, Vec<u8>)>,
+    kept_bytes: usize,
 }
 
 #[derive(Default)]
@@ -346,6 +350,7 @@ struct Writer {
     finished: bool,
     replays: u32,
     state: Option<Control>,
+    snapshots: u64,
 }
 
 fn random_uuid() -> [u8; 16] {
@@ -416,6 +421,7 @@ impl Session {
         let text = metadata_text(&catalog::trace_decl(uuid, boot_id(), offset, env));
         let metadata = packetize_metadata(&text, &uuid);
         let s = Session {
+            snapshot_budget: std::env::var("ROSTRACE_SNAPSHOT").ok().and_then(|v| parse_size(&v)).unwrap_or(0),
             root: root.clone(),
             metadata,
             dir_ready: AtomicBool::new(false),
@@ -470,7 +476,27 @@ impl Session {
         }
         let rings: Vec<Arc<Ring>> = self.rings.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for r in rings.iter().skip(w.streams.len()) {
-            w.streams.push(Stream { ring: r.clone(), out: None, reported: 0 });
+            w.streams.push(Stream { ring: r.clone(), out: None, reported: 0, kept: VecDeque::new(), kept_bytes: 0 });
+        }
+        if self.snapshot_budget > 0 && !finish {
+            // Flight recorder: keep the newest events in memory, the oldest go first.
+            let per_stream = (self.snapshot_budget / w.streams.len().max(1)).max(4096);
+            for st in &mut w.streams {
+                st.ring.drain(|id, ts, p| {
+                    // Initialization events are kept apart (never evicted) and written with each snapshot.
+                    if !is_init(id) {
+                        st.kept_bytes += p.len() + 16;
+                        st.kept.push_back((id, ts, p.to_vec()));
+                    }
+                });
+                while st.kept_bytes > per_stream {
+                    match st.kept.pop_front() {
+                        Some((_, _, p)) => st.kept_bytes -= p.len() + 16,
+                        None => break,
+                    }
+                }
+            }
+            return;
         }
         for (k, st) in w.streams.iter_mut().enumerate() {
             let ring = &st.ring;
@@ -483,7 +509,7 @@ impl Session {
                 } else {
                     0
                 };
-            if ring.is_empty() && discarded == st.reported && st.out.is_none() {
+            if ring.is_empty() && st.kept.is_empty() && discarded == st.reported && st.out.is_none() {
                 continue;
             }
             if st.out.is_none() {
@@ -498,7 +524,7 @@ impl Session {
                         st.out = Some(StreamWriter::new(
                             BufWriter::with_capacity(1 << 16, f),
                             self.uuid,
-                            ring.index as u64,
+                            ring.index as u64 | chunk << 32,
                             ring.cpu.load(Ordering::Relaxed),
                             1 << 16,
                         ))
@@ -512,6 +538,10 @@ impl Session {
                 st.reported = discarded;
             }
             let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
+            for (id, ts, p) in st.kept.drain(..) {
+                let _ = out.event(id as u32, ts, vpid, vtid, name, &p);
+            }
+            st.kept_bytes = 0;
             ring.drain(|id, ts, p| {
                 let _ = out.event(id as u32, ts, vpid, vtid, name, p);
             });
@@ -545,6 +575,17 @@ impl Session {
             && std::fs::write(self.dir.join("metadata"), &self.metadata).is_ok();
         self.dir_ready.store(ok, Ordering::Relaxed);
         ok
+    }
+
+    /// Flight recorder: every snapshot carries all initialization events.
+    fn snapshot_init(&self, w: &mut Writer) {
+        if self.snapshot_budget == 0 {
+            return;
+        }
+        for e in INIT_STORE.lock().unwrap_or_else(|e| e.into_inner()).events.iter_mut() {
+            e.written = false;
+        }
+        self.replay(w);
     }
 
     /// Writes the initialization events kept while not recording, with their original times.
@@ -588,6 +629,9 @@ pub enum Control {
     /// Close the trace files; record nothing.
     Stopped,
 }
+
+/// Name of the file whose number `rostrace snapshot` increments (flight-recorder sessions).
+pub const SNAPSHOT_FILE: &str = ".rostrace-snapshot";
 
 /// Name of the control file in a session directory.
 pub const CONTROL_FILE: &str = ".rostrace-control";
@@ -641,6 +685,20 @@ fn writer_loop() {
         std::thread::sleep(Duration::from_millis(20));
         let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
         let state = control_state(Some(&s.root));
+        if s.snapshot_budget > 0 {
+            let req = std::fs::read_to_string(s.root.join(SNAPSHOT_FILE))
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+            if req != w.snapshots {
+                // Write what the flight recorder holds, as complete files of their own.
+                w.snapshots = req;
+                s.snapshot_init(&mut w);
+                s.drain(&mut w, true);
+                w.finished = false;
+                s.close(&mut w);
+            }
+        }
         if w.state != Some(state) {
             match state {
                 Control::Recording => {
@@ -670,6 +728,9 @@ pub fn flush() {
         RECORDING.store(false, Ordering::Relaxed);
         s.stop.store(true, Ordering::Relaxed);
         let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if !w.finished {
+            s.snapshot_init(&mut w);
+        }
         s.drain(&mut w, true);
     }
 }
