@@ -236,6 +236,9 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
     Ok(())
 }
 
+/// Marks an LTTng session directory; holds the LTTng session name.
+const LTTNG_MARK: &str = ".rostrace-lttng";
+
 fn regex_check(p: &str) -> Result<(), String> {
     regex::Regex::new(p).map(|_| ()).map_err(|e| format!("invalid filter {p:?}: {e}"))
 }
@@ -405,7 +408,24 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if o.backend == Backend::Lttng {
-        return fail("session control verbs drive the embedded tracer; with LTTng, use `rostrace record --backend lttng` or lttng itself");
+        let dir = match make_dir(o, &a.name) {
+            Ok(d) => d,
+            Err(e) => return fail(e),
+        };
+        if let Err(e) = lttng_setup(&a.name, &dir, o) {
+            return fail(e);
+        }
+        if !recording {
+            let _ = lttng(&["stop", &a.name]);
+        }
+        std::fs::write(dir.join(LTTNG_MARK), &a.name)?;
+        write_control(&dir, if recording { "recording" } else { "created" })?;
+        println!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, dir.display());
+        println!("launch the processes to trace with:");
+        if let Some(lib) = find_library() {
+            println!("  export ROSTRACE_BACKEND=lttng LD_PRELOAD={}", lib.display());
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let lib = find_library();
     let dir = match make_dir(o, &a.name) {
@@ -452,6 +472,17 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
     };
     if !ok {
         return fail(format!("session {} is already {}", a.name, raw.trim()));
+    }
+    if let Ok(lname) = std::fs::read_to_string(dir.join(LTTNG_MARK)) {
+        // An LTTng session: the same verbs, through lttng.
+        let r = match next {
+            "recording" => lttng(&["start", &lname]),
+            "paused" => lttng(&["stop", &lname]),
+            _ => lttng(&["stop", &lname]).or(Ok(String::new())).and_then(|_| lttng(&["destroy", &lname])),
+        };
+        if let Err(e) = r {
+            return fail(e);
+        }
     }
     write_control(&dir, next)?;
     // Traced processes poll every 20 ms.

@@ -284,3 +284,34 @@ fn snapshot_mode_keeps_the_latest_events() {
     babeltrace2_reads(&session);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The session verbs drive LTTng sessions too.
+#[test]
+fn lttng_session_verbs() {
+    let have_lttng = Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !require(have_lttng, "LTTng (lttng-tools)") {
+        return;
+    }
+    let dir = tmp("lttng-verbs");
+    let prog = flows(&dir);
+    let name = format!("rostrace-verbs-{}", std::process::id());
+    let st = rostrace().args(["start", &name, "--backend", "lttng", "-p"]).arg(&dir).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
+    let run = Command::new(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["2", "2"])
+        .env("ROSTRACE_BACKEND", "lttng")
+        .env("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER)
+        .env("LD_LIBRARY_PATH", &lib)
+        .status()
+        .unwrap();
+    assert!(run.success());
+    for verb in ["pause", "resume", "stop"] {
+        let o = rostrace().args([verb, &name, "-p"]).arg(&dir).output().unwrap();
+        assert!(o.status.success(), "{verb}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
+    assert_eq!(events(&dir.join(&name)).len(), emitted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
