@@ -19,17 +19,7 @@ fn flows(dir: &Path) -> PathBuf {
     let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
     assert!(lib.join("libtracetools.so").exists(), "libtracetools.so in {}", lib.display());
     let out = dir.join("flows");
-    let st = Command::new("cc")
-        .args(["-O1", "-pthread", "-I", tracetools::INCLUDE_DIR])
-        .arg(repo().join("crates/tracetools/tests/c/flows.c"))
-        .arg("-o")
-        .arg(&out)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
-        .arg("-ltracetools")
-        .status()
-        .unwrap();
-    assert!(st.success());
+    tracetools::compile_c(&repo().join("crates/tracetools/tests/c/flows.c"), &out, &lib).unwrap();
     out
 }
 

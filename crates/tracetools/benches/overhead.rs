@@ -48,17 +48,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let lib = lib_dir();
     let prog = dir.join("flows");
-    let st = Command::new("cc")
-        .args(["-O2", "-pthread", "-I", tracetools::INCLUDE_DIR])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c"))
-        .arg("-o")
-        .arg(&prog)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
-        .arg("-ltracetools")
-        .status()
-        .expect("cc");
-    assert!(st.success());
+    tracetools::compile_c(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c"), &prog, &lib).expect("cc");
     let out = dir.join("ns.txt");
     let (disabled, call) = best(&prog, &out, &[]).expect("disabled run");
     let session = dir.join("session");

@@ -53,3 +53,23 @@ pub const INCLUDE_DIR: &str = env!("ROSTRACE_INCLUDE_DIR");
 
 /// Where the LTTng-UST provider library was built (it is also looked up beside libtracetools.so).
 pub const LTTNG_PROVIDER: &str = env!("ROSTRACE_LTTNG_PROVIDER");
+
+/// Compiles a C program against the generated header and links it to `libtracetools.so` in
+/// `lib_dir` (found there at run time, whatever `LD_LIBRARY_PATH` says). Used by the tests and
+/// benchmarks; handy to try the C ABI.
+pub fn compile_c(source: &std::path::Path, output: &std::path::Path, lib_dir: &std::path::Path) -> std::io::Result<()> {
+    let st = std::process::Command::new(std::env::var_os("CC").unwrap_or_else(|| "cc".into()))
+        .args(["-O2", "-Wall", "-Werror", "-std=c11", "-pthread", "-I", INCLUDE_DIR])
+        .arg(source)
+        .arg("-o")
+        .arg(output)
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib_dir.display()))
+        .arg("-ltracetools")
+        .status()?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!("compiling {} failed ({st})", source.display())))
+    }
+}

@@ -41,19 +41,7 @@ fn compile(dir: &Path) -> PathBuf {
     assert!(lib.join("libtracetools.so").exists(), "libtracetools.so not built in {}", lib.display());
     let out = dir.join("flows");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c");
-    let st = Command::new("cc")
-        .args(["-O1", "-Wall", "-Werror", "-std=c11", "-pthread"])
-        .arg("-I")
-        .arg(tracetools::INCLUDE_DIR)
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
-        .arg("-ltracetools")
-        .status()
-        .expect("a C compiler (cc)");
-    assert!(st.success(), "compiling flows.c failed");
+    tracetools::compile_c(&src, &out, &lib).expect("a C compiler (cc)");
     out
 }
 
