@@ -265,45 +265,7 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
             let len = st.regs[*len_reg as usize];
             text(c, len, *align, out)?
         }
-        Ty::Struct(s) if s.flat.is_some() => {
-            let fl = s.flat.as_ref().expect("checked");
-            c.align(s.align)?;
-            let need = fl.size as u64 * 8;
-            if c.pos + need > c.end {
-                return err(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
-            }
-            let start = c.base + (c.pos >> 3) as usize;
-            let d = &c.data[start..start + fl.size as usize];
-            out.push(Node { bits: fl.fields.len() as u64, aux: 1 + fl.fields.len() as u32, kind: NodeKind::Struct });
-            for &(off, op) in &fl.fields {
-                let o = off as usize;
-                out.push(match op {
-                    FlatOp::Int { bytes, be, signed } => {
-                        let v = match (bytes, be) {
-                            (1, _) => d[o] as u64,
-                            (2, false) => u16::from_le_bytes([d[o], d[o + 1]]) as u64,
-                            (2, true) => u16::from_be_bytes([d[o], d[o + 1]]) as u64,
-                            (4, false) => u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
-                            (4, true) => u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
-                            (_, false) => u64::from_le_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
-                            (_, true) => u64::from_be_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
-                        };
-                        if signed {
-                            let sh = 64 - 8 * bytes as u32;
-                            Node { bits: (((v << sh) as i64) >> sh) as u64, aux: 0, kind: NodeKind::I }
-                        } else {
-                            Node { bits: v, aux: 0, kind: NodeKind::U }
-                        }
-                    }
-                    FlatOp::Text(len) => {
-                        let t = &d[o..o + len as usize];
-                        let n = memchr::memchr(0, t).unwrap_or(t.len());
-                        Node { bits: (start + o) as u64, aux: n as u32, kind: NodeKind::Str }
-                    }
-                });
-            }
-            c.pos += need;
-        }
+        Ty::Struct(s) if s.flat.is_some() => decode_flat(s.align, s.flat.as_ref().expect("checked"), c, out)?,
         Ty::Struct(s) => {
             c.align(s.align)?;
             let at = out.len();
@@ -342,6 +304,80 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
         }
     }
     Ok(())
+}
+
+/// Position of the first NUL (or the length): short texts (LTTng's `procname[17]`) without a call.
+#[inline(always)]
+fn nul(t: &[u8]) -> usize {
+    if t.len() <= 32 {
+        // Eight bytes at a time: the lowest byte of a word that is zero.
+        let mut i = 0;
+        while i + 8 <= t.len() {
+            let x = u64::from_le_bytes(t[i..i + 8].try_into().unwrap_or([0; 8]));
+            let z = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+            if z != 0 {
+                return i + (z.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        t[i..].iter().position(|b| *b == 0).map_or(t.len(), |k| i + k)
+    } else {
+        memchr::memchr(0, t).unwrap_or(t.len())
+    }
+}
+
+/// Decodes a structure of fixed layout: one bounds check, members at fixed offsets.
+#[inline(always)]
+fn decode_flat(align: u32, fl: &FlatLayout, c: &mut Cursor, out: &mut Vec<Node>) -> Result<(), DecodeError> {
+    c.align(align)?;
+    let need = fl.size as u64 * 8;
+    if c.pos + need > c.end {
+        return err(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
+    }
+    let start = c.base + (c.pos >> 3) as usize;
+    let d = &c.data[start..start + fl.size as usize];
+    out.reserve(fl.fields.len() + 1);
+    out.push(Node { bits: fl.fields.len() as u64, aux: 1 + fl.fields.len() as u32, kind: NodeKind::Struct });
+    for &(off, op) in &fl.fields {
+        let o = off as usize;
+        out.push(match op {
+            FlatOp::Int { bytes, be, signed } => {
+                let v = match (bytes, be) {
+                    (1, _) => d[o] as u64,
+                    (2, false) => u16::from_le_bytes([d[o], d[o + 1]]) as u64,
+                    (2, true) => u16::from_be_bytes([d[o], d[o + 1]]) as u64,
+                    (4, false) => u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
+                    (4, true) => u32::from_be_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]) as u64,
+                    (_, false) => u64::from_le_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
+                    (_, true) => u64::from_be_bytes(d[o..o + 8].try_into().unwrap_or([0; 8])),
+                };
+                if signed {
+                    let sh = 64 - 8 * bytes as u32;
+                    Node { bits: (((v << sh) as i64) >> sh) as u64, aux: 0, kind: NodeKind::I }
+                } else {
+                    Node { bits: v, aux: 0, kind: NodeKind::U }
+                }
+            }
+            FlatOp::Text(len) => {
+                let t = &d[o..o + len as usize];
+                let n = nul(t);
+                Node { bits: (start + o) as u64, aux: n as u32, kind: NodeKind::Str }
+            }
+        });
+    }
+    c.pos += need;
+    Ok(())
+}
+
+/// Decodes a dynamic scope (a structure), taking the fixed-layout path when it can.
+#[inline]
+pub fn decode_scope(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> Result<(), DecodeError> {
+    if let Ty::Struct(s) = ty {
+        if let Some(fl) = &s.flat {
+            return decode_flat(s.align, fl, c, out);
+        }
+    }
+    decode(ty, c, st, out)
 }
 
 fn array(elem: &Ty, len: u64, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> Result<(), DecodeError> {
@@ -539,6 +575,23 @@ mod tests {
         assert_eq!(st.clock, 0x2_0000_0010);
         st.update_clock(0x20, 32);
         assert_eq!(st.clock, 0x2_0000_0020);
+    }
+
+    #[test]
+    fn first_nul() {
+        for len in 0..40usize {
+            for z in 0..=len {
+                let mut t = vec![0x80u8 | 0x41; len];
+                if z < len {
+                    t[z] = 0;
+                    if z + 1 < len {
+                        t[z + 1] = 0;
+                    }
+                }
+                assert_eq!(nul(&t), z.min(len), "len {len} zero at {z}");
+            }
+        }
+        assert_eq!(nul(b"\x01\x00"), 1);
     }
 
     #[test]

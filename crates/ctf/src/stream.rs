@@ -1,6 +1,6 @@
 //! Reading one data stream file: packets, then events, in order.
 
-use crate::decode::{decode, Cursor, DecodeError, Node, State};
+use crate::decode::{decode, decode_scope, Cursor, DecodeError, Node, State};
 use crate::error::Error;
 use crate::schema::{EventClass, Schema, StreamClass};
 use crate::types::Ty;
@@ -149,8 +149,12 @@ impl<'a> StreamReader<'a> {
         self.error(self.packet.offset + e.bit / 8, e.message)
     }
 
+    #[inline]
     fn to_ns(&self, cycles: u64) -> Option<i64> {
         let off = self.clock_offset_ns?;
+        if self.clock_freq == 1_000_000_000 && cycles <= i64::MAX as u64 {
+            return Some(off.saturating_add(cycles as i64));
+        }
         let ns = if self.clock_freq == 1_000_000_000 {
             cycles
         } else {
@@ -353,15 +357,15 @@ impl<'a> StreamReader<'a> {
         };
         self.ctx.clear();
         if let Some(t) = &sc.event_context {
-            decode(t, &mut c, st, &mut self.ctx)?;
+            decode_scope(t, &mut c, st, &mut self.ctx)?;
         }
         self.ectx.clear();
         if let Some(t) = &class.context {
-            decode(t, &mut c, st, &mut self.ectx)?;
+            decode_scope(t, &mut c, st, &mut self.ectx)?;
         }
         self.payload.clear();
         if let Some(t) = &class.fields {
-            decode(t, &mut c, st, &mut self.payload)?;
+            decode_scope(t, &mut c, st, &mut self.payload)?;
         }
         self.class = Some(class);
         self.ts = st.clock;
