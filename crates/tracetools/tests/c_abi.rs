@@ -130,6 +130,24 @@ fn assert_same(what: &str, got: &PerThread, want: &PerThread) {
     }
 }
 
+/// The trace in `dir` reads back as `want` with rostrace's reader and with babeltrace2 (no warning).
+fn check_both_readers(what: &str, dir: &Path, want: &PerThread) {
+    let (got, discarded) = read_rostrace(dir);
+    assert_eq!(discarded, 0, "{what}");
+    assert_same(&format!("{what}, rostrace reader"), &got, want);
+    let bt2 = have("babeltrace2", "--version")
+        && Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().is_ok_and(|o| o.status.success());
+    if !bt2 {
+        assert!(!required(), "babeltrace2 and python3-bt2 are required");
+        eprintln!("skipping the babeltrace2 comparison: not available");
+        return;
+    }
+    assert_same(&format!("{what}, babeltrace2"), &read_babeltrace2(dir), want);
+    let out = Command::new("babeltrace2").arg(dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("WARNING"), "{what}: {err}");
+}
+
 /// Runs two processes of `prog` (3 threads, 5 iterations each) with `env`; returns their expected files.
 fn run_two(prog: &Path, dir: &Path, env: &[(&str, String)]) -> Vec<PathBuf> {
     let files: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("expected-{i}.txt"))).collect();
@@ -162,23 +180,10 @@ fn embedded_tracer_records_every_flow_exactly() {
     let traces = ctf::find_traces(&session).unwrap();
     assert_eq!(traces.len(), 2);
     assert!(traces.iter().all(|t| t.to_string_lossy().contains("/ust/pid/flows-")));
-    let (got, discarded) = read_rostrace(&session);
-    assert_eq!(discarded, 0);
-    assert_same("rostrace reader", &got, &want);
+    check_both_readers("embedded trace", &session, &want);
     // Every one of the 42 tracepoints was emitted.
     let names: std::collections::BTreeSet<&str> = want.values().flatten().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.len(), 42, "{names:?}");
-    if have("babeltrace2", "--version")
-        && Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().is_ok_and(|o| o.status.success())
-    {
-        assert_same("babeltrace2", &read_babeltrace2(&session), &want);
-        let out = Command::new("babeltrace2").arg(&session).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && !err.contains("WARNING"), "{err}");
-    } else {
-        assert!(!required(), "babeltrace2 and python3-bt2 are required");
-        eprintln!("skipping the babeltrace2 comparison: not available");
-    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -302,14 +307,7 @@ fn lttng_backend_records_every_flow_exactly() {
     lttng(&["stop", &name]);
     lttng(&["destroy", &name]);
     let want = expected(&files);
-    let (got, discarded) = read_rostrace(&out);
-    assert_eq!(discarded, 0);
-    assert_same("LTTng trace, rostrace reader", &got, &want);
-    if Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().is_ok_and(|o| o.status.success()) {
-        assert_same("LTTng trace, babeltrace2", &read_babeltrace2(&out), &want);
-    } else {
-        assert!(!required(), "python3-bt2 is required");
-    }
+    check_both_readers("LTTng trace", &out, &want);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
