@@ -145,8 +145,8 @@ fn start_pause_resume_stop_with_late_start() {
     let t_stop = step("stop", 500);
     assert!(child.wait().unwrap().success());
     let evs = events(&session);
-    // Traced processes act on control changes within 100 ms (they poll every 20 ms).
-    let slack = 100_000_000;
+    // Traced processes poll the control file every 20 ms; allow for a loaded CI machine.
+    let slack = 250_000_000;
     let runtime: Vec<i64> = evs.iter().filter(|(n, _)| n == "ros2:callback_start").map(|(_, t)| *t).collect();
     assert!(runtime.len() > 100, "{} runtime events", runtime.len());
     for t in &runtime {
@@ -154,6 +154,9 @@ fn start_pause_resume_stop_with_late_start() {
         let in_second = *t >= t_resume && *t <= t_stop + slack;
         assert!(in_first || in_second, "runtime event at {t} outside the recorded windows");
     }
+    let lag =
+        |after: i64| runtime.iter().filter(|t| **t >= after && **t < after + slack).max().map_or(0, |t| t - after);
+    eprintln!("last event after pause: {} ms, after stop: {} ms", lag(t_pause) / 1_000_000, lag(t_stop) / 1_000_000);
     assert!(runtime.iter().any(|t| *t > t_resume), "nothing recorded after resume");
     // Initialization happened before `start`, and is in the trace once, with its original time.
     for name in ["ros2:rcl_init", "ros2:rcl_node_init", "ros2:rcl_timer_init", "ros2:rcl_service_init"] {
