@@ -239,7 +239,9 @@ fn gen_emit(tp: &Tp) -> String {
         })
         .collect();
     format!(
-        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => {{{filter}\n            if crate::tracer::wanted(id::{id}) {{\n                crate::tracer::emit(id::{id}, |e| {{{body}\n                }});\n            }}\n        }}\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n",
+        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => embedded_{id}({names}),\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n\
+/// `{p}:{n}` to the embedded tracer (the mode is known to be embedded).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub(crate) fn embedded_{id}({params}) {{{filter}\n    if crate::tracer::wanted(id::{id}) {{\n        crate::tracer::emit(id::{id}, |e| {{{body}\n        }});\n    }}\n}}\n\n",
+        names = tp.args.iter().filter(|a| !lens.iter().any(|(_, l)| *l == &a.name)).map(|a| a.name.clone()).collect::<Vec<_>>().join(", "),
         p = tp.provider,
         n = tp.name,
         since = tp.since,
@@ -279,7 +281,7 @@ fn gen_abi(tp: &Tp) -> String {
     format!(
         "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}\n    record_{id}({names});\n}}\n\n#[inline(never)]\n#[allow(clippy::too_many_arguments)]\nunsafe fn record_{id}({p}) {{\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
             crate::lttng::with(|t| (t.ros2_{id})({names}));
-        }}\n        Mode::Embedded => {{{conv}\n            crate::api::{id}({});\n        }}\n        Mode::Off => {{}}\n    }});\n}}\n\n\
+        }}\n        Mode::Embedded => {{{conv}\n            crate::api::embedded_{id}({});\n        }}\n        Mode::Off => {{}}\n    }});\n}}\n\n\
 /// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
 /// `ros_trace_do_{id}`: records `ros2:{id}`.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_do_{id}({p}) {{\n    ros_trace_{id}({names});\n}}\n\n",
         call_exprs.join(", "),

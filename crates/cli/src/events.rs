@@ -32,31 +32,6 @@ pub struct Args {
     limit: Option<u64>,
 }
 
-/// Whether `name` matches a pattern with `*` wildcards.
-pub fn wildcard(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let mut rest = name;
-    for (k, p) in parts.iter().enumerate() {
-        if k == 0 {
-            if !rest.starts_with(p) {
-                return false;
-            }
-            rest = &rest[p.len()..];
-        } else if k == parts.len() - 1 {
-            return rest.ends_with(p);
-        } else {
-            match rest.find(p) {
-                Some(i) => rest = &rest[i + p.len()..],
-                None => return false,
-            }
-        }
-    }
-    true
-}
-
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let (set, errors) = TraceSet::open(&a.traces.traces);
@@ -90,7 +65,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
             Some(Ok(ev)) => ev,
         };
-        if !a.name.is_empty() && !a.name.iter().any(|p| wildcard(p, ev.name())) {
+        if !a.name.is_empty() && !a.name.iter().any(|p| tracetools::catalog::glob(p, ev.name())) {
             continue;
         }
         match a.format {

@@ -191,10 +191,8 @@ fn text_struct(out: &mut Vec<u8>, s: &StructRef) {
 
 /// Formats ns from the Unix epoch as `HH:MM:SS.nnnnnnnnn` (UTC).
 pub fn clock_time(ns: i64) -> String {
-    let s = ns.div_euclid(1_000_000_000);
-    let frac = ns.rem_euclid(1_000_000_000);
-    let d = s.rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}.{:09}", d / 3600, (d / 60) % 60, d % 60, frac)
+    let t = ctf::time::utc(ns);
+    format!("{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos)
 }
 
 /// Writes one event as a line of text like babeltrace2's: time, delta, host, name, then

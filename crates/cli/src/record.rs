@@ -440,9 +440,17 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         dir.display()
     );
     println!("launch the processes to trace with:");
-    if let Some(lib) = lib {
-        for (k, v) in embedded_env(&dir, o, &lib) {
-            println!("  export {k}={}", v.to_string_lossy());
+    match lib {
+        Some(lib) => {
+            for (k, v) in embedded_env(&dir, o, &lib) {
+                println!("  export {k}={}", v.to_string_lossy());
+            }
+        }
+        None => {
+            println!("  export ROSTRACE_SESSION_DIR={}", dir.display());
+            println!(
+                "  and LD_PRELOAD=<path of rostrace's libtracetools.so> (not found beside rostrace: set ROSTRACE_LIB)"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -93,8 +93,7 @@ fn record_embedded() {
 
 #[test]
 fn record_lttng() {
-    let have_lttng = Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !require(have_lttng, "LTTng (lttng-tools)") {
+    if !require(have_lttng(), "LTTng (lttng-tools)") {
         return;
     }
     let dir = tmp("lttng");
@@ -281,8 +280,7 @@ fn snapshot_mode_keeps_the_latest_events() {
 /// The session verbs drive LTTng sessions too.
 #[test]
 fn lttng_session_verbs() {
-    let have_lttng = Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !require(have_lttng, "LTTng (lttng-tools)") {
+    if !require(have_lttng(), "LTTng (lttng-tools)") {
         return;
     }
     let dir = tmp("lttng-verbs");

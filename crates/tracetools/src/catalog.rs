@@ -61,21 +61,25 @@ pub fn matching(patterns: &[&str]) -> Vec<u16> {
         .collect()
 }
 
-/// `*` wildcard match.
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
 pub fn glob(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, rest)) => {
-            if !name.starts_with(head) {
-                return false;
-            }
-            let tail = &name[head.len()..];
-            if rest.is_empty() {
-                return true;
-            }
-            (0..=tail.len()).any(|i| tail.is_char_boundary(i) && glob(rest, &tail[i..]))
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = match parts.split_first() {
+        Some(x) => x,
+        None => return name.is_empty(),
+    };
+    if rest.is_empty() {
+        return pattern == name;
+    }
+    let Some(mut tail) = name.strip_prefix(first) else { return false };
+    let (last, middle) = rest.split_last().expect("at least one part after a '*'");
+    for p in middle {
+        match tail.find(p) {
+            Some(i) => tail = &tail[i + p.len()..],
+            None => return false,
         }
     }
+    tail.ends_with(last)
 }
 
 #[cfg(test)]
@@ -114,5 +118,6 @@ mod tests {
         assert!(!glob("ros2:*", "ros2_caret:rcl_init"));
         assert!(glob("*callback*", "ros2:callback_start"));
         assert_eq!(matching(&["ros2:callback_*"]).len(), 2);
+        assert!(glob("*", "") && glob("a*a", "aba") && !glob("a*a", "a") && glob("*b*d", "abcd") && !glob("x", "xy"));
     }
 }

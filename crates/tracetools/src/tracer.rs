@@ -253,11 +253,17 @@ fn cpu() -> u32 {
 #[inline]
 pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
     let ts = clock::monotonic();
-    let recording = event_on(id);
     if KEEP_INIT.load(Ordering::Relaxed) && is_init(id) {
-        keep_init(id, ts, recording, f);
+        keep_init(id, ts, event_on(id), f);
         return;
     }
+    push_local(id, ts, |buf| f(&mut Enc(buf)));
+}
+
+/// Appends one event to the calling thread's ring (registered on first use), with the payload
+/// `encode` writes. Events of threads without a ring are counted as discarded.
+#[inline]
+fn push_local(id: u16, ts: u64, encode: impl FnOnce(&mut Vec<u8>)) {
     let _ = LOCAL.try_with(|l| {
         // A tracepoint reached from inside the tracer (allocator hooks...) is dropped.
         let Ok(mut l) = l.try_borrow_mut() else { return };
@@ -275,7 +281,7 @@ pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
         }
         l.count = l.count.wrapping_add(1);
         l.scratch.clear();
-        f(&mut Enc(&mut l.scratch));
+        encode(&mut l.scratch);
         ring.push(id, ts, &l.scratch);
     });
 }
@@ -288,29 +294,14 @@ fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
     crate::filter::observe(id, &payload);
     let fresh = {
         let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
-        if store.seen.insert((id, payload.clone())) {
+        let fresh = store.seen.insert((id, payload.clone()));
+        if fresh {
             store.events.push(InitEvent { id, ts, vtid: tid(), payload: payload.clone(), written: recording });
-            true
-        } else {
-            false
         }
+        fresh
     };
     if recording && fresh {
-        let _ = LOCAL.try_with(|l| {
-            let Ok(mut l) = l.try_borrow_mut() else { return };
-            if !l.registered {
-                l.registered = true;
-                l.ring = SESSION.get().and_then(|s| s.register());
-            }
-            match &l.ring {
-                Some(r) => {
-                    r.push(id, ts, &payload);
-                }
-                None => {
-                    UNBUFFERED.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        });
+        push_local(id, ts, |buf| buf.extend_from_slice(&payload));
     }
 }
 

@@ -148,6 +148,23 @@ fn check_both_readers(what: &str, dir: &Path, want: &PerThread) {
     assert!(out.status.success() && !err.contains("WARNING"), "{what}: {err}");
 }
 
+/// Runs `prog` with `args` and `env` (ROSTRACE_SESSION_DIR removed unless given); waits for it.
+fn run(
+    prog: &Path,
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+    env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+) -> std::process::ExitStatus {
+    let mut c = Command::new(prog);
+    c.env_remove("ROSTRACE_SESSION_DIR");
+    for a in args {
+        c.arg(a);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.status().unwrap()
+}
+
 /// Runs two processes of `prog` (3 threads, 5 iterations each) with `env`; returns their expected files.
 fn run_two(prog: &Path, dir: &Path, env: &[(&str, String)]) -> Vec<PathBuf> {
     let files: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("expected-{i}.txt"))).collect();
@@ -193,22 +210,11 @@ fn disabled_without_a_session_and_with_runtime_disable() {
     let prog = compile(&dir);
     let session = dir.join("session");
     // No ROSTRACE_SESSION_DIR: nothing is written, the program runs.
-    let st = Command::new(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["2", "2"])
-        .env_remove("ROSTRACE_SESSION_DIR")
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let e = dir.join("e.txt");
+    assert!(run(&prog, &[&e, &"2", &"2"], &[]).success());
     // TRACETOOLS_RUNTIME_DISABLE=1 wins over a session.
-    let st = Command::new(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["2", "2"])
-        .env("ROSTRACE_SESSION_DIR", &session)
-        .env("TRACETOOLS_RUNTIME_DISABLE", "1")
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(run(&prog, &[&e, &"2", &"2"], &[("ROSTRACE_SESSION_DIR", &session), ("TRACETOOLS_RUNTIME_DISABLE", &"1")])
+        .success());
     assert!(!session.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -222,13 +228,11 @@ fn stress_every_event_recorded_or_counted() {
     let session = dir.join("session");
     let count = dir.join("count.txt");
     let t = std::time::Instant::now();
-    let st = Command::new(&prog)
-        .arg(&count)
-        .args(["8", "0", "stress", "2"])
-        .env("ROSTRACE_SESSION_DIR", &session)
-        .env("ROSTRACE_BUFFER_SIZE", "64K")
-        .status()
-        .unwrap();
+    let st = run(
+        &prog,
+        &[&count, &"8", &"0", &"stress", &"2"],
+        &[("ROSTRACE_SESSION_DIR", &session), ("ROSTRACE_BUFFER_SIZE", &"64K")],
+    );
     assert!(st.success());
     let elapsed = t.elapsed().as_secs_f64();
     let emitted: u64 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
@@ -317,12 +321,7 @@ fn events_survive_a_crash() {
     let dir = tmp("crash");
     let prog = compile(&dir);
     let session = dir.join("session");
-    let st = Command::new(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["1", "1000", "crash"])
-        .env("ROSTRACE_SESSION_DIR", &session)
-        .status()
-        .unwrap();
+    let st = run(&prog, &[&dir.join("e.txt"), &"1", &"1000", &"crash"], &[("ROSTRACE_SESSION_DIR", &session)]);
     assert!(!st.success(), "the program should have crashed");
     let (got, _) = read_rostrace(&session);
     let n: usize = got.values().map(|v| v.len()).sum();

@@ -49,3 +49,8 @@ pub fn have_babeltrace2() -> bool {
 pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
 }
+
+/// Whether the lttng command runs.
+pub fn have_lttng() -> bool {
+    Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success())
+}
