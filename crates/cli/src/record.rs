@@ -240,7 +240,10 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
 const LTTNG_MARK: &str = ".rostrace-lttng";
 
 fn regex_check(p: &str) -> Result<(), String> {
-    regex::Regex::new(p).map(|_| ()).map_err(|e| format!("invalid filter {p:?}: {e}"))
+    regex::Regex::new(p).map(|_| ()).map_err(|e| {
+        let why = e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ").to_string();
+        format!("invalid filter {p:?}: {why}")
+    })
 }
 
 /// Creates the session directory (an existing one only with `--append`).
@@ -370,16 +373,19 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
                 .env("ROSTRACE_LTTNG_PROVIDER", provider.unwrap_or_else(|| PathBuf::from(tracetools::LTTNG_PROVIDER)));
         }
     }
-    eprintln!("rostrace: recording session {name} into {} ({:?} backend); Ctrl-C stops", dir.display(), o.backend);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             if o.backend == Backend::Lttng {
                 let _ = lttng(&["destroy", &name]);
             }
+            if !o.append {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
             return fail(format!("cannot run {:?}: {e}", a.command[0]));
         }
     };
+    eprintln!("rostrace: recording session {name} into {} ({:?} backend); Ctrl-C stops", dir.display(), o.backend);
     // Ctrl-C reaches the traced command (same process group); rostrace waits for it to finish.
     // SAFETY: ignoring SIGINT in this process only, after the child started.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
