@@ -764,9 +764,10 @@ fn services(m: &Model, clients: &[crate::pass::ClientCall], servers: &[crate::pa
             by_gid.insert((g.clone(), c.seq), i);
         }
     }
+    // Without a client GID, a response is found by its source timestamp (when the middleware gave one).
     let mut by_source: HashMap<(i64, i64), usize> = HashMap::new();
     for (i, c) in clients.iter().enumerate() {
-        if let Some((_, src)) = c.response {
+        if let Some((_, src)) = c.response.filter(|r| r.1 != 0) {
             by_source.insert((src, c.seq), i);
         }
     }
@@ -797,16 +798,16 @@ fn services(m: &Model, clients: &[crate::pass::ClientCall], servers: &[crate::pa
         if let Some((t, _)) = s.response {
             a.service.push(t - s.ts_take);
         }
-        if let Some(&ci) = by_gid.get(&(s.client_gid.clone(), s.seq)) {
+        let by_client = by_gid.get(&(s.client_gid.clone(), s.seq)).copied();
+        if let Some(ci) = by_client {
             a.req_matched += 1;
             a.request.push(s.ts_take - clients[ci].ts_send);
         }
         if let Some((t_send, src)) = s.response {
-            if let Some(&ci) = by_source.get(&(src, s.seq)) {
+            let ci = by_client.or_else(|| if src != 0 { by_source.get(&(src, s.seq)).copied() } else { None });
+            if let Some((t_take, _)) = ci.and_then(|ci| clients[ci].response) {
                 a.resp_matched += 1;
-                if let Some((t_take, _)) = clients[ci].response {
-                    a.response.push(t_take - t_send);
-                }
+                a.response.push(t_take - t_send);
             }
         }
     }

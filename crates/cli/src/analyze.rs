@@ -21,6 +21,13 @@ pub struct Args {
     top: usize,
 }
 
+impl Args {
+    /// Analysis of `traces`, with the text report's `top` rows, and JSON to `json` if given.
+    pub fn new(traces: Vec<PathBuf>, json: Option<PathBuf>, top: usize) -> Args {
+        Args { traces: TraceArgs { traces }, json, top }
+    }
+}
+
 /// A duration in ns, readable: `812 ns`, `12.3 us`, `4.56 ms`, `1.234 s`.
 pub fn dur(ns: f64) -> String {
     let a = ns.abs();

@@ -1,6 +1,7 @@
 //! `rostrace`: the command-line tool. Thin: each subcommand is a module over the libraries.
 
 mod analyze;
+mod demo;
 mod events;
 mod format;
 mod info;
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the demo ROS 2 system (Rust nodes over DDS) traced for a few seconds, then analyze it.
+    Demo(demo::Args),
     /// Print the events of one or more traces, in time order.
     Events(events::Args),
     /// Summarize traces: time range, event counts, streams, processes, losses, ROS 2 distro.
@@ -56,6 +59,7 @@ pub struct TraceArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.command {
+        Command::Demo(a) => demo::run(a),
         Command::Events(a) => events::run(a),
         Command::Info(a) => info::run(a),
         Command::Analyze(a) => analyze::run(a),

@@ -143,11 +143,12 @@ pub fn default_path() -> PathBuf {
     PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".ros/tracing")
 }
 
-fn default_name() -> String {
+/// `PREFIX-YYYYMMDDHHMMSS` of the current UTC time.
+pub fn timestamped(prefix: &str) -> String {
     let t = ctf::time::utc(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0),
     );
-    format!("session-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
+    format!("{prefix}-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
 fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
@@ -167,7 +168,8 @@ pub fn find_library() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-fn write_control(dir: &Path, state: &str) -> std::io::Result<()> {
+/// Writes the state of an embedded session's control file atomically.
+pub fn write_control(dir: &Path, state: &str) -> std::io::Result<()> {
     let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
     std::fs::write(&tmp, format!("{state}\n"))?;
     std::fs::rename(tmp, dir.join(CONTROL_FILE))
@@ -320,7 +322,8 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
     r
 }
 
-fn summary(dir: &Path) {
+/// Prints where a trace is and what it holds.
+pub fn summary(dir: &Path) {
     let (set, errors) = TraceSet::open(&[dir]);
     for e in &errors {
         eprintln!("rostrace: warning: {e}");
@@ -345,7 +348,7 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     if let Err(e) = check_options(o) {
         return fail(e);
     }
-    let name = o.session.name.clone().unwrap_or_else(default_name);
+    let name = o.session.name.clone().unwrap_or_else(|| timestamped("session"));
     let lib = match find_library() {
         Some(l) => l,
         None => return fail("libtracetools.so not found beside rostrace (build it: cargo build --release -p rostrace-tracetools, or set ROSTRACE_LIB)"),

@@ -1,0 +1,232 @@
+//! `rostrace demo`: runs the demo ROS 2 system (two processes, seven nodes, ros2-client over
+//! RustDDS) under an embedded-tracer session, then analyzes and reports the trace.
+
+use crate::record::{default_path, summary, write_control};
+use demo::{Role, Tally};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// File of the session directory with what each demo process counted.
+pub const COUNTS_FILE: &str = "demo-counts.json";
+
+/// Arguments of `rostrace demo`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// How long the system runs, in seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    duration: f64,
+    /// Trace directory (default: demo-YYYYMMDDHHMMSS in $ROS_TRACE_DIR, else $ROS_HOME/tracing, else ~/.ros/tracing).
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// DDS domain (default: $ROS_DOMAIN_ID, else 0). Nodes on the same domain see each other.
+    #[arg(long, value_name = "ID")]
+    domain: Option<u16>,
+    /// Also write the analysis as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Rows of each table in the report (0: all).
+    #[arg(long, default_value_t = 25)]
+    top: usize,
+    /// Run one process of the demo (used by `rostrace demo` itself).
+    #[arg(long, hide = true, value_name = "ROLE")]
+    process: Option<String>,
+}
+
+fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
+    eprintln!("rostrace: error: {msg}");
+    Ok(ExitCode::from(1))
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// One process of the demo: runs, then prints its counts as one JSON line.
+fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCode> {
+    let Some(role) = Role::from_name(role) else { return fail(format!("unknown demo process {role:?}")) };
+    let name = std::ffi::CString::new(role.name()).unwrap_or_default();
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string (truncated to 15 bytes); the handler only stores an atomic.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr());
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    match demo::run(role, domain, duration, &STOP) {
+        Ok(t) => {
+            println!("{}", serde_json::to_string(&t).map_err(std::io::Error::other)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => fail(format!("demo process {}: {e}", role.name())),
+    }
+}
+
+fn default_domain() -> Result<u16, String> {
+    match std::env::var("ROS_DOMAIN_ID") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|d| *d <= 232)
+            .ok_or(format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)")),
+        _ => Ok(0),
+    }
+}
+
+fn spawn(role: Role, dir: &Path, domain: u16, duration: f64) -> std::io::Result<Child> {
+    Command::new(std::env::current_exe()?)
+        .args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
+        .env("ROSTRACE_SESSION_DIR", dir)
+        .env_remove("ROSTRACE_BACKEND")
+        .env_remove("LD_PRELOAD")
+        .stdout(Stdio::piped())
+        .spawn()
+}
+
+/// Waits for the processes; shows the time left on a terminal.
+fn wait(children: Vec<(Role, Child)>, duration: f64) -> Vec<(Role, Result<Tally, String>)> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::with_draw_target(Some((duration * 10.0) as u64), ProgressDrawTarget::stderr_with_hz(5));
+        b.set_style(
+            ProgressStyle::with_template("demo running [{bar:40}] {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let start = Instant::now();
+    let mut out = Vec::new();
+    let mut pending = children;
+    while !pending.is_empty() {
+        let mut still = Vec::new();
+        for (role, mut c) in pending {
+            match c.try_wait() {
+                Ok(Some(status)) => {
+                    let mut s = String::new();
+                    if let Some(mut o) = c.stdout.take() {
+                        let _ = o.read_to_string(&mut s);
+                    }
+                    let tally = match s.lines().rev().find_map(|l| serde_json::from_str::<Tally>(l).ok()) {
+                        Some(t) if status.success() => Ok(t),
+                        _ => Err(format!("demo process {} ended with {status}", role.name())),
+                    };
+                    out.push((role, tally));
+                }
+                Ok(None) => still.push((role, c)),
+                Err(e) => out.push((role, Err(format!("demo process {}: {e}", role.name())))),
+            }
+        }
+        pending = still;
+        if let Some(b) = &bar {
+            b.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
+
+fn counts_table(tallies: &[Tally]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from("\nWhat the demo's nodes counted\n");
+    for t in tallies {
+        for (topic, n) in &t.published {
+            let _ = writeln!(s, "  {:<8} published {n:>6}  {topic}", t.process);
+        }
+        for (topic, n) in &t.received {
+            let _ = writeln!(s, "  {:<8} received  {n:>6}  {topic}", t.process);
+        }
+        for (svc, n) in &t.requests_sent {
+            let _ = writeln!(
+                s,
+                "  {:<8} requests  {n:>6}  {svc} (responses {})",
+                t.process,
+                t.responses_received.get(svc).unwrap_or(&0)
+            );
+        }
+        for (svc, n) in &t.requests_served {
+            let _ = writeln!(s, "  {:<8} served    {n:>6}  {svc}", t.process);
+        }
+        for (what, n) in &t.read_errors {
+            let _ = writeln!(s, "  {:<8} read errors {n} on {what}", t.process);
+        }
+    }
+    s
+}
+
+/// `rostrace demo`.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    if !(a.duration > 0.0 && a.duration <= 3600.0) {
+        return fail(format!("invalid --duration {}: give seconds, above 0 and at most 3600", a.duration));
+    }
+    let domain = match a.domain.map(Ok).unwrap_or_else(default_domain) {
+        Ok(d) if d <= 232 => d,
+        Ok(d) => return fail(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+        Err(e) => return fail(e),
+    };
+    if let Some(role) = &a.process {
+        return child(role, domain, Duration::from_secs_f64(a.duration));
+    }
+    let dir = a.output.clone().unwrap_or_else(|| default_path().join(crate::record::timestamped("demo")));
+    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return fail(format!(
+            "trace directory {} already exists and is not empty: give another --output",
+            dir.display()
+        ));
+    }
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return fail(format!("{}: {e}", dir.display()));
+    }
+    write_control(&dir, "recording")?;
+    eprintln!(
+        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {}",
+        a.duration,
+        dir.display()
+    );
+    // Ctrl-C reaches the demo's processes (same process group), which stop and write their traces.
+    // SAFETY: ignoring SIGINT in this process only.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let mut children = Vec::new();
+    for role in Role::ALL {
+        match spawn(role, &dir, domain, a.duration) {
+            Ok(c) => children.push((role, c)),
+            Err(e) => {
+                for (_, mut c) in children {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return fail(format!("cannot start the demo process {}: {e}", role.name()));
+            }
+        }
+    }
+    let results = wait(children, a.duration);
+    write_control(&dir, "stopped")?;
+    let mut tallies = Vec::new();
+    let mut failed = false;
+    for (_, r) in results {
+        match r {
+            Ok(t) => tallies.push(t),
+            Err(e) => {
+                eprintln!("rostrace: error: {e}");
+                failed = true;
+            }
+        }
+    }
+    let counts = dir.join(COUNTS_FILE);
+    std::fs::write(&counts, serde_json::to_string_pretty(&tallies).map_err(std::io::Error::other)?)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", counts.display())))?;
+    println!();
+    let code = crate::analyze::run(crate::analyze::Args::new(vec![dir.clone()], a.json.clone(), a.top))?;
+    print!("{}", counts_table(&tallies));
+    println!();
+    summary(&dir);
+    println!("  what each process counted: {}", counts.display());
+    println!("  look again: rostrace analyze {}", dir.display());
+    Ok(if failed { ExitCode::from(1) } else { code })
+}

@@ -1,0 +1,149 @@
+//! `rostrace demo`: the demo system runs traced, and the analysis finds all of it.
+
+mod common;
+
+use common::{have_babeltrace2, require, rostrace};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+fn sum(tallies: &[demo::Tally], pick: impl Fn(&demo::Tally) -> &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for t in tallies {
+        for (k, v) in pick(t) {
+            *out.entry(k.clone()).or_default() += v;
+        }
+    }
+    out
+}
+
+#[test]
+fn demo_is_traced_and_fully_analyzed() {
+    let tmp = std::env::temp_dir().join(format!("rostrace-demo-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let dir = tmp.join("trace");
+    let json = tmp.join("analysis.json");
+    // A domain of its own, so that nothing else on the machine talks to these nodes.
+    let domain = 100 + std::process::id() % 100;
+    let out = rostrace()
+        .args(["demo", "--duration", "3", "--domain", &domain.to_string(), "-o"])
+        .arg(&dir)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "demo failed: {}\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("Callbacks by total time") && stdout.contains("Topics"), "{stdout}");
+    assert!(stdout.contains(&format!("trace written to {}", dir.display())), "{stdout}");
+
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tallies: Vec<demo::Tally> =
+        serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
+    assert_eq!(tallies.len(), 2, "{tallies:?}");
+    assert!(tallies.iter().all(|t| t.read_errors.is_empty()), "{tallies:?}");
+    assert_eq!(r["processes"].as_array().unwrap().len(), 2);
+
+    // Every node, with its process.
+    let nodes: BTreeMap<String, &Value> =
+        r["nodes"].as_array().unwrap().iter().map(|n| (n["name"].as_str().unwrap().to_string(), n)).collect();
+    let mut names: Vec<&str> = nodes.keys().map(|s| s.as_str()).collect();
+    names.sort();
+    let mut want = demo::NODES.to_vec();
+    want.sort();
+    assert_eq!(names, want);
+
+    // Every timer and its period.
+    for (node, period) in demo::TIMERS {
+        let timers: Vec<u64> =
+            nodes[node]["timers_ns"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+        assert_eq!(timers, vec![period.as_nanos() as u64], "{node}");
+        let cb = r["callbacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["node"] == node && c["kind"] == "timer")
+            .unwrap_or_else(|| panic!("no timer callback of {node}"));
+        assert_eq!(cb["timer_period_ns"].as_u64(), Some(period.as_nanos() as u64));
+        // The measured period is the timer's (within 5%: the executor is not real-time).
+        let mean = cb["period_ns"]["mean"].as_f64().unwrap();
+        assert!((mean / period.as_nanos() as f64 - 1.0).abs() < 0.05, "{node}: period mean {mean}");
+        assert!(cb["symbol"].as_str().unwrap().contains("demo::"), "{cb}");
+    }
+
+    // Every topic with its ends; every message a subscriber counted is matched to its publish.
+    let received = sum(&tallies, |t| &t.received);
+    let published = sum(&tallies, |t| &t.published);
+    let topics: BTreeMap<String, &Value> =
+        r["topics"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap().to_string(), t)).collect();
+    for (topic, publisher, subscribers) in demo::TOPICS {
+        let t = topics.get(topic).unwrap_or_else(|| panic!("topic {topic} not found"));
+        assert_eq!(strings(&t["publishers"]), vec![publisher.to_string()], "{topic}");
+        assert_eq!(strings(&t["subscribers"]), subscribers.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let got = received[topic];
+        assert!(got > 0, "{topic}: nothing received");
+        assert_eq!(t["publishes"].as_u64(), Some(published[topic]), "{topic}: publishes");
+        assert_eq!(t["takes"].as_u64(), Some(got), "{topic}: takes");
+        assert_eq!(t["matched"].as_u64(), Some(got), "{topic}: every received message matched to its publish");
+        assert_eq!(t["unmatched"].as_u64(), Some(0), "{topic}");
+        assert_eq!(t["by_source_timestamp"].as_u64(), Some(got), "{topic}: matched by DDS source timestamp");
+        let lat = &t["pub_to_take_ns"];
+        assert_eq!(lat["count"].as_u64(), Some(got));
+        assert!(lat["min"].as_i64().unwrap() > 0, "{topic}: {lat}");
+    }
+    assert_eq!(r["flows_unmatched"].as_u64(), Some(0));
+    // The sink's callbacks ran once per received command.
+    let sink = r["callbacks"].as_array().unwrap().iter().find(|c| c["node"] == "/control/actuator").unwrap();
+    assert_eq!(sink["count"].as_u64(), Some(received["/control/cmd_vel"]));
+    assert_eq!(sink["unfinished"].as_u64(), Some(0));
+
+    // The service, its server and its client; requests matched by client GID and sequence number.
+    let (name, server, client) = demo::SERVICE;
+    assert_eq!(strings(&nodes[server]["services"]), vec![name.to_string()]);
+    assert_eq!(strings(&nodes[client]["clients"]), vec![name.to_string()]);
+    let s = r["services"].as_array().unwrap().iter().find(|s| s["name"] == name).expect("service found");
+    assert_eq!(s["server_node"], server);
+    let served = sum(&tallies, |t| &t.requests_served)[name];
+    let answered = sum(&tallies, |t| &t.responses_received)[name];
+    assert!(served > 0);
+    assert_eq!(s["requests_sent"].as_u64(), Some(sum(&tallies, |t| &t.requests_sent)[name]));
+    assert_eq!(s["requests_served"].as_u64(), Some(served));
+    assert_eq!(s["requests_matched"].as_u64(), Some(served));
+    assert_eq!(s["responses_received"].as_u64(), Some(answered));
+    assert_eq!(s["responses_matched"].as_u64(), Some(answered));
+
+    // babeltrace2 reads the trace without a warning, and the same number of events.
+    if require(have_babeltrace2(), "babeltrace2") {
+        let bt = std::process::Command::new("babeltrace2").arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&bt.stderr);
+        assert!(bt.status.success() && err.trim().is_empty(), "babeltrace2: {err}");
+        let lines = bt.stdout.iter().filter(|b| **b == b'\n').count() as u64;
+        assert_eq!(Some(lines), r["events"].as_u64());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn demo_refuses_bad_arguments() {
+    let tmp = std::env::temp_dir().join(format!("rostrace-demo-args-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("x"), "taken").unwrap();
+    for (args, msg) in [
+        (vec!["demo", "--duration", "0"], "invalid --duration"),
+        (vec!["demo", "--domain", "300"], "invalid --domain"),
+        (vec!["demo", "-o", tmp.to_str().unwrap()], "already exists and is not empty"),
+    ] {
+        let out = rostrace().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(msg) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    assert!(Path::new(&tmp).join("x").exists());
+    let _ = std::fs::remove_dir_all(&tmp);
+}

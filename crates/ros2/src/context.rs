@@ -1,0 +1,75 @@
+//! The traced ROS 2 context: one DDS participant per context, like `rclcpp::Context`.
+
+use crate::handles::Handles;
+use crate::node::Node;
+use crate::{Error, Result};
+use ros2_client::dds::rustdds;
+use ros2_client::{ContextOptions, NodeName, NodeOptions};
+use std::sync::Arc;
+
+/// What the nodes of one context share.
+pub(crate) struct Shared {
+    pub(crate) ros: ros2_client::Context,
+    /// The DDS publisher the traced data writers belong to (so the source timestamp of each sample is ours).
+    pub(crate) dds_publisher: rustdds::Publisher,
+    handles: Handles,
+}
+
+/// A ROS 2 context over one DDS domain participant. Creating it emits `rcl_init`.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Context {
+    /// A context on the domain of `ROS_DOMAIN_ID` (0 when unset), as rcl does.
+    pub fn new() -> Result<Context> {
+        let domain = match std::env::var("ROS_DOMAIN_ID") {
+            Ok(v) if !v.trim().is_empty() => {
+                v.trim().parse::<u16>().ok().filter(|d| *d <= 232).ok_or_else(|| Error::Create {
+                    what: "context".into(),
+                    why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)"),
+                })?
+            }
+            _ => 0,
+        };
+        Context::with_domain(domain)
+    }
+
+    /// A context on DDS domain `domain` (0 to 232).
+    pub fn with_domain(domain: u16) -> Result<Context> {
+        let what = || format!("context on domain {domain}");
+        let ros = ros2_client::Context::with_options(ContextOptions::new().domain_id(domain))
+            .map_err(|e| Error::Create { what: what(), why: e.to_string() })?;
+        let qos = rustdds::QosPolicies::from(ros2_client::DEFAULT_PUBLISHER_QOS);
+        let dds_publisher = ros
+            .domain_participant()
+            .create_publisher(&qos)
+            .map_err(|e| Error::Create { what: what(), why: e.to_string() })?;
+        let shared = Arc::new(Shared { ros, dds_publisher, handles: Handles::new() });
+        tracetools::api::rcl_init(shared.handles.object());
+        Ok(Context { shared })
+    }
+
+    /// The DDS domain id.
+    pub fn domain_id(&self) -> u16 {
+        self.shared.ros.domain_id()
+    }
+
+    /// The address that stands for this context in the trace (`rcl_init`'s context handle).
+    pub fn handle(&self) -> usize {
+        self.shared.handles.object()
+    }
+
+    /// Creates node `name` in `namespace` (`/` for the root). Emits `rcl_node_init`.
+    pub fn create_node(&self, namespace: &str, name: &str) -> Result<Node> {
+        let bad = |why: String| Error::Name { name: format!("{namespace}/{name}"), why };
+        let node_name = NodeName::new(namespace, name).map_err(|e| bad(e.to_string()))?;
+        let options = NodeOptions::new().enable_rosout(false);
+        let ros = self.shared.ros.new_node(node_name.clone(), options).map_err(|e| Error::Create {
+            what: format!("node {}", node_name.fully_qualified_name()),
+            why: e.to_string(),
+        })?;
+        Ok(Node::new(self.clone(), ros, node_name))
+    }
+}

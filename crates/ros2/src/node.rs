@@ -1,0 +1,261 @@
+//! Traced nodes: creating publishers, subscriptions, timers, services and clients emits the
+//! initialization events rclcpp emits for them.
+
+use crate::context::Context;
+use crate::entity::{ClientEntity, ClientShared, ServiceEntity, SubscriptionEntity, Timer, Waitable};
+use crate::handles::Handles;
+use crate::names;
+use crate::publisher::Publisher;
+use crate::{Error, Result};
+use ros2_client::dds::rustdds::{QosPolicies, RTPSEntity};
+use ros2_client::dds::ServiceMapping;
+use ros2_client::qos::History;
+use ros2_client::{Message, MessageInfo, NodeName, QosProfile};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tracetools::api;
+
+/// A ROS 2 node. Its subscriptions, timers and services run when it is added to an [`crate::Executor`].
+pub struct Node {
+    context: Context,
+    ros: ros2_client::dds::Node,
+    name: NodeName,
+    handles: Handles,
+    pub(crate) waitables: Vec<Box<dyn Waitable>>,
+    pub(crate) timers: Vec<Timer>,
+}
+
+/// The callback's type name and where it was registered, the Rust counterpart of the C++ symbol
+/// rclcpp registers (closures of one function share a type name; the location tells them apart).
+fn symbol<F>(at: &std::panic::Location<'_>) -> String {
+    format!("{} ({}:{})", std::any::type_name::<F>(), at.file(), at.line())
+}
+
+fn depth(qos: &QosProfile) -> usize {
+    match qos.history {
+        History::KeepLast { depth } => depth,
+        History::KeepAll => 0,
+    }
+}
+
+impl Node {
+    pub(crate) fn new(context: Context, ros: ros2_client::dds::Node, name: NodeName) -> Node {
+        let handles = Handles::new();
+        api::rcl_node_init(handles.rcl(), handles.rmw(), name.base_name().as_bytes(), name.namespace().as_bytes());
+        Node { context, ros, name, handles, waitables: Vec::new(), timers: Vec::new() }
+    }
+
+    /// The node's name, without namespace.
+    pub fn name(&self) -> &str {
+        self.name.base_name()
+    }
+
+    /// The node's namespace.
+    pub fn namespace(&self) -> &str {
+        self.name.namespace()
+    }
+
+    /// The fully qualified name, e.g. `/demo/filter`.
+    pub fn fully_qualified_name(&self) -> String {
+        self.name.fully_qualified_name()
+    }
+
+    /// The address that stands for this node in the trace (`rcl_node_init`'s node handle).
+    pub fn handle(&self) -> usize {
+        self.handles.rcl()
+    }
+
+    /// The underlying ros2-client node.
+    pub fn ros2_client_node(&self) -> &ros2_client::dds::Node {
+        &self.ros
+    }
+
+    fn create_err(what: String) -> impl FnOnce(ros2_client::CreateError) -> Error {
+        move |e| Error::Create { what, why: e.to_string() }
+    }
+
+    /// A publisher of `type_name` (`package/Type`) messages on `topic`. Emits `rmw_publisher_init`
+    /// and `rcl_publisher_init`.
+    pub fn create_publisher<M: Serialize>(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        qos: &QosProfile,
+    ) -> Result<Publisher<M>> {
+        let (name, full) = names::resolve(&self.name, topic)?;
+        let ty = names::message_type(type_name)?;
+        let what = format!("publisher {full}");
+        let dds_topic = self.ros.create_topic(&name, ty, qos).map_err(Self::create_err(what.clone()))?;
+        let writer = self
+            .context
+            .shared
+            .dds_publisher
+            .create_datawriter_no_key_cdr::<M>(&dds_topic, Some(QosPolicies::from(qos.clone())))
+            .map_err(|e| Error::Create { what, why: e.to_string() })?;
+        let gid = ros2_client::Gid::from(writer.guid());
+        let handles = Handles::new();
+        api::rmw_publisher_init(handles.rmw(), gid.as_bytes());
+        api::rcl_publisher_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes(), depth(qos));
+        Ok(Publisher::new(writer, handles, full))
+    }
+
+    /// A subscription to `type_name` messages on `topic`, calling `callback` with each message and
+    /// its [`MessageInfo`]. Emits `rmw_subscription_init`, `rcl_subscription_init`,
+    /// `rclcpp_subscription_init`, `rclcpp_subscription_callback_added` and `rclcpp_callback_register`.
+    #[track_caller]
+    pub fn create_subscription<M, F>(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        qos: &QosProfile,
+        callback: F,
+    ) -> Result<()>
+    where
+        M: DeserializeOwned + Send + 'static,
+        F: FnMut(M, &MessageInfo) + Send + 'static,
+        ros2_client::dds::Subscription<M>: Send,
+    {
+        let at = std::panic::Location::caller();
+        let (name, full) = names::resolve(&self.name, topic)?;
+        let ty = names::message_type(type_name)?;
+        let what = format!("subscription {full}");
+        let dds_topic = self.ros.create_topic(&name, ty, qos).map_err(Self::create_err(what.clone()))?;
+        let sub = self.ros.create_subscription::<M>(&dds_topic, Some(qos.clone())).map_err(Self::create_err(what))?;
+        let handles = Handles::new();
+        api::rmw_subscription_init(handles.rmw(), sub.gid().as_bytes());
+        api::rcl_subscription_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes(), depth(qos));
+        api::rclcpp_subscription_init(handles.rcl(), handles.object());
+        api::rclcpp_subscription_callback_added(handles.object(), handles.callback());
+        api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        self.waitables.push(Box::new(SubscriptionEntity {
+            sub,
+            handles,
+            callback,
+            topic: full,
+            staged: None,
+            errors: 0,
+        }));
+        Ok(())
+    }
+
+    /// A timer calling `callback` every `period`, starting one period from now. Emits
+    /// `rcl_timer_init`, `rclcpp_timer_callback_added`, `rclcpp_timer_link_node` and `rclcpp_callback_register`.
+    #[track_caller]
+    pub fn create_timer<F>(&mut self, period: Duration, callback: F) -> Result<()>
+    where
+        F: FnMut() + Send + 'static,
+    {
+        let at = std::panic::Location::caller();
+        if period.is_zero() {
+            return Err(Error::Create { what: "timer".into(), why: "the period must be above zero".into() });
+        }
+        let handles = Handles::new();
+        api::rcl_timer_init(handles.rcl(), period.as_nanos().min(i64::MAX as u128) as i64);
+        api::rclcpp_timer_callback_added(handles.rcl(), handles.callback());
+        api::rclcpp_timer_link_node(handles.rcl(), self.handle());
+        api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        self.timers.push(Timer { period, next: Instant::now() + period, handles, callback: Box::new(callback) });
+        Ok(())
+    }
+
+    /// A service `name` of `type_name` (`package/Type`), answering each request with `callback`.
+    /// Emits `rcl_service_init`, `rclcpp_service_callback_added` and `rclcpp_callback_register`.
+    #[track_caller]
+    pub fn create_service<Req, Resp, F>(&mut self, name: &str, type_name: &str, callback: F) -> Result<()>
+    where
+        Req: Message + Clone + Send + 'static,
+        Resp: Message + Send + 'static,
+        F: FnMut(Req) -> Resp + Send + 'static,
+        ros2_client::dds::Server<Req, Resp>: Send,
+    {
+        let at = std::panic::Location::caller();
+        let (parsed, full) = names::resolve(&self.name, name)?;
+        let ty = names::service_type(type_name)?;
+        let qos = crate::default_qos();
+        let server = self
+            .ros
+            .create_server::<Req, Resp>(ServiceMapping::Enhanced, &parsed, &ty, qos.clone(), qos)
+            .map_err(Self::create_err(format!("service {full}")))?;
+        let handles = Handles::new();
+        api::rcl_service_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes());
+        api::rclcpp_service_callback_added(handles.rcl(), handles.callback());
+        api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        self.waitables.push(Box::new(ServiceEntity { server, handles, callback, name: full, staged: None, errors: 0 }));
+        Ok(())
+    }
+
+    /// A client of service `name`; `on_response` gets the sequence number of the request and the
+    /// response. Emits `rcl_client_init` (and `rmw_client_init` with the client's GID once its first
+    /// request is written, when the middleware makes the GID known).
+    pub fn create_client<Req, Resp, F>(
+        &mut self,
+        name: &str,
+        type_name: &str,
+        on_response: F,
+    ) -> Result<Client<Req, Resp>>
+    where
+        Req: Message + Clone + Send + 'static,
+        Resp: Message + Send + 'static,
+        F: FnMut(i64, Resp) + Send + 'static,
+        ros2_client::dds::Client<Req, Resp>: Send,
+    {
+        let (parsed, full) = names::resolve(&self.name, name)?;
+        let ty = names::service_type(type_name)?;
+        let qos = crate::default_qos();
+        let client = self
+            .ros
+            .create_client::<Req, Resp>(ServiceMapping::Enhanced, &parsed, &ty, qos.clone(), qos)
+            .map_err(Self::create_err(format!("client {full}")))?;
+        let handles = Handles::new();
+        api::rcl_client_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes());
+        let shared = Arc::new(ClientShared {
+            client: Mutex::new(client),
+            handles,
+            name: full,
+            announced: AtomicBool::new(false),
+        });
+        self.waitables.push(Box::new(ClientEntity { shared: shared.clone(), on_response, staged: None, errors: 0 }));
+        Ok(Client { shared })
+    }
+}
+
+/// The sending side of a service client. Cheap to clone.
+pub struct Client<Req: Message, Resp: Message> {
+    shared: Arc<ClientShared<Req, Resp>>,
+}
+
+impl<Req: Message, Resp: Message> Clone for Client<Req, Resp> {
+    fn clone(&self) -> Self {
+        Client { shared: self.shared.clone() }
+    }
+}
+
+impl<Req, Resp> Client<Req, Resp>
+where
+    Req: Message + Clone + 'static,
+    Resp: Message + 'static,
+{
+    /// Sends `request`; returns its sequence number. Emits `rmw_send_request`.
+    pub fn send_request(&self, request: Req) -> std::result::Result<i64, crate::publisher::PublishError> {
+        let h = &self.shared.handles;
+        let address = &request as *const Req as usize;
+        let c = self.shared.client.lock().unwrap_or_else(|p| p.into_inner());
+        let id = c
+            .send_request(request)
+            .map_err(|e| crate::publisher::PublishError { topic: self.shared.name.clone(), why: e.to_string() })?;
+        drop(c);
+        if !self.shared.announced.swap(true, Ordering::Relaxed) {
+            api::rmw_client_init(h.rmw(), id.writer_gid.as_bytes());
+        }
+        api::rmw_send_request(h.rmw(), address, id.sequence_number);
+        Ok(id.sequence_number)
+    }
+
+    /// The fully qualified service name.
+    pub fn service_name(&self) -> &str {
+        &self.shared.name
+    }
+}
