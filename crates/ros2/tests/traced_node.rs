@@ -59,7 +59,6 @@ fn traced_nodes_record_rclcpp_events() {
     let mut listener = ctx.create_node("/t", "listener").unwrap();
     let received = Arc::new(AtomicU64::new(0));
     let r = received.clone();
-    let sub_line = line!() + 1;
     listener
         .create_subscription("/t/chatter", "std_msgs/String", &qos, move |_m: String, _| {
             r.fetch_add(1, Ordering::Relaxed);
@@ -173,6 +172,10 @@ fn traced_nodes_record_rclcpp_events() {
     let sub_cb = added.u["callback"];
     let registered: BTreeMap<u64, &str> =
         all("rclcpp_callback_register").map(|e| (e.u["callback"], e.s["symbol"].as_str())).collect();
+    // The symbol names the closure and the line of the create_subscription call.
+    let sub_line =
+        include_str!("traced_node.rs").lines().position(|l| l.contains("create_subscription(\"/t/chatter\"")).unwrap()
+            + 1;
     assert!(registered[&sub_cb].ends_with(&format!("traced_node.rs:{sub_line})")), "{registered:?}");
 
     let t = one("rcl_timer_init");
