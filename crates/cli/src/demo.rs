@@ -1,11 +1,11 @@
 //! `rostrace demo`: runs the demo ROS 2 system (two processes, seven nodes, ros2-client over
 //! RustDDS) under an embedded-tracer session, then analyzes and reports the trace.
 
-use crate::record::{default_path, summary, write_control};
+use crate::record::{summary, RecordOptions, Recording};
 use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,9 +19,12 @@ pub struct Args {
     /// How long the system runs, in seconds.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     duration: f64,
-    /// Trace directory (default: demo-YYYYMMDDHHMMSS in $ROS_TRACE_DIR, else $ROS_HOME/tracing, else ~/.ros/tracing).
+    /// Trace directory (default: the session's, demo-YYYYMMDDHHMMSS in $ROS_TRACE_DIR, else
+    /// $ROS_HOME/tracing, else ~/.ros/tracing).
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    record: RecordOptions,
     /// DDS domain (default: $ROS_DOMAIN_ID, else 0). Nodes on the same domain see each other.
     #[arg(long, value_name = "ID")]
     domain: Option<u16>,
@@ -78,14 +81,15 @@ fn default_domain() -> Result<u16, String> {
     }
 }
 
-fn spawn(role: Role, dir: &Path, domain: u16, duration: f64) -> std::io::Result<Child> {
-    Command::new(std::env::current_exe()?)
-        .args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
-        .env("ROSTRACE_SESSION_DIR", dir)
+fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64) -> std::io::Result<Child> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
         .env_remove("ROSTRACE_BACKEND")
-        .env_remove("LD_PRELOAD")
-        .stdout(Stdio::piped())
-        .spawn()
+        .stdout(Stdio::piped());
+    for (k, v) in rec.env() {
+        cmd.env(k, v);
+    }
+    cmd.spawn()
 }
 
 /// Waits for the processes; shows the time left on a terminal.
@@ -173,40 +177,37 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if let Some(role) = &a.process {
         return child(role, domain, Duration::from_secs_f64(a.duration));
     }
-    let dir = a.output.clone().unwrap_or_else(|| default_path().join(crate::record::timestamped("demo")));
-    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return fail(format!(
-            "trace directory {} already exists and is not empty: give another --output",
-            dir.display()
-        ));
-    }
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return fail(format!("{}: {e}", dir.display()));
-    }
-    write_control(&dir, "recording")?;
+    // The demo's processes link rostrace's tracer: nothing to preload.
+    let rec = match Recording::begin(&a.record, "demo", a.output.clone(), None) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let dir = rec.dir().to_path_buf();
     eprintln!(
-        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {}",
+        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {} ({:?} backend)",
         a.duration,
-        dir.display()
+        dir.display(),
+        rec.backend()
     );
     // Ctrl-C reaches the demo's processes (same process group), which stop and write their traces.
     // SAFETY: ignoring SIGINT in this process only.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let mut children = Vec::new();
     for role in Role::ALL {
-        match spawn(role, &dir, domain, a.duration) {
+        match spawn(role, &rec, domain, a.duration) {
             Ok(c) => children.push((role, c)),
             Err(e) => {
                 for (_, mut c) in children {
                     let _ = c.kill();
                     let _ = c.wait();
                 }
+                rec.abort();
                 return fail(format!("cannot start the demo process {}: {e}", role.name()));
             }
         }
     }
     let results = wait(children, a.duration);
-    write_control(&dir, "stopped")?;
+    rec.finish()?;
     let mut tallies = Vec::new();
     let mut failed = false;
     for (_, r) in results {

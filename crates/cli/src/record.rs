@@ -175,24 +175,27 @@ pub fn write_control(dir: &Path, state: &str) -> std::io::Result<()> {
     std::fs::rename(tmp, dir.join(CONTROL_FILE))
 }
 
-/// The environment that makes processes trace into `dir` with the embedded tracer.
-fn embedded_env(dir: &Path, o: &RecordOptions, lib: &Path) -> Vec<(String, OsString)> {
-    let mut preload = OsString::from(lib);
-    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
-        preload.push(":");
-        preload.push(old);
-    }
-    let mut libpath = OsString::from(lib.parent().unwrap_or(Path::new(".")));
-    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
-        libpath.push(":");
-        libpath.push(old);
-    }
+/// The environment that makes processes trace into `dir` with the embedded tracer; `lib` is the
+/// libtracetools.so to preload into programs that do not link rostrace's tracer themselves.
+fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(String, OsString)> {
     let mut env = vec![
         ("ROSTRACE_SESSION_DIR".to_string(), dir.as_os_str().to_owned()),
         ("ROSTRACE_EVENTS".to_string(), o.ust.join(",").into()),
-        ("LD_PRELOAD".to_string(), preload),
-        ("LD_LIBRARY_PATH".to_string(), libpath),
     ];
+    if let Some(lib) = lib {
+        let mut preload = OsString::from(lib);
+        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+            preload.push(":");
+            preload.push(old);
+        }
+        let mut libpath = OsString::from(lib.parent().unwrap_or(Path::new(".")));
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+            libpath.push(":");
+            libpath.push(old);
+        }
+        env.push(("LD_PRELOAD".to_string(), preload));
+        env.push(("LD_LIBRARY_PATH".to_string(), libpath));
+    }
     if let Some(b) = &o.buffer_size {
         env.push(("ROSTRACE_BUFFER_SIZE".to_string(), b.into()));
     }
@@ -342,66 +345,162 @@ pub fn summary(dir: &Path) {
     }
 }
 
+/// A recording in progress: the session directory and backend are set up, the traced processes
+/// get their environment from [`Recording::env`], and [`Recording::finish`] stops it.
+pub struct Recording {
+    name: String,
+    dir: PathBuf,
+    backend: Backend,
+    snapshot_mode: bool,
+    remove_on_abort: bool,
+    env: Vec<(String, OsString)>,
+}
+
+impl Recording {
+    /// Checks the options, creates the session directory (`dir`, or the session's under `-p`) and
+    /// starts the backend. `lib` is the libtracetools.so to preload (none for programs that link
+    /// rostrace's tracer themselves).
+    pub fn begin(
+        o: &RecordOptions,
+        prefix: &str,
+        dir: Option<PathBuf>,
+        lib: Option<&Path>,
+    ) -> Result<Recording, String> {
+        check_options(o)?;
+        let (name, dir) = match dir {
+            Some(d) => {
+                let name =
+                    d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| timestamped(prefix));
+                if d.exists() && !o.append && std::fs::read_dir(&d).map(|mut e| e.next().is_some()).unwrap_or(true) {
+                    return Err(format!("trace directory {} already exists and is not empty", d.display()));
+                }
+                std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+                (name, d)
+            }
+            None => {
+                let name = o.session.name.clone().unwrap_or_else(|| timestamped(prefix));
+                let d = make_dir(o, &name)?;
+                (name, d)
+            }
+        };
+        let mut r = Recording {
+            name,
+            dir,
+            backend: o.backend,
+            snapshot_mode: o.snapshot_mode,
+            remove_on_abort: !o.append,
+            env: Vec::new(),
+        };
+        match o.backend {
+            Backend::Embedded => {
+                if let Err(e) = write_control(&r.dir, "recording") {
+                    r.abort();
+                    return Err(e.to_string());
+                }
+                r.env = embedded_env(&r.dir, o, lib);
+            }
+            Backend::Lttng => {
+                if let Err(e) = lttng_setup(&r.name, &r.dir, o) {
+                    if r.remove_on_abort {
+                        let _ = std::fs::remove_dir_all(&r.dir);
+                    }
+                    return Err(e);
+                }
+                let here = lib.map(Path::to_path_buf).or_else(|| std::env::current_exe().ok());
+                let provider =
+                    here.and_then(|l| l.parent().map(|d| d.join("librostrace_lttng.so"))).filter(|p| p.exists());
+                r.env.push(("ROSTRACE_BACKEND".into(), "lttng".into()));
+                r.env.push((
+                    "ROSTRACE_LTTNG_PROVIDER".into(),
+                    provider.unwrap_or_else(|| PathBuf::from(tracetools::LTTNG_PROVIDER)).into(),
+                ));
+                if let Some(lib) = lib {
+                    r.env.push(("LD_PRELOAD".into(), lib.into()));
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// The environment of the traced processes.
+    pub fn env(&self) -> &[(String, OsString)] {
+        &self.env
+    }
+
+    /// The session directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The session name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Undoes [`Recording::begin`] when the traced processes could not start.
+    pub fn abort(self) {
+        if self.backend == Backend::Lttng {
+            let _ = lttng(&["destroy", &self.name]);
+        }
+        if self.remove_on_abort {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// Stops the recording once the traced processes ended (LTTng: snapshot if asked, stop, destroy).
+    pub fn finish(self) -> std::io::Result<()> {
+        if self.backend == Backend::Lttng {
+            if self.snapshot_mode {
+                let _ = lttng(&["snapshot", "record", "-s", &self.name]);
+            }
+            let _ = lttng(&["stop", &self.name]);
+            let _ = lttng(&["destroy", &self.name]);
+            Ok(())
+        } else {
+            write_control(&self.dir, "stopped")
+        }
+    }
+}
+
 /// `rostrace record`.
 pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
-    let o = &a.opts;
-    if let Err(e) = check_options(o) {
-        return fail(e);
-    }
-    let name = o.session.name.clone().unwrap_or_else(|| timestamped("session"));
     let lib = match find_library() {
         Some(l) => l,
         None => return fail("libtracetools.so not found beside rostrace (build it: cargo build --release -p rostrace-tracetools, or set ROSTRACE_LIB)"),
     };
-    let dir = match make_dir(o, &name) {
-        Ok(d) => d,
+    let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
     let mut cmd = Command::new(&a.command[0]);
     cmd.args(&a.command[1..]);
-    match o.backend {
-        Backend::Embedded => {
-            write_control(&dir, "recording")?;
-            for (k, v) in embedded_env(&dir, o, &lib) {
-                cmd.env(k, v);
-            }
-        }
-        Backend::Lttng => {
-            if let Err(e) = lttng_setup(&name, &dir, o) {
-                return fail(e);
-            }
-            let provider = lib.parent().map(|d| d.join("librostrace_lttng.so")).filter(|p| p.exists());
-            cmd.env("ROSTRACE_BACKEND", "lttng")
-                .env("LD_PRELOAD", &lib)
-                .env("ROSTRACE_LTTNG_PROVIDER", provider.unwrap_or_else(|| PathBuf::from(tracetools::LTTNG_PROVIDER)));
-        }
+    for (k, v) in rec.env() {
+        cmd.env(k, v);
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            if o.backend == Backend::Lttng {
-                let _ = lttng(&["destroy", &name]);
-            }
-            if !o.append {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
+            rec.abort();
             return fail(format!("cannot run {:?}: {e}", a.command[0]));
         }
     };
-    eprintln!("rostrace: recording session {name} into {} ({:?} backend); Ctrl-C stops", dir.display(), o.backend);
+    eprintln!(
+        "rostrace: recording session {} into {} ({:?} backend); Ctrl-C stops",
+        rec.name(),
+        rec.dir().display(),
+        rec.backend()
+    );
     // Ctrl-C reaches the traced command (same process group); rostrace waits for it to finish.
     // SAFETY: ignoring SIGINT in this process only, after the child started.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let status = child.wait()?;
-    if o.backend == Backend::Lttng {
-        if o.snapshot_mode {
-            let _ = lttng(&["snapshot", "record", "-s", &name]);
-        }
-        let _ = lttng(&["stop", &name]);
-        let _ = lttng(&["destroy", &name]);
-    } else {
-        write_control(&dir, "stopped")?;
-    }
+    let dir = rec.dir().to_path_buf();
+    rec.finish()?;
     summary(&dir);
     Ok(match status.code() {
         Some(0) => ExitCode::SUCCESS,
@@ -451,7 +550,7 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     println!("launch the processes to trace with:");
     match lib {
         Some(lib) => {
-            for (k, v) in embedded_env(&dir, o, &lib) {
+            for (k, v) in embedded_env(&dir, o, Some(&lib)) {
                 println!("  export {k}={}", v.to_string_lossy());
             }
         }

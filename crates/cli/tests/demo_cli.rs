@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{have_babeltrace2, require, rostrace};
+use common::{have_babeltrace2, have_lttng, require, rostrace};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,15 +23,27 @@ fn sum(tallies: &[demo::Tally], pick: impl Fn(&demo::Tally) -> &BTreeMap<String,
 
 #[test]
 fn demo_is_traced_and_fully_analyzed() {
-    let tmp = std::env::temp_dir().join(format!("rostrace-demo-test-{}", std::process::id()));
+    check_demo("embedded", 100);
+}
+
+#[test]
+fn demo_is_traced_through_lttng() {
+    if require(have_lttng(), "LTTng") {
+        check_demo("lttng", 170);
+    }
+}
+
+/// Runs the demo with `backend` on a DDS domain of its own (from `domain_base`), and checks the analysis.
+fn check_demo(backend: &str, domain_base: u32) {
+    let tmp = std::env::temp_dir().join(format!("rostrace-demo-test-{backend}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let dir = tmp.join("trace");
     let json = tmp.join("analysis.json");
     // A domain of its own, so that nothing else on the machine talks to these nodes.
-    let domain = 100 + std::process::id() % 100;
+    let domain = domain_base + std::process::id() % 60;
     let out = rostrace()
-        .args(["demo", "--duration", "3", "--domain", &domain.to_string(), "-o"])
+        .args(["demo", "--backend", backend, "--duration", "3", "--domain", &domain.to_string(), "-o"])
         .arg(&dir)
         .arg("--json")
         .arg(&json)
@@ -39,7 +51,7 @@ fn demo_is_traced_and_fully_analyzed() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "demo failed: {}\n{stdout}\n{stderr}", out.status);
+    assert!(out.status.success(), "demo ({backend}) failed: {}\n{stdout}\n{stderr}", out.status);
     assert!(stdout.contains("Callbacks by total time") && stdout.contains("Topics"), "{stdout}");
     assert!(stdout.contains(&format!("trace written to {}", dir.display())), "{stdout}");
 
