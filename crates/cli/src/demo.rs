@@ -1,7 +1,7 @@
 //! `rostrace demo`: runs the demo ROS 2 system (two processes, seven nodes, ros2-client over
 //! RustDDS) under an embedded-tracer session, then analyzes and reports the trace.
 
-use crate::record::{summary, RecordOptions, Recording};
+use crate::record::{fail, summary, RecordOptions, Recording};
 use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Read};
@@ -39,11 +39,6 @@ pub struct Args {
     process: Option<String>,
 }
 
-fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
-    eprintln!("rostrace: error: {msg}");
-    Ok(ExitCode::from(1))
-}
-
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -66,18 +61,6 @@ fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => fail(format!("demo process {}: {e}", role.name())),
-    }
-}
-
-fn default_domain() -> Result<u16, String> {
-    match std::env::var("ROS_DOMAIN_ID") {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|d| *d <= 232)
-            .ok_or(format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)")),
-        _ => Ok(0),
     }
 }
 
@@ -169,7 +152,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if !(a.duration > 0.0 && a.duration <= 3600.0) {
         return fail(format!("invalid --duration {}: give seconds, above 0 and at most 3600", a.duration));
     }
-    let domain = match a.domain.map(Ok).unwrap_or_else(default_domain) {
+    let domain = match a.domain.map(Ok).unwrap_or_else(|| rostrace_ros2::domain_from_env().map_err(|e| e.to_string())) {
         Ok(d) if d <= 232 => d,
         Ok(d) => return fail(format!("invalid --domain {d}: DDS domains are 0 to 232")),
         Err(e) => return fail(e),

@@ -151,7 +151,8 @@ pub fn timestamped(prefix: &str) -> String {
     format!("{prefix}-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
-fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
+/// Prints `rostrace: error: MSG` and gives exit code 1.
+pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
     eprintln!("rostrace: error: {msg}");
     Ok(ExitCode::from(1))
 }

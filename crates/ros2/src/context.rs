@@ -7,6 +7,16 @@ use ros2_client::dds::rustdds;
 use ros2_client::{ContextOptions, NodeName, NodeOptions};
 use std::sync::Arc;
 
+/// The DDS domain `ROS_DOMAIN_ID` names (0 when unset or empty), as rcl reads it.
+pub fn domain_from_env() -> Result<u16> {
+    match std::env::var("ROS_DOMAIN_ID") {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse::<u16>().ok().filter(|d| *d <= 232).ok_or_else(|| {
+            Error::Create { what: "context".into(), why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)") }
+        }),
+        _ => Ok(0),
+    }
+}
+
 /// What the nodes of one context share.
 pub(crate) struct Shared {
     pub(crate) ros: ros2_client::Context,
@@ -24,16 +34,7 @@ pub struct Context {
 impl Context {
     /// A context on the domain of `ROS_DOMAIN_ID` (0 when unset), as rcl does.
     pub fn new() -> Result<Context> {
-        let domain = match std::env::var("ROS_DOMAIN_ID") {
-            Ok(v) if !v.trim().is_empty() => {
-                v.trim().parse::<u16>().ok().filter(|d| *d <= 232).ok_or_else(|| Error::Create {
-                    what: "context".into(),
-                    why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)"),
-                })?
-            }
-            _ => 0,
-        };
-        Context::with_domain(domain)
+        Context::with_domain(domain_from_env()?)
     }
 
     /// A context on DDS domain `domain` (0 to 232).

@@ -43,7 +43,7 @@ mod node;
 mod publisher;
 mod time;
 
-pub use context::Context;
+pub use context::{domain_from_env, Context};
 pub use executor::Executor;
 pub use node::{Client, Node};
 pub use publisher::Publisher;
