@@ -26,6 +26,18 @@ pub(crate) trait Waitable: Send {
     fn errors(&self) -> u64;
 }
 
+/// Keeps the next waiting item of `receive` in `staged` (unless one is kept already), counting
+/// errors; whether an item is kept.
+fn stage<T, E>(staged: &mut Option<T>, errors: &mut u64, receive: impl FnOnce() -> Result<Option<T>, E>) -> bool {
+    if staged.is_none() {
+        match receive() {
+            Ok(item) => *staged = item,
+            Err(_) => *errors += 1,
+        }
+    }
+    staged.is_some()
+}
+
 /// A subscription with its callback.
 pub(crate) struct SubscriptionEntity<M, F> {
     pub(crate) sub: ros2_client::Subscription<M>,
@@ -47,13 +59,7 @@ where
     }
 
     fn stage(&mut self) -> bool {
-        if self.staged.is_none() {
-            match self.sub.take() {
-                Ok(s) => self.staged = s,
-                Err(_) => self.errors += 1,
-            }
-        }
-        self.staged.is_some()
+        stage(&mut self.staged, &mut self.errors, || self.sub.take())
     }
 
     fn execute(&mut self) {
@@ -103,13 +109,7 @@ where
     }
 
     fn stage(&mut self) -> bool {
-        if self.staged.is_none() {
-            match self.server.receive_request() {
-                Ok(s) => self.staged = s,
-                Err(_) => self.errors += 1,
-            }
-        }
-        self.staged.is_some()
+        stage(&mut self.staged, &mut self.errors, || self.server.receive_request())
     }
 
     fn execute(&mut self) {
@@ -170,14 +170,10 @@ where
     }
 
     fn stage(&mut self) -> bool {
-        if self.staged.is_none() {
-            let c = self.shared.client.lock().unwrap_or_else(|p| p.into_inner());
-            match c.receive_response() {
-                Ok(s) => self.staged = s,
-                Err(_) => self.errors += 1,
-            }
-        }
-        self.staged.is_some()
+        let client = &self.shared.client;
+        stage(&mut self.staged, &mut self.errors, || {
+            client.lock().unwrap_or_else(|p| p.into_inner()).receive_response()
+        })
     }
 
     fn execute(&mut self) {

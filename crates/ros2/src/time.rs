@@ -7,12 +7,7 @@ use ros2_client::ros_time::ROSTime;
 /// receiving side will see for it (RTPS time has 2^-32 s resolution; both sides convert the same way).
 pub(crate) fn source_now() -> (Timestamp, i64) {
     let stamp = Timestamp::now();
-    (stamp, nanos(Some(stamp)))
-}
-
-/// Nanoseconds since the epoch of a DDS timestamp, 0 when absent or invalid.
-pub(crate) fn nanos(stamp: Option<Timestamp>) -> i64 {
-    stamp.and_then(|s| ROSTime::try_from(s).ok()).map_or(0, |t| t.to_nanos())
+    (stamp, ros_nanos(ROSTime::try_from(stamp).ok()))
 }
 
 /// Nanoseconds since the epoch of a received sample's source time, 0 when absent.
