@@ -19,7 +19,7 @@ pub enum Backend {
 /// Where sessions live and what they are called.
 #[derive(clap::Args, Clone)]
 pub struct SessionArgs {
-    /// Session name (default: session-YYYYMMDDHHMMSS).
+    /// Session name (default: session-YYYYMMDDHHMMSS; demo-YYYYMMDDHHMMSS for `rostrace demo`).
     #[arg(short = 's', long = "session-name")]
     pub name: Option<String>,
     /// Directory of sessions (default: $ROS_TRACE_DIR, else $ROS_HOME/tracing, else ~/.ros/tracing).
