@@ -244,17 +244,13 @@ fn build(root: &Path) {
 }
 
 fn analyze() -> analysis::Analysis {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let root: PathBuf = std::env::temp_dir().join(format!("rostrace-synthetic-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let tmp = testkit::TempDir::new("synthetic");
+    let root: PathBuf = tmp.join("trace");
     build(&root);
     let (set, errors) = ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(set.traces.len(), 2);
-    let a = analysis::analyze_traces(&set, |_, _| {});
-    let _ = std::fs::remove_dir_all(&root);
-    a
+    analysis::analyze_traces(&set, |_, _| {})
 }
 
 #[test]

@@ -2,10 +2,9 @@
 
 mod common;
 
-use common::{have_babeltrace2, have_lttng, require, rostrace};
+use common::{have_babeltrace2, have_lttng, lttng_lock, require, rostrace, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
@@ -29,15 +28,14 @@ fn demo_is_traced_and_fully_analyzed() {
 #[test]
 fn demo_is_traced_through_lttng() {
     if require(have_lttng(), "LTTng") {
+        let _lttng = lttng_lock();
         check_demo("lttng", 170);
     }
 }
 
 /// Runs the demo with `backend` on a DDS domain of its own (from `domain_base`), and checks the analysis.
 fn check_demo(backend: &str, domain_base: u32) {
-    let tmp = std::env::temp_dir().join(format!("rostrace-demo-test-{backend}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = TempDir::new(&format!("demo-test-{backend}"));
     let dir = tmp.join("trace");
     let json = tmp.join("analysis.json");
     // A domain of its own, so that nothing else on the machine talks to these nodes.
@@ -138,13 +136,11 @@ fn check_demo(backend: &str, domain_base: u32) {
         let lines = bt.stdout.iter().filter(|b| **b == b'\n').count() as u64;
         assert_eq!(Some(lines), r["events"].as_u64());
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 #[test]
 fn demo_refuses_bad_arguments() {
-    let tmp = std::env::temp_dir().join(format!("rostrace-demo-args-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = TempDir::new("demo-args");
     std::fs::write(tmp.join("x"), "taken").unwrap();
     for (args, msg) in [
         (vec!["demo", "--duration", "0"], "invalid --duration"),
@@ -156,6 +152,5 @@ fn demo_refuses_bad_arguments() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(msg) && err.lines().count() == 1, "{args:?}: {err}");
     }
-    assert!(Path::new(&tmp).join("x").exists());
-    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(tmp.join("x").exists());
 }

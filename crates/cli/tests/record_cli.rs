@@ -7,11 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("rostrace-record-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
+fn tmp(name: &str) -> TempDir {
+    TempDir::new(&format!("record-{name}"))
 }
 
 /// Compiles the flow program of crates/tracetools against libtracetools.so.
@@ -88,7 +85,6 @@ fn record_embedded() {
     assert!(String::from_utf8_lossy(&twice.stderr).contains("already stopped"));
     let list = rostrace().args(["list", "-p"]).arg(&dir).output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("s1"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -96,9 +92,11 @@ fn record_lttng() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
         return;
     }
+    let _lttng = lttng_lock();
     let dir = tmp("lttng");
     let prog = flows(&dir);
     let name = format!("rostrace-rec-{}", std::process::id());
+    let _session = LttngSession(name.clone());
     let out = rostrace()
         .args(["record", "--backend", "lttng", "-s", &name, "-p"])
         .arg(&dir)
@@ -112,7 +110,6 @@ fn record_lttng() {
     let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
     assert_eq!(events(&dir.join(&name)).len(), emitted);
     babeltrace2_reads(&dir.join(&name));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A process launched under a created session records nothing until `start`; its
@@ -164,7 +161,6 @@ fn start_pause_resume_stop_with_late_start() {
         assert!(v[0] < t_start, "{name} keeps its original time");
     }
     babeltrace2_reads(&session);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs the flow program under `rostrace record` with `opts`; returns event names with their
@@ -236,7 +232,6 @@ fn filters_by_node_topic_and_process() {
     // The process: nothing at all.
     let no_proc = record_filtered(&dir, &prog, "noproc", &["--ignore-processes", "^flo"], &[]);
     assert!(no_proc.is_empty(), "{no_proc:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Flight recorder: only the latest events are written, on `snapshot` and at exit, each time
@@ -274,7 +269,6 @@ fn snapshot_mode_keeps_the_latest_events() {
     // Two snapshots (the request and the exit), each with the initialization events.
     assert_eq!(evs.iter().filter(|(n, _)| n == "ros2:rcl_node_init").count(), 2);
     babeltrace2_reads(&session);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The session verbs drive LTTng sessions too.
@@ -283,9 +277,11 @@ fn lttng_session_verbs() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
         return;
     }
+    let _lttng = lttng_lock();
     let dir = tmp("lttng-verbs");
     let prog = flows(&dir);
     let name = format!("rostrace-verbs-{}", std::process::id());
+    let _session = LttngSession(name.clone());
     let st = rostrace().args(["start", &name, "--backend", "lttng", "-p"]).arg(&dir).output().unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
@@ -304,5 +300,4 @@ fn lttng_session_verbs() {
     }
     let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
     assert_eq!(events(&dir.join(&name)).len(), emitted);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,7 @@
 
 use ctf::write::*;
 use ctf::{FieldValue, TraceSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn decl() -> TraceDecl {
@@ -78,10 +78,8 @@ fn write_trace(dir: &Path, n: u64) {
     }
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("rostrace-write-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    p
+fn tmp(name: &str) -> testkit::TempDir {
+    testkit::TempDir::new(&format!("write-{name}"))
 }
 
 #[test]
@@ -127,7 +125,6 @@ fn reads_back_exactly() {
     }
     assert_eq!(seen, [600, 600, 600]);
     assert_eq!(events.losses().len(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -149,5 +146,4 @@ fn babeltrace2_reads_it_without_warnings() {
     // The only warning is the discarded events the test asked for.
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("WARNING")).collect();
     assert!(warnings.iter().all(|w| w.contains("discarded 5 events")), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,8 +31,8 @@ struct Ev {
 
 #[test]
 fn traced_nodes_record_rclcpp_events() {
-    let root = std::env::temp_dir().join(format!("rostrace-ros2-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let tmp = testkit::TempDir::new("ros2");
+    let root = tmp.join("session");
     std::env::set_var("ROSTRACE_SESSION_DIR", &root);
     let domain = 100 + (std::process::id() % 100) as u16;
 
@@ -235,5 +235,4 @@ fn traced_nodes_record_rclcpp_events() {
     // The executor's events frame the work.
     assert!(all("rclcpp_executor_execute").count() as u64 >= received + served);
     assert!(all("rclcpp_executor_wait_for_work").count() > 0);
-    let _ = std::fs::remove_dir_all(&root);
 }

@@ -8,14 +8,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn required() -> bool {
-    std::env::var("ROSTRACE_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
-}
-
-fn have(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd).arg(arg).output().is_ok_and(|o| o.status.success())
-}
+use testkit::{ensure_sessiond, have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 
 /// Where cargo built libtracetools.so for this test run (target/<profile>/deps), or target/<profile>.
 fn lib_dir() -> PathBuf {
@@ -28,11 +21,8 @@ fn lib_dir() -> PathBuf {
     }
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("rostrace-cabi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
+fn tmp(name: &str) -> TempDir {
+    TempDir::new(&format!("cabi-{name}"))
 }
 
 /// Compiles tests/c/flows.c against the generated header and libtracetools.so.
@@ -137,9 +127,7 @@ fn check_both_readers(what: &str, dir: &Path, want: &PerThread) {
     assert_same(&format!("{what}, rostrace reader"), &got, want);
     let bt2 = have("babeltrace2", "--version")
         && Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().is_ok_and(|o| o.status.success());
-    if !bt2 {
-        assert!(!required(), "babeltrace2 and python3-bt2 are required");
-        eprintln!("skipping the babeltrace2 comparison: not available");
+    if !require(bt2, "babeltrace2 and python3-bt2 (the babeltrace2 comparison)") {
         return;
     }
     assert_same(&format!("{what}, babeltrace2"), &read_babeltrace2(dir), want);
@@ -201,7 +189,6 @@ fn embedded_tracer_records_every_flow_exactly() {
     // Every one of the 42 tracepoints was emitted.
     let names: std::collections::BTreeSet<&str> = want.values().flatten().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.len(), 42, "{names:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -216,7 +203,6 @@ fn disabled_without_a_session_and_with_runtime_disable() {
     assert!(run(&prog, &[&e, &"2", &"2"], &[("ROSTRACE_SESSION_DIR", &session), ("TRACETOOLS_RUNTIME_DISABLE", &"1")])
         .success());
     assert!(!session.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// 8 threads emit as fast as they can with small buffers: every event is in the trace or
@@ -260,7 +246,6 @@ fn stress_every_event_recorded_or_counted() {
     assert_eq!(recorded + discarded, emitted);
     assert!(recorded > 0 && discarded > 0, "the small buffers should both record and drop");
     assert!(elapsed < 10.0, "the process took {elapsed:.1} s for 2 s of work");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn lttng(args: &[&str]) -> std::process::Output {
@@ -277,25 +262,21 @@ fn lttng(args: &[&str]) -> std::process::Output {
 /// The same flows through the LTTng-UST backend, recorded by a real LTTng session.
 #[test]
 fn lttng_backend_records_every_flow_exactly() {
-    if !have("lttng", "--version") || !have("lttng-sessiond", "--version") {
-        assert!(!required(), "LTTng (lttng-tools, liblttng-ust-dev) is required");
-        eprintln!("skipping: LTTng not installed");
+    if !require(have_lttng(), "LTTng (lttng-tools, liblttng-ust-dev)") {
         return;
     }
+    let _lttng = lttng_lock();
     assert!(
         Path::new(tracetools::LTTNG_PROVIDER).exists(),
         "the LTTng-UST provider was not built: {}",
         tracetools::LTTNG_PROVIDER
     );
-    let alive = Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success());
-    if !alive {
-        let st = Command::new("lttng-sessiond").arg("--daemonize").status().unwrap();
-        assert!(st.success(), "cannot start lttng-sessiond");
-    }
+    ensure_sessiond();
     let dir = tmp("lttng");
     let prog = compile(&dir);
     let out = dir.join("trace");
     let name = format!("rostrace-test-{}", std::process::id());
+    let _session = LttngSession(name.clone());
     lttng(&["create", &name, &format!("--output={}", out.display())]);
     lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
     lttng(&["add-context", "-u", "-s", &name, "-t", "vpid", "-t", "vtid", "-t", "procname"]);
@@ -312,7 +293,6 @@ fn lttng_backend_records_every_flow_exactly() {
     lttng(&["destroy", &name]);
     let want = expected(&files);
     check_both_readers("LTTng trace", &out, &want);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A process that dies of SIGSEGV still leaves the events it recorded, readable.
@@ -326,5 +306,4 @@ fn events_survive_a_crash() {
     let (got, _) = read_rostrace(&session);
     let n: usize = got.values().map(|v| v.len()).sum();
     assert_eq!(n, 1000);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,8 +3,8 @@
 
 #[test]
 fn rust_api_records_events() {
-    let root = std::env::temp_dir().join(format!("rostrace-rustapi-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let tmp = testkit::TempDir::new("rustapi");
+    let root = tmp.join("session");
     std::env::set_var("ROSTRACE_SESSION_DIR", &root);
     assert_eq!(tracetools::tracer::mode(), tracetools::tracer::Mode::Embedded);
     tracetools::api::rcl_init(0x1);
@@ -41,5 +41,4 @@ fn rust_api_records_events() {
     }
     names.sort();
     assert_eq!(names.len(), 7, "{names:?}");
-    let _ = std::fs::remove_dir_all(&root);
 }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+#[allow(unused_imports)]
+pub use testkit::{have_lttng, lttng_lock, require, tools_required, LttngSession, TempDir};
 
 /// The shared test material (`../shared` beside the repository, or `$ROSTRACE_SHARED`).
 pub fn shared() -> PathBuf {
@@ -16,23 +18,6 @@ pub fn shared() -> PathBuf {
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Whether CI demands the external tools (LTTng, babeltrace2) instead of skipping.
-pub fn tools_required() -> bool {
-    std::env::var("ROSTRACE_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
-}
-
-/// True when `what` is usable; otherwise skips (returns false) or, in CI, fails.
-pub fn require(ok: bool, what: &str) -> bool {
-    if ok {
-        return true;
-    }
-    if tools_required() {
-        panic!("{what} is required (ROSTRACE_REQUIRE_TOOLS=1) but not available");
-    }
-    eprintln!("skipping: {what} not available");
-    false
 }
 
 /// Whether babeltrace2's Python bindings can be imported.
@@ -50,7 +35,3 @@ pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
 }
 
-/// Whether the lttng command runs.
-pub fn have_lttng() -> bool {
-    Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success())
-}

@@ -1,0 +1,138 @@
+//! Test support shared by the workspace's integration tests (a dev-dependency only).
+//!
+//! - [`TempDir`]: a fresh directory under the system's temporary directory, removed when the
+//!   guard drops, also when the test fails (a panic unwinds through the guard).
+//! - [`lttng_lock`]: one LTTng test at a time, across threads and test processes. An LTTng
+//!   session records every process of the user that registers the tracepoints, so two tests
+//!   with LTTng sessions running at once would record each other's programs.
+//! - [`require`]: skip a test whose external tool is missing (saying so on stderr), or fail
+//!   when CI demands every tool (`ROSTRACE_REQUIRE_TOOLS=1`).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A temporary directory, removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// `$TMPDIR/rostrace-NAME-PID-N`, new and empty.
+    pub fn new(name: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("rostrace-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        TempDir(p)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// A path inside the directory.
+    pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// Held while a test uses LTTng; released on drop.
+pub struct LttngLock {
+    _file: File,
+    _thread: std::sync::MutexGuard<'static, ()>,
+}
+
+/// Waits until no other test (thread or process) uses LTTng, then holds the lock until the
+/// guard drops. Every test that starts an LTTng session or runs a program with the LTTng backend
+/// takes it.
+pub fn lttng_lock() -> LttngLock {
+    // An OS file lock serializes test processes; the mutex serializes threads of this one
+    // (file locks of one process on separately opened files are independent on Linux, but the
+    // mutex makes that explicit and independent of the platform).
+    static THREADS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join("rostrace-lttng-tests.lock");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock().unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+    LttngLock { _file: file, _thread: guard }
+}
+
+/// Whether CI demands the external tools (LTTng, babeltrace2) instead of skipping.
+pub fn tools_required() -> bool {
+    std::env::var("ROSTRACE_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
+}
+
+/// True when `what` is usable; otherwise skips (returns false, with a line on stderr) or, in CI,
+/// fails.
+pub fn require(ok: bool, what: &str) -> bool {
+    if ok {
+        return true;
+    }
+    if tools_required() {
+        panic!("{what} is required (ROSTRACE_REQUIRE_TOOLS=1) but not available");
+    }
+    eprintln!("skipping: {what} not available");
+    false
+}
+
+/// Whether `cmd arg` runs and succeeds.
+pub fn have(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd).arg(arg).output().is_ok_and(|o| o.status.success())
+}
+
+/// Whether LTTng's tools run.
+pub fn have_lttng() -> bool {
+    have("lttng", "--version") && have("lttng-sessiond", "--version")
+}
+
+/// Starts a session daemon if none is alive.
+pub fn ensure_sessiond() {
+    let alive = Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success());
+    if !alive {
+        let st = Command::new("lttng-sessiond").arg("--daemonize").status().expect("lttng-sessiond");
+        assert!(st.success(), "cannot start lttng-sessiond");
+    }
+}
+
+/// Destroys the LTTng session of that name on drop (a failing test leaves no session behind
+/// that would record the next test's programs).
+pub struct LttngSession(pub String);
+
+impl Drop for LttngSession {
+    fn drop(&mut self) {
+        let _ = Command::new("lttng").args(["destroy", &self.0]).output();
+    }
+}
