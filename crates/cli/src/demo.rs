@@ -114,7 +114,15 @@ fn wait(children: Vec<(Role, Child)>, duration: f64) -> Vec<(Role, Result<Tally,
         std::thread::sleep(Duration::from_millis(20));
     }
     if let Some(b) = bar {
-        b.finish_and_clear();
+        if crate::record::interrupted() {
+            b.set_style(
+                ProgressStyle::with_template("demo interrupted [{bar:40}] {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.abandon();
+        } else {
+            b.finish_and_clear();
+        }
     }
     out
 }
@@ -167,14 +175,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let dir = rec.dir().to_path_buf();
     eprintln!(
-        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {} ({:?} backend)",
+        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {} ({} backend)",
         a.duration,
         dir.display(),
         rec.backend()
     );
     // Ctrl-C reaches the demo's processes (same process group), which stop and write their traces.
-    // SAFETY: ignoring SIGINT in this process only.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    crate::record::catch_ctrl_c();
     let mut children = Vec::new();
     for role in Role::ALL {
         match spawn(role, &rec, domain, a.duration) {
@@ -190,7 +197,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
     }
     let results = wait(children, a.duration);
-    rec.finish()?;
+    if !rec.finish("rostrace demo") {
+        return Ok(ExitCode::from(1));
+    }
     let mut tallies = Vec::new();
     let mut failed = false;
     for (_, r) in results {
@@ -212,5 +221,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     summary(&dir);
     println!("  what each process counted: {}", counts.display());
     println!("  look again: rostrace analyze {}", dir.display());
-    Ok(if failed { ExitCode::from(1) } else { code })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else if crate::record::interrupted() {
+        ExitCode::from(crate::record::INTERRUPTED_EXIT)
+    } else {
+        code
+    })
 }

@@ -79,7 +79,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("rostrace: {e}");
-            ExitCode::from(2)
+            ExitCode::from(1)
         }
     }
 }

@@ -3,8 +3,10 @@
 
 use ctf::TraceSet;
 use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracetools::tracer::{control_state, Control, CONTROL_FILE, SNAPSHOT_FILE};
 
 /// Tracing backends.
@@ -14,6 +16,51 @@ pub enum Backend {
     Embedded,
     /// LTTng-UST (and the kernel tracer), through an LTTng session.
     Lttng,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Embedded => "embedded",
+            Backend::Lttng => "LTTng",
+        })
+    }
+}
+
+/// The exit code of a command stopped by Ctrl-C (128 + SIGINT), for `record` and `demo` alike.
+pub const INTERRUPTED_EXIT: u8 = 130;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// From now on Ctrl-C does not stop rostrace: it reaches the traced processes (same process
+/// group), rostrace waits for them, finishes the trace and exits with [`INTERRUPTED_EXIT`].
+pub fn catch_ctrl_c() {
+    // SAFETY: the handler only stores an atomic; `signal` on glibc restarts interrupted waits.
+    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+}
+
+/// Whether Ctrl-C was pressed since [`catch_ctrl_c`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The exit code that tells how a command ended: its own code, or 128 + N when signal N killed it.
+pub fn exit_code_of(status: ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => (c & 0xff) as u8,
+        (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
+        _ => 1,
+    }
+}
+
+/// `N thing` or `N things`.
+pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Where sessions live and what they are called.
@@ -169,11 +216,29 @@ pub fn find_library() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-/// Writes the state of an embedded session's control file atomically.
-pub fn write_control(dir: &Path, state: &str) -> std::io::Result<()> {
+/// Writes the state of an embedded session's control file: atomically (a new file renamed over
+/// it), or, when that cannot be written (a full disk), in place: the state padded with spaces to
+/// the file's length, in one write over bytes the file already has, so that no space is needed.
+/// Traced processes read the first word. Returns whether the disk was full (in-place write).
+pub fn write_control(dir: &Path, state: &str) -> Result<bool, String> {
+    let path = dir.join(CONTROL_FILE);
     let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
-    std::fs::write(&tmp, format!("{state}\n"))?;
-    std::fs::rename(tmp, dir.join(CONTROL_FILE))
+    let atomic = std::fs::write(&tmp, format!("{state}\n")).and_then(|_| std::fs::rename(&tmp, &path));
+    let Err(first) = atomic else { return Ok(false) };
+    let _ = std::fs::remove_file(&tmp);
+    let in_place = || -> std::io::Result<()> {
+        use std::io::Write as _;
+        let len = std::fs::metadata(&path)?.len() as usize;
+        if len < state.len() + 1 {
+            return Err(std::io::Error::other("the control file is too short to be rewritten in place"));
+        }
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path)?;
+        f.write_all(format!("{state:<w$}\n", w = len - 1).as_bytes())
+    };
+    match in_place() {
+        Ok(()) => Ok(true),
+        Err(e) => Err(format!("cannot write {}: {first} (in place: {e})", path.display())),
+    }
 }
 
 /// The environment that makes processes trace into `dir` with the embedded tracer; `lib` is the
@@ -335,11 +400,11 @@ pub fn summary(dir: &Path) {
     let info = crate::info::collect(&set, Vec::new());
     println!("trace written to {}", dir.display());
     println!(
-        "  {} events, {} processes, {} events discarded, {} packets lost",
-        info.event_count,
-        info.processes.len(),
-        info.discarded_events,
-        info.lost_packets
+        "  {}, {}, {} discarded, {} lost",
+        plural(info.event_count, "event", "events"),
+        plural(info.processes.len() as u64, "process", "processes"),
+        plural(info.discarded_events, "event", "events"),
+        plural(info.lost_packets, "packet", "packets"),
     );
     if info.discarded_events > 0 {
         println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
@@ -354,6 +419,7 @@ pub struct Recording {
     backend: Backend,
     snapshot_mode: bool,
     remove_on_abort: bool,
+    filtered: bool,
     env: Vec<(String, OsString)>,
 }
 
@@ -390,26 +456,29 @@ impl Recording {
             backend: o.backend,
             snapshot_mode: o.snapshot_mode,
             remove_on_abort: !o.append,
+            filtered: !o.filters().is_empty()
+                || std::env::vars_os().any(|(k, _)| {
+                    let k = k.to_string_lossy();
+                    k.starts_with("CARET_SELECT_") || k.starts_with("CARET_IGNORE_")
+                }),
             env: Vec::new(),
         };
         match o.backend {
             Backend::Embedded => {
                 if let Err(e) = write_control(&r.dir, "recording") {
                     r.abort();
-                    return Err(e.to_string());
+                    return Err(e);
                 }
                 r.env = embedded_env(&r.dir, o, lib);
             }
             Backend::Lttng => {
-                if let Err(e) = lttng_setup(&r.name, &r.dir, o) {
+                if let Err(e) = lttng_provider_check().and_then(|_| lttng_setup(&r.name, &r.dir, o)) {
                     if r.remove_on_abort {
                         let _ = std::fs::remove_dir_all(&r.dir);
                     }
                     return Err(e);
                 }
-                let here = lib.map(Path::to_path_buf).or_else(|| std::env::current_exe().ok());
-                let provider =
-                    here.and_then(|l| l.parent().map(|d| d.join("librostrace_lttng.so"))).filter(|p| p.exists());
+                let provider = lttng_provider();
                 r.env.push(("ROSTRACE_BACKEND".into(), "lttng".into()));
                 r.env.push((
                     "ROSTRACE_LTTNG_PROVIDER".into(),
@@ -454,17 +523,33 @@ impl Recording {
     }
 
     /// Stops the recording once the traced processes ended (LTTng: snapshot if asked, stop, destroy).
-    pub fn finish(self) -> std::io::Result<()> {
+    /// An error is reported on stderr, once. Returns whether something was recorded; when
+    /// nothing was, says why and removes the session directory it created.
+    pub fn finish(self, command: &str) -> bool {
         if self.backend == Backend::Lttng {
             if self.snapshot_mode {
                 let _ = lttng(&["snapshot", "record", "-s", &self.name]);
             }
             let _ = lttng(&["stop", &self.name]);
             let _ = lttng(&["destroy", &self.name]);
-            Ok(())
-        } else {
-            write_control(&self.dir, "stopped")
+        } else if let Err(e) = write_control(&self.dir, "stopped") {
+            eprintln!("rostrace: error: {e}");
         }
+        if ctf::find_traces(&self.dir).is_err() {
+            eprintln!(
+                "rostrace: error: nothing was recorded: no process of `{command}` emitted a ROS 2 event \
+                 (no ros_trace_* call into libtracetools.so). Trace a ROS 2 program: its rcl, rclcpp and \
+                 rmw call libtracetools; a program of your own calls it through tracetools/tracetools.h{}",
+                if self.filtered { "; or the node, topic and process filters excluded everything" } else { "" }
+            );
+            if self.remove_on_abort {
+                let _ = std::fs::remove_dir_all(&self.dir);
+            } else {
+                let _ = std::fs::remove_file(self.dir.join(CONTROL_FILE));
+            }
+            return false;
+        }
+        true
     }
 }
 
@@ -491,23 +576,61 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         }
     };
     eprintln!(
-        "rostrace: recording session {} into {} ({:?} backend); Ctrl-C stops",
+        "rostrace: recording session {} into {} ({} backend); Ctrl-C stops",
         rec.name(),
         rec.dir().display(),
         rec.backend()
     );
     // Ctrl-C reaches the traced command (same process group); rostrace waits for it to finish.
-    // SAFETY: ignoring SIGINT in this process only, after the child started.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-    let status = child.wait()?;
+    catch_ctrl_c();
+    let status = loop {
+        match child.wait() {
+            Ok(s) => break Some(s),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("rostrace: error: waiting for {:?}: {e}", a.command[0]);
+                break None;
+            }
+        }
+    };
+    let command = a.command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join(" ");
     let dir = rec.dir().to_path_buf();
-    rec.finish()?;
-    summary(&dir);
-    Ok(match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
-        None => ExitCode::from(1),
-    })
+    let recorded = rec.finish(&command);
+    if recorded {
+        summary(&dir);
+    }
+    // How the command ended decides, then Ctrl-C, then whether anything was recorded.
+    let code = status.map_or(1, exit_code_of);
+    Ok(ExitCode::from(if code != 0 {
+        code
+    } else if interrupted() {
+        INTERRUPTED_EXIT
+    } else if !recorded {
+        1
+    } else {
+        0
+    }))
+}
+
+/// The LTTng backend needs rostrace's LTTng-UST provider, built with rostrace when a C compiler
+/// and LTTng-UST's headers were there.
+pub fn lttng_provider_check() -> Result<(), String> {
+    if Path::new(tracetools::LTTNG_PROVIDER).exists() || lttng_provider().is_some() {
+        return Ok(());
+    }
+    Err(format!(
+        "the LTTng backend is not available: rostrace's LTTng-UST provider (librostrace_lttng.so) was not built \
+         (it needs a C compiler and liblttng-ust-dev when rostrace is built; expected at {}): install them and \
+         rebuild rostrace, or use --backend embedded",
+        tracetools::LTTNG_PROVIDER
+    ))
+}
+
+/// librostrace_lttng.so beside libtracetools.so or this program.
+fn lttng_provider() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = find_library().and_then(|l| l.parent().map(Path::to_path_buf)).into_iter().collect();
+    dirs.extend(std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)));
+    dirs.into_iter().map(|d| d.join("librostrace_lttng.so")).find(|p| p.exists())
 }
 
 /// `rostrace create`: a session processes can be launched under, recording nothing until `start`.
@@ -517,6 +640,9 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if o.backend == Backend::Lttng {
+        if let Err(e) = lttng_provider_check() {
+            return fail(e);
+        }
         let dir = match make_dir(o, &a.name) {
             Ok(d) => d,
             Err(e) => return fail(e),
@@ -528,7 +654,9 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
             let _ = lttng(&["stop", &a.name]);
         }
         std::fs::write(dir.join(LTTNG_MARK), &a.name)?;
-        write_control(&dir, if recording { "recording" } else { "created" })?;
+        if let Err(e) = write_control(&dir, if recording { "recording" } else { "created" }) {
+            return fail(e);
+        }
         println!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, dir.display());
         println!("launch the processes to trace with:");
         if let Some(lib) = find_library() {
@@ -541,7 +669,9 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
-    write_control(&dir, if recording { "recording" } else { "created" })?;
+    if let Err(e) = write_control(&dir, if recording { "recording" } else { "created" }) {
+        return fail(e);
+    }
     println!(
         "session {} {} in {}",
         a.name,
@@ -601,12 +731,26 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
             return fail(e);
         }
     }
-    write_control(&dir, next)?;
+    let full = match write_control(&dir, next) {
+        Ok(full) => full,
+        Err(e) => return fail(e),
+    };
     // Traced processes poll every 20 ms.
     std::thread::sleep(std::time::Duration::from_millis(60));
     println!("session {}: {next}", a.name);
+    if full {
+        eprintln!(
+            "rostrace: warning: the file system of {} is full: the session is {next}, but traced processes \
+             could not write all their events (they count what they drop as discarded)",
+            dir.display()
+        );
+    }
     if next == "stopped" {
-        summary(&dir);
+        if ctf::find_traces(&dir).is_ok() {
+            summary(&dir);
+        } else {
+            println!("  nothing was recorded in {}", dir.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

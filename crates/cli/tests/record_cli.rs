@@ -62,7 +62,7 @@ fn record_embedded() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
-    assert!(stdout.contains(&format!("{emitted} events, 1 processes, 0 events discarded")), "{stdout}");
+    assert!(stdout.contains(&format!("{emitted} events, 1 process, 0 events discarded")), "{stdout}");
     assert_eq!(events(&dir.join("s1")).len(), emitted);
     babeltrace2_reads(&dir.join("s1"));
     // Errors: existing directory, kernel events without LTTng, unknown session, stopping twice.
@@ -178,11 +178,14 @@ fn record_filtered(dir: &Path, prog: &Path, name: &str, opts: &[&str], env: &[(&
         c.env(k, v);
     }
     let out = c.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let session = dir.join(name);
     if ctf::find_traces(&session).is_err() {
+        // Nothing recorded: said, exit 1.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(1) && err.contains("filters"), "{err}");
         return Vec::new();
     }
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (set, errors) = ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut v = Vec::new();
@@ -300,4 +303,166 @@ fn lttng_session_verbs() {
     }
     let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
     assert_eq!(events(&dir.join(&name)).len(), emitted);
+}
+
+/// A command that emits no ROS 2 event: a clear error, exit 1, nothing left behind (the same
+/// session name works again).
+#[test]
+fn record_of_a_command_without_ros2_events() {
+    let dir = tmp("nothing");
+    for _ in 0..2 {
+        let out = rostrace()
+            .args(["record", "-s", "none", "-p"])
+            .arg(&dir)
+            .args(["--", "sh", "-c", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("nothing was recorded") && err.contains("sh -c true"), "{err}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("trace written"));
+        assert!(!dir.join("none").exists(), "the session directory is left behind");
+    }
+}
+
+/// `record` exits as the traced command did: its code, or 128 + N when signal N killed it; the
+/// trace is written either way.
+#[test]
+fn record_passes_on_how_the_command_ended() {
+    let dir = tmp("status");
+    let prog = flows(&dir);
+    let code = rostrace()
+        .args(["record", "-s", "code", "-p"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "\"$0\" \"$1\" 1 1; exit 7"])
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(code.status.code(), Some(7), "{}", String::from_utf8_lossy(&code.stderr));
+    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
+    assert_eq!(events(&dir.join("code")).len(), emitted);
+    let crash = rostrace()
+        .args(["record", "-s", "crash", "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("c.txt"))
+        .args(["1", "1000", "crash"])
+        .output()
+        .unwrap();
+    assert_eq!(crash.status.code(), Some(128 + libc::SIGSEGV), "{}", String::from_utf8_lossy(&crash.stderr));
+    assert_eq!(events(&dir.join("crash")).len(), 1000);
+}
+
+/// Ctrl-C (SIGINT to the terminal's process group) reaches the traced command; rostrace
+/// finishes the trace and exits with 130.
+#[test]
+fn ctrl_c_finishes_the_trace_and_exits_130() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = tmp("ctrlc");
+    let prog = flows(&dir);
+    let t0 = std::time::Instant::now();
+    let child = rostrace()
+        .args(["record", "-s", "int", "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "0", "run", "20"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: a signal to the process group the test just created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(15), "Ctrl-C did not stop the command");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("trace written"));
+    let evs = events(&dir.join("int"));
+    assert!(evs.iter().filter(|(n, _)| n == "ros2:callback_start").count() > 10, "{} events", evs.len());
+}
+
+/// A small file system of its own (tmpfs), unmounted on drop.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn tmpfs(at: PathBuf, size: &str) -> Option<Mount> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then_some(Mount(at))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+/// Fills the file system of `dir` up.
+fn fill(dir: &Path) {
+    use std::io::Write as _;
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while f.write_all(&block).is_ok() {}
+    let _ = f.sync_all();
+}
+
+/// On a full disk, `stop` stops the session (the state is rewritten in place) and says the
+/// disk is full; `record` cannot start and says why, leaving nothing behind.
+#[test]
+fn session_control_on_a_full_disk() {
+    let dir = tmp("fulldisk");
+    let Some(mnt) = Mount::tmpfs(dir.join("mnt"), "1M") else {
+        require(false, "a tmpfs mount (root)");
+        return;
+    };
+    let root = mnt.0.clone();
+    let prog = flows(&dir);
+    let st = rostrace().args(["create", "full", "-p"]).arg(&root).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let session = root.join("full");
+    let mut child = Command::new(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "0", "run", "3"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .spawn()
+        .unwrap();
+    let start = rostrace().args(["start", "full", "-p"]).arg(&root).output().unwrap();
+    assert!(start.status.success(), "{}", String::from_utf8_lossy(&start.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    fill(&root);
+    let stop = rostrace().args(["stop", "full", "-p"]).arg(&root).output().unwrap();
+    let err = String::from_utf8_lossy(&stop.stderr);
+    assert!(stop.status.success(), "{err}");
+    assert!(err.contains("is full"), "{err}");
+    let state = std::fs::read_to_string(session.join(tracetools::tracer::CONTROL_FILE)).unwrap();
+    assert_eq!(state.split_whitespace().next(), Some("stopped"));
+    assert!(!session.join(format!("{}.tmp", tracetools::tracer::CONTROL_FILE)).exists());
+    assert_eq!(tracetools::tracer::control_state(Some(&session)), tracetools::tracer::Control::Stopped);
+    let again = rostrace().args(["stop", "full", "-p"]).arg(&root).output().unwrap();
+    assert_eq!(again.status.code(), Some(1), "a stopped session stays stopped");
+    assert!(child.wait().unwrap().success());
+    // A new recording on the full disk: one clear error, nothing left behind.
+    let rec = rostrace()
+        .args(["record", "-s", "more", "-p"])
+        .arg(&root)
+        .arg("--")
+        .arg(&prog)
+        .args(["/dev/null", "1", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert_eq!(rec.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left") && err.lines().count() == 1, "{err}");
+    assert!(!root.join("more").exists());
+    drop(mnt);
 }

@@ -348,8 +348,15 @@ impl<W: Write> StreamWriter<W> {
         ctx[40..48].copy_from_slice(&self.discarded.to_le_bytes());
         ctx[48..52].copy_from_slice(&self.cpu.to_le_bytes());
         self.buf.resize(size, 0);
-        self.out.write_all(&self.buf)?;
+        let written = self.out.write_all(&self.buf);
         self.buf.clear();
+        if written.is_err() {
+            // A packet that could not be written (a full disk): its events count as discarded,
+            // reported by the next packet that is written.
+            self.discarded += self.events_in_packet;
+            self.events_in_packet = 0;
+            return written;
+        }
         self.seq += 1;
         Ok(())
     }

@@ -34,4 +34,3 @@ pub fn have_babeltrace2() -> bool {
 pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
 }
-
