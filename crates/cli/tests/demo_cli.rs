@@ -154,3 +154,30 @@ fn demo_refuses_bad_arguments() {
     }
     assert!(tmp.join("x").exists());
 }
+
+/// Ctrl-C stops the demo early and cleanly: the trace is analyzed and reported, and the exit
+/// code is 130, as for `rostrace record`.
+#[test]
+fn demo_stops_on_ctrl_c() {
+    use std::os::unix::process::CommandExt as _;
+    let tmp = TempDir::new("demo-ctrlc");
+    let dir = tmp.join("trace");
+    let domain = 40 + std::process::id() % 50;
+    let t0 = std::time::Instant::now();
+    let child = rostrace()
+        .args(["demo", "--duration", "60", "--domain", &domain.to_string(), "-o"])
+        .arg(&dir)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: a signal to the process group the test just created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t0.elapsed().as_secs() < 30, "Ctrl-C did not stop the demo");
+    assert!(stdout.contains("Callbacks by total time") && stdout.contains("trace written to"), "{stdout}");
+}
