@@ -2,6 +2,7 @@
 
 mod analyze;
 mod demo;
+mod embedded;
 mod events;
 mod format;
 mod info;
@@ -46,6 +47,8 @@ enum Command {
     Snapshot(record::NameArgs),
     /// List sessions and their state.
     List(record::ListArgs),
+    /// Print the path of rostrace's libtracetools.so (for LD_PRELOAD), or of its LTTng-UST provider.
+    Lib(record::LibArgs),
 }
 
 /// Paths of traces as given on the command line.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Resume(a) => record::control(a, "resume"),
         Command::Snapshot(a) => record::snapshot(a),
         Command::List(a) => record::list(a),
+        Command::Lib(a) => record::lib(a),
     };
     match r {
         Ok(code) => code,

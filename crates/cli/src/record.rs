@@ -179,6 +179,31 @@ pub struct ListArgs {
     path: Option<PathBuf>,
 }
 
+/// Arguments of `rostrace lib`.
+#[derive(clap::Args)]
+pub struct LibArgs {
+    /// The LTTng-UST provider (librostrace_lttng.so) instead.
+    #[arg(long)]
+    provider: bool,
+}
+
+/// `rostrace lib`: where the library is, for `LD_PRELOAD=$(rostrace lib)`.
+pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
+    let found = if a.provider {
+        lttng_provider().or_else(|| Some(PathBuf::from(tracetools::LTTNG_PROVIDER)).filter(|p| p.exists()))
+    } else {
+        find_library()
+    };
+    match found {
+        Some(p) => {
+            println!("{}", p.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        None if a.provider => fail(lttng_provider_check().err().unwrap_or_default()),
+        None => fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (set ROSTRACE_LIB)"),
+    }
+}
+
 /// The default directory of sessions, as ros2_tracing picks it.
 pub fn default_path() -> PathBuf {
     if let Some(d) = std::env::var_os("ROS_TRACE_DIR").filter(|d| !d.is_empty()) {
@@ -204,16 +229,19 @@ pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-/// libtracetools.so beside this program (target/<profile>, or its deps/), or `$ROSTRACE_LIB`.
+/// `$ROSTRACE_LIB`, or libtracetools.so beside this program (target/<profile>, or its deps/), or
+/// the copy embedded in this program (written into the user's cache directory).
 pub fn find_library() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("ROSTRACE_LIB") {
         return Some(PathBuf::from(p));
     }
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    [dir.join("libtracetools.so"), dir.join("deps/libtracetools.so"), dir.join("../lib/libtracetools.so")]
-        .into_iter()
-        .find(|p| p.exists())
+    let beside = std::env::current_exe().ok().and_then(|exe| {
+        let dir = exe.parent()?.to_path_buf();
+        [dir.join("libtracetools.so"), dir.join("deps/libtracetools.so"), dir.join("../lib/libtracetools.so")]
+            .into_iter()
+            .find(|p| p.exists())
+    });
+    beside.or_else(crate::embedded::library)
 }
 
 /// Writes the state of an embedded session's control file: atomically (a new file renamed over
@@ -557,7 +585,7 @@ impl Recording {
 pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     let lib = match find_library() {
         Some(l) => l,
-        None => return fail("libtracetools.so not found beside rostrace (build it: cargo build --release -p rostrace-tracetools, or set ROSTRACE_LIB)"),
+        None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release -p rostrace-tracetools, and set ROSTRACE_LIB)"),
     };
     let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
         Ok(r) => r,

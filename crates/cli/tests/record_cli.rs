@@ -466,3 +466,45 @@ fn session_control_on_a_full_disk() {
     assert!(!root.join("more").exists());
     drop(mnt);
 }
+
+/// An installed rostrace is the binary alone (`cargo install` copies nothing else): it records
+/// with the libtracetools.so and LTTng provider embedded in it, written into the user's cache.
+#[test]
+fn installed_binary_records_alone() {
+    let dir = tmp("installed");
+    let prog = flows(&dir);
+    let bin = dir.join("root/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_rostrace"), bin.join("rostrace")).unwrap();
+    let cache = dir.join("cache");
+    let installed = || {
+        let mut c = Command::new(bin.join("rostrace"));
+        c.env("XDG_CACHE_HOME", &cache).env_remove("ROSTRACE_LIB");
+        c
+    };
+    let lib = installed().arg("lib").output().unwrap();
+    let path = PathBuf::from(String::from_utf8_lossy(&lib.stdout).trim());
+    assert!(lib.status.success() && path.starts_with(&cache), "{}", String::from_utf8_lossy(&lib.stderr));
+    let mut backends = vec!["embedded"];
+    if require(have_lttng(), "LTTng (lttng-tools)") {
+        backends.push("lttng");
+    }
+    for backend in backends {
+        let _lttng = (backend == "lttng").then(lttng_lock);
+        let name = format!("inst-{backend}-{}", std::process::id());
+        let _session = LttngSession(name.clone());
+        let expected = dir.join(format!("{backend}.txt"));
+        let out = installed()
+            .args(["record", "--backend", backend, "-s", &name, "-p"])
+            .arg(&dir)
+            .arg("--")
+            .arg(&prog)
+            .arg(&expected)
+            .args(["1", "2"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
+        assert_eq!(events(&dir.join(&name)).len(), emitted, "{backend}");
+    }
+}

@@ -1,0 +1,71 @@
+//! Embeds rostrace's `libtracetools.so` and its LTTng-UST provider in the `rostrace` binary, so
+//! that an installed `rostrace` (`cargo install --path crates/cli`, which installs binaries
+//! only) can still preload them into the programs it records. The library is a `cdylib` of
+//! another package of the workspace; cargo cannot hand one crate another's cdylib, so this
+//! script builds it with the same profile into `target/embedded` (the dependencies come from the
+//! same lock file, offline). Without it (a failed build), `rostrace` finds the library beside
+//! itself or through `$ROSTRACE_LIB` as before.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    for dir in [
+        "../tracetools/src",
+        "../tracetools/build.rs",
+        "../tracetools/tracepoints.def",
+        "../tracetools/Cargo.toml",
+        "../ctf/src",
+        "../ctf/Cargo.toml",
+    ] {
+        println!("cargo:rerun-if-changed={}", manifest.join(dir).display());
+    }
+    println!("cargo:rerun-if-env-changed=ROSTRACE_NO_EMBED");
+    let lib_out = out.join("libtracetools.so");
+    let provider_out = out.join("librostrace_lttng.so");
+    let _ = std::fs::remove_file(&lib_out);
+    let _ = std::fs::remove_file(&provider_out);
+    if std::env::var_os("ROSTRACE_NO_EMBED").is_none() {
+        if let Err(e) = build(&out, &manifest, &lib_out, &provider_out) {
+            println!("cargo:warning=libtracetools.so is not embedded in rostrace ({e}): an installed rostrace needs ROSTRACE_LIB to record");
+        }
+    }
+    // Empty files stand for "not embedded".
+    for f in [&lib_out, &provider_out] {
+        if !f.exists() {
+            std::fs::write(f, b"").expect("OUT_DIR is writable");
+        }
+    }
+}
+
+fn build(out: &Path, manifest: &Path, lib_out: &Path, provider_out: &Path) -> Result<(), String> {
+    // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out: build beside target/<profile>.
+    let target = out.ancestors().nth(4).ok_or("unexpected OUT_DIR")?.join("embedded");
+    let profile = std::env::var("PROFILE").unwrap_or_else(|_| "release".into());
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(manifest.join("../.."))
+        .args(["build", "--offline", "--quiet", "-p", "rostrace-tracetools", "--lib", "--target-dir"])
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        // No debug information in the embedded copy: a tenth of the size.
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
+        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0");
+    if profile == "release" {
+        cmd.arg("--release");
+    }
+    let st = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !st.status.success() {
+        let err = String::from_utf8_lossy(&st.stderr);
+        return Err(format!("cargo build -p rostrace-tracetools failed: {}", err.lines().last().unwrap_or("")));
+    }
+    let dir = target.join(if profile == "release" { "release" } else { "debug" });
+    std::fs::copy(dir.join("libtracetools.so"), lib_out).map_err(|e| format!("libtracetools.so: {e}"))?;
+    // The provider exists only where LTTng-UST's headers and a C compiler were there.
+    let _ = std::fs::copy(dir.join("librostrace_lttng.so"), provider_out);
+    Ok(())
+}

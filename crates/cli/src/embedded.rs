@@ -1,0 +1,59 @@
+//! rostrace's `libtracetools.so` and LTTng-UST provider, embedded in the binary by `build.rs`,
+//! written out once per content into a cache directory when no library is found beside the
+//! program (an installed `rostrace`).
+
+use std::path::{Path, PathBuf};
+
+static LIB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so"));
+static PROVIDER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/librostrace_lttng.so"));
+
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// `$XDG_CACHE_HOME/rostrace`, `~/.cache/rostrace`, or `$TMPDIR/rostrace-UID`.
+fn cache_root() -> PathBuf {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = env("XDG_CACHE_HOME") {
+        return d.join("rostrace");
+    }
+    if let Some(h) = env("HOME") {
+        return h.join(".cache/rostrace");
+    }
+    // SAFETY: getuid has no preconditions.
+    std::env::temp_dir().join(format!("rostrace-{}", unsafe { libc::getuid() }))
+}
+
+fn write_once(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == data.len() as u64) {
+        return Ok(());
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The embedded libtracetools.so (with the LTTng provider beside it), written out if needed;
+/// `None` when this build embeds none, or it cannot be written (the reason on stderr).
+pub fn library() -> Option<PathBuf> {
+    if LIB.is_empty() {
+        return None;
+    }
+    let hash = fnv(LIB) ^ fnv(PROVIDER).rotate_left(17);
+    let dir = cache_root().join(format!("{}-{hash:016x}", env!("CARGO_PKG_VERSION")));
+    let lib = dir.join("libtracetools.so");
+    let r = std::fs::create_dir_all(&dir).and_then(|_| write_once(&lib, LIB)).and_then(|_| {
+        if PROVIDER.is_empty() {
+            Ok(())
+        } else {
+            write_once(&dir.join("librostrace_lttng.so"), PROVIDER)
+        }
+    });
+    match r {
+        Ok(()) => Some(lib),
+        Err(e) => {
+            eprintln!("rostrace: warning: cannot write the embedded libtracetools.so to {}: {e}", dir.display());
+            None
+        }
+    }
+}
