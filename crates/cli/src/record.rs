@@ -585,7 +585,7 @@ impl Recording {
 pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     let lib = match find_library() {
         Some(l) => l,
-        None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release -p rostrace-tracetools, and set ROSTRACE_LIB)"),
+        None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release, and set ROSTRACE_LIB)"),
     };
     let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
         Ok(r) => r,
