@@ -129,9 +129,7 @@ fn reads_back_exactly() {
 
 #[test]
 fn babeltrace2_reads_it_without_warnings() {
-    if Command::new("babeltrace2").arg("--version").output().is_err() {
-        assert!(std::env::var("ROSTRACE_REQUIRE_TOOLS").as_deref() != Ok("1"), "babeltrace2 required");
-        eprintln!("skipping: babeltrace2 not available");
+    if !testkit::require(testkit::have("babeltrace2", "--version"), "babeltrace2") {
         return;
     }
     let dir = tmp("bt2");
