@@ -112,6 +112,21 @@ fn record_lttng() {
     babeltrace2_reads(&dir.join(&name));
 }
 
+/// Creates the session `name` under `root` (not recording) and launches the flow program under
+/// it for 3 s; returns the session directory and the program.
+fn create_and_launch(root: &Path, name: &str, prog: &Path, expected: &Path) -> (PathBuf, std::process::Child) {
+    let st = rostrace().args(["create", name, "-p"]).arg(root).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let session = root.join(name);
+    let child = Command::new(prog)
+        .arg(expected)
+        .args(["1", "0", "run", "3"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .spawn()
+        .unwrap();
+    (session, child)
+}
+
 /// A process launched under a created session records nothing until `start`; its
 /// initialization events still appear (once), and runtime events only inside the windows
 /// `start`–`pause` and `resume`–`stop`.
@@ -119,15 +134,7 @@ fn record_lttng() {
 fn start_pause_resume_stop_with_late_start() {
     let dir = tmp("control");
     let prog = flows(&dir);
-    let st = rostrace().args(["create", "late", "-p"]).arg(&dir).output().unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    let session = dir.join("late");
-    let mut child = Command::new(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["1", "0", "run", "3"])
-        .env("ROSTRACE_SESSION_DIR", &session)
-        .spawn()
-        .unwrap();
+    let (session, mut child) = create_and_launch(&dir, "late", &prog, &dir.join("e.txt"));
     let step = |verb: &str, wait: u64| {
         std::thread::sleep(Duration::from_millis(wait));
         let t = now_ns();
@@ -427,15 +434,7 @@ fn session_control_on_a_full_disk() {
     };
     let root = mnt.0.clone();
     let prog = flows(&dir);
-    let st = rostrace().args(["create", "full", "-p"]).arg(&root).output().unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    let session = root.join("full");
-    let mut child = Command::new(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["1", "0", "run", "3"])
-        .env("ROSTRACE_SESSION_DIR", &session)
-        .spawn()
-        .unwrap();
+    let (session, mut child) = create_and_launch(&root, "full", &prog, &dir.join("e.txt"));
     let start = rostrace().args(["start", "full", "-p"]).arg(&root).output().unwrap();
     assert!(start.status.success(), "{}", String::from_utf8_lossy(&start.stderr));
     std::thread::sleep(Duration::from_millis(300));
