@@ -669,3 +669,32 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     }
     Ok(if errors.is_empty() && r.read_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("2.5"), Ok(Bound::Relative(2_500_000_000)));
+        assert_eq!(parse_time("+2.5s"), Ok(Bound::Relative(2_500_000_000)));
+        assert_eq!(parse_time("1500ms"), Ok(Bound::Relative(1_500_000_000)));
+        assert_eq!(parse_time("20us"), Ok(Bound::Relative(20_000)));
+        assert_eq!(parse_time("1633891126851470196"), Ok(Bound::Absolute(1_633_891_126_851_470_196)));
+        assert_eq!(parse_time("2021-10-06T12:00:00Z"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2021-10-06T12:00:00.25Z"), Ok(Bound::Absolute(1_633_521_600_250_000_000)));
+        assert_eq!(parse_time("2021-10-06T14:00:00+02:00"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Ok(Bound::Absolute(0)));
+        for bad in ["", "abc", "-1", "+-1", "2021-10-06T25:00:00Z", "2021-02-30xT1", "1e400", "nan"] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn middle_ellipsis() {
+        assert_eq!(middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(middle("abcdefghij", 6), "abc…ij");
+        assert_eq!(middle("abcdefghij", 2), "a…");
+    }
+}
