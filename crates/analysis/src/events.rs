@@ -3,8 +3,9 @@
 
 use ctf::{Event, EventClass, FieldValue};
 
-/// The ROS 2 events the analysis understands.
+/// The ROS 2 events the analysis understands (fewer than 64: a set of kinds fits a `u64`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Kind {
     /// `rcl_init`
     RclInit,
@@ -106,10 +107,53 @@ pub enum Kind {
     CaretInit,
 }
 
+const _: () = assert!((Kind::CaretInit as u32) < 64, "a set of kinds must fit a u64");
+
 /// Providers whose events are ROS 2 events.
 const PROVIDERS: &[&str] = &["ros2", "ros2_caret", "ros2_hook", "dds"];
 
 impl Kind {
+    /// Bit of this kind in a set of kinds (a `u64`).
+    #[inline]
+    pub fn bit(self) -> u64 {
+        1u64 << (self as u32)
+    }
+
+    /// Whether the event declares something (an initialization event), as opposed to a
+    /// runtime event that is an instance (a callback run, a publication, a take, ...).
+    pub fn is_init(self) -> bool {
+        use Kind::*;
+        matches!(
+            self,
+            RclInit
+                | NodeInit
+                | RmwPublisherInit
+                | PublisherInit
+                | RmwSubscriptionInit
+                | SubscriptionInit
+                | RmwClientInit
+                | RclcppSubscriptionInit
+                | SubscriptionCallbackAdded
+                | ServiceInit
+                | ServiceCallbackAdded
+                | ClientInit
+                | TimerInit
+                | TimerCallbackAdded
+                | TimerLinkNode
+                | CallbackRegister
+                | LifecycleInit
+                | DdsCreateWriter
+                | IpbToSubscription
+                | BufferToIpb
+                | ConstructRingBuffer
+                | ConstructExecutor
+                | AddCallbackGroup
+                | CollectorToExecutor
+                | CallbackGroupAdd
+                | CaretInit
+        )
+    }
+
     /// The kind of an event class name, if the analysis uses it.
     pub fn of(name: &str) -> Option<Kind> {
         let (provider, ev) = name.split_once(':')?;

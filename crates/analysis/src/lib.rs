@@ -17,10 +17,13 @@
 
 pub mod events;
 pub mod model;
+pub mod notes;
 pub mod pass;
 pub mod report;
 pub mod stats;
 
+pub use notes::Note;
+pub use pass::{Bound, Window};
 pub use report::{Analysis, CallbackReport, Flow, MatchBy, Report, TopicReport};
 pub use stats::Stats;
 
@@ -28,4 +31,9 @@ pub use stats::Stats;
 /// now and then with bytes read.
 pub fn analyze_traces(set: &ctf::TraceSet, progress: impl FnMut(u64, u64)) -> Analysis {
     report::analyze(pass::collect(set, progress))
+}
+
+/// [`analyze_traces`] over the runtime events inside `window` only.
+pub fn analyze_window(set: &ctf::TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
+    report::analyze(pass::collect_window(set, window, progress))
 }

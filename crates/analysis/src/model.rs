@@ -63,17 +63,25 @@ impl<T> Registry<T> {
     }
 }
 
-/// A traced process.
+/// A traced process: one process id of one trace (a trace belongs to one host), so that
+/// copies of a trace, or traces of several hosts, are distinct processes.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Process {
     /// Index of its trace.
     pub trace: u32,
+    /// Host name, from the trace's metadata (`hostname`), or "".
+    pub host: String,
     /// Process id (vpid).
     pub vpid: i64,
     /// Process name.
     pub procname: String,
     /// Events of this process.
     pub events: u64,
+    /// ROS 2 events of this process (any time, also outside a time window).
+    pub ros_events: u64,
+    /// The kinds of ROS 2 events this process recorded (bits of [`crate::events::Kind::bit`]).
+    #[serde(skip)]
+    pub kinds: u64,
     /// tracetools version from `rcl_init`.
     pub tracetools_version: Option<String>,
     /// ROS distribution from CARET's `caret_init`.
@@ -252,7 +260,7 @@ pub struct Lifecycle {
 /// Everything initialization events declare.
 #[derive(Debug, Default)]
 pub struct Model {
-    /// Processes by (trace, vpid).
+    /// Processes by (trace, vpid); see [`Process`].
     pub processes: HashMap<(u32, i64), Process>,
     /// Nodes.
     pub nodes: Registry<Node>,
@@ -288,6 +296,23 @@ pub struct Model {
     pub buffer_to_ipb: HashMap<Key, u64>,
     /// ipb → rclcpp subscription object.
     pub ipb_to_subscription: HashMap<Key, u64>,
+}
+
+impl Process {
+    /// Whether this process recorded an event of `kind`.
+    pub fn has(&self, kind: crate::events::Kind) -> bool {
+        self.kinds & kind.bit() != 0
+    }
+
+    /// `procname (pid N)`, with the host when `with_host`.
+    pub fn label(&self, with_host: bool) -> String {
+        let name = if self.procname.is_empty() { "?" } else { self.procname.as_str() };
+        if with_host && !self.host.is_empty() {
+            format!("{name} (pid {} on {})", self.vpid, self.host)
+        } else {
+            format!("{name} (pid {})", self.vpid)
+        }
+    }
 }
 
 impl Model {

@@ -186,10 +186,15 @@ pub struct Collected {
     pub executor: HashMap<(u32, i64, i64), ExecutorPhases>,
     /// `callback_end` events without a start.
     pub unmatched_ends: u64,
-    /// Events read.
+    /// Events read (inside the window).
     pub events: u64,
-    /// ROS 2 events used.
+    /// ROS 2 events inside the window.
     pub ros_events: u64,
+    /// The window (ns since the epoch) when one was given.
+    pub window: Option<(i64, i64)>,
+    /// Events the analysis does not use: (name, count), by name. Kernel events are named
+    /// `kernel:<name>`.
+    pub unused_events: Vec<(String, u64)>,
     /// First and last event time.
     pub range: Option<(i64, i64)>,
     /// Errors met while reading.
@@ -203,8 +208,48 @@ pub struct Collected {
     ring_slots: HashMap<(u32, i64, u64, u64), u32>,
 }
 
+/// A bound of the analysis window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// Nanoseconds after the first event of the traces.
+    Relative(i64),
+    /// Nanoseconds since the Unix epoch.
+    Absolute(i64),
+}
+
+/// The time window whose runtime events (callback runs, publications, takes, ...) are
+/// analyzed. Initialization events are read whatever their time: they declare the objects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Window {
+    /// From (inclusive); the start of the traces when `None`.
+    pub begin: Option<Bound>,
+    /// To (inclusive); the end of the traces when `None`.
+    pub end: Option<Bound>,
+}
+
+impl Window {
+    /// Whether the window is the whole trace.
+    pub fn is_all(&self) -> bool {
+        self.begin.is_none() && self.end.is_none()
+    }
+
+    /// The window in ns since the epoch, for traces that start at `start`.
+    pub fn resolve(&self, start: i64) -> (i64, i64) {
+        let at = |b: Bound| match b {
+            Bound::Relative(d) => start.saturating_add(d),
+            Bound::Absolute(t) => t,
+        };
+        (self.begin.map_or(i64::MIN, at), self.end.map_or(i64::MAX, at))
+    }
+}
+
 /// Reads every event once and collects the model and the instances.
-pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected {
+pub fn collect(set: &TraceSet, progress: impl FnMut(u64, u64)) -> Collected {
+    collect_window(set, Window::default(), progress)
+}
+
+/// [`collect`], keeping only the runtime events inside `window`.
+pub fn collect_window(set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
     let mut c = Collected::default();
     let infos: Vec<Vec<Option<ClassInfo>>> = set
         .traces
@@ -217,9 +262,22 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
             v
         })
         .collect();
+    let hosts: Vec<String> = set
+        .traces
+        .iter()
+        .map(|t| match t.schema.env("hostname") {
+            Some(ctf::EnvValue::Str(s)) => s.clone(),
+            Some(ctf::EnvValue::Int(i)) => i.to_string(),
+            None => String::new(),
+        })
+        .collect();
+    // Events the analysis does not use, per trace and class: what the notes tell about.
+    let mut unused: Vec<Vec<u64>> = infos.iter().map(|v| vec![0; v.len()]).collect();
     let mut ctx_cache = CtxCache::default();
     let mut events = set.events();
     let mut n = 0u64;
+    let mut read = 0u64;
+    let mut bounds: Option<(i64, i64)> = None;
     while let Some(r) = events.next() {
         let ev = match r {
             Ok(ev) => ev,
@@ -228,21 +286,40 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
                 continue;
             }
         };
-        n += 1;
+        read += 1;
         let ti = ev.trace_index();
         let ts = ev.timestamp().unwrap_or(0);
-        c.range = Some(match c.range {
-            None => (ts, ts),
-            Some((a, b)) => (a.min(ts), b.max(ts)),
-        });
+        let (lo, hi) = *bounds.get_or_insert_with(|| window.resolve(ts));
+        let inside = lo <= ts && ts <= hi;
+        if inside {
+            n += 1;
+            c.range = Some(match c.range {
+                None => (ts, ts),
+                Some((a, b)) => (a.min(ts), b.max(ts)),
+            });
+        }
         let (vpid, vtid) = ids(&ev, &mut ctx_cache);
         let t = ti as u32;
-        let proc =
-            c.model.processes.entry((t, vpid)).or_insert_with(|| Process { trace: t, vpid, ..Default::default() });
-        proc.events += 1;
-        if proc.procname.is_empty() {
-            if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
-                proc.procname = p.into_owned();
+        let info = infos[ti][ev.class().index].as_ref();
+        {
+            let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
+                trace: t,
+                vpid,
+                host: hosts[ti].clone(),
+                ..Default::default()
+            });
+            proc.events += 1;
+            if proc.procname.is_empty() {
+                if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
+                    proc.procname = p.into_owned();
+                }
+            }
+            match info {
+                Some(info) => {
+                    proc.kinds |= info.kind.bit();
+                    proc.ros_events += 1;
+                }
+                None => unused[ti][ev.class().index] += 1,
             }
         }
         // A publication's DDS write happens before the thread's next event.
@@ -251,16 +328,35 @@ pub fn collect(set: &TraceSet, mut progress: impl FnMut(u64, u64)) -> Collected 
                 c.pubs[p as usize].ts_after = Some(ts);
             }
         }
-        if let Some(info) = &infos[ti][ev.class().index] {
-            c.ros_events += 1;
-            handle(&mut c, info, &ev, t, vpid, vtid, ts);
+        if let Some(info) = info {
+            if inside || info.kind.is_init() {
+                if inside {
+                    c.ros_events += 1;
+                }
+                handle(&mut c, info, &ev, t, vpid, vtid, ts);
+            }
         }
-        if n.is_multiple_of(65536) {
+        if read.is_multiple_of(65536) {
             let (d, total) = events.progress();
             progress(d, total);
         }
     }
     c.events = n;
+    if !window.is_all() {
+        c.window = bounds;
+    }
+    let mut names: std::collections::BTreeMap<String, u64> = Default::default();
+    for (ti, counts) in unused.iter().enumerate() {
+        let kernel = matches!(set.traces[ti].schema.env("domain"), Some(ctf::EnvValue::Str(d)) if d == "kernel");
+        for ec in set.traces[ti].schema.event_classes() {
+            let k = counts[ec.index];
+            if k > 0 {
+                let name = if kernel && !ec.name.contains(':') { format!("kernel:{}", ec.name) } else { ec.name.clone() };
+                *names.entry(name).or_default() += k;
+            }
+        }
+    }
+    c.unused_events = names.into_iter().collect();
     c.model.resolve_owners();
     c.runs.shrink_to_fit();
     c.pubs.shrink_to_fit();

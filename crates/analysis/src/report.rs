@@ -5,7 +5,7 @@ use crate::model::*;
 use crate::pass::{Collected, Publication, Take};
 use crate::stats::Stats;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// How a flow's publication and take were matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,6 +54,8 @@ pub struct CallbackReport {
     pub node: String,
     /// `subscription`, `timer`, `service` or `unknown`.
     pub kind: String,
+    /// Why the kind is `unknown`: which initialization event is not in the trace.
+    pub unknown_reason: Option<String>,
     /// Topic (subscription) or service name.
     pub topic: Option<String>,
     /// Timer period (ns).
@@ -74,6 +76,15 @@ pub struct CallbackReport {
     pub total_ns: i64,
     /// Share of all callback time.
     pub share: f64,
+}
+
+/// A reason and how many times it applied.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReasonCount {
+    /// The reason.
+    pub reason: String,
+    /// How many.
+    pub count: u64,
 }
 
 /// Latency statistics of one publisher → subscription pair.
@@ -112,6 +123,15 @@ pub struct TopicReport {
     pub matched: u64,
     /// Takes that could not be matched (counted, never guessed).
     pub unmatched: u64,
+    /// Why they could not be matched, with counts (most frequent first).
+    pub unmatched_reasons: Vec<ReasonCount>,
+    /// Messages dropped: publications of this topic (by a traced publisher, identifiable by
+    /// source timestamp or publish window, not intra-process) that a subscription of the topic
+    /// never took although they were published between the first message it took and its
+    /// last take; summed over the subscriptions that took messages (by `rmw_take` or CARET's
+    /// dispatch). `None` when no subscription of the topic has a matched take, so that drops
+    /// cannot be known.
+    pub dropped: Option<u64>,
     /// Matched by source timestamp.
     pub by_source_timestamp: u64,
     /// Matched by publish window.
@@ -131,6 +151,8 @@ pub struct TopicReport {
 /// Callback time of one process, node or thread.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimeShare {
+    /// Trace index.
+    pub trace: u32,
     /// Process.
     pub vpid: i64,
     /// Thread, node or process name.
@@ -143,13 +165,18 @@ pub struct TimeShare {
     pub callback_ns: i64,
     /// Share of all callback time.
     pub share: f64,
-    /// Callback time over the trace duration.
+    /// Callback time over the trace duration (or the window's); above 1 when callbacks ran on
+    /// several threads at once.
     pub busy: f64,
+    /// Threads that ran these callbacks.
+    pub threads: u64,
 }
 
 /// A node as reported.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeReport {
+    /// Trace index.
+    pub trace: u32,
     /// Process.
     pub vpid: i64,
     /// `/ns/name`.
@@ -251,6 +278,12 @@ pub struct Report {
     pub begin_ns: Option<i64>,
     /// Last event (ns).
     pub end_ns: Option<i64>,
+    /// The time window analyzed (ns since the epoch), when one was given.
+    pub window_ns: Option<(i64, i64)>,
+    /// What the trace cannot show, and why.
+    pub notes: Vec<crate::notes::Note>,
+    /// Errors met while reading (also among the warnings).
+    pub read_errors: Vec<String>,
     /// Processes.
     pub processes: Vec<Process>,
     /// Nodes.
@@ -352,6 +385,8 @@ pub fn analyze(c: Collected) -> Analysis {
         client_calls,
         server_calls,
         executor,
+        window,
+        unused_events,
         ..
     } = c;
     let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
@@ -403,27 +438,43 @@ pub fn analyze(c: Collected) -> Analysis {
     // Flows.
     let mut by_source: HashMap<(&str, i64), u32> = HashMap::new();
     let mut windows: HashMap<&str, Vec<(i64, i64, u32)>> = HashMap::new();
+    // Publications a take can be matched to, per topic, and the range of their source times.
+    let mut matchable: HashMap<&str, Vec<u32>> = HashMap::new();
+    let mut source_range: HashMap<&str, (i64, i64)> = HashMap::new();
+    let mut pub_count: HashMap<&str, u64> = HashMap::new();
     for (i, (p, topic)) in pubs.iter().enumerate() {
         let Some(topic) = topic else { continue };
+        *pub_count.entry(topic.as_str()).or_default() += 1;
         if p.intra {
             continue;
         }
-        match p.source_ts {
+        let span = match p.source_ts {
             Some(s) if s != 0 => {
                 by_source.entry((topic.as_str(), s)).or_insert(i as u32);
+                Some((s, s))
             }
-            _ => {
-                if let (Some(a), Some(b)) = (p.ts_rmw, p.ts_after) {
+            _ => match (p.ts_rmw, p.ts_after) {
+                (Some(a), Some(b)) => {
                     windows.entry(topic.as_str()).or_default().push((a, b, i as u32));
+                    Some((a, b))
                 }
-            }
+                _ => None,
+            },
+        };
+        if let Some((a, b)) = span {
+            matchable.entry(topic.as_str()).or_default().push(i as u32);
+            let r = source_range.entry(topic.as_str()).or_insert((a, b));
+            r.0 = r.0.min(a);
+            r.1 = r.1.max(b);
         }
     }
+    let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     for w in windows.values_mut() {
         w.sort_unstable();
     }
     let mut flows = Vec::new();
     let mut unmatched_by_topic: HashMap<String, u64> = HashMap::new();
+    let mut reasons_by_topic: HashMap<String, BTreeMap<&'static str, u64>> = HashMap::new();
     let mut takes_by_topic: HashMap<String, u64> = HashMap::new();
     for (ti, (t, sub)) in takes.iter().enumerate() {
         if !t.taken {
@@ -459,9 +510,19 @@ pub fn analyze(c: Collected) -> Analysis {
                     pub_to_callback_ns: t.run.map(|r| runs[r as usize].0.start - pt),
                 });
             }
-            None => *unmatched_by_topic.entry(topic).or_default() += 1,
+            None => {
+                let reason = unmatched_reason(
+                    t,
+                    pub_count.get(topic.as_str()).copied().unwrap_or(0),
+                    published_topics.contains(topic.as_str()),
+                    source_range.get(topic.as_str()).copied(),
+                );
+                *reasons_by_topic.entry(topic.clone()).or_default().entry(reason).or_default() += 1;
+                *unmatched_by_topic.entry(topic).or_default() += 1;
+            }
         }
     }
+    let dropped_by_topic = dropped(&pubs, &takes, &flows, &matchable, &m);
 
     // Callbacks.
     let mut groups: BTreeMap<(Key, Option<u32>), Vec<u32>> = BTreeMap::new();
@@ -471,7 +532,10 @@ pub fn analyze(c: Collected) -> Analysis {
     let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
     let mut callbacks = Vec::new();
-    let mut per_node: HashMap<(i64, String), (u64, i64)> = HashMap::new();
+    let mut per_node: HashMap<(u32, i64, String), (u64, i64)> = HashMap::new();
+    let mut node_threads: HashSet<(u32, i64, String, i32)> = HashSet::new();
+    let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
+    let mut service_runs: HashSet<(u32, i64)> = HashSet::new();
     for ((key, id), idx) in &groups {
         let cb = id.map(|i| m.callbacks.get(i));
         let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i as usize].0.duration()).collect();
@@ -484,13 +548,46 @@ pub fn analyze(c: Collected) -> Analysis {
             Some(Owner::Service(s)) => ("service", Some(m.services.get(s).name.clone()), None),
             None => ("unknown", None, None),
         };
+        let unknown_reason = match cb {
+            _ if kind != "unknown" => None,
+            None => Some(
+                "no rclcpp_callback_register nor rclcpp_*_callback_added for it: created before tracing started"
+                    .to_string(),
+            ),
+            Some(c) => Some(
+                match c.owner_ref {
+                    None => "registered, but not added to a subscription, timer or service (no \
+                             rclcpp_*_callback_added)",
+                    Some(OwnerRef::Subscription(_)) => {
+                        "its subscription's initialization (rcl_subscription_init, rclcpp_subscription_init) is \
+                         not in the trace"
+                    }
+                    Some(OwnerRef::Timer(_)) => "its timer's initialization (rcl_timer_init) is not in the trace",
+                    Some(OwnerRef::Service(_)) => "its service's initialization (rcl_service_init) is not in the trace",
+                }
+                .to_string(),
+            ),
+        };
+        match kind {
+            "unknown" if !idx.is_empty() => *unknown_callbacks.entry((key.0, key.1)).or_default() += 1,
+            "service" if !idx.is_empty() => {
+                service_runs.insert((key.0, key.1));
+            }
+            _ => {}
+        }
         let jitter = timer_period.map(|tp| Stats::of(&mut periods.iter().map(|p| p - tp).collect::<Vec<_>>()));
         let node = cb.and_then(|c| m.callback_node(c));
         let total: i64 = durations.iter().sum();
         let node_name = m.node_name(node);
-        let e = per_node.entry((key.1, node_name.clone())).or_default();
+        let e = per_node.entry((key.0, key.1, node_name.clone())).or_default();
         e.0 += durations.len() as u64;
         e.1 += total;
+        let mut tids: Vec<i32> = idx.iter().map(|&i| runs[i as usize].0.vtid).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        for tid in tids {
+            node_threads.insert((key.0, key.1, node_name.clone(), tid));
+        }
         callbacks.push(CallbackReport {
             trace: key.0,
             vpid: key.1,
@@ -499,6 +596,7 @@ pub fn analyze(c: Collected) -> Analysis {
             symbol: cb.map(|c| c.symbol.clone()).unwrap_or_default(),
             node: node_name,
             kind: kind.to_string(),
+            unknown_reason,
             topic,
             timer_period_ns: timer_period,
             count: durations.len() as u64,
@@ -522,7 +620,8 @@ pub fn analyze(c: Collected) -> Analysis {
     }
     if unmatched_ends > 0 {
         warnings.push(format!(
-            "{unmatched_ends} callback_end event(s) without a callback_start (trace started mid-callback)"
+            "{unmatched_ends} callback_end event(s) without a callback_start ({} started mid-callback)",
+            if window.is_some() { "the window" } else { "the trace" }
         ));
     }
 
@@ -540,22 +639,42 @@ pub fn analyze(c: Collected) -> Analysis {
             y.1 += d;
         }
     }
-    let share = |vpid: i64, name: String, vtid: Option<i64>, (runs, ns): (u64, i64)| TimeShare {
-        vpid,
-        name,
-        vtid,
-        runs,
-        callback_ns: ns,
-        share: ns as f64 / total_cb as f64,
-        busy: ns as f64 / duration as f64,
+    let mut proc_threads: HashMap<(u32, i64), u64> = HashMap::new();
+    for (t, p, _) in per_thread.keys() {
+        *proc_threads.entry((*t, *p)).or_default() += 1;
+    }
+    let mut threads_of_node: HashMap<(u32, i64, String), u64> = HashMap::new();
+    for (t, p, n, _) in node_threads {
+        *threads_of_node.entry((t, p, n)).or_default() += 1;
+    }
+    let share = |trace: u32, vpid: i64, name: String, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| {
+        TimeShare {
+            trace,
+            vpid,
+            name,
+            vtid,
+            runs,
+            callback_ns: ns,
+            share: ns as f64 / total_cb as f64,
+            busy: ns as f64 / duration as f64,
+            threads,
+        }
     };
     let mut per_thread: Vec<TimeShare> =
-        per_thread.into_iter().map(|((t, p, tid), v)| share(p, procname(t, p), Some(tid), v)).collect();
-    let mut per_process: Vec<TimeShare> =
-        per_proc.into_iter().map(|((t, p), v)| share(p, procname(t, p), None, v)).collect();
-    let mut per_node: Vec<TimeShare> = per_node.into_iter().map(|((p, n), v)| share(p, n, None, v)).collect();
+        per_thread.into_iter().map(|((t, p, tid), v)| share(t, p, procname(t, p), Some(tid), 1, v)).collect();
+    let mut per_process: Vec<TimeShare> = per_proc
+        .into_iter()
+        .map(|((t, p), v)| share(t, p, procname(t, p), None, proc_threads.get(&(t, p)).copied().unwrap_or(0), v))
+        .collect();
+    let mut per_node: Vec<TimeShare> = per_node
+        .into_iter()
+        .map(|((t, p, n), v)| {
+            let k = threads_of_node.get(&(t, p, n.clone())).copied().unwrap_or(0);
+            share(t, p, n, None, k, v)
+        })
+        .collect();
     for v in [&mut per_thread, &mut per_process, &mut per_node] {
-        v.sort_by(|a, b| b.callback_ns.cmp(&a.callback_ns).then(a.vpid.cmp(&b.vpid)));
+        v.sort_by(|a, b| b.callback_ns.cmp(&a.callback_ns).then(a.trace.cmp(&b.trace)).then(a.vpid.cmp(&b.vpid)));
     }
 
     // Topics.
@@ -565,12 +684,6 @@ pub fn analyze(c: Collected) -> Analysis {
     }
     for s in &m.subscriptions.items {
         topic_names.insert(s.topic.clone(), ());
-    }
-    let mut pub_count: HashMap<&str, u64> = HashMap::new();
-    for (_, t) in &pubs {
-        if let Some(t) = t {
-            *pub_count.entry(t.as_str()).or_default() += 1;
-        }
     }
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::new();
     for f in &flows {
@@ -629,6 +742,15 @@ pub fn analyze(c: Collected) -> Analysis {
             takes: takes_by_topic.get(name).copied().unwrap_or(0),
             matched: fl.len() as u64,
             unmatched: unmatched_by_topic.get(name).copied().unwrap_or(0),
+            unmatched_reasons: {
+                let mut v: Vec<ReasonCount> = reasons_by_topic
+                    .get(name)
+                    .map(|r| r.iter().map(|(k, n)| ReasonCount { reason: k.to_string(), count: *n }).collect())
+                    .unwrap_or_default();
+                v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+                v
+            },
+            dropped: dropped_by_topic.get(name.as_str()).copied(),
             by_source_timestamp: count(MatchBy::SourceTimestamp),
             by_publish_window: count(MatchBy::PublishWindow),
             intra_process: count(MatchBy::IntraProcess),
@@ -660,6 +782,7 @@ pub fn analyze(c: Collected) -> Analysis {
         .map(|(i, n)| {
             let id = Some(i as u32);
             let mut r = NodeReport {
+                trace: n.key.0,
                 vpid: n.key.1,
                 name: n.full_name(),
                 publishes: m.publishers.items.iter().filter(|p| p.node == id).map(|p| p.topic.clone()).collect(),
@@ -675,7 +798,7 @@ pub fn analyze(c: Collected) -> Analysis {
             r
         })
         .collect();
-    nodes.sort_by(|a, b| a.name.cmp(&b.name).then(a.vpid.cmp(&b.vpid)));
+    nodes.sort_by(|a, b| a.name.cmp(&b.name).then(a.trace.cmp(&b.trace)).then(a.vpid.cmp(&b.vpid)));
 
     let executors = m
         .executors
@@ -726,6 +849,14 @@ pub fn analyze(c: Collected) -> Analysis {
         })
         .collect();
     executor_threads.sort_by_key(|e| (e.vpid, e.vtid));
+    let notes = crate::notes::notes(
+        &m,
+        &crate::notes::Inputs {
+            unused_events: &unused_events,
+            unknown_callbacks: &unknown_callbacks,
+            service_runs: &service_runs,
+        },
+    );
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
     let report = Report {
@@ -733,6 +864,9 @@ pub fn analyze(c: Collected) -> Analysis {
         ros_events,
         begin_ns: range.map(|r| r.0),
         end_ns: range.map(|r| r.1),
+        window_ns: window,
+        notes,
+        read_errors: errors,
         processes,
         nodes,
         flows_matched: flows.len() as u64,
@@ -841,4 +975,73 @@ fn services(m: &Model, clients: &[crate::pass::ClientCall], servers: &[crate::pa
             round_trip_ns: Stats::of(&mut a.round),
         })
         .collect()
+}
+
+/// Why a take of a topic found no publication: `published` publications of the topic are in
+/// the trace, the topic has a traced publisher (`has_publisher`), and the matchable ones span
+/// `range` (source timestamps, or publish windows).
+fn unmatched_reason(t: &Take, published: u64, has_publisher: bool, range: Option<(i64, i64)>) -> &'static str {
+    if t.intra {
+        return "intra-process message whose publication is not in the trace";
+    }
+    if t.source_ts == 0 {
+        return "the take has no source timestamp";
+    }
+    if published == 0 {
+        return if has_publisher {
+            "the traced publishers of the topic recorded no publication"
+        } else {
+            "publisher not traced (its process is not in the trace: a rosbag2 player, a bridge, another host)"
+        };
+    }
+    match range {
+        None => "the publishers' events carry no source timestamp (no rmw_publish or DDS write events)",
+        Some((a, _)) if t.source_ts < a => "published before the trace (or window) began",
+        Some((_, b)) if t.source_ts > b => "published after the last traced publication of the topic (trace end, lost events)",
+        Some(_) => "no traced publication has its source timestamp (an untraced publisher, or lost events)",
+    }
+}
+
+/// Messages dropped per topic (see [`TopicReport::dropped`]).
+fn dropped<'a>(
+    pubs: &[(Publication, Option<String>)],
+    takes: &[(Take, Option<u32>)],
+    flows: &[Flow],
+    matchable: &HashMap<&'a str, Vec<u32>>,
+    m: &Model,
+) -> HashMap<&'a str, u64> {
+    // Per subscription: the publications it took, the first one's time and its last take.
+    struct Acc {
+        took: HashSet<u32>,
+        first_pub: i64,
+        last_take: i64,
+    }
+    let mut acc: HashMap<u32, Acc> = HashMap::new();
+    for f in flows {
+        if f.by == MatchBy::IntraProcess {
+            continue;
+        }
+        let (t, Some(sub)) = &takes[f.take as usize] else { continue };
+        let pt = pubs[f.publication as usize].0.ts;
+        let a = acc.entry(*sub).or_insert(Acc { took: HashSet::new(), first_pub: pt, last_take: t.ts });
+        a.took.insert(f.publication);
+        a.first_pub = a.first_pub.min(pt);
+        a.last_take = a.last_take.max(t.ts);
+    }
+    let mut out: HashMap<&str, u64> = HashMap::new();
+    let mut subs: Vec<(&u32, &Acc)> = acc.iter().collect();
+    subs.sort_by_key(|(s, _)| **s);
+    for (sub, a) in subs {
+        let topic = m.subscriptions.get(*sub).topic.as_str();
+        let Some((name, list)) = matchable.get_key_value(topic) else { continue };
+        let n = list
+            .iter()
+            .filter(|&&p| {
+                let ts = pubs[p as usize].0.ts;
+                a.first_pub <= ts && ts <= a.last_take && !a.took.contains(&p)
+            })
+            .count() as u64;
+        *out.entry(name).or_default() += n;
+    }
+    out
 }

@@ -157,6 +157,11 @@ fn src(k: u64) -> i64 {
     OFFSET + 10_000 + k as i64 * 1_000_000 + 3_000
 }
 
+/// Source timestamp of the k-th /lossy message.
+fn lossy(k: u64) -> i64 {
+    OFFSET + 5_000_500 + k as i64 * 100_000
+}
+
 fn build(root: &Path) {
     // Process A: talker, publishes /chatter from a 1 ms timer, calls /add.
     let mut a = Tr::new();
@@ -187,6 +192,14 @@ fn build(root: &Path) {
     a.ev(6_500_100, 100, "ros2:rcl_client_init", p().u64(0x70).u64(0x10).u64(0x71).string(b"/add"));
     a.ev(7_000_000, 101, "ros2:rmw_send_request", p().u64(0x71).u64(0x72).i64(1));
     a.ev(7_500_000, 101, "ros2:rmw_take_response", p().u64(0x71).u64(0x73).i64(1).i64(OFFSET + 7_300_000).i32(1));
+    // /lossy: three messages from thread 104; the listener takes the first and the last.
+    a.ev(2_000, 104, "ros2:rmw_publisher_init", p().u64(0x24).u8_array(&[4; 16], 16));
+    a.ev(2_100, 104, "ros2:rcl_publisher_init", p().u64(0x34).u64(0x10).u64(0x24).string(b"/lossy").u64(1));
+    for k in 0..3u64 {
+        let t0 = 5_000_000 + k * 100_000;
+        a.ev(t0, 104, "ros2:rcl_publish", p().u64(0x34).u64(0xC0 + k));
+        a.ev(t0 + 1_000, 104, "ros2:rmw_publish", p().u64(0x24).u64(0xC0 + k).i64(lossy(k)));
+    }
     // A run that never ends.
     a.ev(9_000_000, 100, "ros2:callback_start", p().u64(0x50).i32(0));
     a.write(&root.join("a/ust/pid/talker-100/64-bit"), 100, b"talker");
@@ -215,6 +228,16 @@ fn build(root: &Path) {
         b.ev(t0 + 1_000, 200, "ros2:callback_start", p().u64(0x51).i32(0));
         b.ev(t0 + 101_000, 200, "ros2:callback_end", p().u64(0x51));
     }
+    // /lossy, message 1 dropped; /bag, whose publisher is not traced.
+    b.ev(2_200, 204, "ros2:rmw_subscription_init", p().u64(0x25).u8_array(&[5; 16], 16));
+    b.ev(2_300, 204, "ros2:rcl_subscription_init", p().u64(0x3A).u64(0x10).u64(0x25).string(b"/lossy").u64(1));
+    b.ev(2_400, 204, "ros2:rmw_subscription_init", p().u64(0x26).u8_array(&[6; 16], 16));
+    b.ev(2_500, 204, "ros2:rcl_subscription_init", p().u64(0x3B).u64(0x10).u64(0x26).string(b"/bag").u64(1));
+    for k in [0u64, 2] {
+        b.ev(5_050_000 + k * 100_000, 204, "ros2:rmw_take", p().u64(0x25).u64(0x91).i64(lossy(k)).i32(1));
+    }
+    b.ev(5_600_000, 204, "ros2:rmw_take", p().u64(0x26).u64(0x92).i64(OFFSET + 5_590_000).i32(1));
+    b.ev(5_700_000, 204, "ros2:rmw_take", p().u64(0x26).u64(0x92).i64(OFFSET + 5_690_000).i32(1));
     // A message whose publication is not in the trace.
     b.ev(5_500_000, 200, "ros2:rmw_take", p().u64(0x21).u64(0x90).i64(OFFSET - 1_000).i32(1));
     b.ev(5_500_500, 200, "ros2:rmw_take", p().u64(0x21).u64(0x90).i64(0).i32(0));
@@ -260,13 +283,13 @@ fn model_keys_by_process_address_and_time() {
     // Same address 0x10 in both processes; reused in A by talker2; CARET replay deduplicated.
     assert_eq!(names, [("/listener", 200), ("/ns/talker2", 100), ("/talker", 100)]);
     let talker = a.report.nodes.iter().find(|n| n.name == "/talker").unwrap();
-    assert_eq!(talker.publishes, ["/chatter"]);
+    assert_eq!(talker.publishes, ["/chatter", "/lossy"]);
     assert_eq!(talker.timers_ns, [1_000_000]);
     let talker2 = a.report.nodes.iter().find(|n| n.name == "/ns/talker2").unwrap();
     assert_eq!(talker2.publishes, ["/other"]);
     assert_eq!(talker2.clients, ["/add"]);
     let listener = a.report.nodes.iter().find(|n| n.name == "/listener").unwrap();
-    assert_eq!(listener.subscribes, ["/chatter", "/intra"]);
+    assert_eq!(listener.subscribes, ["/bag", "/chatter", "/intra", "/lossy"]);
     assert_eq!(listener.services, ["/add"]);
     // CARET's replayed node keeps its original time, corrected with caret_init.
     let node = a.model.nodes.items.iter().find(|n| n.name == "listener").unwrap();
@@ -338,7 +361,8 @@ fn flows_across_traces_and_intra_process() {
             MatchBy::PublishWindow => panic!("Jazzy+ traces carry the source timestamp"),
         }
     }
-    assert_eq!((a.report.flows_matched, a.report.flows_unmatched), (6, 1));
+    // /chatter's 5 and /intra's 1, /lossy's 2; unmatched: /chatter's 1 and /bag's 2.
+    assert_eq!((a.report.flows_matched, a.report.flows_unmatched), (8, 3));
 }
 
 #[test]
@@ -353,4 +377,72 @@ fn service_requests_and_responses() {
     assert_eq!(s.service_ns.p50, 200_000);
     assert_eq!(s.response_ns.p50, 200_000);
     assert_eq!(s.round_trip_ns.p50, 500_000);
+}
+
+fn reasons(t: &analysis::TopicReport) -> Vec<(String, u64)> {
+    t.unmatched_reasons.iter().map(|r| (r.reason.clone(), r.count)).collect()
+}
+
+#[test]
+fn unmatched_reasons_and_drops() {
+    let a = analyze();
+    let topic = |n: &str| a.report.topics.iter().find(|t| t.name == n).unwrap();
+    // The /chatter take whose source timestamp is before the trace.
+    assert_eq!(reasons(topic("/chatter")), [("published before the trace (or window) began".to_string(), 1)]);
+    assert_eq!(topic("/chatter").dropped, Some(0));
+    let bag = topic("/bag");
+    assert_eq!((bag.publishes, bag.takes, bag.matched, bag.unmatched), (0, 2, 0, 2));
+    assert_eq!(bag.unmatched_reasons.len(), 1);
+    assert!(bag.unmatched_reasons[0].reason.starts_with("publisher not traced"), "{:?}", bag.unmatched_reasons);
+    assert_eq!(bag.unmatched_reasons[0].count, 2);
+    // Nobody took a /bag message that was published in the trace: drops are unknowable.
+    assert_eq!(bag.dropped, None);
+    let lossy = topic("/lossy");
+    assert_eq!((lossy.publishes, lossy.takes, lossy.matched, lossy.unmatched), (3, 2, 2, 0));
+    assert_eq!(lossy.dropped, Some(1));
+    // Intra-process topics and topics without takes: not knowable.
+    assert_eq!(topic("/other").dropped, None);
+}
+
+#[test]
+fn notes_say_what_is_missing() {
+    let a = analyze();
+    let metrics: Vec<&str> = a.report.notes.iter().map(|n| n.metric.as_str()).collect();
+    // Both processes record rmw_take/rmw_publish, callbacks, timers and Kilted's service events:
+    // nothing is missing but the distribution (both have rcl_init with a version: none).
+    assert!(metrics.is_empty(), "{metrics:?}");
+    let procs: Vec<(&str, &str, i64)> =
+        a.report.processes.iter().map(|p| (p.procname.as_str(), p.host.as_str(), p.vpid)).collect();
+    assert_eq!(procs, [("talker", "synthetic", 100), ("listener", "synthetic", 200)]);
+}
+
+#[test]
+fn time_window() {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let root: PathBuf = std::env::temp_dir().join(format!("rostrace-synthetic-window-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    build(&root);
+    let (set, _) = ctf::TraceSet::open(&[&root]);
+    // The first event is at clock 1 us: 1.5 ms to 3.5 ms after it holds the timer's runs 2 and 3.
+    let w = analysis::Window {
+        begin: Some(analysis::Bound::Relative(1_500_000)),
+        end: Some(analysis::Bound::Relative(3_500_000)),
+    };
+    let a = analysis::analyze_window(&set, w, |_, _| {});
+    let abs = analysis::Window {
+        begin: Some(analysis::Bound::Absolute(OFFSET + 1_501_000)),
+        end: Some(analysis::Bound::Absolute(OFFSET + 3_501_000)),
+    };
+    let b = analysis::analyze_window(&set, abs, |_, _| {});
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(a.report.window_ns, Some((OFFSET + 1_501_000, OFFSET + 3_501_000)));
+    let timer = a.report.callbacks.iter().find(|c| c.address == 0x50).unwrap();
+    // Initialization events before the window still declare the timer and its node.
+    assert_eq!((timer.kind.as_str(), timer.node.as_str(), timer.count), ("timer", "/talker", 2));
+    let chatter = a.report.topics.iter().find(|t| t.name == "/chatter").unwrap();
+    assert_eq!((chatter.publishes, chatter.takes, chatter.matched), (2, 2, 2));
+    assert_eq!(a.report.begin_ns, Some(OFFSET + 2_010_000));
+    assert_eq!(b.report.window_ns, a.report.window_ns);
+    assert_eq!(b.report.events, a.report.events);
 }

@@ -2,7 +2,9 @@
 
 use crate::progress::Progress;
 use crate::TraceArgs;
-use analysis::{Report, Stats};
+use analysis::{Bound, Report, Stats, Window};
+use regex::Regex;
+use std::io::Write as _;
 use ctf::TraceSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -19,12 +21,132 @@ pub struct Args {
     /// Rows of each table in the text report (0: all).
     #[arg(long, default_value_t = 25)]
     top: usize,
+    /// Analyze from TIME: seconds after the trace start (`2.5`, `+2.5s`, `1500ms`), or an absolute
+    /// time (ns since the epoch, or `2021-10-06T12:00:00.5Z`). Initialization events before it
+    /// are still read.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    begin: Option<String>,
+    /// Analyze until TIME (same forms as --begin).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    end: Option<String>,
+    /// Only nodes whose `/namespace/name` matches REGEX (and their callbacks, topics, time shares).
+    #[arg(long, value_name = "REGEX")]
+    nodes: Option<String>,
+    /// Only topics whose name matches REGEX (and the callbacks and nodes of those topics).
+    #[arg(long, value_name = "REGEX")]
+    topics: Option<String>,
+    /// Do not abbreviate: full symbols and lists, lines as long as they need.
+    #[arg(long)]
+    wide: bool,
 }
 
 impl Args {
     /// Analysis of `traces`, with the text report's `top` rows, and JSON to `json` if given.
     pub fn new(traces: Vec<PathBuf>, json: Option<PathBuf>, top: usize) -> Args {
-        Args { traces: TraceArgs { traces }, json, top }
+        Args { traces: TraceArgs { traces }, json, top, begin: None, end: None, nodes: None, topics: None, wide: false }
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.frac][Z|+HH:MM|-HH:MM]` (UTC when no offset) to ns since the epoch.
+fn parse_datetime(s: &str) -> Option<i64> {
+    let (date, time) = s.split_once(['T', ' '])?;
+    let mut d = date.split('-');
+    let (y, mo, da): (i64, i64, i64) = (d.next()?.parse().ok()?, d.next()?.parse().ok()?, d.next()?.parse().ok()?);
+    if d.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&da) {
+        return None;
+    }
+    let (clock, offset_s) = if let Some(c) = time.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else if let Some(k) = time.rfind(['+', '-']).filter(|&k| k > 0) {
+        let (c, off) = time.split_at(k);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
+        (c, sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60))
+    } else {
+        (time, 0)
+    };
+    let mut c = clock.split(':');
+    let h: i64 = c.next()?.parse().ok()?;
+    let mi: i64 = c.next()?.parse().ok()?;
+    let sec = c.next().unwrap_or("0");
+    if c.next().is_some() || h > 23 || mi > 59 {
+        return None;
+    }
+    let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+    let whole: i64 = whole.parse().ok()?;
+    if whole > 60 || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
+    let secs = days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
+    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// A time of `--begin`/`--end`: seconds after the trace start (`2.5`, `+2.5s`, `1500ms`, `20us`,
+/// `100ns`), ns since the epoch (an integer of 16 digits or more), or a UTC date and time.
+pub fn parse_time(s: &str) -> Result<Bound, String> {
+    let t = s.trim();
+    let bad = || {
+        format!(
+            "invalid time {s:?}: expected seconds after the trace start (2.5, +2.5s, 1500ms), ns since the \
+             epoch, or a date like 2021-10-06T12:00:00Z"
+        )
+    };
+    if t.contains('T') || (t.len() > 10 && t.as_bytes().get(4) == Some(&b'-')) {
+        return parse_datetime(t).map(Bound::Absolute).ok_or_else(bad);
+    }
+    let rel = t.strip_prefix('+');
+    let body = rel.unwrap_or(t);
+    if rel.is_none() && body.len() >= 16 && body.bytes().all(|b| b.is_ascii_digit()) {
+        return body.parse::<i64>().map(Bound::Absolute).map_err(|_| bad());
+    }
+    let (num, scale) = if let Some(n) = body.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = body.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = body.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = body.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (body, 1e9)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !v.is_finite() || v < 0.0 || num.trim().starts_with(['+', '-']) {
+        return Err(format!("invalid time {s:?}: a time after the trace start cannot be negative"));
+    }
+    let ns = v * scale;
+    if ns > i64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    Ok(Bound::Relative(ns.round() as i64))
+}
+
+/// The width the report must fit: `COLUMNS`, the terminal's, or 100; unlimited when `wide`.
+fn width(wide: bool) -> usize {
+    if wide {
+        return usize::MAX;
+    }
+    if let Some(w) = std::env::var("COLUMNS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|w| *w > 0) {
+        return w.max(40);
+    }
+    // SAFETY: TIOCGWINSZ on stdout writes a winsize into `ws`; on failure it is left zeroed.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::isatty(1) == 1 && libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 };
+    if ok && ws.ws_col > 0 {
+        (ws.ws_col as usize).max(40)
+    } else {
+        100
     }
 }
 
@@ -58,12 +180,52 @@ fn stats_line(s: &Stats) -> String {
     )
 }
 
+/// `s` in at most `n` characters, cut at the end with `…`.
 fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
         let t: String = s.chars().take(n.saturating_sub(1)).collect();
         format!("{t}…")
+    }
+}
+
+/// `s` in at most `n` characters, cut in the middle with `…`: the start and the end (where a
+/// symbol's lambda or source line is) both stay.
+pub fn middle(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        return s.to_string();
+    }
+    if n < 3 {
+        return short(s, n);
+    }
+    let tail = (n - 1) / 2;
+    let head = n - 1 - tail;
+    let a: String = s.chars().take(head).collect();
+    let b: String = s.chars().skip(len - tail).collect();
+    format!("{a}…{b}")
+}
+
+/// `text` wrapped at `width`, the first line after `first`, the others after `indent`.
+fn wrap(o: &mut String, text: &str, width: usize, first: &str, indent: &str) {
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let wl = word.chars().count();
+        if !empty && line.chars().count() + 1 + wl > width {
+            let _ = writeln!(o, "{line}");
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    if !empty {
+        let _ = writeln!(o, "{line}");
     }
 }
 
@@ -77,6 +239,16 @@ fn names(v: &[String], n: usize) -> String {
     }
 }
 
+/// At most `n` items, comma-separated, then how many more.
+fn list(v: &[String], n: usize) -> String {
+    let shown: Vec<&str> = v.iter().take(n).map(String::as_str).collect();
+    if v.len() > n {
+        format!("{}, +{} more", shown.join(", "), v.len() - n)
+    } else {
+        shown.join(", ")
+    }
+}
+
 fn take<T>(v: &[T], top: usize) -> &[T] {
     if top == 0 || v.len() <= top {
         v
@@ -85,8 +257,43 @@ fn take<T>(v: &[T], top: usize) -> &[T] {
     }
 }
 
-/// The text report.
-pub fn render(r: &Report, top: usize) -> String {
+/// What a callback belongs to: `sub /topic`, `timer 50.00 ms`, `srv /name`, `unknown`.
+fn owner(c: &analysis::CallbackReport) -> String {
+    match (c.kind.as_str(), &c.topic, c.timer_period_ns) {
+        ("subscription", Some(t), _) => format!("sub {t}"),
+        ("service", Some(t), _) => format!("srv {t}"),
+        ("timer", _, Some(p)) => format!("timer {}", dur(p as f64)),
+        (k, _, _) => k.to_string(),
+    }
+}
+
+/// The ROS 2 distributions of the processes: CARET's `caret_init`, or the one of the
+/// tracetools version of `rcl_init`, with that version.
+fn distros(r: &Report) -> Vec<String> {
+    r.processes
+        .iter()
+        .filter_map(|p| {
+            let d = p
+                .distribution
+                .clone()
+                .filter(|d| !d.is_empty())
+                .or_else(|| p.tracetools_version.as_deref().and_then(crate::info::distro_of).map(str::to_string));
+            match (d, &p.tracetools_version) {
+                (Some(d), Some(v)) => Some(format!("{d} (tracetools {v})")),
+                (Some(d), None) => Some(d),
+                (None, Some(v)) => Some(format!("tracetools {v}")),
+                (None, None) => None,
+            }
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// The text report, each line at most `width` characters (`usize::MAX`: no limit, nothing
+/// abbreviated).
+pub fn render(r: &Report, top: usize, width: usize) -> String {
+    let wide = width == usize::MAX;
     let mut o = String::new();
     let dur_s = match (r.begin_ns, r.end_ns) {
         (Some(a), Some(b)) => (b - a) as f64 / 1e9,
@@ -103,19 +310,41 @@ pub fn render(r: &Report, top: usize) -> String {
         r.topics.len(),
         r.callbacks.len()
     );
-    let distros: Vec<String> = r
-        .processes
-        .iter()
-        .filter_map(|p| {
-            p.distribution.clone().or_else(|| p.tracetools_version.as_ref().map(|v| format!("tracetools {v}")))
-        })
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !distros.is_empty() {
-        let _ = writeln!(o, "ROS 2: {}", distros.join(", "));
+    let ds = distros(r);
+    if !ds.is_empty() {
+        let _ = writeln!(o, "ROS 2: {}", ds.join(", "));
+    }
+    if let Some((a, b)) = r.window_ns {
+        let show = |t: i64| {
+            if t == i64::MIN || t == i64::MAX {
+                "-".to_string()
+            } else {
+                crate::info::date_time(t)
+            }
+        };
+        let _ = writeln!(o, "window: {} to {}", show(a), show(b));
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(o, "\nWhat this trace cannot show");
+        for n in &r.notes {
+            wrap(&mut o, &format!("{}.", n.summary()), width, "  - ", "    ");
+            if !n.processes.is_empty() && n.processes.len() < n.of_processes {
+                let shown = if wide { n.processes.len() } else { 5 };
+                wrap(
+                    &mut o,
+                    &format!("{} of {}: {}", n.processes.len(), n.of_processes, list(&n.processes, shown)),
+                    width,
+                    "    processes: ",
+                    "      ",
+                );
+            }
+            wrap(&mut o, &n.advice, width, "    next time: ", "      ");
+        }
     }
     let _ = writeln!(o, "\nNodes");
+    if r.nodes.is_empty() {
+        let _ = writeln!(o, "  (none)");
+    }
     for n in take(&r.nodes, top.max(50)) {
         let mut parts = Vec::new();
         if !n.publishes.is_empty() {
@@ -127,11 +356,12 @@ pub fn render(r: &Report, top: usize) -> String {
         if !n.timers_ns.is_empty() {
             parts.push(format!("timers {}", n.timers_ns.iter().map(|t| dur(*t as f64)).collect::<Vec<_>>().join(" ")));
         }
+        // Every rclcpp node offers its parameter services: their number suffices unless --wide.
         if !n.services.is_empty() {
-            parts.push(format!("srv {}", n.services.join(" ")));
+            parts.push(if wide { format!("srv {}", n.services.join(" ")) } else { format!("srv {}", n.services.len()) });
         }
         if !n.clients.is_empty() {
-            parts.push(format!("cli {}", n.clients.join(" ")));
+            parts.push(if wide { format!("cli {}", n.clients.join(" ")) } else { format!("cli {}", n.clients.len()) });
         }
         let _ = writeln!(o, "  {:<32} pid {:<8} {}", n.name, n.vpid, parts.join("; "));
     }
@@ -139,15 +369,19 @@ pub fn render(r: &Report, top: usize) -> String {
         let _ = writeln!(o, "  ... {} more", r.nodes.len() - top.max(50));
     }
     let _ = writeln!(o, "\nCallbacks by total time");
+    if r.callbacks.is_empty() {
+        let _ = writeln!(o, "  (none)");
+    }
     let _ = writeln!(
         o,
-        "  {:>10} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}  {:<12} {:<24} symbol",
-        "total", "share", "count", "mean", "p50", "p99", "max", "kind", "node"
+        "  {:>10} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}  owner (subscription topic, timer period, service)",
+        "total", "share", "count", "mean", "p50", "p99", "max"
     );
-    for c in take(&r.callbacks, top) {
-        let _ = writeln!(
-            o,
-            "  {:>10} {:>5.1}% {:>8} {:>10} {:>10} {:>10} {:>10}  {:<12} {:<24} {}",
+    let _ = writeln!(o, "  {:>10} node  symbol", "");
+    let shown = take(&r.callbacks, top);
+    for c in shown {
+        let line = format!(
+            "  {:>10} {:>5.1}% {:>8} {:>10} {:>10} {:>10} {:>10}  ",
             dur(c.total_ns as f64),
             c.share * 100.0,
             c.count,
@@ -155,37 +389,64 @@ pub fn render(r: &Report, top: usize) -> String {
             dur(c.duration_ns.p50 as f64),
             dur(c.duration_ns.p99 as f64),
             dur(c.duration_ns.max as f64),
-            match (&c.kind[..], &c.topic, c.timer_period_ns) {
-                ("timer", _, Some(p)) => format!("timer {}", dur(p as f64)),
-                (k, _, _) => k.to_string(),
-            },
-            short(&c.node, 24),
-            short(&c.symbol, 70)
         );
+        let room = if wide { usize::MAX } else { width.saturating_sub(line.chars().count()).max(16) };
+        let _ = writeln!(o, "{line}{}", middle(&owner(c), room));
+        let node = if c.node.is_empty() { "?" } else { c.node.as_str() };
+        let node = if wide { node.to_string() } else { middle(node, 40) };
+        let prefix = format!("  {:>10} {node}  ", "");
+        let room = if wide { usize::MAX } else { width.saturating_sub(prefix.chars().count()).max(16) };
+        let _ = writeln!(o, "{prefix}{}", if c.symbol.is_empty() { "?".to_string() } else { middle(&c.symbol, room) });
         if let Some(j) = &c.jitter_ns {
             if j.count > 0 {
                 let _ = writeln!(o, "  {:>10} period {}; jitter {}", "", dur(c.period_ns.mean), stats_line(j));
             }
         }
     }
-    if r.callbacks.len() > take(&r.callbacks, top).len() {
-        let _ = writeln!(o, "  ... {} more", r.callbacks.len() - take(&r.callbacks, top).len());
+    if r.callbacks.len() > shown.len() {
+        let _ = writeln!(o, "  ... {} more", r.callbacks.len() - shown.len());
     }
-    let _ = writeln!(o, "\nTopics");
+    let unknown = r.callbacks.iter().filter(|c| c.kind == "unknown").count();
+    if unknown > 0 {
+        let mut why: Vec<&str> = r.callbacks.iter().filter_map(|c| c.unknown_reason.as_deref()).collect();
+        why.sort_unstable();
+        why.dedup();
+        wrap(
+            &mut o,
+            &format!(
+                "{unknown} callback(s) of unknown owner: {} (see \"What this trace cannot show\"; JSON: \
+                 unknown_reason).",
+                why.join("; ")
+            ),
+            width,
+            "  unknown: ",
+            "    ",
+        );
+    }
+    let _ = writeln!(o, "\nTopics (by activity: publications + takes)");
+    if r.topics.is_empty() {
+        let _ = writeln!(o, "  (none)");
+    }
     let mut topics: Vec<_> = r.topics.iter().collect();
-    topics.sort_by(|a, b| b.matched.cmp(&a.matched).then(b.publishes.cmp(&a.publishes)).then(a.name.cmp(&b.name)));
-    for t in take(&topics, top) {
+    topics.sort_by(|a, b| (b.takes + b.publishes).cmp(&(a.takes + a.publishes)).then(a.name.cmp(&b.name)));
+    let shown = take(&topics, top);
+    for t in shown {
+        let n = if wide { usize::MAX } else { 3 };
         let _ = writeln!(
             o,
-            "  {}  [{} -> {}]  published {}, taken {}, matched {}, unmatched {}",
+            "  {}  published {}, taken {}, matched {}, unmatched {}{}",
             t.name,
-            names(&t.publishers, 3),
-            names(&t.subscribers, 3),
             t.publishes,
             t.takes,
             t.matched,
-            t.unmatched
+            t.unmatched,
+            t.dropped.map(|d| format!(", dropped {d}")).unwrap_or_default()
         );
+        let _ = writeln!(o, "      {} -> {}", names(&t.publishers, n), names(&t.subscribers, n));
+        if !t.unmatched_reasons.is_empty() {
+            let why: Vec<String> = t.unmatched_reasons.iter().map(|x| format!("{} {}", x.count, x.reason)).collect();
+            wrap(&mut o, &why.join("; "), width, "      unmatched: ", "        ");
+        }
         if t.matched > 0 {
             let _ = writeln!(o, "      publish->take      {}", stats_line(&t.pub_to_take_ns));
             if t.pub_to_callback_ns.count > 0 {
@@ -193,9 +454,10 @@ pub fn render(r: &Report, top: usize) -> String {
             }
         }
     }
-    if topics.len() > take(&topics, top).len() {
-        let _ = writeln!(o, "  ... {} more", topics.len() - take(&topics, top).len());
+    if topics.len() > shown.len() {
+        let _ = writeln!(o, "  ... {} more", topics.len() - shown.len());
     }
+    let mut busy_explained = false;
     for (title, v) in [("process", &r.per_process), ("node", &r.per_node), ("thread", &r.per_thread)] {
         if v.is_empty() {
             continue;
@@ -204,15 +466,35 @@ pub fn render(r: &Report, top: usize) -> String {
         for s in take(v, top.clamp(1, 10)) {
             let _ = writeln!(
                 o,
-                "  {:>10} {:>5.1}% of callback time, busy {:>5.1}%  pid {}{}  {}",
+                "  {:>10} {:>5.1}% of callback time, busy {:>5.1}%{}  pid {}{}  {}",
                 dur(s.callback_ns as f64),
                 s.share * 100.0,
                 s.busy * 100.0,
+                if s.vtid.is_none() { format!(" ({} thread{})", s.threads, if s.threads == 1 { "" } else { "s" }) } else { String::new() },
                 s.vpid,
                 s.vtid.map(|t| format!(" tid {t}")).unwrap_or_default(),
                 if s.name.is_empty() { "(unknown node)" } else { &s.name }
             );
+            busy_explained |= s.busy > 1.0;
         }
+    }
+    if !r.per_thread.is_empty() {
+        wrap(
+            &mut o,
+            &format!(
+                "busy is callback time over the {} duration{}.",
+                if r.window_ns.is_some() { "window's" } else { "trace's" },
+                if busy_explained {
+                    "; above 100% when callbacks of several threads ran at the same time (the thread count is \
+                     in parentheses)"
+                } else {
+                    ""
+                }
+            ),
+            width,
+            "  ",
+            "  ",
+        );
     }
     if !r.services.is_empty() {
         let _ = writeln!(o, "\nServices");
@@ -274,17 +556,79 @@ pub fn render(r: &Report, top: usize) -> String {
     if !r.warnings.is_empty() {
         let _ = writeln!(o, "\nWarnings");
         for w in take(&r.warnings, top.max(20)) {
-            let _ = writeln!(o, "  {w}");
+            wrap(&mut o, w, width, "  ", "    ");
         }
         if r.warnings.len() > top.max(20) {
             let _ = writeln!(o, "  ... {} more", r.warnings.len() - top.max(20));
         }
     }
-    o
+    if wide {
+        return o;
+    }
+    // Whatever is still too long (a long node or topic name) is cut at the end.
+    let mut out = String::with_capacity(o.len());
+    for line in o.lines() {
+        out.push_str(&short(line, width));
+        out.push('\n');
+    }
+    out
+}
+
+/// Keeps the nodes matching `nodes` and the topics matching `topics`, with what belongs to
+/// them: callbacks, time shares, services.
+pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
+    if let Some(re) = nodes {
+        r.nodes.retain(|n| re.is_match(&n.name));
+        r.callbacks.retain(|c| re.is_match(&c.node));
+        r.per_node.retain(|n| re.is_match(&n.name));
+        r.topics.retain(|t| t.publishers.iter().chain(&t.subscribers).any(|n| re.is_match(n)));
+        r.services.retain(|s| re.is_match(&s.server_node));
+        let pids: std::collections::HashSet<i64> = r.nodes.iter().map(|n| n.vpid).collect();
+        r.per_process.retain(|p| pids.contains(&p.vpid));
+        r.per_thread.retain(|p| pids.contains(&p.vpid));
+    }
+    if let Some(re) = topics {
+        r.topics.retain(|t| re.is_match(&t.name));
+        r.callbacks.retain(|c| c.kind == "subscription" && c.topic.as_deref().is_some_and(|t| re.is_match(t)));
+        r.nodes.retain(|n| n.publishes.iter().chain(&n.subscribes).any(|t| re.is_match(t)));
+        let names: std::collections::HashSet<&str> = r.nodes.iter().map(|n| n.name.as_str()).collect();
+        r.per_node.retain(|n| names.contains(n.name.as_str()));
+    }
+}
+
+/// Prints `rostrace: error: <msg>` on stderr; exit code 1.
+fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
+    eprintln!("rostrace: error: {msg}");
+    Ok(ExitCode::from(1))
 }
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let mut window = Window::default();
+    for (name, v, slot) in [("--begin", &a.begin, &mut window.begin), ("--end", &a.end, &mut window.end)] {
+        if let Some(v) = v {
+            match parse_time(v) {
+                Ok(b) => *slot = Some(b),
+                Err(e) => return fail(format!("{name}: {e}")),
+            }
+        }
+    }
+    if let (Some(b), Some(e)) = (window.begin, window.end) {
+        let same_kind = matches!((b, e), (Bound::Relative(_), Bound::Relative(_)) | (Bound::Absolute(_), Bound::Absolute(_)));
+        let (Bound::Relative(x) | Bound::Absolute(x), Bound::Relative(y) | Bound::Absolute(y)) = (b, e);
+        if same_kind && x > y {
+            return fail(format!("--begin ({}) is after --end ({})", a.begin.as_deref().unwrap_or(""), a.end.as_deref().unwrap_or("")));
+        }
+    }
+    let mut res = [None, None];
+    for (i, (name, v)) in [("--nodes", &a.nodes), ("--topics", &a.topics)].into_iter().enumerate() {
+        if let Some(v) = v {
+            match Regex::new(v) {
+                Ok(re) => res[i] = Some(re),
+                Err(e) => return fail(format!("{name}: invalid regular expression {v:?}: {}", e.to_string().lines().last().unwrap_or(""))),
+            }
+        }
+    }
     let (set, errors) = TraceSet::open(&a.traces.traces);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
@@ -293,22 +637,64 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = analysis::analyze_traces(&set, |d, _| progress.tick(|| d));
+    let an = analysis::analyze_window(&set, window, |d, _| progress.tick(|| d));
     progress.finish();
-    let r = &an.report;
+    let mut report = an.report;
+    filter(&mut report, res[0].as_ref(), res[1].as_ref());
+    let r = &report;
+    for e in &r.read_errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    let width = width(a.wide);
     match &a.json {
         Some(p) if p.as_os_str() == "-" => {
             println!("{}", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?);
         }
         Some(p) => {
-            let f =
-                std::fs::File::create(p).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
-            serde_json::to_writer_pretty(std::io::BufWriter::new(f), r).map_err(std::io::Error::other)?;
-            print!("{}", render(r, a.top));
+            let f = match std::fs::File::create(p) {
+                Ok(f) => f,
+                Err(e) => return fail(format!("--json {}: {e}", p.display())),
+            };
+            let mut w = std::io::BufWriter::new(f);
+            if let Err(e) = serde_json::to_writer_pretty(&mut w, r).map_err(std::io::Error::other).and_then(|_| w.flush()) {
+                return fail(format!("--json {}: {e}", p.display()));
+            }
+            print!("{}", render(r, a.top, width));
             eprintln!("JSON written to {}", p.display());
         }
-        None => print!("{}", render(r, a.top)),
+        None => print!("{}", render(r, a.top, width)),
     }
-    let read_errors = r.warnings.iter().any(|w| w.starts_with("read error"));
-    Ok(if errors.is_empty() && !read_errors { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    if r.events == 0 && window.begin.is_some() | window.end.is_some() {
+        eprintln!("rostrace: warning: no event in the window");
+    }
+    Ok(if errors.is_empty() && r.read_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("2.5"), Ok(Bound::Relative(2_500_000_000)));
+        assert_eq!(parse_time("+2.5s"), Ok(Bound::Relative(2_500_000_000)));
+        assert_eq!(parse_time("1500ms"), Ok(Bound::Relative(1_500_000_000)));
+        assert_eq!(parse_time("20us"), Ok(Bound::Relative(20_000)));
+        assert_eq!(parse_time("1633891126851470196"), Ok(Bound::Absolute(1_633_891_126_851_470_196)));
+        assert_eq!(parse_time("2021-10-06T12:00:00Z"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2021-10-06T12:00:00.25Z"), Ok(Bound::Absolute(1_633_521_600_250_000_000)));
+        assert_eq!(parse_time("2021-10-06T14:00:00+02:00"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Ok(Bound::Absolute(0)));
+        for bad in ["", "abc", "-1", "+-1", "2021-10-06T25:00:00Z", "2021-02-30xT1", "1e400", "nan"] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn middle_ellipsis() {
+        assert_eq!(middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(middle("abcdefghij", 6), "abc…ij");
+        assert_eq!(middle("abcdefghij", 2), "a…");
+    }
 }

@@ -17,9 +17,14 @@ pub struct Args {
     json: bool,
 }
 
-/// A process seen in the event contexts.
+/// A process seen in the event contexts: one process id of one trace (as `rostrace analyze`
+/// counts them), so that copies of a trace or traces of several hosts are distinct processes.
 #[derive(Serialize, Clone)]
 pub struct Process {
+    /// Index of its trace in `traces`.
+    pub trace: usize,
+    /// Host name of its trace (metadata `hostname`), or "".
+    pub host: String,
     /// Virtual pid.
     pub vpid: i64,
     /// Process name.
@@ -60,7 +65,7 @@ pub struct Info {
     pub events_per_name: Vec<(String, u64)>,
     /// Data stream files.
     pub streams: usize,
-    /// Processes, by vpid.
+    /// Processes, by trace and vpid.
     pub processes: Vec<Process>,
     /// Discarded events in all.
     pub discarded_events: u64,
@@ -117,7 +122,16 @@ pub fn describe_loss(l: &Loss) -> String {
 pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut by_class: HashMap<(usize, usize), u64> = HashMap::new();
-    let mut procs: BTreeMap<i64, Process> = BTreeMap::new();
+    let mut procs: BTreeMap<(usize, i64), Process> = BTreeMap::new();
+    let hosts: Vec<String> = set
+        .traces
+        .iter()
+        .map(|t| match t.schema.env("hostname") {
+            Some(ctf::EnvValue::Str(s)) => s.clone(),
+            Some(ctf::EnvValue::Int(i)) => i.to_string(),
+            None => String::new(),
+        })
+        .collect();
     let mut versions = Vec::new();
     let mut distros = Vec::new();
     let mut begin = None;
@@ -141,7 +155,14 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
         }
         *by_class.entry((ev.trace_index(), ev.class().index)).or_default() += 1;
         if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
-            let p = procs.entry(vpid).or_insert_with(|| Process { vpid, procname: String::new(), events: 0 });
+            let ti = ev.trace_index();
+            let p = procs.entry((ti, vpid)).or_insert_with(|| Process {
+                trace: ti,
+                host: hosts[ti].clone(),
+                vpid,
+                procname: String::new(),
+                events: 0,
+            });
             p.events += 1;
             if p.procname.is_empty() {
                 if let Some(FieldValue::Str(s)) = ev.context_field("procname") {
@@ -286,8 +307,10 @@ fn print_text(i: &Info) {
     }
     if !i.processes.is_empty() {
         println!("processes:  {}", i.processes.len());
+        let several = i.traces.len() > 1;
         for p in &i.processes {
-            println!("  {:>8}  {:<24} {:>10} events", p.vpid, p.procname, p.events);
+            let trace = if several { format!("  trace {} {}", p.trace, p.host) } else { String::new() };
+            println!("  {:>8}  {:<24} {:>10} events{trace}", p.vpid, p.procname, p.events);
         }
     }
     println!("events per name:");
