@@ -27,4 +27,4 @@ pub use error::{Error, Result};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 pub use stream::{Event, Loss, LossKind, PacketInfo};
 pub use trace::{find_traces, Events, Trace, TraceSet};
-pub use value::{ArrayRef, FieldValue, StructRef};
+pub use value::{ArrayRef, FieldValue, Member, StructRef};
