@@ -65,7 +65,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             Format::Jsonl => json_event(&mut buf, &ev),
             Format::Text => {
                 text_event(&mut buf, &ev, prev, prefixes[ev.trace_index()].as_deref());
-                prev = ev.timestamp();
+                // The delta is from the last event with a time (as babeltrace2 has it).
+                prev = ev.timestamp().or(prev);
             }
         }
         if buf.len() > 1 << 15 {
