@@ -285,13 +285,11 @@ fn shown_member(m: &Member) -> bool {
 
 fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: fn(&Member) -> bool) {
     out.push(b'{');
-    let mut k = 0;
-    for m in s.members().filter(keep) {
+    for (k, m) in s.members().filter(keep).enumerate() {
         out.extend_from_slice(if k > 0 { b", " } else { b" " });
         out.extend_from_slice(m.name.as_bytes());
         out.extend_from_slice(b" = ");
         text_value(out, &m);
-        k += 1;
     }
     out.extend_from_slice(b" }");
 }
