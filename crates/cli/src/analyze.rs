@@ -1,5 +1,6 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
+use crate::info::count;
 use crate::progress::Progress;
 use crate::TraceArgs;
 use analysis::{Bound, Report, Stats, Window};
@@ -301,14 +302,14 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     };
     let _ = writeln!(
         o,
-        "{} events ({} ROS 2) over {:.3} s, {} processes, {} nodes, {} topics, {} callbacks",
-        r.events,
+        "{} ({} ROS 2) over {:.3} s, {}, {}, {}, {}",
+        count(r.events as u64, "event"),
         r.ros_events,
         dur_s,
-        r.processes.len(),
-        r.nodes.len(),
-        r.topics.len(),
-        r.callbacks.len()
+        count(r.processes.len() as u64, "process"),
+        count(r.nodes.len() as u64, "node"),
+        count(r.topics.len() as u64, "topic"),
+        count(r.callbacks.len() as u64, "callback")
     );
     let ds = distros(r);
     if !ds.is_empty() {

@@ -1,6 +1,7 @@
 //! `rostrace record` and session control (`create`, `start`, `stop`, `pause`, `resume`, `list`):
 //! tracing ROS 2 processes with the embedded tracer (no daemon) or LTTng.
 
+use crate::info::count;
 use ctf::TraceSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
@@ -55,12 +56,6 @@ pub fn exit_code_of(status: ExitStatus) -> u8 {
         (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
         _ => 1,
     }
-}
-
-/// `N thing` or `N things`.
-pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Where sessions live and what they are called.
@@ -444,10 +439,10 @@ pub fn summary(dir: &Path) {
     println!("trace written to {}", dir.display());
     println!(
         "  {}, {}, {} discarded, {} lost",
-        plural(info.event_count, "event", "events"),
-        plural(info.processes.len() as u64, "process", "processes"),
-        plural(info.discarded_events, "event", "events"),
-        plural(info.lost_packets, "packet", "packets"),
+        count(info.event_count, "event"),
+        count(info.processes.len() as u64, "process"),
+        count(info.discarded_events, "event"),
+        count(info.lost_packets, "packet"),
     );
     if info.discarded_events > 0 {
         println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
