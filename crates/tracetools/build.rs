@@ -492,6 +492,9 @@ const TRACETOOLS_VERSION: &str = "8.10.1";
 
 fn main() {
     println!("cargo:rustc-env=ROSTRACE_TRACETOOLS_VERSION={TRACETOOLS_VERSION}");
+    // Upstream's SONAME: a preloaded rostrace library satisfies a program's or rcl's
+    // `NEEDED libtracetools.so`, and a program linked to it by path records that name.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libtracetools.so");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     println!("cargo:rerun-if-changed=tracepoints.def");
