@@ -262,15 +262,7 @@ pub fn collect_window(set: &TraceSet, window: Window, mut progress: impl FnMut(u
             v
         })
         .collect();
-    let hosts: Vec<String> = set
-        .traces
-        .iter()
-        .map(|t| match t.schema.env("hostname") {
-            Some(ctf::EnvValue::Str(s)) => s.clone(),
-            Some(ctf::EnvValue::Int(i)) => i.to_string(),
-            None => String::new(),
-        })
-        .collect();
+    let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
     // Events the analysis does not use, per trace and class: what the notes tell about.
     let mut unused: Vec<Vec<u64>> = infos.iter().map(|v| vec![0; v.len()]).collect();
     let mut ctx_cache = CtxCache::default();

@@ -139,15 +139,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut by_class: HashMap<(usize, usize), u64> = HashMap::new();
     let mut procs: BTreeMap<(usize, i64), Process> = BTreeMap::new();
-    let hosts: Vec<String> = set
-        .traces
-        .iter()
-        .map(|t| match t.schema.env("hostname") {
-            Some(ctf::EnvValue::Str(s)) => s.clone(),
-            Some(ctf::EnvValue::Int(i)) => i.to_string(),
-            None => String::new(),
-        })
-        .collect();
+    let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
     let mut versions = Vec::new();
     let mut distros = Vec::new();
     let mut begin = None;

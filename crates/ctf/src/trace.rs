@@ -129,6 +129,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>, depth: usiz
 }
 
 impl Trace {
+    /// The `hostname` of the trace's environment (empty when it has none).
+    pub fn hostname(&self) -> String {
+        match self.schema.env("hostname") {
+            Some(crate::EnvValue::Str(s)) => s.clone(),
+            Some(crate::EnvValue::Int(i)) => i.to_string(),
+            None => String::new(),
+        }
+    }
+
     /// Opens the trace in `dir`: parses its metadata and maps its data stream files.
     pub fn open(dir: &Path) -> Result<Trace> {
         let (schema, metadata) = read_metadata(&dir.join("metadata"))?;
@@ -303,6 +312,17 @@ impl<'a> Events<'a> {
     /// Losses (discarded events, lost packets) seen so far.
     pub fn losses(&self) -> &[Loss] {
         &self.losses
+    }
+
+    /// Events discarded so far, in all.
+    pub fn discarded_events(&self) -> u64 {
+        self.losses
+            .iter()
+            .map(|l| match l.kind {
+                crate::LossKind::Events(n) => n,
+                _ => 0,
+            })
+            .sum()
     }
 
     /// Bytes of data read so far and in all.

@@ -179,14 +179,7 @@ fn stress_every_event_recorded_or_counted() {
             recorded += 1;
         }
     }
-    let discarded: u64 = events
-        .losses()
-        .iter()
-        .map(|l| match l.kind {
-            ctf::LossKind::Events(n) => n,
-            _ => 0,
-        })
-        .sum();
+    let discarded: u64 = events.discarded_events();
     eprintln!(
         "stress: {emitted} events emitted by 8 threads in 2 s: {recorded} recorded, {discarded} discarded ({:.1}%), process ran {elapsed:.2} s",
         100.0 * discarded as f64 / emitted as f64

@@ -49,14 +49,7 @@ pub fn read_rostrace(dir: &Path) -> (PerThread, u64) {
         let fields = ev.payload().map(|p| to_json(&ctf::FieldValue::Struct(p))).unwrap_or(json!({}));
         m.entry(tid).or_default().push((ev.name().to_string(), fields));
     }
-    let discarded = events
-        .losses()
-        .iter()
-        .map(|l| match l.kind {
-            ctf::LossKind::Events(n) => n,
-            _ => 0,
-        })
-        .sum();
+    let discarded = events.discarded_events();
     (m, discarded)
 }
 
