@@ -638,3 +638,81 @@ fn real_stack(d: &Distro, index: u32) {
         failures.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Which libtracetools.so a wheel-installed rclpy uses
+
+/// The libtracetools.so files mapped into a Python that imported rclpy, under `env`.
+fn mapped_tracetools(venv: &Path, env: &[(&str, String)]) -> Vec<String> {
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.args([
+        "-c",
+        "import rclpy\nprint('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libtracetools' in l})))",
+    ]);
+    cmd.env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH").env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+/// `LD_PRELOAD` of rostrace's library replaces the wheel's libtracetools.so (the preloaded
+/// library's SONAME `libtracetools.so` satisfies librcl's dependency: the wheel's library is not
+/// loaded at all); so does `LD_LIBRARY_PATH` with `_ROS_WHEELS_BOOTSTRAP_COMPLETE=1` and the
+/// wheels' directories spelled out (the bootstrapper then leaves the path as it is).
+fn library_resolution(d: &Distro) {
+    let venv = venv_root().join(d.name);
+    if !require(venv.join(".rostrace-complete").exists(), &format!("the {} virtualenv ({})", d.name, venv.display())) {
+        return;
+    }
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps/libtracetools.so");
+    assert!(lib.exists(), "{}", lib.display());
+    let lib = lib.canonicalize().unwrap().to_string_lossy().into_owned();
+    let dir = Path::new(&lib).parent().unwrap().to_string_lossy().into_owned();
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("site-packages");
+    let mut path = vec![dir, venv.join("lib").to_string_lossy().into_owned()];
+    let mut libs: Vec<String> = std::fs::read_dir(&site)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name().unwrap().to_string_lossy().starts_with("ros_")
+                && p.extension().is_some_and(|x| x == "libs")
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    libs.sort();
+    path.extend(libs);
+    let preload = mapped_tracetools(&venv, &[("LD_PRELOAD", lib.clone())]);
+    let explicit = mapped_tracetools(
+        &venv,
+        &[("_ROS_WHEELS_BOOTSTRAP_COMPLETE", "1".into()), ("LD_LIBRARY_PATH", path.join(":"))],
+    );
+    eprintln!("{}: LD_PRELOAD maps {preload:?}; bootstrap-complete LD_LIBRARY_PATH maps {explicit:?}", d.name);
+    let mut failures = Vec::new();
+    if explicit != [lib.clone()] {
+        failures.push(format!("LD_LIBRARY_PATH with _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 maps {explicit:?}"));
+    }
+    if preload != [lib.clone()] {
+        failures.push(format!("LD_PRELOAD maps {preload:?}, not rostrace's library alone (its SONAME?)"));
+    }
+    assert!(failures.is_empty(), "{}: {}", d.name, failures.join("; "));
+}
+
+#[test]
+fn library_resolution_kilted() {
+    library_resolution(&KILTED);
+}
+
+#[test]
+fn library_resolution_jazzy() {
+    library_resolution(&JAZZY);
+}
