@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """Prints the events babeltrace2 reads from a trace as JSON lines, in rostrace's `events --format jsonl`
-shape: the oracle of rostrace's reader tests. Usage: bt2_jsonl.py TRACE_DIR"""
+shape: the oracle of rostrace's reader tests. Usage: bt2_jsonl.py TRACE_DIR [BEGIN_S END_S]
+
+With BEGIN_S and END_S (seconds from the Unix epoch, decimal), only events in that time range
+(inclusive; `-` for no bound) are printed: babeltrace2's trimmer, for reading a slice of a large
+trace."""
 import json
 import math
 import sys
@@ -40,7 +44,10 @@ def members(f, out):
 
 
 def main():
-    it = bt2.TraceCollectionMessageIterator(sys.argv[1])
+    begin = end = None
+    if len(sys.argv) == 4:
+        begin, end = (None if a == "-" else float(a) for a in sys.argv[2:4])
+    it = bt2.TraceCollectionMessageIterator(sys.argv[1], begin=begin, end=end)
     w = sys.stdout.write
     for msg in it:
         if type(msg) is not bt2._EventMessageConst:

@@ -24,23 +24,39 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=ROSTRACE_NO_EMBED");
     let lib_out = out.join("libtracetools.so");
-    let provider_out = out.join("librostrace_lttng.so");
     let _ = std::fs::remove_file(&lib_out);
-    let _ = std::fs::remove_file(&provider_out);
+    let mut providers = Vec::new();
     if std::env::var_os("ROSTRACE_NO_EMBED").is_none() {
-        if let Err(e) = build(&out, &manifest, &lib_out, &provider_out) {
-            println!("cargo:warning=libtracetools.so is not embedded in rostrace ({e}): an installed rostrace needs ROSTRACE_LIB to record");
+        match build(&out, &manifest, &lib_out) {
+            Ok(p) => providers = p,
+            Err(e) => println!(
+                "cargo:warning=libtracetools.so is not embedded in rostrace ({e}): an installed rostrace needs ROSTRACE_LIB to record"
+            ),
         }
     }
-    // Empty files stand for "not embedded".
-    for f in [&lib_out, &provider_out] {
-        if !f.exists() {
-            std::fs::write(f, b"").expect("OUT_DIR is writable");
-        }
+    // An empty file stands for "not embedded".
+    if !lib_out.exists() {
+        std::fs::write(&lib_out, b"").expect("OUT_DIR is writable");
     }
+    let list: String = providers
+        .iter()
+        .map(|p| {
+            format!(
+                "    ({:?}, include_bytes!({:?})),\n",
+                p.file_name().unwrap().to_string_lossy(),
+                p.display().to_string()
+            )
+        })
+        .collect();
+    std::fs::write(
+        out.join("providers.rs"),
+        format!("/// The LTTng-UST providers, one per distribution: (file name, contents).\nstatic PROVIDERS: &[(&str, &[u8])] = &[\n{list}];\n"),
+    )
+    .expect("OUT_DIR is writable");
 }
 
-fn build(out: &Path, manifest: &Path, lib_out: &Path, provider_out: &Path) -> Result<(), String> {
+/// Builds the library; copies it to `lib_out`, and the providers into OUT_DIR (returned).
+fn build(out: &Path, manifest: &Path, lib_out: &Path) -> Result<Vec<PathBuf>, String> {
     // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out: build beside target/<profile>.
     let target = out.ancestors().nth(4).ok_or("unexpected OUT_DIR")?.join("embedded");
     let profile = std::env::var("PROFILE").unwrap_or_else(|_| "release".into());
@@ -65,7 +81,16 @@ fn build(out: &Path, manifest: &Path, lib_out: &Path, provider_out: &Path) -> Re
     }
     let dir = target.join(if profile == "release" { "release" } else { "debug" });
     std::fs::copy(dir.join("libtracetools.so"), lib_out).map_err(|e| format!("libtracetools.so: {e}"))?;
-    // The provider exists only where LTTng-UST's headers and a C compiler were there.
-    let _ = std::fs::copy(dir.join("librostrace_lttng.so"), provider_out);
-    Ok(())
+    // The providers exist only where LTTng-UST's headers and a C compiler were there.
+    let mut providers = Vec::new();
+    for e in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("librostrace_lttng_") && name.ends_with(".so") {
+            let to = out.join(&name);
+            std::fs::copy(e.path(), &to).map_err(|e| format!("{name}: {e}"))?;
+            providers.push(to);
+        }
+    }
+    providers.sort();
+    Ok(providers)
 }

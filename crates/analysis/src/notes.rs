@@ -141,12 +141,11 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
             scope(&lacking, subs.len(), "processes with subscriptions"),
             verb(&lacking, subs.len())
         );
-        let old: Vec<&str> = ["ros2:dispatch", "ros2_hook:take_type_erased"]
-            .into_iter()
-            .filter(|n| unused.contains(n))
-            .collect();
+        let old: Vec<&str> =
+            ["ros2:dispatch", "ros2_hook:take_type_erased"].into_iter().filter(|n| unused.contains(n)).collect();
         if !old.is_empty() {
-            reason.push_str(&format!(" (it has CARET's first-format {}, which rostrace does not read)", old.join(", ")));
+            reason
+                .push_str(&format!(" (it has CARET's first-format {}, which rostrace does not read)", old.join(", ")));
         }
         reason.push_str(
             "; takes, publish->take and publish->callback latencies, unmatched and dropped messages stay empty",
@@ -175,11 +174,7 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
     if !lacking.is_empty() {
         out.push(Note {
             metric: "message latency (publishing side)".into(),
-            needs: vec![
-                "rmw_publish".into(),
-                "dds:write".into(),
-                "CARET dds_write with dds_bind_addr_to_stamp".into(),
-            ],
+            needs: vec!["rmw_publish".into(), "dds:write".into(), "CARET dds_write with dds_bind_addr_to_stamp".into()],
             missing: vec!["rmw_publish".into(), "dds:write".into(), "dds_write".into()],
             processes: labels(&lacking, with_host),
             of_processes: pubs.len(),
@@ -197,11 +192,8 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
 
     // Callback durations.
     let with_ros_nodes: Vec<&Process> = ros.iter().copied().filter(|p| with_nodes.contains(&key(p))).collect();
-    let lacking: Vec<&Process> = with_ros_nodes
-        .iter()
-        .copied()
-        .filter(|p| !p.has(Kind::CallbackStart) || !p.has(Kind::CallbackEnd))
-        .collect();
+    let lacking: Vec<&Process> =
+        with_ros_nodes.iter().copied().filter(|p| !p.has(Kind::CallbackStart) || !p.has(Kind::CallbackEnd)).collect();
     if !lacking.is_empty() {
         let mut missing = Vec::new();
         if lacking.iter().any(|p| !p.has(Kind::CallbackStart)) {
@@ -258,7 +250,9 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
             .collect();
         out.push(Note {
             metric: "a callback's owner (topic, timer period, node)".into(),
-            needs: vec!["the initialization events rclcpp_callback_register, rclcpp_*_callback_added, rcl_*_init".into()],
+            needs: vec![
+                "the initialization events rclcpp_callback_register, rclcpp_*_callback_added, rcl_*_init".into()
+            ],
             reason: format!(
                 "{n} callback(s) ran whose initialization is not in the trace (the nodes were created before \
                  tracing started, or those events were not enabled): they are shown as `unknown`"
@@ -310,14 +304,10 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
     }
 
     // Services.
-    let serving: Vec<&Process> = ros
-        .iter()
-        .copied()
-        .filter(|p| with_clients.contains(&key(p)) || inp.service_runs.contains(&key(p)))
-        .collect();
+    let serving: Vec<&Process> =
+        ros.iter().copied().filter(|p| with_clients.contains(&key(p)) || inp.service_runs.contains(&key(p))).collect();
     let service_kinds = [Kind::SendRequest, Kind::TakeRequest, Kind::SendResponse, Kind::TakeResponse];
-    let lacking: Vec<&Process> =
-        serving.iter().copied().filter(|p| !service_kinds.iter().any(|k| p.has(*k))).collect();
+    let lacking: Vec<&Process> = serving.iter().copied().filter(|p| !service_kinds.iter().any(|k| p.has(*k))).collect();
     if !lacking.is_empty() {
         out.push(Note {
             metric: "service request/response latency".into(),

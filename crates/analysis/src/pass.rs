@@ -351,7 +351,8 @@ pub fn collect_window(set: &TraceSet, window: Window, mut progress: impl FnMut(u
         for ec in set.traces[ti].schema.event_classes() {
             let k = counts[ec.index];
             if k > 0 {
-                let name = if kernel && !ec.name.contains(':') { format!("kernel:{}", ec.name) } else { ec.name.clone() };
+                let name =
+                    if kernel && !ec.name.contains(':') { format!("kernel:{}", ec.name) } else { ec.name.clone() };
                 *names.entry(name).or_default() += k;
             }
         }

@@ -556,8 +556,10 @@ pub fn analyze(c: Collected) -> Analysis {
             ),
             Some(c) => Some(
                 match c.owner_ref {
-                    None => "registered, but not added to a subscription, timer or service (no \
-                             rclcpp_*_callback_added)",
+                    None => {
+                        "registered, but not added to a subscription, timer or service (no \
+                             rclcpp_*_callback_added)"
+                    }
                     Some(OwnerRef::Subscription(_)) => {
                         "its subscription's initialization (rcl_subscription_init, rclcpp_subscription_init) is \
                          not in the trace"
@@ -647,8 +649,8 @@ pub fn analyze(c: Collected) -> Analysis {
     for (t, p, n, _) in node_threads {
         *threads_of_node.entry((t, p, n)).or_default() += 1;
     }
-    let share = |trace: u32, vpid: i64, name: String, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| {
-        TimeShare {
+    let share =
+        |trace: u32, vpid: i64, name: String, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| TimeShare {
             trace,
             vpid,
             name,
@@ -658,8 +660,7 @@ pub fn analyze(c: Collected) -> Analysis {
             share: ns as f64 / total_cb as f64,
             busy: ns as f64 / duration as f64,
             threads,
-        }
-    };
+        };
     let mut per_thread: Vec<TimeShare> =
         per_thread.into_iter().map(|((t, p, tid), v)| share(t, p, procname(t, p), Some(tid), 1, v)).collect();
     let mut per_process: Vec<TimeShare> = per_proc
@@ -997,7 +998,9 @@ fn unmatched_reason(t: &Take, published: u64, has_publisher: bool, range: Option
     match range {
         None => "the publishers' events carry no source timestamp (no rmw_publish or DDS write events)",
         Some((a, _)) if t.source_ts < a => "published before the trace (or window) began",
-        Some((_, b)) if t.source_ts > b => "published after the last traced publication of the topic (trace end, lost events)",
+        Some((_, b)) if t.source_ts > b => {
+            "published after the last traced publication of the topic (trace end, lost events)"
+        }
         Some(_) => "no traced publication has its source timestamp (an untraced publisher, or lost events)",
     }
 }

@@ -1,12 +1,13 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
+use crate::info::count;
 use crate::progress::Progress;
 use crate::TraceArgs;
 use analysis::{Bound, Report, Stats, Window};
-use regex::Regex;
-use std::io::Write as _;
 use ctf::TraceSet;
+use regex::Regex;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -301,14 +302,14 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     };
     let _ = writeln!(
         o,
-        "{} events ({} ROS 2) over {:.3} s, {} processes, {} nodes, {} topics, {} callbacks",
-        r.events,
+        "{} ({} ROS 2) over {:.3} s, {}, {}, {}, {}",
+        count(r.events as u64, "event"),
         r.ros_events,
         dur_s,
-        r.processes.len(),
-        r.nodes.len(),
-        r.topics.len(),
-        r.callbacks.len()
+        count(r.processes.len() as u64, "process"),
+        count(r.nodes.len() as u64, "node"),
+        count(r.topics.len() as u64, "topic"),
+        count(r.callbacks.len() as u64, "callback")
     );
     let ds = distros(r);
     if !ds.is_empty() {
@@ -358,7 +359,11 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         }
         // Every rclcpp node offers its parameter services: their number suffices unless --wide.
         if !n.services.is_empty() {
-            parts.push(if wide { format!("srv {}", n.services.join(" ")) } else { format!("srv {}", n.services.len()) });
+            parts.push(if wide {
+                format!("srv {}", n.services.join(" "))
+            } else {
+                format!("srv {}", n.services.len())
+            });
         }
         if !n.clients.is_empty() {
             parts.push(if wide { format!("cli {}", n.clients.join(" ")) } else { format!("cli {}", n.clients.len()) });
@@ -470,7 +475,11 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
                 dur(s.callback_ns as f64),
                 s.share * 100.0,
                 s.busy * 100.0,
-                if s.vtid.is_none() { format!(" ({} thread{})", s.threads, if s.threads == 1 { "" } else { "s" }) } else { String::new() },
+                if s.vtid.is_none() {
+                    format!(" ({} thread{})", s.threads, if s.threads == 1 { "" } else { "s" })
+                } else {
+                    String::new()
+                },
                 s.vpid,
                 s.vtid.map(|t| format!(" tid {t}")).unwrap_or_default(),
                 if s.name.is_empty() { "(unknown node)" } else { &s.name }
@@ -614,10 +623,15 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
     }
     if let (Some(b), Some(e)) = (window.begin, window.end) {
-        let same_kind = matches!((b, e), (Bound::Relative(_), Bound::Relative(_)) | (Bound::Absolute(_), Bound::Absolute(_)));
+        let same_kind =
+            matches!((b, e), (Bound::Relative(_), Bound::Relative(_)) | (Bound::Absolute(_), Bound::Absolute(_)));
         let (Bound::Relative(x) | Bound::Absolute(x), Bound::Relative(y) | Bound::Absolute(y)) = (b, e);
         if same_kind && x > y {
-            return fail(format!("--begin ({}) is after --end ({})", a.begin.as_deref().unwrap_or(""), a.end.as_deref().unwrap_or("")));
+            return fail(format!(
+                "--begin ({}) is after --end ({})",
+                a.begin.as_deref().unwrap_or(""),
+                a.end.as_deref().unwrap_or("")
+            ));
         }
     }
     let mut res = [None, None];
@@ -625,7 +639,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         if let Some(v) = v {
             match Regex::new(v) {
                 Ok(re) => res[i] = Some(re),
-                Err(e) => return fail(format!("{name}: invalid regular expression {v:?}: {}", e.to_string().lines().last().unwrap_or(""))),
+                Err(e) => {
+                    return fail(format!(
+                        "{name}: invalid regular expression {v:?}: {}",
+                        e.to_string().lines().last().unwrap_or("")
+                    ))
+                }
             }
         }
     }
@@ -656,7 +675,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Err(e) => return fail(format!("--json {}: {e}", p.display())),
             };
             let mut w = std::io::BufWriter::new(f);
-            if let Err(e) = serde_json::to_writer_pretty(&mut w, r).map_err(std::io::Error::other).and_then(|_| w.flush()) {
+            if let Err(e) =
+                serde_json::to_writer_pretty(&mut w, r).map_err(std::io::Error::other).and_then(|_| w.flush())
+            {
                 return fail(format!("--json {}: {e}", p.display()));
             }
             print!("{}", render(r, a.top, width));

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 static LIB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so"));
-static PROVIDER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/librostrace_lttng.so"));
+include!(concat!(env!("OUT_DIR"), "/providers.rs"));
 
 fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
@@ -33,22 +33,18 @@ fn write_once(path: &Path, data: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The embedded libtracetools.so (with the LTTng provider beside it), written out if needed;
+/// The embedded libtracetools.so (with the LTTng providers beside it), written out if needed;
 /// `None` when this build embeds none, or it cannot be written (the reason on stderr).
 pub fn library() -> Option<PathBuf> {
     if LIB.is_empty() {
         return None;
     }
-    let hash = fnv(LIB) ^ fnv(PROVIDER).rotate_left(17);
+    let hash = PROVIDERS.iter().fold(fnv(LIB), |h, (_, p)| h.rotate_left(17) ^ fnv(p));
     let dir = cache_root().join(format!("{}-{hash:016x}", env!("CARGO_PKG_VERSION")));
     let lib = dir.join("libtracetools.so");
-    let r = std::fs::create_dir_all(&dir).and_then(|_| write_once(&lib, LIB)).and_then(|_| {
-        if PROVIDER.is_empty() {
-            Ok(())
-        } else {
-            write_once(&dir.join("librostrace_lttng.so"), PROVIDER)
-        }
-    });
+    let r = std::fs::create_dir_all(&dir)
+        .and_then(|_| write_once(&lib, LIB))
+        .and_then(|_| PROVIDERS.iter().try_for_each(|(name, data)| write_once(&dir.join(name), data)));
     match r {
         Ok(()) => Some(lib),
         Err(e) => {

@@ -1,9 +1,9 @@
 //! `rostrace events`: every event, one line each, as text or JSON.
 
-use crate::format::{json_event, text_event};
+use crate::format::{json_event, text_event, trace_prefix};
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::{EnvValue, TraceSet};
+use ctf::TraceSet;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -40,14 +40,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         eprintln!("rostrace: error: {e}");
         failed = true;
     }
-    let hosts: Vec<Option<String>> = set
-        .traces
-        .iter()
-        .map(|t| match t.schema.env("hostname") {
-            Some(EnvValue::Str(s)) => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
+    let prefixes: Vec<Option<String>> = set.traces.iter().map(|t| trace_prefix(&t.schema)).collect();
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut buf = Vec::with_capacity(1 << 16);
@@ -71,8 +64,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         match a.format {
             Format::Jsonl => json_event(&mut buf, &ev),
             Format::Text => {
-                text_event(&mut buf, &ev, prev, hosts[ev.trace_index()].as_deref());
-                prev = ev.timestamp();
+                text_event(&mut buf, &ev, prev, prefixes[ev.trace_index()].as_deref());
+                // The delta is from the last event with a time (as babeltrace2 has it).
+                prev = ev.timestamp().or(prev);
             }
         }
         if buf.len() > 1 << 15 {

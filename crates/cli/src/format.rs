@@ -1,7 +1,7 @@
 //! Writing events as JSON lines and as babeltrace2-like text.
 
-use ctf::types::Ty;
-use ctf::{Event, FieldValue, StructRef};
+use ctf::types::{IntType, Ty, NO_REG};
+use ctf::{EnvValue, Event, FieldValue, Member, StructRef};
 use std::io::Write;
 
 /// Writes `s` as a JSON string (invalid UTF-8 replaced).
@@ -114,77 +114,182 @@ pub fn json_event(out: &mut Vec<u8>, ev: &Event) {
     out.extend_from_slice(b"}\n");
 }
 
+/// Writes `b` quoted and escaped as babeltrace2 does: `\\`, `\'`, `\"`, `\?`, C escapes for
+/// control characters, `\xNN` for the others; every other byte as is.
 fn text_str(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'"');
-    for ch in String::from_utf8_lossy(b).chars() {
-        match ch {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    for &c in b {
+        match c {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\'' => out.extend_from_slice(b"\\'"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'?' => out.extend_from_slice(b"\\?"),
+            0 => out.extend_from_slice(b"\\0"),
+            7 => out.extend_from_slice(b"\\a"),
+            8 => out.extend_from_slice(b"\\b"),
+            0x1b => out.extend_from_slice(b"\\e"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x0b => out.extend_from_slice(b"\\v"),
+            c if c < 0x20 || c == 0x7f => {
+                let _ = write!(out, "\\x{c:02x}");
             }
+            c => out.push(c),
         }
     }
     out.push(b'"');
 }
 
-fn int_base(ty: &Ty) -> u8 {
-    match ty {
-        Ty::Int { t, .. } => t.base,
-        Ty::Enum { t, .. } => t.int.base,
-        _ => 10,
+/// Writes the raw bits `raw` of an integer of type `t` in its preferred display base, as
+/// babeltrace2 does: binary with all `size` digits, octal and hexadecimal of negative numbers
+/// limited to the integer's size (rounded up to whole digits), decimal signed or not.
+fn text_int(out: &mut Vec<u8>, t: &IntType, raw: u64) {
+    let len = t.size.clamp(1, 64);
+    let masked = |digit_bits: u32| {
+        let r = len.div_ceil(digit_bits) * digit_bits;
+        if r < 64 {
+            raw & ((1u64 << r) - 1)
+        } else {
+            raw
+        }
+    };
+    let _ = match t.base {
+        2 => {
+            out.extend_from_slice(b"0b");
+            for bit in (0..len).rev() {
+                out.push(if raw >> bit & 1 == 1 { b'1' } else { b'0' });
+            }
+            Ok(())
+        }
+        8 => write!(out, "0{:o}", if t.signed { masked(3) } else { raw }),
+        16 => write!(out, "0x{:X}", masked(4)),
+        _ if t.signed => write!(out, "{}", raw as i64),
+        _ => write!(out, "{raw}"),
+    };
+}
+
+/// Formats `v` like C's `printf("%g", v)`.
+pub fn c_g(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let strip = |m: &str| -> String {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    // Six significant digits: the exponent after rounding decides the form.
+    let e_form = format!("{v:.5e}");
+    let (mant, exp) = e_form.split_once('e').expect("exponent");
+    let exp: i32 = exp.parse().expect("exponent digits");
+    if !(-4..6).contains(&exp) {
+        format!("{}e{}{:02}", strip(mant), if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else {
+        strip(&format!("{v:.*}", (5 - exp) as usize))
     }
 }
 
-fn text_value(out: &mut Vec<u8>, ty: &Ty, v: &FieldValue) {
-    match v {
-        FieldValue::U64(x) => {
-            let _ = match int_base(ty) {
-                16 => write!(out, "0x{x:X}"),
-                8 => write!(out, "0{x:o}"),
-                2 => write!(out, "0b{x:b}"),
-                _ => write!(out, "{x}"),
-            };
-        }
-        FieldValue::I64(x) => {
-            let _ = match int_base(ty) {
-                16 => write!(out, "0x{:X}", *x as u64),
-                _ => write!(out, "{x}"),
-            };
-        }
-        FieldValue::Enum { value, label } => {
-            let _ = write!(out, "( \"{}\" : container = {value} )", label.unwrap_or("<unknown>"));
-        }
-        FieldValue::F64(x) => {
+/// Whether babeltrace2 keeps a field of type `ty` (declared) in what it shows: integers mapped
+/// to a clock are dropped unless a length or tag refers to them; a structure is kept when it
+/// was declared empty or keeps a member; arrays follow their element; variants any option.
+fn shown(ty: &Ty) -> bool {
+    match ty {
+        Ty::Int { t, reg, .. } => t.clock.is_none() || *reg != NO_REG,
+        Ty::Enum { t, reg, .. } => t.int.clock.is_none() || *reg != NO_REG,
+        Ty::Struct(s) => s.fields.is_empty() || s.fields.iter().any(|f| shown(&f.ty)),
+        Ty::Variant(v) => v.options.iter().any(|f| shown(&f.ty)),
+        Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => shown(elem),
+        _ => true,
+    }
+}
+
+/// Packet context members that babeltrace2 reads as packet properties, not as fields.
+const PACKET_PROPERTIES: [&str; 6] =
+    ["timestamp_begin", "timestamp_end", "events_discarded", "packet_seq_num", "packet_size", "content_size"];
+
+fn shown_in_packet_context(name: &str, ty: &Ty) -> bool {
+    match ty {
+        Ty::Int { reg, .. } | Ty::Enum { reg, .. } if PACKET_PROPERTIES.contains(&name) => *reg != NO_REG,
+        _ => shown(ty),
+    }
+}
+
+fn text_value(out: &mut Vec<u8>, m: &Member) {
+    for _ in 0..m.variants {
+        out.extend_from_slice(b"{ ");
+    }
+    match (&m.value, m.ty) {
+        (FieldValue::U64(x), Ty::Int { t, .. }) => text_int(out, t, *x),
+        (FieldValue::I64(x), Ty::Int { t, .. }) => text_int(out, t, *x as u64),
+        (FieldValue::U64(x), _) => {
             let _ = write!(out, "{x}");
         }
-        FieldValue::Str(b) => text_str(out, b),
-        FieldValue::Struct(s) => text_struct(out, s),
-        FieldValue::Array(a) => {
-            out.extend_from_slice(b"[ ");
-            for (k, e) in a.iter().enumerate() {
+        (FieldValue::I64(x), _) => {
+            let _ = write!(out, "{x}");
+        }
+        (FieldValue::Enum { value, label }, ty) => {
+            out.extend_from_slice(b"( ");
+            let labels = match ty {
+                Ty::Enum { t, .. } => t.labels(*value),
+                _ => label.iter().copied().collect(),
+            };
+            if labels.is_empty() {
+                out.extend_from_slice(b"<unknown>");
+            }
+            for (k, l) in labels.iter().enumerate() {
                 if k > 0 {
                     out.extend_from_slice(b", ");
                 }
+                text_str(out, l.as_bytes());
+            }
+            out.extend_from_slice(b" : container = ");
+            match ty {
+                Ty::Enum { t, .. } => text_int(out, &t.int, *value as u64),
+                _ => {
+                    let _ = write!(out, "{value}");
+                }
+            }
+            out.extend_from_slice(b" )");
+        }
+        (FieldValue::F64(x), _) => out.extend_from_slice(c_g(*x).as_bytes()),
+        (FieldValue::Str(b), _) => text_str(out, b),
+        (FieldValue::Struct(s), _) => text_struct(out, s, shown_member),
+        (FieldValue::Array(a), _) => {
+            out.push(b'[');
+            for (k, e) in a.members().enumerate() {
+                out.extend_from_slice(if k > 0 { b", " } else { b" " });
                 let _ = write!(out, "[{k}] = ");
-                text_value(out, a.elem_ty(), &e);
+                text_value(out, &e);
             }
             out.extend_from_slice(b" ]");
         }
     }
+    for _ in 0..m.variants {
+        out.extend_from_slice(b" }");
+    }
 }
 
-fn text_struct(out: &mut Vec<u8>, s: &StructRef) {
-    out.extend_from_slice(b"{ ");
-    for (k, (name, ty, v)) in s.iter_typed().enumerate() {
-        if k > 0 {
-            out.extend_from_slice(b", ");
-        }
-        out.extend_from_slice(name.as_bytes());
+fn shown_member(m: &Member) -> bool {
+    shown(m.declared)
+}
+
+fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: fn(&Member) -> bool) {
+    out.push(b'{');
+    for (k, m) in s.members().filter(keep).enumerate() {
+        out.extend_from_slice(if k > 0 { b", " } else { b" " });
+        out.extend_from_slice(m.name.as_bytes());
         out.extend_from_slice(b" = ");
-        text_value(out, ty, &v);
+        text_value(out, &m);
     }
     out.extend_from_slice(b" }");
 }
@@ -195,39 +300,141 @@ pub fn clock_time(ns: i64) -> String {
     format!("{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos)
 }
 
-/// Writes one event as a line of text like babeltrace2's: time, delta, host, name, then
-/// packet cpu_id, contexts and payload.
-pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, host: Option<&str>) {
+/// What babeltrace2 prints between the time and the event name for events of a trace with
+/// `schema`: the environment's `hostname`, `procname` and `(vpid)`, joined by `:`.
+pub fn trace_prefix(schema: &ctf::Schema) -> Option<String> {
+    let mut s = String::new();
+    let mut add = |part: String| {
+        if !s.is_empty() {
+            s.push(':');
+        }
+        s.push_str(&part);
+    };
+    if let Some(EnvValue::Str(h)) = schema.env("hostname") {
+        add(h.clone());
+    }
+    if let Some(EnvValue::Str(p)) = schema.env("procname") {
+        add(p.clone());
+    }
+    if let Some(EnvValue::Int(v)) = schema.env("vpid") {
+        add(format!("({v})"));
+    }
+    (!s.is_empty()).then_some(s)
+}
+
+/// Writes one event as a line of text like babeltrace2's default output (with `TZ=UTC`): time,
+/// delta from the previous event printed, [`trace_prefix`], name, then packet context, stream event
+/// context, event context and payload, each as a structure.
+pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: Option<&str>) {
     if let Some(t) = ev.timestamp() {
-        let _ = write!(out, "[{}] ", clock_time(t));
+        if t >= 0 {
+            let _ = write!(out, "[{}] ", clock_time(t));
+        } else {
+            // babeltrace2 falls back to seconds for times before the epoch.
+            let (s, n) = (t / 1_000_000_000, t % 1_000_000_000);
+            let _ = write!(out, "[-{}.{:09}] ", s.unsigned_abs(), n.unsigned_abs());
+        }
         match prev_ns {
             Some(p) => {
-                let d = t - p;
-                let _ = write!(out, "(+{}.{:09}) ", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000));
+                // Unsigned, as babeltrace2 computes it (a step back wraps around).
+                let d = t.wrapping_sub(p) as u64;
+                let _ = write!(out, "(+{}.{:09}) ", d / 1_000_000_000, d % 1_000_000_000);
             }
             None => out.extend_from_slice(b"(+?.?????????) "),
         }
     }
-    if let Some(h) = host {
+    if let Some(h) = prefix {
         out.extend_from_slice(h.as_bytes());
         out.push(b' ');
     }
     out.extend_from_slice(ev.name().as_bytes());
-    out.push(b':');
-    if let Some(c) = ev.cpu_id() {
-        let _ = write!(out, " {{ cpu_id = {c} }},");
-    }
-    for s in [ev.stream_context(), ev.event_context(), ev.payload()].into_iter().flatten() {
-        out.push(b' ');
-        if s.is_empty() {
-            out.extend_from_slice(b"{ }");
-        } else {
-            text_struct(out, &s);
+    out.extend_from_slice(b": ");
+    let mut first = true;
+    let mut scope = |out: &mut Vec<u8>, s: Option<StructRef>, packet: bool| {
+        let Some(s) = s else { return };
+        let keep: fn(&Member) -> bool =
+            if packet { |m| shown_in_packet_context(m.name, m.declared) } else { shown_member };
+        if !s.is_empty() && !s.members().any(|m| keep(&m)) {
+            return;
         }
-        out.push(b',');
-    }
-    if out.last() == Some(&b',') {
-        out.pop();
-    }
+        if !first {
+            out.extend_from_slice(b", ");
+        }
+        first = false;
+        text_struct(out, &s, keep);
+    };
+    scope(out, ev.packet_context(), true);
+    scope(out, ev.stream_context(), false);
+    scope(out, ev.event_context(), false);
+    scope(out, ev.payload(), false);
     out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctf::types::{ByteOrder, Encoding, IntRead};
+
+    #[test]
+    fn floats_print_like_c_g() {
+        for (v, s) in [
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (100000.0, "100000"),
+            (999999.5, "1e+06"),
+            (1234567.0, "1.23457e+06"),
+            (0.0001, "0.0001"),
+            (1.234e-05, "1.234e-05"),
+            (123.456789, "123.457"),
+            (-2.5e-07, "-2.5e-07"),
+            (1e300, "1e+300"),
+            (5e-324, "4.94066e-324"),
+            (0.30000000000000004, "0.3"),
+            (9.9999949, "9.99999"),
+            (9.9999951, "10"),
+            (-0.0, "-0"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(c_g(v), s, "{v:?}");
+        }
+    }
+
+    fn int(size: u32, signed: bool, base: u8) -> IntType {
+        IntType {
+            size,
+            align: 8,
+            signed,
+            byte_order: ByteOrder::Little,
+            base,
+            encoding: Encoding::None,
+            clock: None,
+            read: IntRead::Bits,
+        }
+    }
+
+    #[test]
+    fn integers_print_in_their_base_like_babeltrace2() {
+        let cases: [(IntType, u64, &str); 8] = [
+            (int(32, true, 16), -2i64 as u64, "0xFFFFFFFE"),
+            (int(12, true, 16), -1i64 as u64, "0xFFF"),
+            (int(64, false, 16), 0xbea29af0, "0xBEA29AF0"),
+            (int(8, true, 8), -1i64 as u64, "0777"),
+            (int(8, false, 8), 0, "00"),
+            (int(5, false, 2), 5, "0b00101"),
+            (int(32, true, 10), -7i64 as u64, "-7"),
+            (int(64, false, 10), u64::MAX, "18446744073709551615"),
+        ];
+        for (t, raw, want) in cases {
+            let mut out = Vec::new();
+            text_int(&mut out, &t, raw);
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn strings_escape_like_babeltrace2() {
+        let mut out = Vec::new();
+        text_str(&mut out, b"a\"b\\c'?\n\t\x01\x7f\xc3\xa9");
+        assert_eq!(out, b"\"a\\\"b\\\\c\\'\\?\\n\\t\\x01\\x7f\xc3\xa9\"");
+    }
 }

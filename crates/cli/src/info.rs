@@ -104,11 +104,27 @@ pub fn distro_of(version: &str) -> Option<&'static str> {
     })
 }
 
+/// The noun `what` (singular), in the plural unless `n` is 1 ("process", "processes").
+pub fn noun(n: u64, what: &str) -> String {
+    if n == 1 {
+        what.to_string()
+    } else if what.ends_with('s') {
+        format!("{what}es")
+    } else {
+        format!("{what}s")
+    }
+}
+
+/// `n` and `what`, in the plural unless `n` is 1 ("1 process", "2 processes").
+pub fn count(n: u64, what: &str) -> String {
+    format!("{n} {}", noun(n, what))
+}
+
 /// One line describing a loss.
 pub fn describe_loss(l: &Loss) -> String {
     let what = match l.kind {
-        LossKind::Events(n) => format!("{n} events discarded"),
-        LossKind::Packets(n) => format!("{n} packets lost"),
+        LossKind::Events(n) => format!("{} discarded", count(n, "event")),
+        LossKind::Packets(n) => format!("{} lost", count(n, "packet")),
     };
     let range = match (l.begin_ns, l.end_ns) {
         (Some(b), Some(e)) => format!(" between {} and {}", crate::format::clock_time(b), crate::format::clock_time(e)),
@@ -263,6 +279,13 @@ pub fn date_time(ns: i64) -> String {
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let (set, errors) = TraceSet::open(&a.traces.traces);
     let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    if set.traces.is_empty() && !errors.is_empty() {
+        // Nothing could be opened: a summary would only be zeros.
+        for e in &errors {
+            eprintln!("rostrace: error: {e}");
+        }
+        return Ok(ExitCode::from(1));
+    }
     let info = collect(&set, errors);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info).map_err(std::io::Error::other)?);
@@ -301,16 +324,18 @@ fn print_text(i: &Info) {
             }
         );
     }
-    println!("discarded:  {} events, {} packets lost", i.discarded_events, i.lost_packets);
+    println!("discarded:  {}, {} lost", count(i.discarded_events, "event"), count(i.lost_packets, "packet"));
     for l in &i.losses {
-        println!("  {}: {} {} lost", l.stream, l.count, l.kind);
+        let what = if l.kind == "events" { "event" } else { "packet" };
+        println!("  {}: {} lost", l.stream, count(l.count, what));
     }
     if !i.processes.is_empty() {
-        println!("processes:  {}", i.processes.len());
+        let n = i.processes.len() as u64;
+        println!("{:<12}{n}", format!("{}:", noun(n, "process")));
         let several = i.traces.len() > 1;
         for p in &i.processes {
             let trace = if several { format!("  trace {} {}", p.trace, p.host) } else { String::new() };
-            println!("  {:>8}  {:<24} {:>10} events{trace}", p.vpid, p.procname, p.events);
+            println!("  {:>8}  {:<24} {:>10} {}{trace}", p.vpid, p.procname, p.events, noun(p.events, "event"));
         }
     }
     println!("events per name:");

@@ -1,6 +1,7 @@
 //! `rostrace record` and session control (`create`, `start`, `stop`, `pause`, `resume`, `list`):
 //! tracing ROS 2 processes with the embedded tracer (no daemon) or LTTng.
 
+use crate::info::count;
 use ctf::TraceSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
@@ -55,12 +56,6 @@ pub fn exit_code_of(status: ExitStatus) -> u8 {
         (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
         _ => 1,
     }
-}
-
-/// `N thing` or `N things`.
-pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Where sessions live and what they are called.
@@ -125,6 +120,10 @@ pub struct RecordOptions {
     /// Do not record these processes at all (by process name).
     #[arg(long, value_name = "REGEXES")]
     ignore_processes: Option<String>,
+    /// The ROS 2 distribution whose tracetools ABI the traced processes use (humble, iron,
+    /// jazzy, kilted, rolling; default: their $ROS_DISTRO, else rolling).
+    #[arg(long, value_name = "DISTRO", value_parser = parse_distro)]
+    distro: Option<&'static tracetools::distro::Abi>,
 }
 
 impl RecordOptions {
@@ -182,15 +181,22 @@ pub struct ListArgs {
 /// Arguments of `rostrace lib`.
 #[derive(clap::Args)]
 pub struct LibArgs {
-    /// The LTTng-UST provider (librostrace_lttng.so) instead.
+    /// The LTTng-UST provider of the distribution (see --distro of record) instead.
     #[arg(long)]
     provider: bool,
+    /// The distribution whose provider to print (default: $ROSTRACE_DISTRO, $ROS_DISTRO, rolling).
+    #[arg(long, value_parser = parse_distro)]
+    distro: Option<&'static tracetools::distro::Abi>,
 }
 
 /// `rostrace lib`: where the library is, for `LD_PRELOAD=$(rostrace lib)`.
 pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
+    let abi = match a.distro.map(Ok).unwrap_or_else(tracetools::distro::from_env) {
+        Ok(abi) => abi,
+        Err(e) => return fail(e),
+    };
     let found = if a.provider {
-        lttng_provider().or_else(|| Some(PathBuf::from(tracetools::LTTNG_PROVIDER)).filter(|p| p.exists()))
+        lttng_provider_dir(abi).map(|d| d.join(tracetools::lttng_provider_name(abi)))
     } else {
         find_library()
     };
@@ -199,7 +205,7 @@ pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
             println!("{}", p.display());
             Ok(ExitCode::SUCCESS)
         }
-        None if a.provider => fail(lttng_provider_check().err().unwrap_or_default()),
+        None if a.provider => fail(lttng_provider_check(abi).err().unwrap_or_default()),
         None => fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (set ROSTRACE_LIB)"),
     }
 }
@@ -276,6 +282,9 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(Strin
         ("ROSTRACE_SESSION_DIR".to_string(), dir.as_os_str().to_owned()),
         ("ROSTRACE_EVENTS".to_string(), o.ust.join(",").into()),
     ];
+    if let Some(abi) = o.distro {
+        env.push(("ROSTRACE_DISTRO".to_string(), abi.name.into()));
+    }
     if let Some(lib) = lib {
         let mut preload = OsString::from(lib);
         if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
@@ -303,6 +312,7 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(Strin
 }
 
 fn check_options(o: &RecordOptions) -> Result<(), String> {
+    distro_of(o).map_err(|e| format!("{e}: give the distribution with --distro"))?;
     if o.ust.is_empty() && o.kernel.is_empty() && !o.syscall {
         return Err("no events enabled".into());
     }
@@ -429,10 +439,10 @@ pub fn summary(dir: &Path) {
     println!("trace written to {}", dir.display());
     println!(
         "  {}, {}, {} discarded, {} lost",
-        plural(info.event_count, "event", "events"),
-        plural(info.processes.len() as u64, "process", "processes"),
-        plural(info.discarded_events, "event", "events"),
-        plural(info.lost_packets, "packet", "packets"),
+        count(info.event_count, "event"),
+        count(info.processes.len() as u64, "process"),
+        count(info.discarded_events, "event"),
+        count(info.lost_packets, "packet"),
     );
     if info.discarded_events > 0 {
         println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
@@ -500,18 +510,22 @@ impl Recording {
                 r.env = embedded_env(&r.dir, o, lib);
             }
             Backend::Lttng => {
-                if let Err(e) = lttng_provider_check().and_then(|_| lttng_setup(&r.name, &r.dir, o)) {
+                if let Err(e) =
+                    distro_of(o).and_then(lttng_provider_check).and_then(|_| lttng_setup(&r.name, &r.dir, o))
+                {
                     if r.remove_on_abort {
                         let _ = std::fs::remove_dir_all(&r.dir);
                     }
                     return Err(e);
                 }
-                let provider = lttng_provider();
+                let provider = distro_of(o).ok().and_then(lttng_provider_dir);
                 r.env.push(("ROSTRACE_BACKEND".into(), "lttng".into()));
-                r.env.push((
-                    "ROSTRACE_LTTNG_PROVIDER".into(),
-                    provider.unwrap_or_else(|| PathBuf::from(tracetools::LTTNG_PROVIDER)).into(),
-                ));
+                if let Some(abi) = o.distro {
+                    r.env.push(("ROSTRACE_DISTRO".into(), abi.name.into()));
+                }
+                if let Some(dir) = provider {
+                    r.env.push(("ROSTRACE_LTTNG_PROVIDER".into(), dir.into()));
+                }
                 if let Some(lib) = lib {
                     r.env.push(("LD_PRELOAD".into(), lib.into()));
                 }
@@ -640,25 +654,39 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     }))
 }
 
-/// The LTTng backend needs rostrace's LTTng-UST provider, built with rostrace when a C compiler
-/// and LTTng-UST's headers were there.
-pub fn lttng_provider_check() -> Result<(), String> {
-    if Path::new(tracetools::LTTNG_PROVIDER).exists() || lttng_provider().is_some() {
+/// The LTTng backend needs rostrace's LTTng-UST provider of the distribution, built with
+/// rostrace when a C compiler and LTTng-UST's headers were there.
+pub fn lttng_provider_check(abi: &tracetools::distro::Abi) -> Result<(), String> {
+    if lttng_provider_dir(abi).is_some() {
         return Ok(());
     }
     Err(format!(
-        "the LTTng backend is not available: rostrace's LTTng-UST provider (librostrace_lttng.so) was not built \
-         (it needs a C compiler and liblttng-ust-dev when rostrace is built; expected at {}): install them and \
+        "the LTTng backend is not available: rostrace's LTTng-UST provider ({}) was not built \
+         (it needs a C compiler and liblttng-ust-dev when rostrace is built; expected in {}): install them and \
          rebuild rostrace, or use --backend embedded",
-        tracetools::LTTNG_PROVIDER
+        tracetools::lttng_provider_name(abi),
+        tracetools::LTTNG_PROVIDER_DIR
     ))
 }
 
-/// librostrace_lttng.so beside libtracetools.so or this program.
-fn lttng_provider() -> Option<PathBuf> {
+/// The directory holding the distribution's provider: beside libtracetools.so or this program,
+/// or where it was built.
+fn lttng_provider_dir(abi: &tracetools::distro::Abi) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = find_library().and_then(|l| l.parent().map(Path::to_path_buf)).into_iter().collect();
     dirs.extend(std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)));
-    dirs.into_iter().map(|d| d.join("librostrace_lttng.so")).find(|p| p.exists())
+    dirs.push(PathBuf::from(tracetools::LTTNG_PROVIDER_DIR));
+    let name = tracetools::lttng_provider_name(abi);
+    dirs.into_iter().find(|d| d.join(&name).exists())
+}
+
+/// A distribution name of `--distro`.
+fn parse_distro(s: &str) -> Result<&'static tracetools::distro::Abi, String> {
+    tracetools::distro::by_name(s)
+}
+
+/// The distribution the traced processes use: `--distro`, else their environment's.
+fn distro_of(o: &RecordOptions) -> Result<&'static tracetools::distro::Abi, String> {
+    o.distro.map(Ok).unwrap_or_else(tracetools::distro::from_env)
 }
 
 /// `rostrace create`: a session processes can be launched under, recording nothing until `start`.
@@ -668,7 +696,7 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if o.backend == Backend::Lttng {
-        if let Err(e) = lttng_provider_check() {
+        if let Err(e) = distro_of(o).and_then(lttng_provider_check) {
             return fail(e);
         }
         let dir = match make_dir(o, &a.name) {

@@ -129,7 +129,10 @@ fn autoware_says_latency_needs_take_events() {
     let unknown: Vec<&Value> = v["callbacks"].as_array().unwrap().iter().filter(|c| c["kind"] == "unknown").collect();
     assert_eq!(unknown.len(), 2);
     assert!(unknown.iter().all(|c| c["procname"] == "rviz2" && c["unknown_reason"].is_string()));
-    assert_eq!(strings(&note(&v, "a callback's owner (topic, timer period, node)")["processes"]), ["rviz2 (pid 174874)"]);
+    assert_eq!(
+        strings(&note(&v, "a callback's owner (topic, timer period, node)")["processes"]),
+        ["rviz2 (pid 174874)"]
+    );
     // The text says it under its heading, and explains busy above 100%.
     let (_, text, _) = analyze_text(&[t.to_str().unwrap()], "100");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -166,10 +169,7 @@ fn ros1_trace_has_a_note_and_exits_0() {
     assert_eq!(code, Some(0));
     assert_eq!(v["notes"].as_array().unwrap().len(), 1);
     let n = note(&v, "the ROS 2 analysis (nodes, topics, callbacks, latency)");
-    assert_eq!(
-        n["reason"],
-        "this trace has no ROS 2 events: its events come from roscpp (ROS 1): 98 events"
-    );
+    assert_eq!(n["reason"], "this trace has no ROS 2 events: its events come from roscpp (ROS 1): 98 events");
     assert_eq!(n["of_processes"], 3);
 }
 
@@ -208,7 +208,9 @@ fn topics_by_activity_and_lines_fit_the_terminal() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["name"].as_str().unwrap().to_string(), t["publishes"].as_u64().unwrap() + t["takes"].as_u64().unwrap()))
+        .map(|t| {
+            (t["name"].as_str().unwrap().to_string(), t["publishes"].as_u64().unwrap() + t["takes"].as_u64().unwrap())
+        })
         .collect();
     let section = text.split("\nTopics").nth(1).unwrap().split("\n\n").next().unwrap();
     let order: Vec<u64> = section
@@ -337,7 +339,9 @@ fn info_and_analyze_count_processes_per_trace() {
     // Two copies of a 2-process trace: 4 processes in both.
     assert_eq!(v["processes"].as_array().unwrap().len(), 4);
     assert_eq!(info["processes"].as_array().unwrap().len(), 4);
-    let key = |p: &Value| (p["trace"].as_u64().unwrap(), p["host"].as_str().unwrap().to_string(), p["vpid"].as_i64().unwrap());
+    let key = |p: &Value| {
+        (p["trace"].as_u64().unwrap(), p["host"].as_str().unwrap().to_string(), p["vpid"].as_i64().unwrap())
+    };
     let mut a: Vec<_> = v["processes"].as_array().unwrap().iter().map(key).collect();
     let mut b: Vec<_> = info["processes"].as_array().unwrap().iter().map(key).collect();
     a.sort();

@@ -164,3 +164,90 @@ fn info_reports_processes_and_distro() {
     assert!(!v["ros_distros"].as_array().unwrap().is_empty());
     assert_eq!(v["begin_ns"].as_i64().unwrap() + v["duration_ns"].as_i64().unwrap(), v["end_ns"].as_i64().unwrap());
 }
+
+/// A scratch directory for one test (emptied first).
+fn scratch(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("rostrace-edge-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+#[test]
+fn metadata_that_is_not_ctf_is_named_with_its_offset() {
+    for (case, content, why) in [
+        ("garbage", &b"\x89PNG\r\n\x1a\n, not a trace"[..], "starts with 89 50 4e 47 0d 0a 1a 0a"),
+        ("empty", &b""[..], "the file is empty"),
+    ] {
+        let dir = scratch(case);
+        let meta = dir.join("metadata");
+        std::fs::write(&meta, content).unwrap();
+        // A data stream beside it, as in a trace whose metadata was damaged.
+        std::fs::write(dir.join("channel0_0"), [0xc1, 0x1f, 0xfc, 0xc1, 0, 0, 0, 0]).unwrap();
+        let want = format!("{}: not CTF metadata at byte 0: {why}", meta.display());
+        for cmd in ["events", "info"] {
+            for arg in [&dir, &meta] {
+                let out = rostrace().arg(cmd).arg(arg).output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{case}, {cmd} {}: {err}", arg.display());
+                assert!(err.contains(&want), "{case}, {cmd} {}: {err}", arg.display());
+                assert!(!err.contains("no CTF trace found") && !err.contains("panicked"), "{err}");
+                assert!(out.stdout.is_empty(), "{case}, {cmd}: {}", String::from_utf8_lossy(&out.stdout));
+            }
+        }
+        // A readable trace given with it is still read.
+        let good = edge("tc-ctf-sequence-empty");
+        let out = rostrace().args(["events", "--format", "jsonl"]).arg(&dir).arg(&good).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&want), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 10);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn info_on_a_bad_path_prints_only_the_error() {
+    let no_trace = scratch("no-trace");
+    std::fs::write(no_trace.join("notes.txt"), "not a trace").unwrap();
+    for (path, what) in [
+        (std::path::PathBuf::from("/nonexistent/trace"), "/nonexistent/trace: No such file or directory"),
+        (no_trace.clone(), "no CTF trace found"),
+    ] {
+        for json in [false, true] {
+            let mut cmd = rostrace();
+            cmd.arg("info");
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.arg(&path).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{}: {err}", path.display());
+            assert!(
+                out.stdout.is_empty(),
+                "{}: a summary of nothing: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+            assert!(err.contains(what) && err.contains(&path.display().to_string()), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+    // With a readable trace beside the bad path: its summary, and the error.
+    let out = rostrace().arg("info").arg("/nonexistent/trace").arg(edge("tc-ctf-sequence-empty")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("events:     10"));
+    let _ = std::fs::remove_dir_all(&no_trace);
+}
+
+#[test]
+fn info_counts_one_process_in_the_singular() {
+    let out = rostrace().arg("info").arg(edge("tc-debuginfo-test-app4")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nprocess:    1\n"), "{text}");
+    assert!(!text.contains("processes") && !text.contains(" 1 events"), "{text}");
+    let out = rostrace().arg("info").arg(shared().join("traces/rosworld2021-pingpong")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nprocesses:  2\n"), "{text}");
+    assert!(text.contains("discarded:  0 events, 0 packets lost"), "{text}");
+}

@@ -49,6 +49,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A file named `metadata` that is not CTF metadata (neither a metadata packet nor TSDL text).
+    #[error("{}: not CTF metadata at byte {offset}: {message}", path.display())]
+    NotMetadata {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset in the file.
+        offset: u64,
+        /// What is there instead.
+        message: String,
+    },
     /// No CTF trace was found at the given path.
     #[error("{}: no CTF trace found (no `metadata` file)", path.display())]
     NoTrace {
@@ -64,6 +74,7 @@ impl Error {
             Error::Io { path, .. }
             | Error::Metadata { path, .. }
             | Error::Stream { path, .. }
+            | Error::NotMetadata { path, .. }
             | Error::NoTrace { path } => path,
         }
     }

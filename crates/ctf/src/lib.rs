@@ -26,5 +26,5 @@ pub mod write;
 pub use error::{Error, Result};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 pub use stream::{Event, Loss, LossKind, PacketInfo};
-pub use trace::{find_traces, Events, Trace, TraceSet};
-pub use value::{ArrayRef, FieldValue, StructRef};
+pub use trace::{find_traces, find_traces_all, Events, Trace, TraceSet};
+pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -2,7 +2,7 @@
 //! time-ordered stream of events.
 
 use crate::error::{Error, Result};
-use crate::metadata::{looks_like_metadata, read_metadata, MetadataText};
+use crate::metadata::{not_metadata, read_metadata, MetadataText};
 use crate::schema::Schema;
 use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
@@ -44,26 +44,70 @@ pub struct TraceSet {
     pub traces: Vec<Trace>,
 }
 
-/// Finds every directory holding a CTF `metadata` file at or below `path`, sorted.
+/// Finds every directory holding a CTF `metadata` file at or below `path`, sorted. When there is
+/// none, the error says why: a `metadata` file that is not CTF metadata, or no `metadata` file.
 pub fn find_traces(path: &Path) -> Result<Vec<PathBuf>> {
-    let meta = std::fs::metadata(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let (dirs, mut errors) = find_traces_all(path);
+    if dirs.is_empty() {
+        return Err(if errors.is_empty() { Error::NoTrace { path: path.to_path_buf() } } else { errors.remove(0) });
+    }
+    Ok(dirs)
+}
+
+/// Finds every directory holding a CTF `metadata` file at or below `path`, sorted, and an error
+/// for each file named `metadata` that is not CTF metadata (or for `path` itself, when it cannot
+/// be read or holds no trace at all).
+pub fn find_traces_all(path: &Path) -> (Vec<PathBuf>, Vec<Error>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(source) => return (out, vec![Error::Io { path: path.to_path_buf(), source }]),
+    };
     if meta.is_file() {
         if path.file_name().is_some_and(|n| n == "metadata") {
-            out.push(path.parent().unwrap_or(Path::new(".")).to_path_buf());
+            match check_metadata_file(path) {
+                Ok(()) => out.push(path.parent().unwrap_or(Path::new(".")).to_path_buf()),
+                Err(e) => errors.push(e),
+            }
         }
     } else {
-        walk(path, &mut out, 0);
+        walk(path, &mut out, &mut errors, 0);
     }
     out.sort();
     out.dedup();
-    if out.is_empty() {
-        return Err(Error::NoTrace { path: path.to_path_buf() });
+    if out.is_empty() && errors.is_empty() {
+        errors.push(Error::NoTrace { path: path.to_path_buf() });
     }
-    Ok(out)
+    (out, errors)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+/// Whether the file at `path` starts like CTF metadata; if not, an error naming it and the offset.
+fn check_metadata_file(path: &Path) -> Result<()> {
+    let mut head = [0u8; 64];
+    let mut n = 0;
+    let mut f = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    // Read up to 64 bytes (a read may return fewer).
+    loop {
+        match std::io::Read::read(&mut f, &mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => {
+                n += k;
+                if n == head.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
+        }
+    }
+    match not_metadata(&head[..n]) {
+        None => Ok(()),
+        Some((offset, message)) => Err(Error::NotMetadata { path: path.to_path_buf(), offset, message }),
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>, depth: usize) {
     if depth > 32 {
         return;
     }
@@ -74,12 +118,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         let p = e.path();
         let Ok(ft) = e.file_type() else { continue };
         if ft.is_dir() || (ft.is_symlink() && p.is_dir()) {
-            walk(&p, out, depth + 1);
+            walk(&p, out, errors, depth + 1);
         } else if e.file_name() == "metadata" {
-            let mut head = [0u8; 64];
-            let n = std::fs::File::open(&p).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
-            if looks_like_metadata(&head[..n]) {
-                out.push(dir.to_path_buf());
+            match check_metadata_file(&p) {
+                Ok(()) => out.push(dir.to_path_buf()),
+                Err(err) => errors.push(err),
             }
         }
     }
@@ -148,10 +191,9 @@ impl TraceSet {
         let mut dirs = Vec::new();
         let mut errors = Vec::new();
         for p in paths {
-            match find_traces(p.as_ref()) {
-                Ok(d) => dirs.extend(d),
-                Err(e) => errors.push(e),
-            }
+            let (d, e) = find_traces_all(p.as_ref());
+            dirs.extend(d);
+            errors.extend(e);
         }
         dirs.sort();
         dirs.dedup();

@@ -113,6 +113,21 @@ impl EnumType {
     pub fn label(&self, v: i128) -> Option<&str> {
         self.mappings.iter().find(|m| m.start <= v && v <= m.end).map(|m| m.label.as_str())
     }
+
+    /// Every label with a range holding `v`, each once, in order of first declaration.
+    pub fn labels(&self, v: i128) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (i, m) in self.mappings.iter().enumerate() {
+            let l = m.label.as_str();
+            if self.mappings[..i].iter().any(|p| p.label == l) {
+                continue;
+            }
+            if self.mappings[i..].iter().any(|p| p.label == l && p.start <= v && v <= p.end) {
+                out.push(l);
+            }
+        }
+        out
+    }
 }
 
 /// A named member of a structure or variant.

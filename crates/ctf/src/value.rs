@@ -104,13 +104,38 @@ pub(crate) fn value_at<'a>(ty: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u
 
 /// The type of the value at `nodes[k]`, with variants resolved to their selected option.
 fn selected_ty<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> &'a Ty {
-    match ty {
-        Ty::Variant(v) => match v.options.get(nodes[k].bits as usize) {
-            Some(o) => selected_ty(&o.ty, nodes, k + 1),
-            None => ty,
-        },
-        _ => ty,
+    selected(ty, nodes, k).0
+}
+
+/// The type of the value at `nodes[k]` with variants resolved, and how many variants were crossed.
+fn selected<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> (&'a Ty, u32) {
+    let (mut t, mut k, mut depth) = (ty, k, 0);
+    while let Ty::Variant(v) = t {
+        match (v.options.get(nodes[k].bits as usize), nodes.get(k + 1)) {
+            (Some(o), Some(_)) => {
+                t = &o.ty;
+                k += 1;
+                depth += 1;
+            }
+            _ => break,
+        }
     }
+    (t, depth)
+}
+
+/// A member of a decoded structure, or an element of an array, with its types.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    /// The member's name (empty for an array element).
+    pub name: &'a str,
+    /// The type as declared (a variant stays a variant).
+    pub declared: &'a Ty,
+    /// The type of the value: variants resolved to their selected option.
+    pub ty: &'a Ty,
+    /// How many variants enclose the value (0 unless `declared` is a variant).
+    pub variants: u32,
+    /// The value.
+    pub value: FieldValue<'a>,
 }
 
 /// A decoded structure.
@@ -184,6 +209,19 @@ impl<'a> StructRef<'a> {
     }
 }
 
+impl<'a> StructRef<'a> {
+    /// Members with their declared and selected types, in order.
+    pub fn members(&self) -> impl Iterator<Item = Member<'a>> + '_ {
+        let mut k = 1;
+        self.ty.fields.iter().map(move |f| {
+            let value = value_at(&f.ty, self.nodes, k, self.data);
+            let (ty, variants) = selected(&f.ty, self.nodes, k);
+            k += self.nodes[k].span();
+            Member { name: f.name.as_str(), declared: &f.ty, ty, variants, value }
+        })
+    }
+}
+
 /// A decoded array or sequence.
 #[derive(Debug, Clone, Copy)]
 pub struct ArrayRef<'a> {
@@ -215,6 +253,17 @@ impl<'a> ArrayRef<'a> {
             let v = value_at(self.elem, self.nodes, k, self.data);
             k += self.nodes[k].span();
             v
+        })
+    }
+
+    /// Elements with their declared and selected types, in order (names are empty).
+    pub fn members(&self) -> impl Iterator<Item = Member<'a>> + '_ {
+        let mut k = 1;
+        (0..self.len()).map(move |_| {
+            let value = value_at(self.elem, self.nodes, k, self.data);
+            let (ty, variants) = selected(self.elem, self.nodes, k);
+            k += self.nodes[k].span();
+            Member { name: "", declared: self.elem, ty, variants, value }
         })
     }
 

@@ -34,10 +34,10 @@ pub struct FieldDecl {
     pub ty: FieldType,
 }
 
-/// An event class declaration.
+/// An event class declaration; its id is its index in [`TraceDecl::events`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventDecl {
-    /// Full name, `provider:event`.
+    /// Full name, `provider:event`; empty: not declared (the id stays reserved).
     pub name: String,
     /// Payload fields in order.
     pub fields: Vec<FieldDecl>,
@@ -144,7 +144,7 @@ pub fn metadata_text(t: &TraceDecl) -> String {
          \t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n\
          \t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n\t};\n};\n\n",
     );
-    for (id, e) in t.events.iter().enumerate() {
+    for (id, e) in t.events.iter().enumerate().filter(|(_, e)| !e.name.is_empty()) {
         let _ = write!(
             s,
             "event {{\n\tname = \"{}\";\n\tid = {id};\n\tstream_id = 0;\n\tloglevel = 13;\n\tfields := struct {{\n",

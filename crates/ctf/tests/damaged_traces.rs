@@ -97,6 +97,35 @@ fn truncated_metadata_is_an_error_with_offset() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A `metadata` file of garbage, or an empty one, is named as not CTF metadata, at byte 0;
+/// the other traces of the set are still read.
+#[test]
+fn metadata_that_is_not_ctf_is_an_error_with_offset() {
+    let src = shared().join("traces/rosworld2021-pingpong");
+    for (case, content) in [("garbage", &b"\x7fELF\x02\x01\x01 garbage"[..]), ("empty", &b""[..])] {
+        let dir = copy_trace(&src, &format!("not-ctf-{case}"));
+        let meta = ctf::find_traces(&dir).unwrap()[0].join("metadata");
+        std::fs::write(&meta, content).unwrap();
+        let check = |e: &Error| match e {
+            Error::NotMetadata { path, offset, message } => {
+                assert_eq!(path, &meta);
+                assert_eq!(*offset, 0);
+                let want = if content.is_empty() { "empty" } else { "starts with 7f 45 4c 46" };
+                assert!(message.contains(want), "{message}");
+                assert!(e.to_string().starts_with(&format!("{}: not CTF metadata at byte 0: ", meta.display())));
+            }
+            other => panic!("{case}: {other}"),
+        };
+        check(&ctf::find_traces(&dir).unwrap_err());
+        check(&ctf::find_traces(&meta).unwrap_err());
+        let (set, errs) = TraceSet::open(&[&dir, &shared().join("ctf-edge/tc-ctf-sequence-empty")]);
+        assert_eq!(errs.len(), 1);
+        check(&errs[0]);
+        assert_eq!(set.traces.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// Corrupts bytes at pseudo-random places of a stream file and of the metadata: never a panic.
 #[test]
 fn corrupted_bytes_never_panic() {

@@ -104,8 +104,16 @@ pub fn require(ok: bool, what: &str) -> bool {
     if tools_required() {
         panic!("{what} is required (ROSTRACE_REQUIRE_TOOLS=1) but not available");
     }
-    eprintln!("skipping: {what} not available");
+    skip(&format!("{what} not available"));
     false
+}
+
+/// Says on the process's stderr that a test is skipped (not through the test harness's
+/// capture, which hides what a passing test prints), so that a skip is never a silent "ok".
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let name = std::thread::current().name().unwrap_or("test").to_string();
+    let _ = writeln!(std::io::stderr().lock(), "{name}: skipping: {why}");
 }
 
 /// Whether `cmd arg` runs and succeeds.

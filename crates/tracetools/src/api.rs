@@ -4,7 +4,6 @@
 
 use crate::catalog::id;
 use crate::tracer::Mode;
-use crate::GID_SIZE;
 use std::ffi::c_void;
 
 include!(concat!(env!("OUT_DIR"), "/api_gen.rs"));

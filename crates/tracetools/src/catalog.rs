@@ -1,6 +1,7 @@
 //! The tracepoint catalog, generated from `tracepoints.def`: names, C arguments, CTF fields and
 //! the version each appeared in. The CTF metadata of written traces comes from it too.
 
+use crate::distro::Abi;
 use crate::GID_SIZE;
 pub use ctf::write::FieldType;
 use ctf::write::{EventDecl, FieldDecl, TraceDecl};
@@ -31,8 +32,15 @@ impl Tracepoint {
 
 include!(concat!(env!("OUT_DIR"), "/catalog_gen.rs"));
 
-/// The metadata declaration of a trace holding every catalog event (id = catalog index).
-pub fn trace_decl(uuid: [u8; 16], clock_uuid: [u8; 16], clock_offset_ns: i64, env: Vec<(String, String)>) -> TraceDecl {
+/// The metadata declaration of a trace of a process with `abi`: its events (id = catalog
+/// index) with its layout.
+pub fn trace_decl(
+    abi: &Abi,
+    uuid: [u8; 16],
+    clock_uuid: [u8; 16],
+    clock_offset_ns: i64,
+    env: Vec<(String, String)>,
+) -> TraceDecl {
     TraceDecl {
         uuid,
         clock_offset_ns,
@@ -40,9 +48,13 @@ pub fn trace_decl(uuid: [u8; 16], clock_uuid: [u8; 16], clock_offset_ns: i64, en
         env,
         events: TRACEPOINTS
             .iter()
-            .map(|t| EventDecl {
-                name: t.full_name(),
-                fields: t.fields.iter().map(|(n, ty)| FieldDecl { name: n.to_string(), ty: ty.clone() }).collect(),
+            .map(|t| match abi.has(t) {
+                true => EventDecl {
+                    name: t.full_name(),
+                    fields: abi.fields(t).into_iter().map(|(n, ty)| FieldDecl { name: n.to_string(), ty }).collect(),
+                },
+                // Not in this distribution: not declared, its id unused.
+                false => EventDecl { name: String::new(), fields: Vec::new() },
             })
             .collect(),
     }
@@ -105,7 +117,8 @@ mod tests {
 
     #[test]
     fn metadata_parses_with_every_event() {
-        let text = ctf::write::metadata_text(&trace_decl([1; 16], [2; 16], 0, vec![]));
+        let rolling = crate::distro::by_name("rolling").unwrap();
+        let text = ctf::write::metadata_text(&trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
         let s = ctf::metadata::parse_schema(&text).unwrap();
         assert_eq!(s.streams[0].events.len(), TRACEPOINTS.len());
         let ml = s.event_classes().find(|e| e.name == "ros2:message_link_periodic_async").unwrap();

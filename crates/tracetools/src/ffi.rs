@@ -27,15 +27,16 @@ pub unsafe fn c_str<'a>(p: *const c_char) -> &'a [u8] {
     }
 }
 
-/// The 16 bytes of a GID; zeros for a null pointer.
+/// The bytes of a GID (16, or 24 up to Jazzy: the process's ABI); zeros for a null pointer.
 ///
 /// # Safety
-/// `p` is null or points to at least 16 bytes.
+/// `p` is null or points to a GID of the process's ABI.
 pub unsafe fn gid<'a>(p: *const u8) -> &'a [u8] {
+    let n = crate::distro::current().gid_size;
     if p.is_null() {
-        &[0; crate::GID_SIZE]
+        &[0; crate::distro::MAX_GID_SIZE][..n]
     } else {
-        std::slice::from_raw_parts(p, crate::GID_SIZE)
+        std::slice::from_raw_parts(p, n)
     }
 }
 
@@ -57,10 +58,10 @@ pub fn to_cstring(b: &[u8]) -> CString {
     CString::new(&b[..n]).unwrap_or_default()
 }
 
-/// A GID array from `b` (cut or padded with zeros).
-pub fn gid_array(b: &[u8]) -> [u8; crate::GID_SIZE] {
-    let mut g = [0; crate::GID_SIZE];
-    let n = b.len().min(crate::GID_SIZE);
+/// A GID array from `b`, as large as any ABI's (cut or padded with zeros).
+pub fn gid_array(b: &[u8]) -> [u8; crate::distro::MAX_GID_SIZE] {
+    let mut g = [0; crate::distro::MAX_GID_SIZE];
+    let n = b.len().min(crate::distro::MAX_GID_SIZE);
     g[..n].copy_from_slice(&b[..n]);
     g
 }

@@ -16,6 +16,7 @@
 pub mod api;
 pub mod catalog;
 mod clock;
+pub mod distro;
 pub mod ffi;
 pub mod filter;
 mod lttng;
@@ -42,17 +43,27 @@ mod abi {
     }
 }
 
-/// The tracetools version recorded by `rcl_init` (the ros2_tracing version this library mirrors).
+/// The newest tracetools version this library mirrors (Rolling's); `rcl_init` records the
+/// version of the process's distribution ([`distro`]).
 pub const VERSION: &str = env!("ROSTRACE_TRACETOOLS_VERSION");
 
-/// Size of GID arrays (`TRACETOOLS_GID_STORAGE_SIZE`).
+/// Size of GID arrays in Rolling's ABI (`TRACETOOLS_GID_STORAGE_SIZE`; 24 up to Jazzy, see [`distro`]).
 pub const GID_SIZE: usize = 16;
 
 /// Directory holding the generated C header `tracetools/tracetools.h`.
 pub const INCLUDE_DIR: &str = env!("ROSTRACE_INCLUDE_DIR");
 
-/// Where the LTTng-UST provider library was built (it is also looked up beside libtracetools.so).
-pub const LTTNG_PROVIDER: &str = env!("ROSTRACE_LTTNG_PROVIDER");
+/// Where the LTTng-UST provider libraries were built, `librostrace_lttng_<distro>.so` (they are
+/// also looked up beside libtracetools.so).
+pub const LTTNG_PROVIDER_DIR: &str = env!("ROSTRACE_LTTNG_PROVIDER_DIR");
+
+/// The LTTng-UST provider of the default distribution (Rolling), where it was built.
+pub const LTTNG_PROVIDER: &str = concat!(env!("ROSTRACE_LTTNG_PROVIDER_DIR"), "/librostrace_lttng_rolling.so");
+
+/// The file name of a distribution's LTTng-UST provider.
+pub fn lttng_provider_name(abi: &distro::Abi) -> String {
+    format!("librostrace_lttng_{}.so", abi.name)
+}
 
 /// Compiles a C program against the generated header and links it to `libtracetools.so` in
 /// `lib_dir` (found there at run time, whatever `LD_LIBRARY_PATH` says). Used by the tests and

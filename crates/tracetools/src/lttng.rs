@@ -19,11 +19,19 @@ pub fn with<R>(f: impl FnOnce(&Table) -> R) -> Option<R> {
     TABLE.get().map(f)
 }
 
-/// Where the provider library may be: `$ROSTRACE_LTTNG_PROVIDER`, beside this library, where it was built.
+/// Where the provider library of the process's distribution may be: `$ROSTRACE_LTTNG_PROVIDER`
+/// (the library, or a directory holding `librostrace_lttng_<distro>.so`), beside this library,
+/// where it was built.
 fn candidates() -> Vec<String> {
+    let file = crate::lttng_provider_name(crate::distro::current());
     let mut v = Vec::new();
     if let Ok(p) = std::env::var("ROSTRACE_LTTNG_PROVIDER") {
-        v.push(p);
+        let path = std::path::Path::new(&p);
+        if path.is_dir() {
+            v.push(path.join(&file).to_string_lossy().into_owned());
+        } else {
+            v.push(p);
+        }
     }
     // SAFETY: dladdr on the address of a function of this library.
     unsafe {
@@ -31,11 +39,11 @@ fn candidates() -> Vec<String> {
         if libc::dladdr(candidates as *const c_void, &mut info) != 0 && !info.dli_fname.is_null() {
             let me = CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned();
             if let Some(dir) = std::path::Path::new(&me).parent() {
-                v.push(dir.join("librostrace_lttng.so").to_string_lossy().into_owned());
+                v.push(dir.join(&file).to_string_lossy().into_owned());
             }
         }
     }
-    v.push(env!("ROSTRACE_LTTNG_PROVIDER").to_string());
+    v.push(std::path::Path::new(crate::LTTNG_PROVIDER_DIR).join(&file).to_string_lossy().into_owned());
     v
 }
 

@@ -82,9 +82,11 @@ pub fn recording() -> bool {
     RECORDING.load(Ordering::Relaxed)
 }
 
-/// Records only the events whose name matches one of `patterns`.
+/// Records only the events whose name matches one of `patterns` (and that the process's
+/// distribution has).
 pub fn set_events(patterns: &[&str]) {
-    let ids = catalog::matching(patterns);
+    let abi = crate::distro::current();
+    let ids = catalog::matching(patterns).into_iter().filter(|id| abi.has(&TRACEPOINTS[*id as usize]));
     for m in &MASK {
         m.store(0, Ordering::Relaxed);
     }
@@ -138,6 +140,10 @@ fn choose() -> Mode {
         if std::env::var("TRACETOOLS_VERBOSE").is_ok_and(|v| v == "1") {
             eprintln!("ROS 2 tracing disabled");
         }
+        return Mode::Off;
+    }
+    if let Err(e) = crate::distro::from_env() {
+        eprintln!("rostrace: {e}: not tracing (set ROSTRACE_DISTRO to one of them)");
         return Mode::Off;
     }
     let patterns = std::env::var("ROSTRACE_EVENTS").unwrap_or_else(|_| "*".into());
@@ -286,21 +292,20 @@ fn push_local(id: u16, ts: u64, encode: impl FnOnce(&mut Vec<u8>)) {
     });
 }
 
-/// Keeps an initialization event for replay (once per content), and records it if recording.
+/// Keeps an initialization event for replay (once per content: the store stays small when a
+/// program initializes the same thing again and again), and records it, every call, if recording.
 #[cold]
 fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
     let mut payload = Vec::new();
     f(&mut Enc(&mut payload));
     crate::filter::observe(id, &payload);
-    let fresh = {
+    {
         let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
-        let fresh = store.seen.insert((id, payload.clone()));
-        if fresh {
+        if store.seen.insert((id, payload.clone())) {
             store.events.push(InitEvent { id, ts, vtid: tid(), payload: payload.clone(), written: recording });
         }
-        fresh
-    };
-    if recording && fresh {
+    }
+    if recording {
         push_local(id, ts, |buf| buf.extend_from_slice(&payload));
     }
 }
@@ -409,7 +414,7 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
-        let text = metadata_text(&catalog::trace_decl(uuid, boot_id(), offset, env));
+        let text = metadata_text(&catalog::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env));
         let metadata = packetize_metadata(&text, &uuid);
         let s = Session {
             snapshot_budget: std::env::var("ROSTRACE_SNAPSHOT").ok().and_then(|v| parse_size(&v)).unwrap_or(0),

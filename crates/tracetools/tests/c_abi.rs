@@ -4,22 +4,13 @@
 //! back, with rostrace's reader and with babeltrace2, to exactly the events and field values
 //! emitted, in order per thread.
 
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+mod common;
+
+use common::{lib_dir, lttng, read_rostrace, PerThread};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use testkit::{ensure_sessiond, have, have_lttng, lttng_lock, require, LttngSession, TempDir};
-
-/// Where cargo built libtracetools.so for this test run (target/<profile>/deps), or target/<profile>.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    if deps.join("libtracetools.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
 
 fn tmp(name: &str) -> TempDir {
     TempDir::new(&format!("cabi-{name}"))
@@ -35,9 +26,6 @@ fn compile(dir: &Path) -> PathBuf {
     out
 }
 
-/// Emitted events per thread: (event, fields).
-type PerThread = BTreeMap<i64, Vec<(String, Value)>>;
-
 fn expected(files: &[PathBuf]) -> PerThread {
     let mut m = PerThread::new();
     for f in files {
@@ -50,46 +38,6 @@ fn expected(files: &[PathBuf]) -> PerThread {
         }
     }
     m
-}
-
-fn to_json(v: &ctf::FieldValue) -> Value {
-    match v {
-        ctf::FieldValue::U64(x) => json!(x),
-        ctf::FieldValue::I64(x) => json!(x),
-        ctf::FieldValue::Enum { value, .. } => json!(*value as i64),
-        ctf::FieldValue::F64(x) => json!(x),
-        ctf::FieldValue::Str(b) => json!(String::from_utf8_lossy(b)),
-        ctf::FieldValue::Struct(s) => {
-            Value::Object(s.iter().map(|(k, v)| (k.to_string(), to_json(&v))).collect::<Map<_, _>>())
-        }
-        ctf::FieldValue::Array(a) => Value::Array(a.iter().map(|e| to_json(&e)).collect()),
-    }
-}
-
-/// Events of `ros2:` read back by rostrace's reader, per thread; with the discarded count.
-fn read_rostrace(dir: &Path) -> (PerThread, u64) {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut m = PerThread::new();
-    let mut events = set.events();
-    while let Some(ev) = events.next() {
-        let ev = ev.unwrap_or_else(|e| panic!("{e}"));
-        if !ev.name().starts_with("ros2:") {
-            continue;
-        }
-        let tid = ev.context_field("vtid").and_then(|v| v.as_i64()).expect("vtid context");
-        let fields = ev.payload().map(|p| to_json(&ctf::FieldValue::Struct(p))).unwrap_or(json!({}));
-        m.entry(tid).or_default().push((ev.name().to_string(), fields));
-    }
-    let discarded = events
-        .losses()
-        .iter()
-        .map(|l| match l.kind {
-            ctf::LossKind::Events(n) => n,
-            _ => 0,
-        })
-        .sum();
-    (m, discarded)
 }
 
 fn read_babeltrace2(dir: &Path) -> PerThread {
@@ -246,17 +194,6 @@ fn stress_every_event_recorded_or_counted() {
     assert_eq!(recorded + discarded, emitted);
     assert!(recorded > 0 && discarded > 0, "the small buffers should both record and drop");
     assert!(elapsed < 10.0, "the process took {elapsed:.1} s for 2 s of work");
-}
-
-fn lttng(args: &[&str]) -> std::process::Output {
-    let out = Command::new("timeout").arg("120").arg("lttng").args(args).output().expect("lttng");
-    assert!(
-        out.status.success(),
-        "lttng {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// The same flows through the LTTng-UST backend, recorded by a real LTTng session.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 #[allow(unused_imports)]
-pub use testkit::{have_lttng, lttng_lock, require, tools_required, LttngSession, TempDir};
+pub use testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 
 /// The shared test material (`../shared` beside the repository, or `$ROSTRACE_SHARED`).
 pub fn shared() -> PathBuf {

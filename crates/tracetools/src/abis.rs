@@ -1,0 +1,27 @@
+// The tracetools ABI of each distribution: included by the library (`distro.rs`) and by
+// `build.rs` (which builds an LTTng-UST provider per ABI), so that both use one table.
+
+/// One distribution's tracetools ABI.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Abi {
+    /// `humble`, `iron`, `jazzy`, `kilted`, `rolling`.
+    pub name: &'static str,
+    /// Other names of the same ABI (`lyrical` for Rolling's).
+    pub aliases: &'static [&'static str],
+    /// The tracetools version recorded by `rcl_init`.
+    pub version: &'static str,
+    /// `version` as numbers.
+    pub number: (u32, u32, u32),
+    /// `TRACETOOLS_GID_STORAGE_SIZE`.
+    pub gid_size: usize,
+}
+
+/// Every ABI, oldest first.
+pub static ABIS: [Abi; 5] = [
+    Abi { name: "humble", aliases: &[], version: "4.1.1", number: (4, 1, 1), gid_size: 24 },
+    Abi { name: "iron", aliases: &[], version: "6.3.1", number: (6, 3, 1), gid_size: 24 },
+    Abi { name: "jazzy", aliases: &[], version: "8.2.4", number: (8, 2, 4), gid_size: 24 },
+    Abi { name: "kilted", aliases: &[], version: "8.6.0", number: (8, 6, 0), gid_size: 16 },
+    Abi { name: "rolling", aliases: &["lyrical"], version: "8.10.1", number: (8, 10, 1), gid_size: 16 },
+];
+

@@ -1,0 +1,131 @@
+//! The tracetools ABI of each ROS 2 distribution, served by one library.
+//!
+//! rcl, rclcpp and rmw of a distribution call `ros_trace_*` with the signatures of that
+//! distribution's tracetools, and tools read its traces with that distribution's event layout.
+//! The differences from Humble to Rolling (`../shared/spec/ros2-tracepoints.md` §3):
+//!
+//! | distro | tracetools | events | GID bytes | `rmw_publish` |
+//! |---|---|---|---|---|
+//! | Humble | 4.1.1 | 28 | 24 | `message` |
+//! | Iron | 6.3.1 | 35 | 24 | `message` |
+//! | Jazzy | 8.2.4 | 35 | 24 | `rmw_publisher_handle, message, timestamp` |
+//! | Kilted | 8.6.0 | 40 | 16 | idem |
+//! | Rolling, Lyrical | 8.10.1 | 42 | 16 | idem |
+//!
+//! A process uses the ABI of `ROSTRACE_DISTRO`, else of `ROS_DISTRO` (set by every ROS 2 setup
+//! script), else Rolling's. An unknown name turns tracing off in that process, with a message.
+
+use crate::catalog::{FieldType, Tracepoint, TRACEPOINTS};
+use std::sync::OnceLock;
+
+include!("abis.rs");
+
+/// The ABI used when neither `ROSTRACE_DISTRO` nor `ROS_DISTRO` is set: Rolling's.
+pub const DEFAULT: &str = "rolling";
+
+/// The largest GID any ABI has.
+pub const MAX_GID_SIZE: usize = 24;
+
+/// The names accepted, for messages.
+pub fn names() -> String {
+    ABIS.iter().flat_map(|a| std::iter::once(a.name).chain(a.aliases.iter().copied())).collect::<Vec<_>>().join(", ")
+}
+
+/// The ABI of a distribution name (case-insensitive).
+pub fn by_name(name: &str) -> Result<&'static Abi, String> {
+    let n = name.trim().to_ascii_lowercase();
+    ABIS.iter()
+        .find(|a| a.name == n || a.aliases.contains(&n.as_str()))
+        .ok_or_else(|| format!("unknown ROS 2 distribution {name:?} (known: {})", names()))
+}
+
+static CURRENT: OnceLock<Result<&'static Abi, String>> = OnceLock::new();
+
+/// The ABI of this process, from `ROSTRACE_DISTRO`, `ROS_DISTRO` or the default; an error names
+/// the variable and its unknown value.
+pub fn from_env() -> Result<&'static Abi, String> {
+    CURRENT
+        .get_or_init(|| {
+            for var in ["ROSTRACE_DISTRO", "ROS_DISTRO"] {
+                if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                    return by_name(&v.to_string_lossy()).map_err(|e| format!("{var}: {e}"));
+                }
+            }
+            by_name(DEFAULT)
+        })
+        .clone()
+}
+
+/// The ABI of this process (the default's when the environment names an unknown one: tracing
+/// is then off, see [`from_env`]).
+#[inline]
+pub fn current() -> &'static Abi {
+    match from_env() {
+        Ok(a) => a,
+        Err(_) => &ABIS[ABIS.len() - 1],
+    }
+}
+
+fn parse_version(s: &str) -> Option<(u32, u32, u32)> {
+    let mut it = s.split_whitespace().next()?.split('.').map(|p| p.parse::<u32>().ok());
+    Some((it.next()??, it.next()??, it.next()??))
+}
+
+impl Abi {
+    /// Whether the tracepoint exists in this ABI (CARET's events exist in all).
+    pub fn has(&self, tp: &Tracepoint) -> bool {
+        tp.provider != "ros2" || parse_version(tp.since).is_some_and(|v| v <= self.number)
+    }
+
+    /// Humble and Iron: `ros_trace_rmw_publish(const void * message)`, and the event's only
+    /// field is `message`.
+    pub fn rmw_publish_message_only(&self) -> bool {
+        self.number < (8, 0, 0)
+    }
+
+    /// The payload fields of a tracepoint in this ABI.
+    pub fn fields(&self, tp: &Tracepoint) -> Vec<(&'static str, FieldType)> {
+        let message_only = tp.provider == "ros2" && tp.name == "rmw_publish" && self.rmw_publish_message_only();
+        tp.fields
+            .iter()
+            .filter(|(n, _)| !message_only || *n == "message")
+            .map(|(n, ty)| {
+                let ty = match ty {
+                    FieldType::U8Array(_) => FieldType::U8Array(self.gid_size as u32),
+                    t => t.clone(),
+                };
+                (*n, ty)
+            })
+            .collect()
+    }
+
+    /// Catalog ids of this ABI's tracepoints.
+    pub fn ids(&self) -> impl Iterator<Item = u16> + '_ {
+        TRACEPOINTS.iter().enumerate().filter(|(_, t)| self.has(t)).map(|(i, _)| i as u16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_counts_per_distro() {
+        let count = |n: &str| {
+            let a = by_name(n).unwrap();
+            TRACEPOINTS.iter().filter(|t| t.provider == "ros2" && a.has(t)).count()
+        };
+        assert_eq!(
+            [count("humble"), count("iron"), count("jazzy"), count("kilted"), count("rolling")],
+            [28, 35, 35, 40, 42]
+        );
+        assert_eq!(by_name("Lyrical").unwrap().name, "rolling");
+        assert!(by_name("foxy").unwrap_err().contains("humble, iron"));
+        let publish = TRACEPOINTS.iter().find(|t| t.name == "rmw_publish").unwrap();
+        let humble = by_name("humble").unwrap().fields(publish);
+        assert_eq!(humble.iter().map(|f| f.0).collect::<Vec<_>>(), ["message"]);
+        let init = TRACEPOINTS.iter().find(|t| t.name == "rmw_publisher_init").unwrap();
+        assert_eq!(by_name("jazzy").unwrap().fields(init)[1].1, FieldType::U8Array(24));
+        assert_eq!(by_name("kilted").unwrap().fields(init)[1].1, FieldType::U8Array(16));
+    }
+}

@@ -1,0 +1,73 @@
+//! Helpers shared by the tracetools integration tests.
+#![allow(dead_code)]
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where cargo built libtracetools.so for this test run (target/<profile>/deps), or target/<profile>.
+pub fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    if deps.join("libtracetools.so").exists() {
+        deps
+    } else {
+        deps.parent().unwrap().to_path_buf()
+    }
+}
+
+/// Emitted events per thread: (event, fields).
+pub type PerThread = BTreeMap<i64, Vec<(String, Value)>>;
+
+pub fn to_json(v: &ctf::FieldValue) -> Value {
+    match v {
+        ctf::FieldValue::U64(x) => json!(x),
+        ctf::FieldValue::I64(x) => json!(x),
+        ctf::FieldValue::Enum { value, .. } => json!(*value as i64),
+        ctf::FieldValue::F64(x) => json!(x),
+        ctf::FieldValue::Str(b) => json!(String::from_utf8_lossy(b)),
+        ctf::FieldValue::Struct(s) => {
+            Value::Object(s.iter().map(|(k, v)| (k.to_string(), to_json(&v))).collect::<Map<_, _>>())
+        }
+        ctf::FieldValue::Array(a) => Value::Array(a.iter().map(|e| to_json(&e)).collect()),
+    }
+}
+
+/// Events of `ros2:` read back by rostrace's reader, per thread; with the discarded count.
+pub fn read_rostrace(dir: &Path) -> (PerThread, u64) {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut m = PerThread::new();
+    let mut events = set.events();
+    while let Some(ev) = events.next() {
+        let ev = ev.unwrap_or_else(|e| panic!("{e}"));
+        if !ev.name().starts_with("ros2:") {
+            continue;
+        }
+        let tid = ev.context_field("vtid").and_then(|v| v.as_i64()).expect("vtid context");
+        let fields = ev.payload().map(|p| to_json(&ctf::FieldValue::Struct(p))).unwrap_or(json!({}));
+        m.entry(tid).or_default().push((ev.name().to_string(), fields));
+    }
+    let discarded = events
+        .losses()
+        .iter()
+        .map(|l| match l.kind {
+            ctf::LossKind::Events(n) => n,
+            _ => 0,
+        })
+        .sum();
+    (m, discarded)
+}
+
+/// Runs `lttng ARGS` (at most 120 s); panics with its output when it fails.
+pub fn lttng(args: &[&str]) -> std::process::Output {
+    let out = Command::new("timeout").arg("120").arg("lttng").args(args).output().expect("lttng");
+    assert!(
+        out.status.success(),
+        "lttng {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
