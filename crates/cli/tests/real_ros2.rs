@@ -230,6 +230,8 @@ impl Setup<'_> {
             // Discovery on this machine only (Jazzy and later).
             .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
             .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+            // The wheels have no setup script to export it: as a user of a virtualenv would.
+            .env("ROS_DISTRO", self.distro.name)
             .env_remove("ROS_LOCALHOST_ONLY")
             .env_remove("ROS_STATIC_PEERS")
             .env_remove("LD_PRELOAD")

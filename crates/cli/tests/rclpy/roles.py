@@ -9,7 +9,8 @@ calls before the other side is matched, and nobody leaves before the other side 
 (a reliable writer that leaves may take unacknowledged samples with it).
 
 - talker: node `talker` publishing exactly N std_msgs/String on `fast` (reliable, keep last 7)
-  and `slow` (reliable, keep last 3), 20 ms apart, once the listener has matched both; a timer
+  and `slow` (reliable, keep last 3), once the listener has matched both, each pair once the
+  listener has taken the previous one (so no history overflows on a loaded machine); a timer
   of 100 ms; then, on a node `idle`, exactly K spin_once(timeout) calls that time out (rclpy
   initializes a timeout timer on each: K rcl_timer_init), and J timers of 20 ms each destroyed
   as soon as created (the next one reuses the address: J identical rcl_timer_init events).
@@ -68,6 +69,18 @@ def main():
     def flagged(name):
         return os.path.exists(os.path.join(a.sync, name))
 
+    def progress():
+        try:
+            with open(os.path.join(a.sync, "listener.progress")) as f:
+                return int(f.read() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def write_progress(n):
+        with open(os.path.join(a.sync, "listener.progress.tmp"), "w") as f:
+            f.write(str(n))
+        os.rename(os.path.join(a.sync, "listener.progress.tmp"), os.path.join(a.sync, "listener.progress"))
+
     def wait_until(cond, spin=None):
         while not cond():
             if late():
@@ -100,7 +113,10 @@ def main():
                     for topic, p in pubs.items():
                         p.publish(String(data=f"{topic} {i}"))
                         sent[topic] += 1
-                    time.sleep(0.02)
+                    # Lockstep: the next one once the listener has taken this one on both
+                    # topics (no history of depth 3 overflows, however slow the machine).
+                    if not wait_until(lambda: progress() > i):
+                        break
             delivered = matched and wait_until(lambda: flagged("listener.done"))
             # Exactly K spins that time out: a node of its own with nothing that becomes ready.
             idle = rclpy.create_node("idle", namespace=a.ns)
@@ -114,7 +130,7 @@ def main():
                 idle.destroy_timer(idle.create_timer(0.02, lambda: None))
             report.update(published=sent, timers=[0.1], idle_spins=a.idle_spins,
                           recreated_timers=a.recreated_timers)
-            ok = matched and delivered
+            ok = matched and delivered and progress() >= a.messages
         elif a.role == "listener":
             from std_msgs.msg import String
 
@@ -128,7 +144,16 @@ def main():
             ex.add_node(node)
             if wait_until(lambda: all(s.get_publisher_count() >= 1 for s in subs)):
                 flag("listener.ready")
-            done = wait_until(lambda: all(len(v) >= a.messages for v in got.values()), ex.spin_once)
+            reported = [0]
+
+            def spin():
+                ex.spin_once()
+                n = min(len(v) for v in got.values())
+                if n != reported[0]:
+                    reported[0] = n
+                    write_progress(n)
+
+            done = wait_until(lambda: all(len(v) >= a.messages for v in got.values()), spin)
             flag("listener.done")
             ex.shutdown()
             report.update(taken={t: len(v) for t, v in got.items()}, timers=[0.05])
