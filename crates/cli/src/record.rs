@@ -243,7 +243,9 @@ pub fn find_library() -> Option<PathBuf> {
     }
     let beside = std::env::current_exe().ok().and_then(|exe| {
         let dir = exe.parent()?.to_path_buf();
-        [dir.join("libtracetools.so"), dir.join("deps/libtracetools.so"), dir.join("../lib/libtracetools.so")]
+        // deps/ first: every build of the workspace refreshes it, target/<profile>/ only a build
+        // of the library's own package.
+        [dir.join("deps/libtracetools.so"), dir.join("libtracetools.so"), dir.join("../lib/libtracetools.so")]
             .into_iter()
             .find(|p| p.exists())
     });

@@ -507,3 +507,40 @@ fn installed_binary_records_alone() {
         assert_eq!(events(&dir.join(&name)).len(), emitted, "{backend}");
     }
 }
+
+/// A program linked to libtracetools by its full path, without a library path or rpath, starts
+/// under `record --backend lttng` (the preloaded library's SONAME satisfies its `NEEDED`).
+#[test]
+fn lttng_record_starts_a_program_linked_to_tracetools() {
+    if !require(have_lttng(), "LTTng (lttng-tools)") {
+        return;
+    }
+    let dir = tmp("linked");
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps/libtracetools.so");
+    let prog = dir.join("flows-linked");
+    let cc = Command::new("cc")
+        .args(["-O1", "-std=c11", "-pthread", "-I", tracetools::INCLUDE_DIR])
+        .arg(repo().join("crates/tracetools/tests/c/flows.c"))
+        .arg("-o")
+        .arg(&prog)
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let _lttng = lttng_lock();
+    let name = format!("rostrace-linked-{}", std::process::id());
+    let _session = LttngSession(name.clone());
+    let out = rostrace()
+        .args(["record", "--backend", "lttng", "-s", &name, "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "2"])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
+    assert_eq!(events(&dir.join(&name)).len(), emitted);
+}
