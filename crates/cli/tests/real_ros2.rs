@@ -1,0 +1,720 @@
+//! Real ROS 2 (rclpy from PyPI wheels), traced three ways and compared.
+//!
+//! For each distro whose virtualenv exists (made by `tools/ros2-venvs.sh`, in
+//! `$ROSTRACE_VENV_DIR`, else `/var/tmp/rostrace-ci-cache/venvs`), the rclpy system of
+//! `tests/rclpy/` (talker, listener, service server and client: four processes) runs
+//!
+//! 1. with upstream's tracetools (`DIR/upstream-<version>/libtracetools.so`, the reference)
+//!    preloaded, under an LTTng session (`ros2:*`, vpid/vtid/procname context): the oracle;
+//! 2. under `rostrace record` (embedded backend);
+//! 3. under `rostrace record --backend lttng`.
+//!
+//! The three traces must carry the same events with the same payload schema, the same counts of
+//! every deterministic event (initializations; publications and takes on the test's topics;
+//! requests and responses), the same names, depths and periods, handles that link the same way,
+//! and `rostrace analyze` must match every message (and, on Kilted, every service call).
+//! A table of every compared value goes to stderr; the test fails with the list of differences.
+//!
+//! The tracer is put in with `LD_PRELOAD` (as `rostrace record` does): the wheels' bootstrapper
+//! re-executes Python with `LD_LIBRARY_PATH` rebuilt from a set (a random order), so a directory
+//! put first in `LD_LIBRARY_PATH` wins in only about half of the runs; `LD_PRELOAD` always does.
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MESSAGES: usize = 10;
+const CALLS: usize = 5;
+const IDLE_SPINS: usize = 4;
+/// Timers the talker destroys as soon as created (identical rcl_timer_init events: one address).
+const RECREATED_TIMERS: usize = 6;
+/// Their period, in ns.
+const RECREATED_PERIOD: i128 = 20_000_000;
+/// Timers of the system's processes (talker, listener, server, client), in ns.
+const TIMER_PERIODS: [i128; 4] = [100_000_000, 50_000_000, 70_000_000, 30_000_000];
+/// The timeout of each idle spin (rclpy's timeout timer), in ns.
+const IDLE_PERIOD: i128 = 10_000_000;
+
+struct Distro {
+    name: &'static str,
+    /// The tracetools version of the distro (upstream's build, and rcl_init's `version`).
+    tracetools: &'static str,
+    /// Whether the distro's tracetools has the rmw service/client events (8.5+).
+    service_events: bool,
+}
+
+const KILTED: Distro = Distro { name: "kilted", tracetools: "8.6.0", service_events: true };
+const JAZZY: Distro = Distro { name: "jazzy", tracetools: "8.2.4", service_events: false };
+
+fn venv_root() -> PathBuf {
+    std::env::var_os("ROSTRACE_VENV_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/venvs"))
+}
+
+#[test]
+fn real_kilted() {
+    real_stack(&KILTED, 0);
+}
+
+#[test]
+fn real_jazzy() {
+    real_stack(&JAZZY, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the system
+
+/// A value of a payload field.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Val {
+    Int(i128),
+    Str(String),
+    Ints(Vec<u64>),
+    Other,
+}
+
+impl Val {
+    fn int(&self) -> Option<i128> {
+        match self {
+            Val::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+    fn text(&self) -> String {
+        match self {
+            Val::Int(v) => v.to_string(),
+            Val::Str(s) => s.clone(),
+            Val::Ints(v) => format!("{v:?}"),
+            Val::Other => "?".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Ev {
+    name: String,
+    vpid: i128,
+    fields: BTreeMap<String, Val>,
+}
+
+impl Ev {
+    fn get(&self, f: &str) -> Option<&Val> {
+        self.fields.get(f)
+    }
+    fn int(&self, f: &str) -> Option<i128> {
+        self.get(f).and_then(Val::int)
+    }
+    fn str(&self, f: &str) -> String {
+        self.get(f).map(Val::text).unwrap_or_default()
+    }
+}
+
+/// One recorded run: its events (of the system's processes only), the payload schema of every
+/// event class that occurs, and what the system reported.
+struct Run {
+    label: &'static str,
+    dir: PathBuf,
+    events: Vec<Ev>,
+    schema: BTreeMap<String, Vec<(String, String)>>,
+    others: usize,
+    system: serde_json::Value,
+}
+
+fn ty_text(t: &ctf::types::Ty) -> String {
+    use ctf::types::Ty;
+    match t {
+        Ty::Int { t, .. } => {
+            format!("{}{}{}", if t.signed { "i" } else { "u" }, t.size, if t.base == 16 { " hex" } else { "" })
+        }
+        Ty::Enum { t, .. } => format!("enum{}", t.int.size),
+        Ty::Float(f) => format!("f{}", f.size()),
+        Ty::String(_) => "string".into(),
+        Ty::Struct(s) => {
+            let inner: Vec<String> = s.fields.iter().map(|f| format!("{} {}", ty_text(&f.ty), f.name)).collect();
+            format!("struct {{{}}}", inner.join("; "))
+        }
+        Ty::Variant(_) => "variant".into(),
+        Ty::Array { elem, len } => format!("{}[{len}]", ty_text(elem)),
+        Ty::Sequence { elem, .. } => format!("{}[]", ty_text(elem)),
+        Ty::TextArray { len, .. } => format!("text[{len}]"),
+        Ty::TextSequence { .. } => "text[]".into(),
+    }
+}
+
+fn val_of(v: ctf::FieldValue<'_>) -> Val {
+    use ctf::FieldValue as F;
+    match v {
+        F::U64(x) => Val::Int(x as i128),
+        F::I64(x) => Val::Int(x as i128),
+        F::Enum { value, .. } => Val::Int(value),
+        F::Str(b) => Val::Str(String::from_utf8_lossy(b).into_owned()),
+        F::Array(a) => Val::Ints(a.to_u64_vec()),
+        _ => Val::Other,
+    }
+}
+
+/// Reads the trace(s) under `dir`; keeps the events of the processes that initialized a node
+/// in namespace `ns` (an LTTng session records every process of the user).
+fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, BTreeMap<String, Vec<(String, String)>>, usize) {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
+    assert!(!set.traces.is_empty(), "no trace under {}", dir.display());
+    let mut all = Vec::new();
+    let mut schema = BTreeMap::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+        let name = e.name().strip_prefix("ros2:").unwrap_or(e.name()).to_string();
+        let mut fields = BTreeMap::new();
+        let mut types = Vec::new();
+        if let Some(p) = e.payload() {
+            for (f, t, v) in p.iter_typed() {
+                fields.insert(f.to_string(), val_of(v));
+                types.push((f.to_string(), ty_text(t)));
+            }
+        }
+        schema.entry(name.clone()).or_insert(types);
+        let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        all.push(Ev { name, vpid, fields });
+    }
+    let ours: BTreeSet<i128> =
+        all.iter().filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns).map(|e| e.vpid).collect();
+    let total = all.len();
+    let events: Vec<Ev> = all.into_iter().filter(|e| ours.contains(&e.vpid)).collect();
+    let others = total - events.len();
+    let names: BTreeSet<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    schema.retain(|k, _| names.contains(k.as_str()));
+    (events, schema, others)
+}
+
+/// The system's report (its last stdout line that is a JSON object).
+fn system_report(out: &Output, what: &str) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stdout.lines().rev().find(|l| l.starts_with("{\"ok\""));
+    let report: serde_json::Value = line
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("{what}: no report from the system\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(
+        out.status.success() && report["ok"] == true,
+        "{what}: the system failed ({:?}):\n{report:#}\nstderr:\n{stderr}",
+        out.status
+    );
+    report
+}
+
+struct Setup<'a> {
+    distro: &'a Distro,
+    venv: PathBuf,
+    ns: String,
+    domain_base: u32,
+}
+
+impl Setup<'_> {
+    /// The command that runs the system (to be preloaded by the caller), on `domain`.
+    fn system(&self, program: &mut Command, domain: u32) {
+        let py = self.venv.join("bin/python");
+        program
+            .arg(&py)
+            .arg(repo().join("crates/cli/tests/rclpy/system.py"))
+            .args(["--ns", &self.ns])
+            .args(["--messages", &MESSAGES.to_string(), "--calls", &CALLS.to_string()])
+            .args(["--idle-spins", &IDLE_SPINS.to_string()])
+            .args(["--recreated-timers", &RECREATED_TIMERS.to_string()])
+            .env("ROS_DOMAIN_ID", domain.to_string())
+            // Discovery on this machine only (Jazzy and later).
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+            // The wheels have no setup script to export it: as a user of a virtualenv would.
+            .env("ROS_DISTRO", self.distro.name)
+            .env_remove("ROS_LOCALHOST_ONLY")
+            .env_remove("ROS_STATIC_PEERS")
+            .env_remove("LD_PRELOAD")
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
+            .env_remove("ROSTRACE_SESSION_DIR")
+            .env_remove("ROSTRACE_BACKEND");
+    }
+
+    fn domain(&self, run: u32) -> u32 {
+        self.domain_base + run
+    }
+}
+
+fn lttng(args: &[&str]) {
+    let out = Command::new("lttng").args(args).output().expect("lttng");
+    assert!(out.status.success(), "lttng {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Run 1: upstream's library preloaded, under an LTTng session of our own.
+fn run_upstream(s: &Setup, root: &Path) -> Run {
+    let lib = venv_root().join(format!("upstream-{}", s.distro.tracetools)).join("libtracetools.so");
+    let dir = root.join("upstream");
+    let name = format!("rostrace-real-{}-{}", s.distro.name, std::process::id());
+    let _session = LttngSession(name.clone());
+    testkit::ensure_sessiond();
+    lttng(&["create", &name, "-o", dir.to_str().unwrap()]);
+    lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
+    lttng(&["add-context", "-u", "-t", "vpid", "-t", "vtid", "-t", "procname", "-s", &name]);
+    lttng(&["start", &name]);
+    let mut cmd = Command::new("env");
+    s.system(&mut cmd, s.domain(0));
+    cmd.env("LD_PRELOAD", &lib);
+    let out = cmd.output().unwrap();
+    lttng(&["stop", &name]);
+    lttng(&["destroy", &name]);
+    let system = system_report(&out, "upstream");
+    let (events, schema, others) = read_trace(&dir, &s.ns);
+    Run { label: "upstream", dir, events, schema, others, system }
+}
+
+/// Runs 2 and 3: `rostrace record [--backend lttng]`.
+fn run_rostrace(s: &Setup, root: &Path, backend: &str, run: u32) -> Run {
+    let name = format!("rostrace-real-{}-{backend}-{}", s.distro.name, std::process::id());
+    let _session = LttngSession(name.clone());
+    let mut cmd = rostrace();
+    cmd.args(["record", "--backend", backend, "-s", &name, "-p"]).arg(root).arg("--");
+    s.system(&mut cmd, s.domain(run));
+    let out = cmd.output().unwrap();
+    let system = system_report(&out, backend);
+    let dir = root.join(&name);
+    let (events, schema, others) = read_trace(&dir, &s.ns);
+    let label = if backend == "embedded" { "embedded" } else { "lttng" };
+    Run { label, dir, events, schema, others, system }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What is compared
+
+/// Handle links: (event, field) must name a (target event, target field) of the same process
+/// (`same_process` false: of any process, e.g. a client's GID seen by the server).
+const LINKS: &[(&str, &str, &str, &str, bool)] = &[
+    ("rcl_publisher_init", "node_handle", "rcl_node_init", "node_handle", true),
+    ("rcl_publisher_init", "rmw_publisher_handle", "rmw_publisher_init", "rmw_publisher_handle", true),
+    ("rcl_subscription_init", "node_handle", "rcl_node_init", "node_handle", true),
+    ("rcl_subscription_init", "rmw_subscription_handle", "rmw_subscription_init", "rmw_subscription_handle", true),
+    ("rcl_service_init", "node_handle", "rcl_node_init", "node_handle", true),
+    ("rcl_client_init", "node_handle", "rcl_node_init", "node_handle", true),
+    ("rcl_client_init", "rmw_client_handle", "rmw_client_init", "rmw_client_handle", true),
+    ("rcl_publish", "publisher_handle", "rcl_publisher_init", "publisher_handle", true),
+    ("rmw_publish", "rmw_publisher_handle", "rmw_publisher_init", "rmw_publisher_handle", true),
+    ("rmw_take", "rmw_subscription_handle", "rmw_subscription_init", "rmw_subscription_handle", true),
+    ("rmw_send_request", "rmw_client_handle", "rmw_client_init", "rmw_client_handle", true),
+    ("rmw_take_response", "rmw_client_handle", "rmw_client_init", "rmw_client_handle", true),
+    ("rmw_take_request", "rmw_service_handle", "rcl_service_init", "rmw_service_handle", true),
+    ("rmw_send_response", "rmw_service_handle", "rcl_service_init", "rmw_service_handle", true),
+    ("rmw_take_request", "client_gid", "rmw_client_init", "gid", false),
+    ("rmw_send_response", "client_gid", "rmw_client_init", "gid", false),
+];
+
+/// The rmw service and client events, new in tracetools 8.5 (Kilted).
+const RMW_SERVICE_EVENTS: &[&str] =
+    &["rmw_client_init", "rmw_send_request", "rmw_take_request", "rmw_send_response", "rmw_take_response"];
+
+/// Every compared quantity of a run, by key; `expected` holds the keys with a known value.
+struct Summary {
+    values: BTreeMap<String, String>,
+}
+
+fn count_by<'a>(evs: impl Iterator<Item = &'a Ev>, key: impl Fn(&Ev) -> String) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for e in evs {
+        *m.entry(key(e)).or_insert(0) += 1;
+    }
+    m
+}
+
+fn multiset(items: impl Iterator<Item = String>) -> String {
+    let mut m: BTreeMap<String, usize> = BTreeMap::new();
+    for i in items {
+        *m.entry(i).or_insert(0) += 1;
+    }
+    m.iter().map(|(k, n)| if *n == 1 { k.clone() } else { format!("{k} x{n}") }).collect::<Vec<_>>().join(", ")
+}
+
+fn summarize(r: &Run, d: &Distro, ns: &str) -> Summary {
+    let ev = &r.events;
+    let mut v = BTreeMap::new();
+    let of = |n: &'static str| ev.iter().filter(move |e| e.name == n);
+    // Every event name, with its count when deterministic.
+    let deterministic = |n: &str| {
+        n.ends_with("_init")
+            || matches!(
+                n,
+                "rcl_take" | "rmw_send_request" | "rmw_send_response" | "rmw_take_response" | "rmw_take_request"
+            )
+    };
+    for (n, c) in count_by(ev.iter(), |e| e.name.clone()) {
+        v.insert(format!("count {n}"), if deterministic(&n) { c.to_string() } else { "present".into() });
+    }
+    // Payload schema.
+    for (n, fields) in &r.schema {
+        let s: Vec<String> = fields.iter().map(|(f, t)| format!("{f}:{t}")).collect();
+        v.insert(format!("schema {n}"), s.join(", "));
+    }
+    // Publications and takes on the test's topics, through the handles.
+    let topic_of_pub: BTreeMap<(i128, i128), String> = of("rcl_publisher_init")
+        .filter_map(|e| Some(((e.vpid, e.int("publisher_handle")?), e.str("topic_name"))))
+        .collect();
+    let topic_of_rmw_pub: BTreeMap<(i128, i128), String> = of("rcl_publisher_init")
+        .filter_map(|e| Some(((e.vpid, e.int("rmw_publisher_handle")?), e.str("topic_name"))))
+        .collect();
+    let topic_of_rmw_sub: BTreeMap<(i128, i128), String> = of("rcl_subscription_init")
+        .filter_map(|e| Some(((e.vpid, e.int("rmw_subscription_handle")?), e.str("topic_name"))))
+        .collect();
+    let test_topics = [format!("{ns}/fast"), format!("{ns}/slow")];
+    for t in &test_topics {
+        let rcl = of("rcl_publish")
+            .filter(|e| e.int("publisher_handle").and_then(|h| topic_of_pub.get(&(e.vpid, h))) == Some(t))
+            .count();
+        let rmw = of("rmw_publish")
+            .filter(|e| e.int("rmw_publisher_handle").and_then(|h| topic_of_rmw_pub.get(&(e.vpid, h))) == Some(t))
+            .count();
+        let takes: Vec<&Ev> = of("rmw_take")
+            .filter(|e| e.int("taken") == Some(1))
+            .filter(|e| e.int("rmw_subscription_handle").and_then(|h| topic_of_rmw_sub.get(&(e.vpid, h))) == Some(t))
+            .collect();
+        let stamped = takes.iter().filter(|e| e.int("source_timestamp").is_some_and(|s| s != 0)).count();
+        v.insert(format!("rcl_publish on {t}"), rcl.to_string());
+        v.insert(format!("rmw_publish on {t}"), rmw.to_string());
+        v.insert(format!("rmw_take taken on {t}"), takes.len().to_string());
+        v.insert(format!("rmw_take taken on {t}, source_timestamp != 0"), stamped.to_string());
+    }
+    for n in ["rmw_take_request", "rmw_take_response"] {
+        if ev.iter().any(|e| e.name == n) {
+            v.insert(format!("{n} taken"), of_name(ev, n).filter(|e| e.int("taken") == Some(1)).count().to_string());
+        }
+    }
+    // Names, depths, periods, versions.
+    v.insert("rcl_init version".into(), multiset(of("rcl_init").map(|e| e.str("version"))));
+    v.insert(
+        "nodes".into(),
+        multiset(of("rcl_node_init").map(|e| format!("{}/{}", e.str("namespace"), e.str("node_name")))),
+    );
+    v.insert(
+        "publishers (topic depth)".into(),
+        multiset(of("rcl_publisher_init").map(|e| format!("{} {}", e.str("topic_name"), e.str("queue_depth")))),
+    );
+    v.insert(
+        "subscriptions (topic depth)".into(),
+        multiset(of("rcl_subscription_init").map(|e| format!("{} {}", e.str("topic_name"), e.str("queue_depth")))),
+    );
+    v.insert("services".into(), multiset(of("rcl_service_init").map(|e| e.str("service_name"))));
+    v.insert("clients".into(), multiset(of("rcl_client_init").map(|e| e.str("service_name"))));
+    v.insert("timer periods".into(), multiset(of("rcl_timer_init").map(|e| e.str("period"))));
+    v.insert(
+        "gid sizes".into(),
+        multiset(ev.iter().filter_map(|e| match e.get("gid") {
+            Some(Val::Ints(g)) => Some(format!("{} {}", e.name, g.len())),
+            _ => None,
+        })),
+    );
+    // Handle links.
+    for (from, field, to, tfield, same) in LINKS {
+        if !d.service_events && (RMW_SERVICE_EVENTS.contains(from) || RMW_SERVICE_EVENTS.contains(to)) {
+            continue; // no rmw service/client events before tracetools 8.5
+        }
+        let sources: Vec<&Ev> = ev.iter().filter(|e| e.name == *from).collect();
+        if sources.is_empty() {
+            continue;
+        }
+        let targets: BTreeSet<(i128, Val)> = ev
+            .iter()
+            .filter(|e| e.name == *to)
+            .filter_map(|e| Some((if *same { e.vpid } else { 0 }, e.get(tfield)?.clone())))
+            .collect();
+        let linked = sources
+            .iter()
+            .filter(|e| e.get(field).is_some_and(|x| targets.contains(&(if *same { e.vpid } else { 0 }, x.clone()))))
+            .count();
+        // Counts are compared above (where deterministic): here, whether every one links.
+        let shape = if linked == sources.len() { "all".to_string() } else { format!("{linked}/{}", sources.len()) };
+        v.insert(format!("link {from}.{field} -> {to}"), shape);
+    }
+    Summary { values: v }
+}
+
+fn of_name<'a>(ev: &'a [Ev], n: &'a str) -> impl Iterator<Item = &'a Ev> + 'a {
+    ev.iter().filter(move |e| e.name == n)
+}
+
+/// What the analysis says about the test's topics and service.
+fn analysis(r: &Run, d: &Distro, ns: &str, root: &Path) -> BTreeMap<String, String> {
+    let json = root.join(format!("{}.json", r.label));
+    let out = rostrace().arg("analyze").arg(&r.dir).arg("--json").arg(&json).output().unwrap();
+    assert!(out.status.success(), "analyze {}: {}", r.label, String::from_utf8_lossy(&out.stderr));
+    let a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let mut v = BTreeMap::new();
+    for t in ["fast", "slow"] {
+        let name = format!("{ns}/{t}");
+        let topic = a["topics"].as_array().and_then(|ts| ts.iter().find(|x| x["name"] == name.as_str()));
+        for k in ["publishes", "takes", "matched", "unmatched", "by_source_timestamp"] {
+            let val = topic.map(|x| x[k].to_string()).unwrap_or_else(|| "(no topic)".into());
+            v.insert(format!("analyze {name} {k}"), val);
+        }
+    }
+    if d.service_events {
+        let name = format!("{ns}/toggle");
+        let s = a["services"].as_array().and_then(|ss| ss.iter().find(|x| x["name"] == name.as_str()));
+        for k in ["requests_sent", "requests_served", "responses_received", "requests_matched", "responses_matched"] {
+            let val = s.map(|x| x[k].to_string()).unwrap_or_else(|| "(no service)".into());
+            v.insert(format!("analyze {name} {k}"), val);
+        }
+    }
+    v
+}
+
+/// The values known in advance (from the system's design and its own counts).
+fn expected(d: &Distro, ns: &str) -> BTreeMap<String, String> {
+    let mut e = BTreeMap::new();
+    let n = MESSAGES.to_string();
+    let m = CALLS.to_string();
+    e.insert("rcl_init version".into(), format!("{} x4", d.tracetools));
+    e.insert("count rcl_init".into(), "4".into());
+    e.insert("count rcl_node_init".into(), "5".into());
+    e.insert("count rcl_timer_init".into(), (TIMER_PERIODS.len() + IDLE_SPINS + RECREATED_TIMERS).to_string());
+    let mut periods: Vec<String> = TIMER_PERIODS.iter().map(|p| p.to_string()).collect();
+    periods.extend((0..IDLE_SPINS).map(|_| IDLE_PERIOD.to_string()));
+    periods.extend((0..RECREATED_TIMERS).map(|_| RECREATED_PERIOD.to_string()));
+    e.insert("timer periods".into(), multiset(periods.into_iter()));
+    e.insert("count rcl_take".into(), (2 * MESSAGES).to_string());
+    e.insert("subscriptions (topic depth)".into(), format!("{ns}/fast 7, {ns}/slow 3"));
+    e.insert("clients".into(), format!("{ns}/toggle"));
+    for t in ["fast", "slow"] {
+        let t = format!("{ns}/{t}");
+        for k in ["rcl_publish on", "rmw_publish on", "rmw_take taken on"] {
+            e.insert(format!("{k} {t}"), n.clone());
+        }
+        // Jazzy and Kilted carry the source timestamp of each message.
+        e.insert(format!("rmw_take taken on {t}, source_timestamp != 0"), n.clone());
+        for (k, val) in [("publishes", &n), ("takes", &n), ("matched", &n), ("unmatched", &"0".to_string())] {
+            e.insert(format!("analyze {t} {k}"), val.clone());
+        }
+        e.insert(format!("analyze {t} by_source_timestamp"), n.clone());
+    }
+    if d.service_events {
+        for k in ["count rmw_send_request", "count rmw_take_response", "count rmw_send_response"] {
+            e.insert(k.into(), m.clone());
+        }
+        e.insert("rmw_take_request taken".into(), m.clone());
+        e.insert("rmw_take_response taken".into(), m.clone());
+        for k in ["requests_sent", "requests_served", "responses_received", "requests_matched", "responses_matched"] {
+            e.insert(format!("analyze {ns}/toggle {k}"), m.clone());
+        }
+    }
+    let gid = if d.service_events { 16 } else { 24 };
+    let mut gids = vec![format!("rmw_publisher_init {gid}"), format!("rmw_subscription_init {gid}")];
+    if d.service_events {
+        gids.push(format!("rmw_client_init {gid}"));
+    }
+    gids.sort();
+    // Every gid of the distro's size (the counts are compared between the traces).
+    e.insert("gid sizes (all)".into(), gids.join(", "));
+    e
+}
+
+fn real_stack(d: &Distro, index: u32) {
+    let venv = venv_root().join(d.name);
+    let upstream = venv_root().join(format!("upstream-{}", d.tracetools)).join("libtracetools.so");
+    let have_venv = venv.join("bin/python").exists() && venv.join(".rostrace-complete").exists();
+    if !require(have_venv, &format!("the {} virtualenv ({}; tools/ros2-venvs.sh makes it)", d.name, venv.display())) {
+        return;
+    }
+    if !require(upstream.exists(), &format!("upstream tracetools {} ({})", d.tracetools, upstream.display())) {
+        return;
+    }
+    if !require(have_lttng(), "LTTng (lttng-tools)") {
+        return;
+    }
+    // One LTTng test at a time; this one also keeps its three runs apart from the other distro's.
+    let _lttng = lttng_lock();
+    let root = TempDir::new(&format!("real-{}", d.name));
+    let pid = std::process::id();
+    let ns = format!("/rostrace_{}_{pid}", d.name);
+    // Domains 1..=100 (clear of the ports of higher ids), 3 consecutive ones per distro.
+    let domain_base = 1 + (pid * 7 + index * 3) % 98;
+    let s = Setup { distro: d, venv, ns: ns.clone(), domain_base };
+    let t0 = std::time::Instant::now();
+    let runs = [run_upstream(&s, &root), run_rostrace(&s, &root, "embedded", 1), run_rostrace(&s, &root, "lttng", 2)];
+    let recorded = t0.elapsed();
+
+    // The system did its part each time (it exits 1 otherwise).
+    for r in &runs {
+        for p in r.system["processes"].as_array().unwrap() {
+            if let Some(pubd) = p.get("published") {
+                assert_eq!(pubd["fast"], MESSAGES, "{}: {p}", r.label);
+                assert_eq!(pubd["slow"], MESSAGES, "{}: {p}", r.label);
+            }
+            if let Some(t) = p.get("taken") {
+                assert_eq!(t["fast"], MESSAGES, "{}: {p}", r.label);
+                assert_eq!(t["slow"], MESSAGES, "{}: {p}", r.label);
+            }
+        }
+    }
+
+    let sums: Vec<BTreeMap<String, String>> = runs
+        .iter()
+        .map(|r| {
+            let mut v = summarize(r, d, &ns).values;
+            v.extend(analysis(r, d, &ns, &root));
+            let gids = v.get("gid sizes").cloned().unwrap_or_default();
+            // "rmw_publisher_init 16 x5, ..." -> the kinds without counts.
+            let kinds: Vec<String> =
+                gids.split(", ").filter(|s| !s.is_empty()).map(|s| s.split(" x").next().unwrap().to_string()).collect();
+            v.insert("gid sizes (all)".into(), kinds.join(", "));
+            v
+        })
+        .collect();
+    let expect = expected(d, &ns);
+    let keys: BTreeSet<&String> = sums.iter().flat_map(|s| s.keys()).chain(expect.keys()).collect();
+
+    // The table, and the differences.
+    let mut failures = Vec::new();
+    let mut table = String::new();
+    table += &format!(
+        "\n=== real ROS 2 {} (tracetools {}; {} s for the three runs; events kept/other processes: {})\n",
+        d.name,
+        d.tracetools,
+        recorded.as_secs(),
+        runs.iter().map(|r| format!("{} {}/{}", r.label, r.events.len(), r.others)).collect::<Vec<_>>().join(", ")
+    );
+    table += &format!("{:<2} {:<58} {:<24} {:<24} {:<24} {}\n", "", "key", "upstream", "embedded", "lttng", "expected");
+    for k in keys {
+        let vals: Vec<&str> = sums.iter().map(|s| s.get(k).map(String::as_str).unwrap_or("-")).collect();
+        let exp = expect.get(k);
+        let differ = vals.iter().any(|x| *x != vals[0]);
+        let wrong: Vec<&str> =
+            runs.iter().zip(&vals).filter(|(_, x)| exp.is_some_and(|e| e != *x)).map(|(r, _)| r.label).collect();
+        let mark = if differ || !wrong.is_empty() { "!!" } else { "" };
+        let long = k.starts_with("schema ") || vals.iter().any(|x| x.len() > 24);
+        if long && (differ || !wrong.is_empty()) {
+            table += &format!("{mark:<2} {k}\n");
+            for (r, x) in runs.iter().zip(&vals) {
+                table += &format!("       {:<9} {x}\n", r.label);
+            }
+            if let Some(e) = exp {
+                table += &format!("       {:<9} {e}\n", "expected");
+            }
+        } else if !long {
+            table += &format!(
+                "{mark:<2} {k:<58} {:<24} {:<24} {:<24} {}\n",
+                vals[0],
+                vals[1],
+                vals[2],
+                exp.map(String::as_str).unwrap_or("")
+            );
+        }
+        if differ {
+            failures
+                .push(format!("{}: {k}: upstream {:?}, embedded {:?}, lttng {:?}", d.name, vals[0], vals[1], vals[2]));
+        }
+        if !wrong.is_empty() {
+            failures.push(format!("{}: {k}: expected {:?}, not so in {}", d.name, exp.unwrap(), wrong.join(", ")));
+        }
+    }
+    // Links: every one resolves, in every trace.
+    for (k, _) in sums[0].iter().filter(|(k, _)| k.starts_with("link ")) {
+        for (r, s) in runs.iter().zip(&sums) {
+            if let Some(x) = s.get(k).filter(|x| *x != "all") {
+                failures.push(format!("{}: {k}: only {x} link, in {}", d.name, r.label));
+            }
+        }
+    }
+    eprintln!("{table}");
+    if !failures.is_empty() {
+        eprintln!("=== {} differences ({}):", d.name, failures.len());
+        for f in &failures {
+            eprintln!("  {f}");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} difference(s) for {}, see the table above:\n{}",
+        failures.len(),
+        d.name,
+        failures.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which libtracetools.so a wheel-installed rclpy uses
+
+/// The libtracetools.so files mapped into a Python that imported rclpy, under `env`.
+fn mapped_tracetools(venv: &Path, env: &[(&str, String)]) -> Vec<String> {
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.args([
+        "-c",
+        "import rclpy\nprint('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libtracetools' in l})))",
+    ]);
+    cmd.env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH").env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+/// `LD_PRELOAD` of rostrace's library replaces the wheel's libtracetools.so (the preloaded
+/// library's SONAME `libtracetools.so` satisfies librcl's dependency: the wheel's library is not
+/// loaded at all); so does `LD_LIBRARY_PATH` with `_ROS_WHEELS_BOOTSTRAP_COMPLETE=1` and the
+/// wheels' directories spelled out (the bootstrapper then leaves the path as it is).
+fn library_resolution(d: &Distro) {
+    let venv = venv_root().join(d.name);
+    if !require(venv.join(".rostrace-complete").exists(), &format!("the {} virtualenv ({})", d.name, venv.display())) {
+        return;
+    }
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps/libtracetools.so");
+    assert!(lib.exists(), "{}", lib.display());
+    let lib = lib.canonicalize().unwrap().to_string_lossy().into_owned();
+    let dir = Path::new(&lib).parent().unwrap().to_string_lossy().into_owned();
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("site-packages");
+    let mut path = vec![dir, venv.join("lib").to_string_lossy().into_owned()];
+    let mut libs: Vec<String> = std::fs::read_dir(&site)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name().unwrap().to_string_lossy().starts_with("ros_")
+                && p.extension().is_some_and(|x| x == "libs")
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    libs.sort();
+    path.extend(libs);
+    let preload = mapped_tracetools(&venv, &[("LD_PRELOAD", lib.clone())]);
+    let explicit = mapped_tracetools(
+        &venv,
+        &[("_ROS_WHEELS_BOOTSTRAP_COMPLETE", "1".into()), ("LD_LIBRARY_PATH", path.join(":"))],
+    );
+    eprintln!("{}: LD_PRELOAD maps {preload:?}; bootstrap-complete LD_LIBRARY_PATH maps {explicit:?}", d.name);
+    let mut failures = Vec::new();
+    if explicit != [lib.clone()] {
+        failures.push(format!("LD_LIBRARY_PATH with _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 maps {explicit:?}"));
+    }
+    if preload != [lib.clone()] {
+        failures.push(format!("LD_PRELOAD maps {preload:?}, not rostrace's library alone (its SONAME?)"));
+    }
+    assert!(failures.is_empty(), "{}: {}", d.name, failures.join("; "));
+}
+
+#[test]
+fn library_resolution_kilted() {
+    library_resolution(&KILTED);
+}
+
+#[test]
+fn library_resolution_jazzy() {
+    library_resolution(&JAZZY);
+}
