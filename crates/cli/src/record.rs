@@ -603,6 +603,15 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         Some(l) => l,
         None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release, and set ROSTRACE_LIB)"),
     };
+    if a.opts.distro.is_none()
+        && ["ROSTRACE_DISTRO", "ROS_DISTRO"].iter().all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()))
+    {
+        eprintln!(
+            "rostrace: note: ROS_DISTRO is not set (no ROS 2 setup script sourced, e.g. a pip virtualenv): the traced \
+             processes use {}'s tracetools ABI; give --distro for another distribution",
+            tracetools::distro::DEFAULT
+        );
+    }
     let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
         Ok(r) => r,
         Err(e) => return fail(e),
