@@ -369,28 +369,41 @@ fn ctrl_c_finishes_the_trace_and_exits_130() {
     use std::os::unix::process::CommandExt as _;
     let dir = tmp("ctrlc");
     let prog = flows(&dir);
-    let t0 = std::time::Instant::now();
+    // The command marks its own completion: Ctrl-C must stop it before.
+    let done = dir.join("done");
     let child = rostrace()
         .args(["record", "-s", "int", "-p"])
         .arg(&dir)
-        .arg("--")
+        .args(["--", "sh", "-c", "\"$0\" \"$1\" 1 0 run 20 && touch \"$2\""])
         .arg(&prog)
         .arg(dir.join("e.txt"))
-        .args(["1", "0", "run", "20"])
+        .arg(&done)
         .process_group(0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Once the command records (its trace appears), Ctrl-C.
+    wait_for(&dir.join("int/ust"));
     // SAFETY: a signal to the process group the test just created.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(t0.elapsed() < Duration::from_secs(15), "Ctrl-C did not stop the command");
+    assert!(!done.exists(), "Ctrl-C did not stop the command");
     assert!(String::from_utf8_lossy(&out.stdout).contains("trace written"));
     let evs = events(&dir.join("int"));
     assert!(evs.iter().filter(|(n, _)| n == "ros2:callback_start").count() > 10, "{} events", evs.len());
+}
+
+/// Waits until `path` exists (at most a minute: a loaded machine is slow, a broken one fails).
+fn wait_for(path: &Path) {
+    for _ in 0..600 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{} did not appear", path.display());
 }
 
 /// A small file system of its own (tmpfs), unmounted on drop.

@@ -748,8 +748,15 @@ extern "C" fn in_child() {
     RECORDING.store(false, Ordering::Relaxed);
 }
 
-const FATAL: [libc::c_int; 6] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGTERM];
-static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 6] = [std::mem::MaybeUninit::uninit(); 6];
+const FATAL: [libc::c_int; 7] =
+    [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGTERM, libc::SIGINT];
+static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 7] = [std::mem::MaybeUninit::uninit(); 7];
+
+/// SIGTERM and SIGINT stop a program that does not handle them; one that does (rclcpp) shuts
+/// down cleanly and writes everything at exit.
+fn stops_politely(sig: libc::c_int) -> bool {
+    sig == libc::SIGTERM || sig == libc::SIGINT
+}
 static HANDLING: AtomicBool = AtomicBool::new(false);
 
 fn install_signal_handlers() {
@@ -760,8 +767,8 @@ fn install_signal_handlers() {
             if libc::sigaction(*sig, std::ptr::null(), &mut old) != 0 {
                 continue;
             }
-            // Leave signals the application handles itself (SIGTERM with a handler) alone.
-            if *sig == libc::SIGTERM && old.sa_sigaction != libc::SIG_DFL {
+            // Leave signals the application handles or ignores itself (SIGTERM, SIGINT) alone.
+            if stops_politely(*sig) && old.sa_sigaction != libc::SIG_DFL {
                 continue;
             }
             (*std::ptr::addr_of_mut!(PREVIOUS))[k] = std::mem::MaybeUninit::new(old);
@@ -775,6 +782,21 @@ fn install_signal_handlers() {
 }
 
 extern "C" fn on_fatal(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // Installed with SA_RESETHAND, this handler finds the default disposition when the signal
+    // reached it directly. Otherwise the application installed its own handler later (rclcpp
+    // does, after rcl_init) and calls this one as the previous handler: SIGTERM and SIGINT are
+    // then its to handle (a clean shutdown writes everything at exit), nothing is done here.
+    if stops_politely(sig) {
+        // SAFETY: reading the current disposition.
+        let current = unsafe {
+            let mut cur: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut cur);
+            cur.sa_sigaction
+        };
+        if current != libc::SIG_DFL {
+            return;
+        }
+    }
     // Best effort: write what the rings hold unless the writer is busy, then let the signal act.
     if !HANDLING.swap(true, Ordering::SeqCst) {
         if let Some(s) = SESSION.get() {

@@ -360,3 +360,64 @@ fn identical_calls_are_all_recorded() {
     assert_eq!(names.iter().filter(|n| **n == "ros2:rcl_timer_init").count(), 5, "{names:?}");
     assert_eq!(names.iter().filter(|n| **n == "ros2:rcl_node_init").count(), 5, "{names:?}");
 }
+
+/// A program that installs its own SIGINT/SIGTERM handler after tracing started, and calls the
+/// previous handler from it (as rclcpp does), keeps running and shuts down as it wants: the
+/// tracer's handler, reached that way, does nothing. A program without a handler of its own
+/// writes its events when SIGINT or SIGTERM stops it.
+#[test]
+fn sigint_and_sigterm_with_and_without_the_programs_handler() {
+    let dir = TempDir::new("signals");
+    let src = dir.join("sig.c");
+    std::fs::write(
+        &src,
+        r#"#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tracetools/tracetools.h"
+static struct sigaction old;
+static volatile sig_atomic_t got = 0;
+static void handler(int s) {
+  got = 1;
+  if (old.sa_flags & SA_SIGINFO) old.sa_sigaction(s, NULL, NULL);
+  else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) old.sa_handler(s);
+}
+int main(int argc, char ** argv) {
+  int sig = strcmp(argv[1], "INT") == 0 ? SIGINT : SIGTERM;
+  ros_trace_rcl_init((const void *)1);
+  if (strcmp(argv[2], "handled") == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigaction(sig, &sa, &old);
+  }
+  for (int i = 0; i < 100; i++) ros_trace_callback_start((const void *)2, false);
+  raise(sig);
+  if (!got) return 3;
+  ros_trace_callback_end((const void *)2);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let prog = dir.join("sig");
+    tracetools::compile_c(&src, &prog, &lib_dir()).unwrap();
+    for sig in ["INT", "TERM"] {
+        for mode in ["handled", "default"] {
+            let session = dir.join(format!("{sig}-{mode}"));
+            let st = Command::new(&prog).args([sig, mode]).env("ROSTRACE_SESSION_DIR", &session).status().unwrap();
+            let (events, _) = read_rostrace(&session);
+            let n = events.values().map(|v| v.len()).sum::<usize>();
+            if mode == "handled" {
+                assert_eq!(st.code(), Some(0), "SIG{sig} handled by the program: it goes on");
+                assert_eq!(n, 102, "SIG{sig} handled: every event");
+            } else {
+                use std::os::unix::process::ExitStatusExt as _;
+                let want = if sig == "INT" { libc::SIGINT } else { libc::SIGTERM };
+                assert_eq!(st.signal(), Some(want), "SIG{sig} unhandled stops the program");
+                assert_eq!(n, 101, "SIG{sig} unhandled: the events before it are written");
+            }
+        }
+    }
+}
