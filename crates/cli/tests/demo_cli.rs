@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{have_babeltrace2, have_lttng, lttng_lock, require, rostrace, TempDir};
+use common::{have_babeltrace2, have_lttng, lttng_lock, require, rostrace, DefaultSigint, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -170,6 +170,7 @@ fn demo_stops_on_ctrl_c() {
         .arg("-o")
         .arg(&dir)
         .process_group(0)
+        .default_sigint()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -379,6 +379,7 @@ fn ctrl_c_finishes_the_trace_and_exits_130() {
         .arg(dir.join("e.txt"))
         .arg(&done)
         .process_group(0)
+        .default_sigint()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

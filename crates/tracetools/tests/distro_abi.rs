@@ -385,6 +385,8 @@ static void handler(int s) {
 }
 int main(int argc, char ** argv) {
   int sig = strcmp(argv[1], "INT") == 0 ? SIGINT : SIGTERM;
+  /* Whatever this test process inherited (a shell ignores SIGINT in background jobs). */
+  signal(sig, SIG_DFL);
   ros_trace_rcl_init((const void *)1);
   if (strcmp(argv[2], "handled") == 0) {
     struct sigaction sa;

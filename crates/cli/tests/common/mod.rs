@@ -30,6 +30,26 @@ pub fn have_babeltrace2() -> bool {
     Command::new("babeltrace2").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
+/// Ctrl-C as in a terminal: SIGINT's default action in the spawned program, whatever this test
+/// process inherited (a shell starts background jobs with SIGINT ignored, and that is inherited).
+pub trait DefaultSigint {
+    /// Resets SIGINT to its default action in the child.
+    fn default_sigint(&mut self) -> &mut Self;
+}
+
+impl DefaultSigint for Command {
+    fn default_sigint(&mut self) -> &mut Self {
+        use std::os::unix::process::CommandExt as _;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            self.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            })
+        }
+    }
+}
+
 /// The rostrace binary under test.
 pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
