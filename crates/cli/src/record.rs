@@ -603,6 +603,10 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         Some(l) => l,
         None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release, and set ROSTRACE_LIB)"),
     };
+    let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
     if a.opts.distro.is_none()
         && ["ROSTRACE_DISTRO", "ROS_DISTRO"].iter().all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()))
     {
@@ -612,10 +616,6 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
             tracetools::distro::DEFAULT
         );
     }
-    let rec = match Recording::begin(&a.opts, "session", None, Some(&lib)) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
     let mut cmd = Command::new(&a.command[0]);
     cmd.args(&a.command[1..]);
     for (k, v) in rec.env() {
