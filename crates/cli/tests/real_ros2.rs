@@ -246,28 +246,17 @@ impl Setup<'_> {
     }
 }
 
-fn lttng(args: &[&str]) {
-    let out = Command::new("lttng").args(args).output().expect("lttng");
-    assert!(out.status.success(), "lttng {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// Run 1: upstream's library preloaded, under an LTTng session of our own.
 fn run_upstream(s: &Setup, root: &Path) -> Run {
     let lib = venv_root().join(format!("upstream-{}", s.distro.tracetools)).join("libtracetools.so");
     let dir = root.join("upstream");
     let name = format!("rostrace-real-{}-{}", s.distro.name, std::process::id());
-    let _session = LttngSession(name.clone());
-    testkit::ensure_sessiond();
-    lttng(&["create", &name, "-o", dir.to_str().unwrap()]);
-    lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
-    lttng(&["add-context", "-u", "-t", "vpid", "-t", "vtid", "-t", "procname", "-s", &name]);
-    lttng(&["start", &name]);
+    let session = LttngSession::start(&name, &dir);
     let mut cmd = Command::new("env");
     s.system(&mut cmd, s.domain(0));
     cmd.env("LD_PRELOAD", &lib);
     let out = cmd.output().unwrap();
-    lttng(&["stop", &name]);
-    lttng(&["destroy", &name]);
+    session.stop();
     let system = system_report(&out, "upstream");
     let (events, schema, others) = read_trace(&dir, &s.ns);
     Run { label: "upstream", dir, events, schema, others, system }

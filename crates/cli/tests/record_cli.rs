@@ -299,7 +299,7 @@ fn lttng_session_verbs() {
         .arg(dir.join("e.txt"))
         .args(["2", "2"])
         .env("ROSTRACE_BACKEND", "lttng")
-        .env("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER)
+        .env("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER_DIR)
         .env("LD_LIBRARY_PATH", &lib)
         .status()
         .unwrap();

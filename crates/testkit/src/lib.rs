@@ -135,9 +135,40 @@ pub fn ensure_sessiond() {
     }
 }
 
+/// Runs `lttng ARGS` (at most 120 s); panics with its output when it fails.
+pub fn lttng(args: &[&str]) -> std::process::Output {
+    let out = Command::new("timeout").arg("120").arg("lttng").args(args).output().expect("lttng");
+    assert!(
+        out.status.success(),
+        "lttng {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Destroys the LTTng session of that name on drop (a failing test leaves no session behind
 /// that would record the next test's programs).
 pub struct LttngSession(pub String);
+
+impl LttngSession {
+    /// Starts a session daemon if needed, then the session `name` writing to `out`: every
+    /// `ros2:*` userspace event with the vpid, vtid and procname context, as `ros2 trace` records.
+    pub fn start(name: &str, out: &std::path::Path) -> LttngSession {
+        ensure_sessiond();
+        let s = LttngSession(name.to_string());
+        lttng(&["create", name, &format!("--output={}", out.display())]);
+        lttng(&["enable-event", "-u", "ros2:*", "-s", name]);
+        lttng(&["add-context", "-u", "-s", name, "-t", "vpid", "-t", "vtid", "-t", "procname"]);
+        lttng(&["start", name]);
+        s
+    }
+
+    /// Stops the session (its trace is complete) and destroys it.
+    pub fn stop(self) {
+        lttng(&["stop", &self.0]);
+    }
+}
 
 impl Drop for LttngSession {
     fn drop(&mut self) {

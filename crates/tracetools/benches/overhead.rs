@@ -73,7 +73,10 @@ fn main() {
             lttng_ns = best(
                 &prog,
                 &out,
-                &[("ROSTRACE_BACKEND", "lttng".into()), ("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER.into())],
+                &[
+                    ("ROSTRACE_BACKEND", "lttng".into()),
+                    ("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER_DIR.into()),
+                ],
             )
             .map(|x| x.0);
             lttng(&["stop", &name]);

@@ -25,3 +25,21 @@ pub static ABIS: [Abi; 5] = [
     Abi { name: "rolling", aliases: &["lyrical"], version: "8.10.1", number: (8, 10, 1), gid_size: 16 },
 ];
 
+impl Abi {
+    /// Whether a tracepoint of `provider` that appeared in `since` (the catalog's column: a
+    /// version first, e.g. `3.1.0 Humble`) exists in this ABI; CARET's events exist in all.
+    pub fn has_since(&self, provider: &str, since: &str) -> bool {
+        let version = || -> Option<(u32, u32, u32)> {
+            let mut it = since.split_whitespace().next()?.split('.').map(|p| p.parse::<u32>().ok());
+            Some((it.next()??, it.next()??, it.next()??))
+        };
+        provider != "ros2" || version().is_some_and(|v| v <= self.number)
+    }
+
+    /// Humble and Iron: `ros_trace_rmw_publish(const void * message)`, and the event's only
+    /// field is `message`.
+    pub fn rmw_publish_message_only(&self) -> bool {
+        self.number < (8, 0, 0)
+    }
+}
+

@@ -15,7 +15,7 @@
 //! A process uses the ABI of `ROSTRACE_DISTRO`, else of `ROS_DISTRO` (set by every ROS 2 setup
 //! script), else Rolling's. An unknown name turns tracing off in that process, with a message.
 
-use crate::catalog::{FieldType, Tracepoint, TRACEPOINTS};
+use crate::catalog::{FieldType, Tracepoint};
 use std::sync::OnceLock;
 
 include!("abis.rs");
@@ -41,46 +41,38 @@ pub fn by_name(name: &str) -> Result<&'static Abi, String> {
 
 static CURRENT: OnceLock<Result<&'static Abi, String>> = OnceLock::new();
 
+/// Read once per process: the encoding of events (GIDs, `rmw_publish`) asks on every call.
+fn env_abi() -> &'static Result<&'static Abi, String> {
+    CURRENT.get_or_init(|| {
+        for var in ["ROSTRACE_DISTRO", "ROS_DISTRO"] {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                return by_name(&v.to_string_lossy()).map_err(|e| format!("{var}: {e}"));
+            }
+        }
+        by_name(DEFAULT)
+    })
+}
+
 /// The ABI of this process, from `ROSTRACE_DISTRO`, `ROS_DISTRO` or the default; an error names
 /// the variable and its unknown value.
 pub fn from_env() -> Result<&'static Abi, String> {
-    CURRENT
-        .get_or_init(|| {
-            for var in ["ROSTRACE_DISTRO", "ROS_DISTRO"] {
-                if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-                    return by_name(&v.to_string_lossy()).map_err(|e| format!("{var}: {e}"));
-                }
-            }
-            by_name(DEFAULT)
-        })
-        .clone()
+    env_abi().clone()
 }
 
 /// The ABI of this process (the default's when the environment names an unknown one: tracing
 /// is then off, see [`from_env`]).
 #[inline]
 pub fn current() -> &'static Abi {
-    match from_env() {
+    match env_abi() {
         Ok(a) => a,
         Err(_) => &ABIS[ABIS.len() - 1],
     }
 }
 
-fn parse_version(s: &str) -> Option<(u32, u32, u32)> {
-    let mut it = s.split_whitespace().next()?.split('.').map(|p| p.parse::<u32>().ok());
-    Some((it.next()??, it.next()??, it.next()??))
-}
-
 impl Abi {
     /// Whether the tracepoint exists in this ABI (CARET's events exist in all).
     pub fn has(&self, tp: &Tracepoint) -> bool {
-        tp.provider != "ros2" || parse_version(tp.since).is_some_and(|v| v <= self.number)
-    }
-
-    /// Humble and Iron: `ros_trace_rmw_publish(const void * message)`, and the event's only
-    /// field is `message`.
-    pub fn rmw_publish_message_only(&self) -> bool {
-        self.number < (8, 0, 0)
+        self.has_since(tp.provider, tp.since)
     }
 
     /// The payload fields of a tracepoint in this ABI.
@@ -98,16 +90,12 @@ impl Abi {
             })
             .collect()
     }
-
-    /// Catalog ids of this ABI's tracepoints.
-    pub fn ids(&self) -> impl Iterator<Item = u16> + '_ {
-        TRACEPOINTS.iter().enumerate().filter(|(_, t)| self.has(t)).map(|(i, _)| i as u16)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::TRACEPOINTS;
 
     #[test]
     fn event_counts_per_distro() {

@@ -57,12 +57,14 @@ pub const INCLUDE_DIR: &str = env!("ROSTRACE_INCLUDE_DIR");
 /// also looked up beside libtracetools.so).
 pub const LTTNG_PROVIDER_DIR: &str = env!("ROSTRACE_LTTNG_PROVIDER_DIR");
 
-/// The LTTng-UST provider of the default distribution (Rolling), where it was built.
-pub const LTTNG_PROVIDER: &str = concat!(env!("ROSTRACE_LTTNG_PROVIDER_DIR"), "/librostrace_lttng_rolling.so");
-
 /// The file name of a distribution's LTTng-UST provider.
 pub fn lttng_provider_name(abi: &distro::Abi) -> String {
     format!("librostrace_lttng_{}.so", abi.name)
+}
+
+/// A distribution's LTTng-UST provider, where it was built.
+pub fn lttng_provider(abi: &distro::Abi) -> std::path::PathBuf {
+    std::path::Path::new(LTTNG_PROVIDER_DIR).join(lttng_provider_name(abi))
 }
 
 /// Compiles a C program against the generated header and links it to `libtracetools.so` in

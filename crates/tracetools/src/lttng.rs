@@ -43,7 +43,7 @@ fn candidates() -> Vec<String> {
             }
         }
     }
-    v.push(std::path::Path::new(crate::LTTNG_PROVIDER_DIR).join(&file).to_string_lossy().into_owned());
+    v.push(crate::lttng_provider(crate::distro::current()).to_string_lossy().into_owned());
     v
 }
 

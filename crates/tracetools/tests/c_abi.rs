@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{lib_dir, lttng, read_rostrace, PerThread};
+use common::{lib_dir, read_rostrace, PerThread};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::{ensure_sessiond, have, have_lttng, lttng_lock, require, LttngSession, TempDir};
+use testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 
 fn tmp(name: &str) -> TempDir {
     TempDir::new(&format!("cabi-{name}"))
@@ -196,31 +196,22 @@ fn lttng_backend_records_every_flow_exactly() {
         return;
     }
     let _lttng = lttng_lock();
-    assert!(
-        Path::new(tracetools::LTTNG_PROVIDER).exists(),
-        "the LTTng-UST provider was not built: {}",
-        tracetools::LTTNG_PROVIDER
-    );
-    ensure_sessiond();
+    let provider = tracetools::lttng_provider(tracetools::distro::current());
+    assert!(provider.exists(), "the LTTng-UST provider was not built: {}", provider.display());
     let dir = tmp("lttng");
     let prog = compile(&dir);
     let out = dir.join("trace");
     let name = format!("rostrace-test-{}", std::process::id());
-    let _session = LttngSession(name.clone());
-    lttng(&["create", &name, &format!("--output={}", out.display())]);
-    lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
-    lttng(&["add-context", "-u", "-s", &name, "-t", "vpid", "-t", "vtid", "-t", "procname"]);
-    lttng(&["start", &name]);
+    let session = LttngSession::start(&name, &out);
     let files = run_two(
         &prog,
         &dir,
         &[
             ("ROSTRACE_BACKEND", "lttng".to_string()),
-            ("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER.to_string()),
+            ("ROSTRACE_LTTNG_PROVIDER", tracetools::LTTNG_PROVIDER_DIR.to_string()),
         ],
     );
-    lttng(&["stop", &name]);
-    lttng(&["destroy", &name]);
+    session.stop();
     let want = expected(&files);
     check_both_readers("LTTng trace", &out, &want);
 }

@@ -11,12 +11,12 @@
 
 mod common;
 
-use common::{lib_dir, lttng, read_rostrace, PerThread};
+use common::{lib_dir, read_rostrace, PerThread};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::{ensure_sessiond, have, have_lttng, lttng_lock, require, LttngSession, TempDir};
+use testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 use tracetools::catalog::TRACEPOINTS;
 use tracetools::distro::{by_name, Abi};
 
@@ -204,16 +204,11 @@ fn check(version: &str, distro: &str) {
     assert!(cc.status.success(), "{distro}: {}", String::from_utf8_lossy(&cc.stderr));
     let ours = lib_dir().join("libtracetools.so");
     let _lttng = lttng_lock();
-    ensure_sessiond();
     // 1. Upstream's library under an LTTng session; 3. rostrace's LTTng backend.
     let lttng_run = |label: &str, env: &[(&str, &std::ffi::OsStr)]| -> PathBuf {
         let out = dir.join(label);
         let name = format!("rostrace-abi-{distro}-{label}-{}", std::process::id());
-        let _session = LttngSession(name.clone());
-        lttng(&["create", &name, &format!("--output={}", out.display())]);
-        lttng(&["enable-event", "-u", "ros2:*", "-s", &name]);
-        lttng(&["add-context", "-u", "-s", &name, "-t", "vpid", "-t", "vtid", "-t", "procname"]);
-        lttng(&["start", &name]);
+        let session = LttngSession::start(&name, &out);
         let mut c = Command::new(&prog);
         c.env_remove("ROSTRACE_SESSION_DIR").env_remove("ROS_DISTRO").env("LTTNG_UST_REGISTER_TIMEOUT", "3000");
         for (k, v) in env {
@@ -221,8 +216,7 @@ fn check(version: &str, distro: &str) {
         }
         let st = c.status().unwrap();
         assert!(st.success(), "{distro} {label}: {st}");
-        lttng(&["stop", &name]);
-        lttng(&["destroy", &name]);
+        session.stop();
         out
     };
     let reference = lttng_run("upstream", &[("LD_LIBRARY_PATH", upstream.as_os_str())]);
@@ -275,18 +269,24 @@ fn rolling_8_10_1() {
     check("8.10.1", "rolling");
 }
 
+/// A program calling `ros_trace_rcl_init` once.
+const ONE_CALL: &str =
+    "#include \"tracetools/tracetools.h\"\nint main(void) { ros_trace_rcl_init((const void *)1); return 0; }\n";
+
+/// Writes `source` as `dir/name.c` and builds `dir/name` against rostrace's header and library.
+fn c_program(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let prog = dir.join(name);
+    tracetools::compile_c(&src, &prog, &lib_dir()).unwrap();
+    prog
+}
+
 /// An unknown distribution: a clear message, and no tracing (never a wrong layout).
 #[test]
 fn unknown_distribution_is_refused() {
     let dir = TempDir::new("distro-unknown");
-    let src = dir.join("one.c");
-    std::fs::write(
-        &src,
-        "#include \"tracetools/tracetools.h\"\nint main(void) { ros_trace_rcl_init((const void *)1); return 0; }\n",
-    )
-    .unwrap();
-    let prog = dir.join("one");
-    tracetools::compile_c(&src, &prog, &lib_dir()).unwrap();
+    let prog = c_program(&dir, "one", ONE_CALL);
     let out = Command::new(&prog)
         .env("ROSTRACE_SESSION_DIR", dir.join("s"))
         .env("ROS_DISTRO", "foxy")
@@ -308,11 +308,7 @@ fn soname_is_upstreams() {
     }
     let dir = TempDir::new("soname");
     let src = dir.join("one.c");
-    std::fs::write(
-        &src,
-        "#include \"tracetools/tracetools.h\"\nint main(void) { ros_trace_rcl_init((const void *)1); return 0; }\n",
-    )
-    .unwrap();
+    std::fs::write(&src, ONE_CALL).unwrap();
     let prog = dir.join("one");
     let ours = lib_dir().join("libtracetools.so");
     let cc = Command::new("cc")
@@ -342,16 +338,13 @@ fn soname_is_upstreams() {
 #[test]
 fn identical_calls_are_all_recorded() {
     let dir = TempDir::new("identical");
-    let src = dir.join("same.c");
-    std::fs::write(
-        &src,
+    let prog = c_program(
+        &dir,
+        "same",
         "#include \"tracetools/tracetools.h\"\nint main(void) {\n  for (int i = 0; i < 5; i++) {\n    \
          ros_trace_rcl_node_init((const void *)1, (const void *)2, \"n\", \"/\");\n    \
          ros_trace_rcl_timer_init((const void *)0x10, 100);\n  }\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let prog = dir.join("same");
-    tracetools::compile_c(&src, &prog, &lib_dir()).unwrap();
+    );
     let session = dir.join("s");
     let st = Command::new(&prog).env("ROSTRACE_SESSION_DIR", &session).env_remove("ROS_DISTRO").status().unwrap();
     assert!(st.success());
@@ -368,9 +361,9 @@ fn identical_calls_are_all_recorded() {
 #[test]
 fn sigint_and_sigterm_with_and_without_the_programs_handler() {
     let dir = TempDir::new("signals");
-    let src = dir.join("sig.c");
-    std::fs::write(
-        &src,
+    let prog = c_program(
+        &dir,
+        "sig",
         r#"#define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
@@ -401,10 +394,7 @@ int main(int argc, char ** argv) {
   return 0;
 }
 "#,
-    )
-    .unwrap();
-    let prog = dir.join("sig");
-    tracetools::compile_c(&src, &prog, &lib_dir()).unwrap();
+    );
     for sig in ["INT", "TERM"] {
         for mode in ["handled", "default"] {
             let session = dir.join(format!("{sig}-{mode}"));

@@ -4,7 +4,6 @@
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Where cargo built libtracetools.so for this test run (target/<profile>/deps), or target/<profile>.
 pub fn lib_dir() -> PathBuf {
@@ -51,16 +50,4 @@ pub fn read_rostrace(dir: &Path) -> (PerThread, u64) {
     }
     let discarded = events.discarded_events();
     (m, discarded)
-}
-
-/// Runs `lttng ARGS` (at most 120 s); panics with its output when it fails.
-pub fn lttng(args: &[&str]) -> std::process::Output {
-    let out = Command::new("timeout").arg("120").arg("lttng").args(args).output().expect("lttng");
-    assert!(
-        out.status.success(),
-        "lttng {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
