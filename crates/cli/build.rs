@@ -48,11 +48,23 @@ fn main() {
             )
         })
         .collect();
+    // What the files are, named once here: the installed copies go to a directory of this name.
+    let mut hash = fnv(&std::fs::read(&lib_out).expect("just written"));
+    for p in &providers {
+        hash = hash.rotate_left(17) ^ fnv(&std::fs::read(p).expect("just copied"));
+    }
     std::fs::write(
         out.join("providers.rs"),
-        format!("/// The LTTng-UST providers, one per distribution: (file name, contents).\nstatic PROVIDERS: &[(&str, &[u8])] = &[\n{list}];\n"),
+        format!(
+            "/// The LTTng-UST providers, one per distribution: (file name, contents).\nstatic PROVIDERS: &[(&str, &[u8])] = &[\n{list}];\n\
+             /// A hash of the library and the providers.\nconst CONTENT_HASH: u64 = {hash:#x};\n"
+        ),
     )
     .expect("OUT_DIR is writable");
+}
+
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
 /// Builds the library; copies it to `lib_out`, and the providers into OUT_DIR (returned).

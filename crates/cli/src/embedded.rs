@@ -7,10 +7,6 @@ use std::path::{Path, PathBuf};
 static LIB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so"));
 include!(concat!(env!("OUT_DIR"), "/providers.rs"));
 
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
-}
-
 /// `$XDG_CACHE_HOME/rostrace`, `~/.cache/rostrace`, or `$TMPDIR/rostrace-UID`.
 fn cache_root() -> PathBuf {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -39,8 +35,7 @@ pub fn library() -> Option<PathBuf> {
     if LIB.is_empty() {
         return None;
     }
-    let hash = PROVIDERS.iter().fold(fnv(LIB), |h, (_, p)| h.rotate_left(17) ^ fnv(p));
-    let dir = cache_root().join(format!("{}-{hash:016x}", env!("CARGO_PKG_VERSION")));
+    let dir = cache_root().join(format!("{}-{CONTENT_HASH:016x}", env!("CARGO_PKG_VERSION")));
     let lib = dir.join("libtracetools.so");
     let r = std::fs::create_dir_all(&dir)
         .and_then(|_| write_once(&lib, LIB))

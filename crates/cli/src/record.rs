@@ -191,7 +191,7 @@ pub struct LibArgs {
 
 /// `rostrace lib`: where the library is, for `LD_PRELOAD=$(rostrace lib)`.
 pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
-    let abi = match a.distro.map(Ok).unwrap_or_else(tracetools::distro::from_env) {
+    let abi = match distro_or_env(a.distro) {
         Ok(abi) => abi,
         Err(e) => return fail(e),
     };
@@ -252,13 +252,19 @@ pub fn find_library() -> Option<PathBuf> {
     beside.or_else(crate::embedded::library)
 }
 
-/// Writes the state of an embedded session's control file: atomically (a new file renamed over
-/// it), or, when that cannot be written (a full disk), in place: the state padded with spaces to
-/// the file's length, in one write over bytes the file already has, so that no space is needed.
-/// Traced processes read the first word. Returns whether the disk was full (in-place write).
+/// Writes the state of an embedded session's control file (see [`write_session_file`]).
+/// Returns whether the disk was full.
 pub fn write_control(dir: &Path, state: &str) -> Result<bool, String> {
-    let path = dir.join(CONTROL_FILE);
-    let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
+    write_session_file(dir, CONTROL_FILE, state)
+}
+
+/// Writes one word into a file of a session that traced processes poll: atomically (a new file
+/// renamed over it), or, when that cannot be written (a full disk), in place: the word padded
+/// with spaces to the file's length, in one write over bytes the file already has, so that no
+/// space is needed. Readers take the first word. Returns whether the disk was full.
+fn write_session_file(dir: &Path, file: &str, state: &str) -> Result<bool, String> {
+    let path = dir.join(file);
+    let tmp = dir.join(format!("{file}.tmp"));
     let atomic = std::fs::write(&tmp, format!("{state}\n")).and_then(|_| std::fs::rename(&tmp, &path));
     let Err(first) = atomic else { return Ok(false) };
     let _ = std::fs::remove_file(&tmp);
@@ -266,7 +272,7 @@ pub fn write_control(dir: &Path, state: &str) -> Result<bool, String> {
         use std::io::Write as _;
         let len = std::fs::metadata(&path)?.len() as usize;
         if len < state.len() + 1 {
-            return Err(std::io::Error::other("the control file is too short to be rewritten in place"));
+            return Err(std::io::Error::other("the file is too short to be rewritten in place"));
         }
         let mut f = std::fs::OpenOptions::new().write(true).open(&path)?;
         f.write_all(format!("{state:<w$}\n", w = len - 1).as_bytes())
@@ -431,8 +437,12 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
     r
 }
 
-/// Prints where a trace is and what it holds.
+/// Prints where a trace is and what it holds (or that nothing was recorded there).
 pub fn summary(dir: &Path) {
+    if ctf::find_traces(dir).is_err() {
+        println!("  nothing was recorded in {}", dir.display());
+        return;
+    }
     let (set, errors) = TraceSet::open(&[dir]);
     for e in &errors {
         eprintln!("rostrace: warning: {e}");
@@ -496,11 +506,7 @@ impl Recording {
             backend: o.backend,
             snapshot_mode: o.snapshot_mode,
             remove_on_abort: !o.append,
-            filtered: !o.filters().is_empty()
-                || std::env::vars_os().any(|(k, _)| {
-                    let k = k.to_string_lossy();
-                    k.starts_with("CARET_SELECT_") || k.starts_with("CARET_IGNORE_")
-                }),
+            filtered: !o.filters().is_empty() || tracetools::filter::configured_in_env(),
             env: Vec::new(),
         };
         match o.backend {
@@ -512,22 +518,26 @@ impl Recording {
                 r.env = embedded_env(&r.dir, o, lib);
             }
             Backend::Lttng => {
-                if let Err(e) =
-                    distro_of(o).and_then(lttng_provider_check).and_then(|_| lttng_setup(&r.name, &r.dir, o))
-                {
-                    if r.remove_on_abort {
-                        let _ = std::fs::remove_dir_all(&r.dir);
+                // Known: check_options accepted it.
+                let abi = distro_of(o)?;
+                let provider = match lttng_provider_dir(abi).ok_or_else(|| lttng_missing(abi)) {
+                    Ok(dir) => lttng_setup(&r.name, &r.dir, o).map(|_| dir),
+                    Err(e) => Err(e),
+                };
+                let provider = match provider {
+                    Ok(dir) => dir,
+                    Err(e) => {
+                        if r.remove_on_abort {
+                            let _ = std::fs::remove_dir_all(&r.dir);
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
-                }
-                let provider = distro_of(o).ok().and_then(lttng_provider_dir);
+                };
                 r.env.push(("ROSTRACE_BACKEND".into(), "lttng".into()));
                 if let Some(abi) = o.distro {
                     r.env.push(("ROSTRACE_DISTRO".into(), abi.name.into()));
                 }
-                if let Some(dir) = provider {
-                    r.env.push(("ROSTRACE_LTTNG_PROVIDER".into(), dir.into()));
-                }
+                r.env.push(("ROSTRACE_LTTNG_PROVIDER".into(), provider.into()));
                 if let Some(lib) = lib {
                     r.env.push(("LD_PRELOAD".into(), lib.into()));
                 }
@@ -668,16 +678,21 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
 /// The LTTng backend needs rostrace's LTTng-UST provider of the distribution, built with
 /// rostrace when a C compiler and LTTng-UST's headers were there.
 pub fn lttng_provider_check(abi: &tracetools::distro::Abi) -> Result<(), String> {
-    if lttng_provider_dir(abi).is_some() {
-        return Ok(());
+    match lttng_provider_dir(abi) {
+        Some(_) => Ok(()),
+        None => Err(lttng_missing(abi)),
     }
-    Err(format!(
+}
+
+/// Why the LTTng backend is not available.
+fn lttng_missing(abi: &tracetools::distro::Abi) -> String {
+    format!(
         "the LTTng backend is not available: rostrace's LTTng-UST provider ({}) was not built \
          (it needs a C compiler and liblttng-ust-dev when rostrace is built; expected in {}): install them and \
          rebuild rostrace, or use --backend embedded",
         tracetools::lttng_provider_name(abi),
         tracetools::LTTNG_PROVIDER_DIR
-    ))
+    )
 }
 
 /// The directory holding the distribution's provider: beside libtracetools.so or this program,
@@ -695,9 +710,15 @@ fn parse_distro(s: &str) -> Result<&'static tracetools::distro::Abi, String> {
     tracetools::distro::by_name(s)
 }
 
-/// The distribution the traced processes use: `--distro`, else their environment's.
+/// The distribution given with `--distro`, else the environment's (which the traced processes
+/// inherit).
+fn distro_or_env(given: Option<&'static tracetools::distro::Abi>) -> Result<&'static tracetools::distro::Abi, String> {
+    given.map(Ok).unwrap_or_else(tracetools::distro::from_env)
+}
+
+/// The distribution the traced processes use.
 fn distro_of(o: &RecordOptions) -> Result<&'static tracetools::distro::Abi, String> {
-    o.distro.map(Ok).unwrap_or_else(tracetools::distro::from_env)
+    distro_or_env(o.distro)
 }
 
 /// `rostrace create`: a session processes can be launched under, recording nothing until `start`.
@@ -813,11 +834,7 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
         );
     }
     if next == "stopped" {
-        if ctf::find_traces(&dir).is_ok() {
-            summary(&dir);
-        } else {
-            println!("  nothing was recorded in {}", dir.display());
-        }
+        summary(&dir);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -840,9 +857,9 @@ pub fn snapshot(a: NameArgs) -> std::io::Result<ExitCode> {
     let n =
         std::fs::read_to_string(dir.join(SNAPSHOT_FILE)).ok().and_then(|t| t.trim().parse::<u64>().ok()).unwrap_or(0)
             + 1;
-    let tmp = dir.join(format!("{SNAPSHOT_FILE}.tmp"));
-    std::fs::write(&tmp, format!("{n}\n"))?;
-    std::fs::rename(tmp, dir.join(SNAPSHOT_FILE))?;
+    if let Err(e) = write_session_file(&dir, SNAPSHOT_FILE, &n.to_string()) {
+        return fail(e);
+    }
     std::thread::sleep(std::time::Duration::from_millis(100));
     println!("session {}: snapshot {n} written", a.name);
     summary(&dir);

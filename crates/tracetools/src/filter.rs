@@ -22,6 +22,17 @@ struct Rules {
     ignore_topics: Vec<Regex>,
 }
 
+/// The rules, each read from `ROSTRACE_<RULE>`, else `CARET_<RULE>`.
+pub const RULE_NAMES: [&str; 5] =
+    ["SELECT_NODES", "IGNORE_NODES", "SELECT_TOPICS", "IGNORE_TOPICS", "IGNORE_PROCESSES"];
+
+/// Whether this environment sets any rule.
+pub fn configured_in_env() -> bool {
+    RULE_NAMES.iter().any(|r| {
+        ["ROSTRACE", "CARET"].iter().any(|p| std::env::var_os(format!("{p}_{r}")).is_some_and(|v| !v.is_empty()))
+    })
+}
+
 fn list(name: &str) -> Vec<Regex> {
     let v = std::env::var(format!("ROSTRACE_{name}"))
         .or_else(|_| std::env::var(format!("CARET_{name}")))
