@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{have_babeltrace2, have_lttng, lttng_lock, require, rostrace, DefaultSigint, TempDir};
+use common::{ctrl_c_when, have_babeltrace2, have_lttng, lttng_lock, require, rostrace, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -159,33 +159,25 @@ fn demo_refuses_bad_arguments() {
 /// code is 130, as for `rostrace record`.
 #[test]
 fn demo_stops_on_ctrl_c() {
-    use std::os::unix::process::CommandExt as _;
     let tmp = TempDir::new("demo-ctrlc");
     let dir = tmp.join("trace");
     let json = tmp.join("analysis.json");
     let domain = 40 + std::process::id() % 50;
-    let child = rostrace()
-        .args(["demo", "--duration", "60", "--domain", &domain.to_string(), "--json"])
-        .arg(&json)
-        .arg("-o")
-        .arg(&dir)
-        .process_group(0)
-        .default_sigint()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Once both processes record (their traces appear), and a moment more, Ctrl-C.
-    for _ in 0..600 {
-        if std::fs::read_dir(dir.join("ust/pid")).map(|d| d.count()).unwrap_or(0) >= 2 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    // SAFETY: a signal to the process group the test just created.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = ctrl_c_when(
+        rostrace()
+            .args(["demo", "--duration", "60", "--domain", &domain.to_string(), "--json"])
+            .arg(&json)
+            .arg("-o")
+            .arg(&dir),
+        // Once both processes record (their traces appear), and a moment more.
+        || {
+            let both = std::fs::read_dir(dir.join("ust/pid")).map(|d| d.count()).unwrap_or(0) >= 2;
+            if both {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            both
+        },
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("Callbacks by total time") && stdout.contains("trace written to"), "{stdout}");

@@ -37,6 +37,31 @@ fn events(dir: &Path) -> Vec<(String, i64)> {
     v
 }
 
+/// Runs `record` (the `rostrace` command given, with its options) of the flow program with
+/// `args` into session `name` under `dir`, checks that it succeeded and that the trace holds every
+/// event the program emitted; returns its output and that number.
+fn record_flows(
+    mut record: Command,
+    dir: &Path,
+    name: &str,
+    prog: &Path,
+    args: &[&str],
+) -> (std::process::Output, usize) {
+    let expected = dir.join(format!("{name}.txt"));
+    let out = record.args(["-s", name, "-p"]).arg(dir).arg("--").arg(prog).arg(&expected).args(args).output().unwrap();
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
+    assert_eq!(events(&dir.join(name)).len(), emitted, "{name}");
+    (out, emitted)
+}
+
+/// `rostrace record` with these options.
+fn record(opts: &[&str]) -> Command {
+    let mut c = rostrace();
+    c.arg("record").args(opts);
+    c
+}
+
 fn babeltrace2_reads(dir: &Path) {
     if !require(have_babeltrace2(), "babeltrace2") {
         return;
@@ -50,20 +75,9 @@ fn babeltrace2_reads(dir: &Path) {
 fn record_embedded() {
     let dir = tmp("embedded");
     let prog = flows(&dir);
-    let out = rostrace()
-        .args(["record", "-s", "s1", "-p"])
-        .arg(&dir)
-        .arg("--")
-        .arg(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["2", "3"])
-        .output()
-        .unwrap();
+    let (out, emitted) = record_flows(record(&[]), &dir, "s1", &prog, &["2", "3"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
     assert!(stdout.contains(&format!("{emitted} events, 1 process, 0 events discarded")), "{stdout}");
-    assert_eq!(events(&dir.join("s1")).len(), emitted);
     babeltrace2_reads(&dir.join("s1"));
     // Errors: existing directory, kernel events without LTTng, unknown session, stopping twice.
     let again = rostrace().args(["record", "-s", "s1", "-p"]).arg(&dir).args(["--", "true"]).output().unwrap();
@@ -97,18 +111,7 @@ fn record_lttng() {
     let prog = flows(&dir);
     let name = format!("rostrace-rec-{}", std::process::id());
     let _session = LttngSession(name.clone());
-    let out = rostrace()
-        .args(["record", "--backend", "lttng", "-s", &name, "-p"])
-        .arg(&dir)
-        .arg("--")
-        .arg(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["2", "3"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
-    assert_eq!(events(&dir.join(&name)).len(), emitted);
+    record_flows(record(&["--backend", "lttng"]), &dir, &name, &prog, &["2", "3"]);
     babeltrace2_reads(&dir.join(&name));
 }
 
@@ -366,45 +369,27 @@ fn record_passes_on_how_the_command_ended() {
 /// finishes the trace and exits with 130.
 #[test]
 fn ctrl_c_finishes_the_trace_and_exits_130() {
-    use std::os::unix::process::CommandExt as _;
     let dir = tmp("ctrlc");
     let prog = flows(&dir);
     // The command marks its own completion: Ctrl-C must stop it before.
     let done = dir.join("done");
-    let child = rostrace()
-        .args(["record", "-s", "int", "-p"])
-        .arg(&dir)
-        .args(["--", "sh", "-c", "\"$0\" \"$1\" 1 0 run 20 && touch \"$2\""])
-        .arg(&prog)
-        .arg(dir.join("e.txt"))
-        .arg(&done)
-        .process_group(0)
-        .default_sigint()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Once the command records (its trace appears), Ctrl-C.
-    wait_for(&dir.join("int/ust"));
-    // SAFETY: a signal to the process group the test just created.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let trace = dir.join("int/ust");
+    let out = ctrl_c_when(
+        rostrace()
+            .args(["record", "-s", "int", "-p"])
+            .arg(&dir)
+            .args(["--", "sh", "-c", "\"$0\" \"$1\" 1 0 run 20 && touch \"$2\""])
+            .arg(&prog)
+            .arg(dir.join("e.txt"))
+            .arg(&done),
+        // Once the command records (its trace appears).
+        || trace.exists(),
+    );
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!done.exists(), "Ctrl-C did not stop the command");
     assert!(String::from_utf8_lossy(&out.stdout).contains("trace written"));
     let evs = events(&dir.join("int"));
     assert!(evs.iter().filter(|(n, _)| n == "ros2:callback_start").count() > 10, "{} events", evs.len());
-}
-
-/// Waits until `path` exists (at most a minute: a loaded machine is slow, a broken one fails).
-fn wait_for(path: &Path) {
-    for _ in 0..600 {
-        if path.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("{} did not appear", path.display());
 }
 
 /// A small file system of its own (tmpfs), unmounted on drop.
@@ -506,19 +491,9 @@ fn installed_binary_records_alone() {
         let _lttng = (backend == "lttng").then(lttng_lock);
         let name = format!("inst-{backend}-{}", std::process::id());
         let _session = LttngSession(name.clone());
-        let expected = dir.join(format!("{backend}.txt"));
-        let out = installed()
-            .args(["record", "--backend", backend, "-s", &name, "-p"])
-            .arg(&dir)
-            .arg("--")
-            .arg(&prog)
-            .arg(&expected)
-            .args(["1", "2"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
-        let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
-        assert_eq!(events(&dir.join(&name)).len(), emitted, "{backend}");
+        let mut cmd = installed();
+        cmd.args(["record", "--backend", backend]);
+        record_flows(cmd, &dir, &name, &prog, &["1", "2"]);
     }
 }
 
@@ -544,17 +519,7 @@ fn lttng_record_starts_a_program_linked_to_tracetools() {
     let _lttng = lttng_lock();
     let name = format!("rostrace-linked-{}", std::process::id());
     let _session = LttngSession(name.clone());
-    let out = rostrace()
-        .args(["record", "--backend", "lttng", "-s", &name, "-p"])
-        .arg(&dir)
-        .arg("--")
-        .arg(&prog)
-        .arg(dir.join("e.txt"))
-        .args(["1", "2"])
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let emitted = std::fs::read_to_string(dir.join("e.txt")).unwrap().lines().count();
-    assert_eq!(events(&dir.join(&name)).len(), emitted);
+    let mut cmd = record(&["--backend", "lttng"]);
+    cmd.env_remove("LD_LIBRARY_PATH");
+    record_flows(cmd, &dir, &name, &prog, &["1", "2"]);
 }

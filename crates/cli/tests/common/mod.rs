@@ -30,24 +30,30 @@ pub fn have_babeltrace2() -> bool {
     Command::new("babeltrace2").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
-/// Ctrl-C as in a terminal: SIGINT's default action in the spawned program, whatever this test
-/// process inherited (a shell starts background jobs with SIGINT ignored, and that is inherited).
-pub trait DefaultSigint {
-    /// Resets SIGINT to its default action in the child.
-    fn default_sigint(&mut self) -> &mut Self;
-}
-
-impl DefaultSigint for Command {
-    fn default_sigint(&mut self) -> &mut Self {
-        use std::os::unix::process::CommandExt as _;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            self.pre_exec(|| {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                Ok(())
-            })
-        }
+/// Ctrl-C as in a terminal: runs `cmd` in a process group of its own, waits (a minute at most)
+/// until `ready` says it is doing its work, sends SIGINT to the group, and returns how it ended.
+/// SIGINT's action in the program is the default one, whatever this test process inherited (a
+/// shell starts background jobs with SIGINT ignored, and that is inherited).
+pub fn ctrl_c_when(cmd: &mut Command, ready: impl Fn() -> bool) -> std::process::Output {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
     }
+    let child =
+        cmd.process_group(0).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    for _ in 0..600 {
+        if ready() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // SAFETY: a signal to the process group just created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    child.wait_with_output().unwrap()
 }
 
 /// The rostrace binary under test.
