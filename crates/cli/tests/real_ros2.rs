@@ -44,10 +44,12 @@ struct Distro {
     tracetools: &'static str,
     /// Whether the distro's tracetools has the rmw service/client events (8.5+).
     service_events: bool,
+    /// `TRACETOOLS_GID_STORAGE_SIZE` (upstream's, written down here independently of rostrace's table).
+    gid_size: usize,
 }
 
-const KILTED: Distro = Distro { name: "kilted", tracetools: "8.6.0", service_events: true };
-const JAZZY: Distro = Distro { name: "jazzy", tracetools: "8.2.4", service_events: false };
+const KILTED: Distro = Distro { name: "kilted", tracetools: "8.6.0", service_events: true, gid_size: 16 };
+const JAZZY: Distro = Distro { name: "jazzy", tracetools: "8.2.4", service_events: false, gid_size: 24 };
 
 fn venv_root() -> PathBuf {
     std::env::var_os("ROSTRACE_VENV_DIR")
@@ -496,7 +498,7 @@ fn expected(d: &Distro, ns: &str) -> BTreeMap<String, String> {
             e.insert(format!("analyze {ns}/toggle {k}"), m.clone());
         }
     }
-    let gid = if d.service_events { 16 } else { 24 };
+    let gid = d.gid_size;
     let mut gids = vec![format!("rmw_publisher_init {gid}"), format!("rmw_subscription_init {gid}")];
     if d.service_events {
         gids.push(format!("rmw_client_init {gid}"));
