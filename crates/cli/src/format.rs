@@ -288,8 +288,15 @@ fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: Keep) {
 
 /// Formats ns from the Unix epoch as `HH:MM:SS.nnnnnnnnn` (UTC).
 pub fn clock_time(ns: i64) -> String {
+    let mut out = Vec::with_capacity(18);
+    write_clock_time(&mut out, ns);
+    String::from_utf8(out).expect("ASCII")
+}
+
+/// Writes [`clock_time`] to `out` (no allocation per event).
+fn write_clock_time(out: &mut Vec<u8>, ns: i64) {
     let t = ctf::time::utc(ns);
-    format!("{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos)
+    let _ = write!(out, "{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos);
 }
 
 /// What babeltrace2 prints between the time and the event name for events of a trace with
@@ -320,7 +327,9 @@ pub fn trace_prefix(schema: &ctf::Schema) -> Option<String> {
 pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: Option<&str>) {
     if let Some(t) = ev.timestamp() {
         if t >= 0 {
-            let _ = write!(out, "[{}] ", clock_time(t));
+            out.push(b'[');
+            write_clock_time(out, t);
+            out.extend_from_slice(b"] ");
         } else {
             // babeltrace2 falls back to seconds for times before the epoch.
             let (s, n) = (t / 1_000_000_000, t % 1_000_000_000);
