@@ -104,6 +104,7 @@ pub(crate) fn value_at<'a>(ty: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u
 
 /// The type of the value at `nodes[k]` with variants resolved, and how many variants were crossed
 /// (the value's own node is that many nodes further).
+#[inline]
 fn selected<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> (&'a Ty, u32) {
     let (mut t, mut k, mut depth) = (ty, k, 0);
     while let Ty::Variant(v) = t {
@@ -136,6 +137,7 @@ pub struct Member<'a> {
 
 impl<'a> Member<'a> {
     /// The member `name` of type `declared` whose first node is `nodes[k]`.
+    #[inline]
     fn at(name: &'a str, declared: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u8]) -> Self {
         let (ty, variants) = selected(declared, nodes, k);
         Member { name, declared, ty, variants, value: value_at(ty, nodes, k + variants as usize, data) }
