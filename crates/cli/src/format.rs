@@ -217,6 +217,13 @@ fn shown(ty: &Ty) -> bool {
 const PACKET_PROPERTIES: [&str; 6] =
     ["timestamp_begin", "timestamp_end", "events_discarded", "packet_seq_num", "packet_size", "content_size"];
 
+/// Which members of a structure babeltrace2 shows, by name and declared type.
+type Keep = fn(&str, &Ty) -> bool;
+
+fn shown_field(_: &str, ty: &Ty) -> bool {
+    shown(ty)
+}
+
 fn shown_in_packet_context(name: &str, ty: &Ty) -> bool {
     match ty {
         Ty::Int { reg, .. } | Ty::Enum { reg, .. } if PACKET_PROPERTIES.contains(&name) => *reg != NO_REG,
@@ -228,21 +235,12 @@ fn text_value(out: &mut Vec<u8>, m: &Member) {
     for _ in 0..m.variants {
         out.extend_from_slice(b"{ ");
     }
-    match (&m.value, m.ty) {
-        (FieldValue::U64(x), Ty::Int { t, .. }) => text_int(out, t, *x),
-        (FieldValue::I64(x), Ty::Int { t, .. }) => text_int(out, t, *x as u64),
-        (FieldValue::U64(x), _) => {
-            let _ = write!(out, "{x}");
-        }
-        (FieldValue::I64(x), _) => {
-            let _ = write!(out, "{x}");
-        }
-        (FieldValue::Enum { value, label }, ty) => {
+    match (m.value, m.ty) {
+        (FieldValue::U64(x), Ty::Int { t, .. }) => text_int(out, t, x),
+        (FieldValue::I64(x), Ty::Int { t, .. }) => text_int(out, t, x as u64),
+        (FieldValue::Enum { value, .. }, Ty::Enum { t, .. }) => {
             out.extend_from_slice(b"( ");
-            let labels = match ty {
-                Ty::Enum { t, .. } => t.labels(*value),
-                _ => label.iter().copied().collect(),
-            };
+            let labels = t.labels(value);
             if labels.is_empty() {
                 out.extend_from_slice(b"<unknown>");
             }
@@ -253,17 +251,12 @@ fn text_value(out: &mut Vec<u8>, m: &Member) {
                 text_str(out, l.as_bytes());
             }
             out.extend_from_slice(b" : container = ");
-            match ty {
-                Ty::Enum { t, .. } => text_int(out, &t.int, *value as u64),
-                _ => {
-                    let _ = write!(out, "{value}");
-                }
-            }
+            text_int(out, &t.int, value as u64);
             out.extend_from_slice(b" )");
         }
-        (FieldValue::F64(x), _) => out.extend_from_slice(c_g(*x).as_bytes()),
+        (FieldValue::F64(x), _) => out.extend_from_slice(c_g(x).as_bytes()),
         (FieldValue::Str(b), _) => text_str(out, b),
-        (FieldValue::Struct(s), _) => text_struct(out, s, shown_member),
+        (FieldValue::Struct(s), _) => text_struct(out, &s, shown_field),
         (FieldValue::Array(a), _) => {
             out.push(b'[');
             for (k, e) in a.members().enumerate() {
@@ -273,19 +266,18 @@ fn text_value(out: &mut Vec<u8>, m: &Member) {
             }
             out.extend_from_slice(b" ]");
         }
+        (FieldValue::U64(_) | FieldValue::I64(_) | FieldValue::Enum { .. }, _) => {
+            unreachable!("integers and enumerations are decoded from their own types")
+        }
     }
     for _ in 0..m.variants {
         out.extend_from_slice(b" }");
     }
 }
 
-fn shown_member(m: &Member) -> bool {
-    shown(m.declared)
-}
-
-fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: fn(&Member) -> bool) {
+fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: Keep) {
     out.push(b'{');
-    for (k, m) in s.members().filter(keep).enumerate() {
+    for (k, m) in s.members().filter(|m| keep(m.name, m.declared)).enumerate() {
         out.extend_from_slice(if k > 0 { b", " } else { b" " });
         out.extend_from_slice(m.name.as_bytes());
         out.extend_from_slice(b" = ");
@@ -296,8 +288,15 @@ fn text_struct(out: &mut Vec<u8>, s: &StructRef, keep: fn(&Member) -> bool) {
 
 /// Formats ns from the Unix epoch as `HH:MM:SS.nnnnnnnnn` (UTC).
 pub fn clock_time(ns: i64) -> String {
+    let mut out = Vec::with_capacity(18);
+    write_clock_time(&mut out, ns);
+    String::from_utf8(out).expect("ASCII")
+}
+
+/// Writes [`clock_time`] to `out` (no allocation per event).
+fn write_clock_time(out: &mut Vec<u8>, ns: i64) {
     let t = ctf::time::utc(ns);
-    format!("{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos)
+    let _ = write!(out, "{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos);
 }
 
 /// What babeltrace2 prints between the time and the event name for events of a trace with
@@ -328,7 +327,9 @@ pub fn trace_prefix(schema: &ctf::Schema) -> Option<String> {
 pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: Option<&str>) {
     if let Some(t) = ev.timestamp() {
         if t >= 0 {
-            let _ = write!(out, "[{}] ", clock_time(t));
+            out.push(b'[');
+            write_clock_time(out, t);
+            out.extend_from_slice(b"] ");
         } else {
             // babeltrace2 falls back to seconds for times before the epoch.
             let (s, n) = (t / 1_000_000_000, t % 1_000_000_000);
@@ -350,23 +351,23 @@ pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: O
     out.extend_from_slice(ev.name().as_bytes());
     out.extend_from_slice(b": ");
     let mut first = true;
-    let mut scope = |out: &mut Vec<u8>, s: Option<StructRef>, packet: bool| {
-        let Some(s) = s else { return };
-        let keep: fn(&Member) -> bool =
-            if packet { |m| shown_in_packet_context(m.name, m.declared) } else { shown_member };
-        if !s.is_empty() && !s.members().any(|m| keep(&m)) {
-            return;
+    for (s, keep) in [
+        (ev.packet_context(), shown_in_packet_context as Keep),
+        (ev.stream_context(), shown_field),
+        (ev.event_context(), shown_field),
+        (ev.payload(), shown_field),
+    ] {
+        let Some(s) = s else { continue };
+        // Shown when declared empty or when it shows a member (a question of types alone).
+        if !s.is_empty() && !s.ty().fields.iter().any(|f| keep(&f.name, &f.ty)) {
+            continue;
         }
         if !first {
             out.extend_from_slice(b", ");
         }
         first = false;
         text_struct(out, &s, keep);
-    };
-    scope(out, ev.packet_context(), true);
-    scope(out, ev.stream_context(), false);
-    scope(out, ev.event_context(), false);
-    scope(out, ev.payload(), false);
+    }
     out.push(b'\n');
 }
 

@@ -251,7 +251,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
         events_per_name: per_name,
         streams: set.traces.iter().map(|t| t.streams.len()).sum(),
         processes: procs.into_values().collect(),
-        discarded_events: losses.iter().filter(|l| l.kind == "events").map(|l| l.count).sum(),
+        discarded_events: events.discarded_events(),
         lost_packets: losses.iter().filter(|l| l.kind == "packets").map(|l| l.count).sum(),
         losses,
         tracetools_versions: versions,

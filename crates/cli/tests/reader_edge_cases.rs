@@ -165,28 +165,20 @@ fn info_reports_processes_and_distro() {
     assert_eq!(v["begin_ns"].as_i64().unwrap() + v["duration_ns"].as_i64().unwrap(), v["end_ns"].as_i64().unwrap());
 }
 
-/// A scratch directory for one test (emptied first).
-fn scratch(name: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("rostrace-edge-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
-
 #[test]
 fn metadata_that_is_not_ctf_is_named_with_its_offset() {
     for (case, content, why) in [
         ("garbage", &b"\x89PNG\r\n\x1a\n, not a trace"[..], "starts with 89 50 4e 47 0d 0a 1a 0a"),
         ("empty", &b""[..], "the file is empty"),
     ] {
-        let dir = scratch(case);
+        let dir = TempDir::new(&format!("edge-{case}"));
         let meta = dir.join("metadata");
         std::fs::write(&meta, content).unwrap();
         // A data stream beside it, as in a trace whose metadata was damaged.
         std::fs::write(dir.join("channel0_0"), [0xc1, 0x1f, 0xfc, 0xc1, 0, 0, 0, 0]).unwrap();
         let want = format!("{}: not CTF metadata at byte 0: {why}", meta.display());
         for cmd in ["events", "info"] {
-            for arg in [&dir, &meta] {
+            for arg in [dir.path(), meta.as_path()] {
                 let out = rostrace().arg(cmd).arg(arg).output().unwrap();
                 let err = String::from_utf8_lossy(&out.stderr);
                 assert_eq!(out.status.code(), Some(1), "{case}, {cmd} {}: {err}", arg.display());
@@ -202,17 +194,16 @@ fn metadata_that_is_not_ctf_is_named_with_its_offset() {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains(&want), "{err}");
         assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 10);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
 #[test]
 fn info_on_a_bad_path_prints_only_the_error() {
-    let no_trace = scratch("no-trace");
+    let no_trace = TempDir::new("edge-no-trace");
     std::fs::write(no_trace.join("notes.txt"), "not a trace").unwrap();
     for (path, what) in [
         (std::path::PathBuf::from("/nonexistent/trace"), "/nonexistent/trace: No such file or directory"),
-        (no_trace.clone(), "no CTF trace found"),
+        (no_trace.to_path_buf(), "no CTF trace found"),
     ] {
         for json in [false, true] {
             let mut cmd = rostrace();
@@ -237,7 +228,6 @@ fn info_on_a_bad_path_prints_only_the_error() {
     let out = rostrace().arg("info").arg("/nonexistent/trace").arg(edge("tc-ctf-sequence-empty")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("events:     10"));
-    let _ = std::fs::remove_dir_all(&no_trace);
 }
 
 #[test]

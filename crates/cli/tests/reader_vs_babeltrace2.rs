@@ -1,10 +1,11 @@
-//! `rostrace events` against babeltrace2 on every real trace and CTF edge case babeltrace2 reads.
+//! `rostrace events` against babeltrace2 on every real trace and CTF edge case babeltrace2 reads
+//! (one module of tests per trace, see `compared_traces!`).
 //!
-//! * `jsonl_*`: `--format jsonl` against babeltrace2's Python bindings (`tools/bt2_jsonl.py`):
+//! * `jsonl*`: `--format jsonl` against babeltrace2's Python bindings (`tools/bt2_jsonl.py`):
 //!   same events, same timestamps to the nanosecond, same names, contexts and payloads. Large
 //!   traces are compared in time slices (babeltrace2's trimmer), one test each, so that every
 //!   test is short and the harness spreads them over the cores.
-//! * `text_*`: the default text output against `babeltrace2 TRACE`'s (with `TZ=UTC`), line for line.
+//! * `text*`: the default text output against `babeltrace2 TRACE`'s (with `TZ=UTC`), line for line.
 //!
 //! Order among events with the same timestamp is not compared (babeltrace2's muxer and
 //! rostrace break ties differently; both are deterministic).
@@ -16,33 +17,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// ROS 2 traces under `shared/traces`, with the number of time slices their JSON comparison takes.
-const ROS2_TRACES: &[(&str, usize)] = &[
-    ("caret-analyze-samples", 1),
-    ("caret-demos-e2e-2021", 1),
-    ("caret-demos-e2e-jazzy", 1),
-    ("rosworld2021-pingpong", 1),
-    ("tc-ros2-example2", 2),
-    ("tum-autoware-carla", 12),
-];
-
-/// Trace Compass test traces (and the ROS 1 trace) under `shared/ctf-edge` that babeltrace2 reads.
-const TC_TRACES: &[(&str, usize)] = &[
-    ("ros1-tc-pub-sub-10", 1),
-    ("tc-bug446190", 1),
-    ("tc-context-switches_context-switches-ust", 1),
-    ("tc-ctf-sequence-empty", 1),
-    ("tc-cyg-profile_glxgears-cyg-profile", 1),
-    ("tc-debuginfo-test-app4", 1),
-    ("tc-double_counters", 1),
-    // babeltrace2's trimmer fails on this one: read whole.
-    ("tc-dpdk_service_cores", 1),
-    ("tc-flipping-endianness", 1),
-    ("tc-many-threads", 4),
-    ("tc-memory", 6),
-    ("tc-perf-taskset2", 1),
-];
 
 /// Trace Compass test traces babeltrace2 2.0.4 cannot read (see `ctf-edge/MANIFEST.md`).
 const TC_UNREADABLE: &[&str] = &["tc-funky_trace", "tc-ctfwriter_JF8nq3", "tc-hello-lost", "tc-synctraces_scp_src"];
@@ -237,64 +211,61 @@ fn subdirs(p: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn slices_of(list: &[(&str, usize)], name: &str) -> usize {
-    list.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} is not in the list")).1
-}
+/// Tests for each trace compared with babeltrace2: `TRACE::text`, and `TRACE::jsonl`, or for a
+/// large trace one JSON test per time slice (`TRACE::jsonl_01`..), named in order; and
+/// `COMPARED`, the paths of all of them.
+macro_rules! compared_traces {
+    ($($module:ident: $dir:ident $name:literal $([$($slice:ident)+])?;)*) => {
+        const COMPARED: &[(fn(&str) -> PathBuf, &str)] = &[$(($dir, $name)),*];
+        $(mod $module {
+            use super::*;
 
-/// One test per trace, and per slice for large ones.
-macro_rules! jsonl_tests {
-    ($($test:ident: $list:ident $dir:ident $name:literal $(part $i:literal)?;)*) => {$(
+            #[test]
+            fn text() {
+                check_text(&[$dir($name)]);
+            }
+
+            compared_traces!(@jsonl $dir $name $($($slice)+)?);
+        })*
+    };
+    (@jsonl $dir:ident $name:literal) => {
         #[test]
-        fn $test() {
-            let parts = slices_of($list, $name);
-            let part = jsonl_tests!(@part $($i)?);
-            assert!(part <= parts, "{} has {parts} slices", $name);
-            check_jsonl(&[$dir($name)], part, parts);
+        fn jsonl() {
+            check_jsonl(&[$dir($name)], 1, 1);
         }
-    )*};
-    (@part) => { 1 };
-    (@part $i:literal) => { $i };
+    };
+    (@jsonl $dir:ident $name:literal $($slice:ident)+) => {
+        const SLICES: &[&str] = &[$(stringify!($slice)),+];
+        $(#[test]
+        fn $slice() {
+            let part = 1 + SLICES.iter().position(|s| *s == stringify!($slice)).expect("listed");
+            assert!(part <= SLICES.len(), "{} has {} slices", $name, SLICES.len());
+            check_jsonl(&[$dir($name)], part, SLICES.len());
+        })+
+    };
 }
 
-jsonl_tests! {
-    jsonl_caret_analyze_samples: ROS2_TRACES ros2 "caret-analyze-samples";
-    jsonl_caret_demos_e2e_2021: ROS2_TRACES ros2 "caret-demos-e2e-2021";
-    jsonl_caret_demos_e2e_jazzy: ROS2_TRACES ros2 "caret-demos-e2e-jazzy";
-    jsonl_rosworld2021_pingpong: ROS2_TRACES ros2 "rosworld2021-pingpong";
-    jsonl_tc_ros2_example2_1: ROS2_TRACES ros2 "tc-ros2-example2" part 1;
-    jsonl_tc_ros2_example2_2: ROS2_TRACES ros2 "tc-ros2-example2" part 2;
-    jsonl_tum_autoware_carla_01: ROS2_TRACES ros2 "tum-autoware-carla" part 1;
-    jsonl_tum_autoware_carla_02: ROS2_TRACES ros2 "tum-autoware-carla" part 2;
-    jsonl_tum_autoware_carla_03: ROS2_TRACES ros2 "tum-autoware-carla" part 3;
-    jsonl_tum_autoware_carla_04: ROS2_TRACES ros2 "tum-autoware-carla" part 4;
-    jsonl_tum_autoware_carla_05: ROS2_TRACES ros2 "tum-autoware-carla" part 5;
-    jsonl_tum_autoware_carla_06: ROS2_TRACES ros2 "tum-autoware-carla" part 6;
-    jsonl_tum_autoware_carla_07: ROS2_TRACES ros2 "tum-autoware-carla" part 7;
-    jsonl_tum_autoware_carla_08: ROS2_TRACES ros2 "tum-autoware-carla" part 8;
-    jsonl_tum_autoware_carla_09: ROS2_TRACES ros2 "tum-autoware-carla" part 9;
-    jsonl_tum_autoware_carla_10: ROS2_TRACES ros2 "tum-autoware-carla" part 10;
-    jsonl_tum_autoware_carla_11: ROS2_TRACES ros2 "tum-autoware-carla" part 11;
-    jsonl_tum_autoware_carla_12: ROS2_TRACES ros2 "tum-autoware-carla" part 12;
-    jsonl_ros1_tc_pub_sub_10: TC_TRACES edge "ros1-tc-pub-sub-10";
-    jsonl_tc_bug446190: TC_TRACES edge "tc-bug446190";
-    jsonl_tc_context_switches: TC_TRACES edge "tc-context-switches_context-switches-ust";
-    jsonl_tc_ctf_sequence_empty: TC_TRACES edge "tc-ctf-sequence-empty";
-    jsonl_tc_cyg_profile: TC_TRACES edge "tc-cyg-profile_glxgears-cyg-profile";
-    jsonl_tc_debuginfo_test_app4: TC_TRACES edge "tc-debuginfo-test-app4";
-    jsonl_tc_double_counters: TC_TRACES edge "tc-double_counters";
-    jsonl_tc_dpdk_service_cores: TC_TRACES edge "tc-dpdk_service_cores";
-    jsonl_tc_flipping_endianness: TC_TRACES edge "tc-flipping-endianness";
-    jsonl_tc_many_threads_1: TC_TRACES edge "tc-many-threads" part 1;
-    jsonl_tc_many_threads_2: TC_TRACES edge "tc-many-threads" part 2;
-    jsonl_tc_many_threads_3: TC_TRACES edge "tc-many-threads" part 3;
-    jsonl_tc_many_threads_4: TC_TRACES edge "tc-many-threads" part 4;
-    jsonl_tc_memory_1: TC_TRACES edge "tc-memory" part 1;
-    jsonl_tc_memory_2: TC_TRACES edge "tc-memory" part 2;
-    jsonl_tc_memory_3: TC_TRACES edge "tc-memory" part 3;
-    jsonl_tc_memory_4: TC_TRACES edge "tc-memory" part 4;
-    jsonl_tc_memory_5: TC_TRACES edge "tc-memory" part 5;
-    jsonl_tc_memory_6: TC_TRACES edge "tc-memory" part 6;
-    jsonl_tc_perf_taskset2: TC_TRACES edge "tc-perf-taskset2";
+compared_traces! {
+    caret_analyze_samples: ros2 "caret-analyze-samples";
+    caret_demos_e2e_2021: ros2 "caret-demos-e2e-2021";
+    caret_demos_e2e_jazzy: ros2 "caret-demos-e2e-jazzy";
+    rosworld2021_pingpong: ros2 "rosworld2021-pingpong";
+    tc_ros2_example2: ros2 "tc-ros2-example2" [jsonl_1 jsonl_2];
+    tum_autoware_carla: ros2 "tum-autoware-carla"
+        [jsonl_01 jsonl_02 jsonl_03 jsonl_04 jsonl_05 jsonl_06 jsonl_07 jsonl_08 jsonl_09 jsonl_10 jsonl_11 jsonl_12];
+    ros1_tc_pub_sub_10: edge "ros1-tc-pub-sub-10";
+    tc_bug446190: edge "tc-bug446190";
+    tc_context_switches: edge "tc-context-switches_context-switches-ust";
+    tc_ctf_sequence_empty: edge "tc-ctf-sequence-empty";
+    tc_cyg_profile: edge "tc-cyg-profile_glxgears-cyg-profile";
+    tc_debuginfo_test_app4: edge "tc-debuginfo-test-app4";
+    tc_double_counters: edge "tc-double_counters";
+    // babeltrace2's trimmer fails on this one: read whole.
+    tc_dpdk_service_cores: edge "tc-dpdk_service_cores";
+    tc_flipping_endianness: edge "tc-flipping-endianness";
+    tc_many_threads: edge "tc-many-threads" [jsonl_1 jsonl_2 jsonl_3 jsonl_4];
+    tc_memory: edge "tc-memory" [jsonl_1 jsonl_2 jsonl_3 jsonl_4 jsonl_5 jsonl_6];
+    tc_perf_taskset2: edge "tc-perf-taskset2";
 }
 
 /// Traces of one group of the babeltrace2 corpus that babeltrace2 2.0.4 reads.
@@ -322,15 +293,15 @@ fn jsonl_babeltrace_corpus_others() {
 /// Every trace in the shared folders has its tests above, or is known to be unreadable by babeltrace2.
 #[test]
 fn every_shared_trace_is_compared() {
+    let compared: Vec<PathBuf> = COMPARED.iter().map(|(dir, name)| dir(name)).collect();
     for d in subdirs(&shared().join("traces")) {
-        let n = d.file_name().unwrap().to_string_lossy().to_string();
-        assert!(ROS2_TRACES.iter().any(|(t, _)| *t == n), "{}: no comparison with babeltrace2", d.display());
+        assert!(compared.contains(&d), "{}: no comparison with babeltrace2", d.display());
     }
     for d in subdirs(&shared().join("ctf-edge")) {
         let n = d.file_name().unwrap().to_string_lossy().to_string();
         if n.starts_with("tc-") || n.starts_with("ros1-") {
             assert!(
-                TC_TRACES.iter().any(|(t, _)| *t == n) || TC_UNREADABLE.contains(&n.as_str()),
+                compared.contains(&d) || TC_UNREADABLE.contains(&n.as_str()),
                 "{}: no comparison with babeltrace2",
                 d.display()
             );
@@ -511,38 +482,6 @@ fn check_text(traces: &[PathBuf]) {
         }
     }
     assert!(failures.is_empty(), "{} of {} traces differ:\n{}", failures.len(), traces.len(), failures.join("\n"));
-}
-
-/// One text test per trace.
-macro_rules! text_tests {
-    ($($test:ident: $list:ident $dir:ident $name:literal;)*) => {$(
-        #[test]
-        fn $test() {
-            slices_of($list, $name);
-            check_text(&[$dir($name)]);
-        }
-    )*};
-}
-
-text_tests! {
-    text_caret_analyze_samples: ROS2_TRACES ros2 "caret-analyze-samples";
-    text_caret_demos_e2e_2021: ROS2_TRACES ros2 "caret-demos-e2e-2021";
-    text_caret_demos_e2e_jazzy: ROS2_TRACES ros2 "caret-demos-e2e-jazzy";
-    text_rosworld2021_pingpong: ROS2_TRACES ros2 "rosworld2021-pingpong";
-    text_tc_ros2_example2: ROS2_TRACES ros2 "tc-ros2-example2";
-    text_tum_autoware_carla: ROS2_TRACES ros2 "tum-autoware-carla";
-    text_ros1_tc_pub_sub_10: TC_TRACES edge "ros1-tc-pub-sub-10";
-    text_tc_bug446190: TC_TRACES edge "tc-bug446190";
-    text_tc_context_switches: TC_TRACES edge "tc-context-switches_context-switches-ust";
-    text_tc_ctf_sequence_empty: TC_TRACES edge "tc-ctf-sequence-empty";
-    text_tc_cyg_profile: TC_TRACES edge "tc-cyg-profile_glxgears-cyg-profile";
-    text_tc_debuginfo_test_app4: TC_TRACES edge "tc-debuginfo-test-app4";
-    text_tc_double_counters: TC_TRACES edge "tc-double_counters";
-    text_tc_dpdk_service_cores: TC_TRACES edge "tc-dpdk_service_cores";
-    text_tc_flipping_endianness: TC_TRACES edge "tc-flipping-endianness";
-    text_tc_many_threads: TC_TRACES edge "tc-many-threads";
-    text_tc_memory: TC_TRACES edge "tc-memory";
-    text_tc_perf_taskset2: TC_TRACES edge "tc-perf-taskset2";
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::types::ByteOrder;
 use memmap2::Mmap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -49,7 +50,8 @@ pub struct TraceSet {
 pub fn find_traces(path: &Path) -> Result<Vec<PathBuf>> {
     let (dirs, mut errors) = find_traces_all(path);
     if dirs.is_empty() {
-        return Err(if errors.is_empty() { Error::NoTrace { path: path.to_path_buf() } } else { errors.remove(0) });
+        // find_traces_all gives at least one error when it finds no trace.
+        return Err(errors.swap_remove(0));
     }
     Ok(dirs)
 }
@@ -82,28 +84,15 @@ pub fn find_traces_all(path: &Path) -> (Vec<PathBuf>, Vec<Error>) {
     (out, errors)
 }
 
-/// Whether the file at `path` starts like CTF metadata; if not, an error naming it and the offset.
+/// Whether the file at `path` starts like CTF metadata; if not, an error naming it (at byte 0:
+/// what the file starts with).
 fn check_metadata_file(path: &Path) -> Result<()> {
-    let mut head = [0u8; 64];
-    let mut n = 0;
-    let mut f = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    // Read up to 64 bytes (a read may return fewer).
-    loop {
-        match std::io::Read::read(&mut f, &mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => {
-                n += k;
-                if n == head.len() {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(source) => return Err(Error::Io { path: path.to_path_buf(), source }),
-        }
-    }
-    match not_metadata(&head[..n]) {
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let mut head = Vec::with_capacity(64);
+    std::fs::File::open(path).and_then(|f| f.take(64).read_to_end(&mut head)).map_err(io)?;
+    match not_metadata(&head) {
         None => Ok(()),
-        Some((offset, message)) => Err(Error::NotMetadata { path: path.to_path_buf(), offset, message }),
+        Some(message) => Err(Error::NotMetadata { path: path.to_path_buf(), offset: 0, message }),
     }
 }
 

@@ -116,15 +116,12 @@ impl EnumType {
 
     /// Every label with a range holding `v`, each once, in order of first declaration.
     pub fn labels(&self, v: i128) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for (i, m) in self.mappings.iter().enumerate() {
-            let l = m.label.as_str();
-            if self.mappings[..i].iter().any(|p| p.label == l) {
-                continue;
-            }
-            if self.mappings[i..].iter().any(|p| p.label == l && p.start <= v && v <= p.end) {
-                out.push(l);
-            }
+        let mut out: Vec<&str> =
+            self.mappings.iter().filter(|m| m.start <= v && v <= m.end).map(|m| m.label.as_str()).collect();
+        if out.len() > 1 {
+            // A label declared again with another range sorts by its first declaration.
+            out.sort_by_key(|l| self.mappings.iter().position(|m| m.label == *l));
+            out.dedup();
         }
         out
     }
@@ -341,5 +338,30 @@ impl Ty {
             Ty::Array { elem, .. } | Ty::Sequence { elem, .. } => elem.visit_ints_mut(f),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enum_labels_each_once_in_order_of_first_declaration() {
+        let m = |label: &str, start, end| EnumMapping { label: label.into(), start, end };
+        let int = IntType {
+            size: 8,
+            align: 8,
+            signed: false,
+            byte_order: ByteOrder::Little,
+            base: 10,
+            encoding: Encoding::None,
+            clock: None,
+            read: IntRead::Bits,
+        };
+        let e = EnumType { int, mappings: vec![m("A", 0, 0), m("B", 1, 1), m("A", 1, 2), m("C", 1, 1), m("B", 2, 2)] };
+        assert_eq!(e.labels(0), ["A"]);
+        assert_eq!(e.labels(1), ["A", "B", "C"]);
+        assert_eq!(e.labels(2), ["A", "B"]);
+        assert!(e.labels(3).is_empty());
     }
 }

@@ -102,12 +102,9 @@ pub(crate) fn value_at<'a>(ty: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u
     }
 }
 
-/// The type of the value at `nodes[k]`, with variants resolved to their selected option.
-fn selected_ty<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> &'a Ty {
-    selected(ty, nodes, k).0
-}
-
-/// The type of the value at `nodes[k]` with variants resolved, and how many variants were crossed.
+/// The type of the value at `nodes[k]` with variants resolved, and how many variants were crossed
+/// (the value's own node is that many nodes further).
+#[inline]
 fn selected<'a>(ty: &'a Ty, nodes: &[Node], k: usize) -> (&'a Ty, u32) {
     let (mut t, mut k, mut depth) = (ty, k, 0);
     while let Ty::Variant(v) = t {
@@ -136,6 +133,15 @@ pub struct Member<'a> {
     pub variants: u32,
     /// The value.
     pub value: FieldValue<'a>,
+}
+
+impl<'a> Member<'a> {
+    /// The member `name` of type `declared` whose first node is `nodes[k]`.
+    #[inline]
+    fn at(name: &'a str, declared: &'a Ty, nodes: &'a [Node], k: usize, data: &'a [u8]) -> Self {
+        let (ty, variants) = selected(declared, nodes, k);
+        Member { name, declared, ty, variants, value: value_at(ty, nodes, k + variants as usize, data) }
+    }
 }
 
 /// A decoded structure.
@@ -194,30 +200,19 @@ impl<'a> StructRef<'a> {
             (f.name.as_str(), v)
         })
     }
-}
 
-impl<'a> StructRef<'a> {
     /// Members with their names and types (variants resolved to the selected option), in order.
     pub fn iter_typed(&self) -> impl Iterator<Item = (&'a str, &'a Ty, FieldValue<'a>)> + '_ {
-        let mut k = 1;
-        self.ty.fields.iter().map(move |f| {
-            let v = value_at(&f.ty, self.nodes, k, self.data);
-            let t = selected_ty(&f.ty, self.nodes, k);
-            k += self.nodes[k].span();
-            (f.name.as_str(), t, v)
-        })
+        self.members().map(|m| (m.name, m.ty, m.value))
     }
-}
 
-impl<'a> StructRef<'a> {
     /// Members with their declared and selected types, in order.
     pub fn members(&self) -> impl Iterator<Item = Member<'a>> + '_ {
         let mut k = 1;
         self.ty.fields.iter().map(move |f| {
-            let value = value_at(&f.ty, self.nodes, k, self.data);
-            let (ty, variants) = selected(&f.ty, self.nodes, k);
+            let m = Member::at(&f.name, &f.ty, self.nodes, k, self.data);
             k += self.nodes[k].span();
-            Member { name: f.name.as_str(), declared: &f.ty, ty, variants, value }
+            m
         })
     }
 }
@@ -260,10 +255,9 @@ impl<'a> ArrayRef<'a> {
     pub fn members(&self) -> impl Iterator<Item = Member<'a>> + '_ {
         let mut k = 1;
         (0..self.len()).map(move |_| {
-            let value = value_at(self.elem, self.nodes, k, self.data);
-            let (ty, variants) = selected(self.elem, self.nodes, k);
+            let m = Member::at("", self.elem, self.nodes, k, self.data);
             k += self.nodes[k].span();
-            Member { name: "", declared: self.elem, ty, variants, value }
+            m
         })
     }
 

@@ -350,15 +350,13 @@ impl<W: Write> StreamWriter<W> {
         self.buf.resize(size, 0);
         let written = self.out.write_all(&self.buf);
         self.buf.clear();
-        if written.is_err() {
+        match written {
+            Ok(()) => self.seq += 1,
             // A packet that could not be written (a full disk): its events count as discarded,
             // reported by the next packet that is written.
-            self.discarded += self.events_in_packet;
-            self.events_in_packet = 0;
-            return written;
+            Err(_) => self.discarded += self.events_in_packet,
         }
-        self.seq += 1;
-        Ok(())
+        written
     }
 
     /// Closes the last packet and flushes; returns the writer.
@@ -399,5 +397,44 @@ mod tests {
         );
         let packed = packetize_metadata(&text, &t.uuid);
         assert_eq!(crate::metadata::metadata_text(&packed).unwrap().text, text);
+    }
+
+    /// Refuses the write of the second packet (a full disk), then writes again.
+    struct FullOnce {
+        out: Vec<u8>,
+        writes: u32,
+    }
+
+    impl Write for FullOnce {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            if self.writes == 2 {
+                return Err(std::io::Error::other("no space left on device"));
+            }
+            self.out.extend_from_slice(b);
+            Ok(b.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn events_of_a_packet_that_cannot_be_written_count_as_discarded() {
+        let mut w = StreamWriter::new(FullOnce { out: Vec::new(), writes: 0 }, [0; 16], 0, 0, 4096);
+        for packet in 0..3u64 {
+            for i in 0..3 {
+                w.event(0, packet * 100 + i, 1, 1, b"p", b"").unwrap();
+            }
+            assert_eq!(w.close_packet(packet * 100 + 10).is_err(), packet == 1);
+        }
+        assert_eq!(w.discarded(), 3);
+        let out = w.finish().unwrap().out;
+        assert_eq!(out.len(), 2 * 4096);
+        // The packet after the lost one: the next sequence number, and its 3 events discarded.
+        let ctx = &out[4096 + 32..4096 + PACKET_PREAMBLE];
+        assert_eq!(u64::from_le_bytes(ctx[32..40].try_into().unwrap()), 1);
+        assert_eq!(u64::from_le_bytes(ctx[40..48].try_into().unwrap()), 3);
     }
 }

@@ -49,24 +49,21 @@ pub fn looks_like_metadata(bytes: &[u8]) -> bool {
     s.trim_start().starts_with("/* CTF") || s.contains("CTF 1.")
 }
 
-/// Why the first bytes of a `metadata` file are not CTF metadata (see [`looks_like_metadata`]):
-/// a byte offset in the file and a description, or `None` when they look like metadata.
-pub fn not_metadata(head: &[u8]) -> Option<(u64, String)> {
+/// Why the first bytes of a `metadata` file are not CTF metadata (what they are instead), or
+/// `None` when they look like metadata (see [`looks_like_metadata`]).
+pub fn not_metadata(head: &[u8]) -> Option<String> {
     if looks_like_metadata(head) {
         return None;
     }
     if head.is_empty() {
-        return Some((0, "the file is empty".into()));
+        return Some("the file is empty".into());
     }
     let shown = &head[..head.len().min(8)];
     let hex: Vec<String> = shown.iter().map(|b| format!("{b:02x}")).collect();
     let text: String = shown.iter().map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' }).collect();
-    Some((
-        0,
-        format!(
-            "starts with {} ({text:?}), neither a metadata packet (magic {METADATA_MAGIC:#010x}) nor TSDL text (`/* CTF 1.8`)",
-            hex.join(" ")
-        ),
+    Some(format!(
+        "starts with {} ({text:?}), neither a metadata packet (magic {METADATA_MAGIC:#010x}) nor TSDL text (`/* CTF 1.8`)",
+        hex.join(" ")
     ))
 }
 
