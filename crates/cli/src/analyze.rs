@@ -2,6 +2,7 @@
 
 use crate::info::count;
 use crate::progress::Progress;
+use crate::record::fail;
 use crate::TraceArgs;
 use analysis::{Bound, Report, Stats, Window};
 use ctf::TraceSet;
@@ -48,16 +49,6 @@ impl Args {
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `YYYY-MM-DDTHH:MM:SS[.frac][Z|+HH:MM|-HH:MM]` (UTC when no offset) to ns since the epoch.
 fn parse_datetime(s: &str) -> Option<i64> {
     let (date, time) = s.split_once(['T', ' '])?;
@@ -89,7 +80,7 @@ fn parse_datetime(s: &str) -> Option<i64> {
         return None;
     }
     let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
-    let secs = days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
+    let secs = ctf::time::days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
 }
 
@@ -603,12 +594,6 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
         let names: std::collections::HashSet<&str> = r.nodes.iter().map(|n| n.name.as_str()).collect();
         r.per_node.retain(|n| names.contains(n.name.as_str()));
     }
-}
-
-/// Prints `rostrace: error: <msg>` on stderr; exit code 1.
-fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
-    eprintln!("rostrace: error: {msg}");
-    Ok(ExitCode::from(1))
 }
 
 /// Runs the command.

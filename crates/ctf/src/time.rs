@@ -44,9 +44,27 @@ pub fn utc(ns: i64) -> Utc {
     }
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of [`utc`]'s date).
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_from_civil_inverts_utc() {
+        for days in [-100_000i64, -1, 0, 1, 11_016, 19_296, 100_000] {
+            let t = utc(days * 86_400 * 1_000_000_000);
+            assert_eq!(days_from_civil(t.year, t.month as i64, t.day as i64), days);
+        }
+    }
 
     #[test]
     fn known_dates() {
