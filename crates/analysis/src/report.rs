@@ -533,7 +533,8 @@ pub fn analyze(c: Collected) -> Analysis {
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
     let mut callbacks = Vec::new();
     let mut per_node: HashMap<(u32, i64, String), (u64, i64)> = HashMap::new();
-    let mut node_threads: HashSet<(u32, i64, String, i32)> = HashSet::new();
+    // The threads each node's callbacks ran on.
+    let mut node_threads: HashMap<(u32, i64, String), HashSet<i32>> = HashMap::new();
     let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
     let mut service_runs: HashSet<(u32, i64)> = HashSet::new();
     for ((key, id), idx) in &groups {
@@ -584,12 +585,8 @@ pub fn analyze(c: Collected) -> Analysis {
         let e = per_node.entry((key.0, key.1, node_name.clone())).or_default();
         e.0 += durations.len() as u64;
         e.1 += total;
-        let mut tids: Vec<i32> = idx.iter().map(|&i| runs[i as usize].0.vtid).collect();
-        tids.sort_unstable();
-        tids.dedup();
-        for tid in tids {
-            node_threads.insert((key.0, key.1, node_name.clone(), tid));
-        }
+        let threads = node_threads.entry((key.0, key.1, node_name.clone())).or_default();
+        threads.extend(idx.iter().map(|&i| runs[i as usize].0.vtid));
         callbacks.push(CallbackReport {
             trace: key.0,
             vpid: key.1,
@@ -645,10 +642,6 @@ pub fn analyze(c: Collected) -> Analysis {
     for (t, p, _) in per_thread.keys() {
         *proc_threads.entry((*t, *p)).or_default() += 1;
     }
-    let mut threads_of_node: HashMap<(u32, i64, String), u64> = HashMap::new();
-    for (t, p, n, _) in node_threads {
-        *threads_of_node.entry((t, p, n)).or_default() += 1;
-    }
     let share =
         |trace: u32, vpid: i64, name: String, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| TimeShare {
             trace,
@@ -670,7 +663,7 @@ pub fn analyze(c: Collected) -> Analysis {
     let mut per_node: Vec<TimeShare> = per_node
         .into_iter()
         .map(|((t, p, n), v)| {
-            let k = threads_of_node.get(&(t, p, n.clone())).copied().unwrap_or(0);
+            let k = node_threads.get(&(t, p, n.clone())).map_or(0, |s| s.len() as u64);
             share(t, p, n, None, k, v)
         })
         .collect();
