@@ -4,7 +4,8 @@
 #   tools/ros2-venvs.sh [DIR]
 #
 # DIR (default: $ROSTRACE_VENV_DIR, else /var/tmp/rostrace-ci-cache/venvs) receives:
-#   DIR/kilted                 virtualenv: rclpy 9.x, rmw_fastrtps_cpp, std_msgs, std_srvs (tracetools 8.6.0)
+#   DIR/kilted                 virtualenv: rclpy 9.x, rmw_fastrtps_cpp, std_msgs, std_srvs, sensor_msgs,
+#                              geometry_msgs (tracetools 8.6.0)
 #   DIR/jazzy                  virtualenv: the same for Jazzy (tracetools 8.2.4)
 #   DIR/upstream-8.6.0         upstream tracetools 8.6.0 built against the system's LTTng-UST (the oracle)
 #   DIR/upstream-8.2.4         the same, 8.2.4
@@ -27,8 +28,8 @@ DIR="$(cd "$DIR" && pwd)"
 
 packages() {
   case "$1" in
-    kilted) echo "ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs" ;;
-    jazzy) echo "ros-jazzy-rclpy ros-jazzy-rmw-fastrtps-cpp ros-jazzy-std-msgs ros-jazzy-std-srvs" ;;
+    kilted) echo "ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-sensor-msgs ros-geometry-msgs" ;;
+    jazzy) echo "ros-jazzy-rclpy ros-jazzy-rmw-fastrtps-cpp ros-jazzy-std-msgs ros-jazzy-std-srvs ros-jazzy-sensor-msgs ros-jazzy-geometry-msgs" ;;
     *) echo "unknown distro $1" >&2; return 1 ;;
   esac
 }
@@ -44,7 +45,7 @@ tracetools_version() {
 venv_works() {
   local venv="$1"
   [ -x "$venv/bin/python" ] || return 1
-  "$venv/bin/python" -c 'import rclpy, std_msgs.msg, std_srvs.srv, rclpy.qos' >/dev/null 2>&1
+  "$venv/bin/python" -c 'import rclpy, std_msgs.msg, std_srvs.srv, sensor_msgs.msg, geometry_msgs.msg, rclpy.qos' >/dev/null 2>&1
 }
 
 # DIR/<distro>: made anew unless its marker says it holds exactly these packages and it works.

@@ -54,7 +54,9 @@ fn parse_datetime(s: &str) -> Option<i64> {
     let (date, time) = s.split_once(['T', ' '])?;
     let mut d = date.split('-');
     let (y, mo, da): (i64, i64, i64) = (d.next()?.parse().ok()?, d.next()?.parse().ok()?, d.next()?.parse().ok()?);
-    if d.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&da) {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if d.next().is_some() || !(1..=12).contains(&mo) || !(1..=month_days[mo as usize - 1]).contains(&da) {
         return None;
     }
     let (clock, offset_s) = if let Some(c) = time.strip_suffix(['Z', 'z']) {
@@ -62,8 +64,18 @@ fn parse_datetime(s: &str) -> Option<i64> {
     } else if let Some(k) = time.rfind(['+', '-']).filter(|&k| k > 0) {
         let (c, off) = time.split_at(k);
         let sign = if off.starts_with('-') { -1 } else { 1 };
-        let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
-        (c, sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60))
+        // +HH:MM, +HHMM or +HH.
+        let digits = off[1..].replace(':', "");
+        let two = |x: &str| (x.len() == 2 && x.bytes().all(|b| b.is_ascii_digit())).then(|| x.parse::<i64>().ok())?;
+        let (h, m) = match (digits.len(), off[1..].find(':')) {
+            (2, None) => (two(&digits)?, 0),
+            (4, None | Some(2)) => (two(&digits[..2])?, two(&digits[2..])?),
+            _ => return None,
+        };
+        if h > 23 || m > 59 {
+            return None;
+        }
+        (c, sign * (h * 3600 + m * 60))
     } else {
         (time, 0)
     };
@@ -583,16 +595,21 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
         r.per_node.retain(|n| re.is_match(&n.name));
         r.topics.retain(|t| t.publishers.iter().chain(&t.subscribers).any(|n| re.is_match(n)));
         r.services.retain(|s| re.is_match(&s.server_node));
-        let pids: std::collections::HashSet<i64> = r.nodes.iter().map(|n| n.vpid).collect();
-        r.per_process.retain(|p| pids.contains(&p.vpid));
-        r.per_thread.retain(|p| pids.contains(&p.vpid));
+        // Processes are (trace, vpid): two traces may reuse a pid.
+        let pids: std::collections::HashSet<(u32, i64)> = r.nodes.iter().map(|n| (n.trace, n.vpid)).collect();
+        r.per_process.retain(|p| pids.contains(&(p.trace, p.vpid)));
+        r.per_thread.retain(|p| pids.contains(&(p.trace, p.vpid)));
     }
     if let Some(re) = topics {
         r.topics.retain(|t| re.is_match(&t.name));
         r.callbacks.retain(|c| c.kind == "subscription" && c.topic.as_deref().is_some_and(|t| re.is_match(t)));
         r.nodes.retain(|n| n.publishes.iter().chain(&n.subscribes).any(|t| re.is_match(t)));
-        let names: std::collections::HashSet<&str> = r.nodes.iter().map(|n| n.name.as_str()).collect();
-        r.per_node.retain(|n| names.contains(n.name.as_str()));
+        let names: std::collections::HashSet<(u32, i64, &str)> =
+            r.nodes.iter().map(|n| (n.trace, n.vpid, n.name.as_str())).collect();
+        r.per_node.retain(|n| names.contains(&(n.trace, n.vpid, n.name.as_str())));
+        let pids: std::collections::HashSet<(u32, i64)> = r.nodes.iter().map(|n| (n.trace, n.vpid)).collect();
+        r.per_process.retain(|p| pids.contains(&(p.trace, p.vpid)));
+        r.per_thread.retain(|p| pids.contains(&(p.trace, p.vpid)));
     }
 }
 
@@ -690,8 +707,28 @@ mod tests {
         assert_eq!(parse_time("2021-10-06T12:00:00Z"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
         assert_eq!(parse_time("2021-10-06T12:00:00.25Z"), Ok(Bound::Absolute(1_633_521_600_250_000_000)));
         assert_eq!(parse_time("2021-10-06T14:00:00+02:00"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2021-10-06T14:00:00+0200"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2021-10-06T10:30:00-01:30"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2021-10-06T14:00:00+02"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
+        assert_eq!(parse_time("2020-02-29T00:00:00Z"), Ok(Bound::Absolute(1_582_934_400_000_000_000)));
         assert_eq!(parse_time("1970-01-01T00:00:00Z"), Ok(Bound::Absolute(0)));
-        for bad in ["", "abc", "-1", "+-1", "2021-10-06T25:00:00Z", "2021-02-30xT1", "1e400", "nan"] {
+        for bad in [
+            "",
+            "abc",
+            "-1",
+            "+-1",
+            "2021-10-06T25:00:00Z",
+            "2021-02-30xT1",
+            "2021-02-30T00:00:00Z",
+            "2021-02-29T00:00:00Z",
+            "2021-04-31T00:00:00Z",
+            "2021-10-06T14:00:00+24:00",
+            "2021-10-06T14:00:00+02:60",
+            "2021-10-06T14:00:00+200",
+            "2021-10-06T14:00:00+0a",
+            "1e400",
+            "nan",
+        ] {
             assert!(parse_time(bad).is_err(), "{bad}");
         }
     }

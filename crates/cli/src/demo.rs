@@ -4,6 +4,7 @@
 use crate::record::{fail, summary, RecordOptions, Recording};
 use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -37,6 +38,13 @@ pub struct Args {
     /// Run one process of the demo (used by `rostrace demo` itself).
     #[arg(long, hide = true, value_name = "ROLE")]
     process: Option<String>,
+    /// A program of your own to run beside the demo's processes, traced in the same session
+    /// (libtracetools.so preloaded, as `rostrace record` does) on the same DDS domain
+    /// (ROS_DOMAIN_ID set): e.g. an rclpy node that talks to the demo's Rust nodes. It gets
+    /// SIGINT when the demo's time is up. A line of its stdout that is a demo count
+    /// (`{"process": ..., "published": {...}, "received": {...}}`) joins the demo's counts.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -69,10 +77,81 @@ fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64) -> std::io::Re
     cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
         .env_remove("ROSTRACE_BACKEND")
         .stdout(Stdio::piped());
-    for (k, v) in rec.env() {
+    // They link rostrace's tracer: what a preload would add is for the command beside them.
+    for (k, v) in rec.env().iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {
         cmd.env(k, v);
     }
     cmd.spawn()
+}
+
+/// The user's command beside the demo: its process, and what its stdout said.
+struct Beside {
+    name: String,
+    child: Child,
+    output: std::thread::JoinHandle<Vec<Tally>>,
+}
+
+impl Beside {
+    fn spawn(command: &[OsString], rec: &Recording, domain: u16) -> std::io::Result<Beside> {
+        let mut cmd = Command::new(&command[0]);
+        cmd.args(&command[1..]).env("ROS_DOMAIN_ID", domain.to_string()).stdout(Stdio::piped());
+        for (k, v) in rec.env() {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn()?;
+        let stdout = child.stdout.take();
+        // Its stdout goes on to ours as it comes, but for the lines that are demo counts.
+        let output = std::thread::spawn(move || {
+            use std::io::{BufRead, Write};
+            let mut tallies = Vec::new();
+            let Some(out) = stdout else { return tallies };
+            for line in std::io::BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Tally>(&line) {
+                    Ok(t) if !t.process.is_empty() => tallies.push(t),
+                    _ => {
+                        let _ = writeln!(std::io::stdout().lock(), "{line}");
+                    }
+                }
+            }
+            tallies
+        });
+        let name = command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join(" ");
+        Ok(Beside { name, child, output })
+    }
+
+    /// Stops the command when it still runs (SIGINT, then SIGKILL after 10 s), and returns what it
+    /// counted, and why it failed: it fails when it ends with an error of its own (a code other
+    /// than 0, or 130 and SIGINT after the SIGINT the demo sent).
+    fn finish(mut self) -> (Vec<Tally>, Result<(), String>) {
+        let mut signalled = false;
+        if matches!(self.child.try_wait(), Ok(None)) {
+            signalled = true;
+            // SAFETY: kill(2) with our own child's pid and a valid signal.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if matches!(self.child.try_wait(), Ok(None)) {
+                eprintln!("rostrace: `{}` did not stop 10 s after SIGINT: killed", self.name);
+                let _ = self.child.kill();
+            }
+        }
+        let status = self.child.wait();
+        let tallies = self.output.join().unwrap_or_default();
+        let status = match status {
+            Ok(s) => s,
+            Err(e) => return (tallies, Err(format!("`{}`: {e}", self.name))),
+        };
+        let code = crate::record::exit_code_of(status);
+        let interrupted = signalled || crate::record::interrupted();
+        if code == 0 || (interrupted && code == crate::record::INTERRUPTED_EXIT) {
+            (tallies, Ok(()))
+        } else {
+            (tallies, Err(format!("`{}` ended with {status}", self.name)))
+        }
+    }
 }
 
 /// Waits for the processes; shows the time left on a terminal.
@@ -130,26 +209,27 @@ fn wait(children: Vec<(Role, Child)>, duration: f64) -> Vec<(Role, Result<Tally,
 fn counts_table(tallies: &[Tally]) -> String {
     use std::fmt::Write as _;
     let mut s = String::from("\nWhat the demo's nodes counted\n");
+    let w = tallies.iter().map(|t| t.process.len()).max().unwrap_or(8).max(8);
     for t in tallies {
         for (topic, n) in &t.published {
-            let _ = writeln!(s, "  {:<8} published {n:>6}  {topic}", t.process);
+            let _ = writeln!(s, "  {:<w$} published {n:>6}  {topic}", t.process);
         }
         for (topic, n) in &t.received {
-            let _ = writeln!(s, "  {:<8} received  {n:>6}  {topic}", t.process);
+            let _ = writeln!(s, "  {:<w$} received  {n:>6}  {topic}", t.process);
         }
         for (svc, n) in &t.requests_sent {
             let _ = writeln!(
                 s,
-                "  {:<8} requests  {n:>6}  {svc} (responses {})",
+                "  {:<w$} requests  {n:>6}  {svc} (responses {})",
                 t.process,
                 t.responses_received.get(svc).unwrap_or(&0)
             );
         }
         for (svc, n) in &t.requests_served {
-            let _ = writeln!(s, "  {:<8} served    {n:>6}  {svc}", t.process);
+            let _ = writeln!(s, "  {:<w$} served    {n:>6}  {svc}", t.process);
         }
         for (what, n) in &t.read_errors {
-            let _ = writeln!(s, "  {:<8} read errors {n} on {what}", t.process);
+            let _ = writeln!(s, "  {:<w$} read errors {n} on {what}", t.process);
         }
     }
     s
@@ -168,14 +248,25 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if let Some(role) = &a.process {
         return child(role, domain, Duration::from_secs_f64(a.duration));
     }
-    // The demo's processes link rostrace's tracer: nothing to preload.
-    let rec = match Recording::begin(&a.record, "demo", a.output.clone(), None) {
+    // The demo's processes link rostrace's tracer: the library is preloaded into the user's command only.
+    let lib = match a.command.is_empty() {
+        true => None,
+        false => match crate::record::find_library() {
+            Some(l) => Some(l),
+            None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none: the command cannot be traced (build it: cargo build --release, and set ROSTRACE_LIB)"),
+        },
+    };
+    let rec = match Recording::begin(&a.record, "demo", a.output.clone(), lib.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
     let dir = rec.dir().to_path_buf();
+    let beside = match a.command.first() {
+        Some(c) => format!(" and `{}`", c.to_string_lossy()),
+        None => String::new(),
+    };
     eprintln!(
-        "rostrace: running the demo system (2 processes, 7 nodes) for {} s on DDS domain {domain}, tracing into {} ({} backend)",
+        "rostrace: running the demo system (2 processes, 7 nodes){beside} for {} s on DDS domain {domain}, tracing into {} ({} backend)",
         a.duration,
         dir.display(),
         rec.backend()
@@ -196,12 +287,24 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         }
     }
+    let command = match a.command.is_empty() {
+        true => None,
+        false => match Beside::spawn(&a.command, &rec, domain) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("rostrace: error: cannot run {:?}: {e}", a.command[0]);
+                None
+            }
+        },
+    };
+    let command_failed = !a.command.is_empty() && command.is_none();
     let results = wait(children, a.duration);
+    let command = command.map(Beside::finish);
     if !rec.finish("rostrace demo") {
         return Ok(ExitCode::from(1));
     }
     let mut tallies = Vec::new();
-    let mut failed = false;
+    let mut failed = command_failed;
     for (_, r) in results {
         match r {
             Ok(t) => tallies.push(t),
@@ -209,6 +312,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 eprintln!("rostrace: error: {e}");
                 failed = true;
             }
+        }
+    }
+    if let Some((counted, r)) = command {
+        // What it counted is kept even when it failed afterwards.
+        tallies.extend(counted);
+        if let Err(e) = r {
+            eprintln!("rostrace: error: {e}");
+            failed = true;
         }
     }
     let counts = dir.join(COUNTS_FILE);

@@ -186,3 +186,41 @@ fn demo_stops_on_ctrl_c() {
     let span = r["end_ns"].as_i64().unwrap() - r["begin_ns"].as_i64().unwrap();
     assert!(span > 0 && span < 50_000_000_000, "the demo ran {span} ns");
 }
+
+/// A command after `--` runs beside the demo on its domain, gets SIGINT when the time is up, and
+/// its counts join the demo's; its other stdout lines pass through. A command that fails on its
+/// own makes the demo fail (exit 1, the command named); the trace is still reported.
+#[test]
+fn demo_runs_a_command_beside_it() {
+    let tmp = TempDir::new("demo-beside");
+    let domain = 200 + std::process::id() % 30;
+    let count = r#"{"process": "beside", "published": {"/x": 3}}"#;
+    for (script, code) in [
+        (format!("echo hello domain $ROS_DOMAIN_ID; echo '{count}'; exec sleep 30"), 0),
+        (format!("echo '{count}'; exit 3"), 1),
+    ] {
+        let dir = tmp.join(format!("trace-{code}"));
+        let t0 = std::time::Instant::now();
+        let out = rostrace()
+            .args(["demo", "--duration", "1.5", "--domain", &domain.to_string(), "-o"])
+            .arg(&dir)
+            .args(["--", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(code), "{script}:\n{stdout}\n{stderr}");
+        assert!(t0.elapsed().as_secs() < 20, "the command was not stopped");
+        assert!(stdout.contains("trace written to") && stdout.contains("beside"), "{stdout}");
+        let tallies: Vec<demo::Tally> =
+            serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
+        let beside = tallies.iter().find(|t| t.process == "beside").expect("the command's count");
+        assert_eq!(beside.published.get("/x"), Some(&3));
+        assert_eq!(tallies.len(), 3, "{tallies:?}");
+        if code == 0 {
+            assert!(stdout.contains(&format!("hello domain {domain}")), "{stdout}");
+            assert!(!stdout.contains(r#""process""#), "a count line was printed: {stdout}");
+        } else {
+            assert!(stderr.contains("`sh -c") && stderr.contains("exit status: 3"), "{stderr}");
+        }
+    }
+}

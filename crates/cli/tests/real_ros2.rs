@@ -709,3 +709,106 @@ fn library_resolution_kilted() {
 fn library_resolution_jazzy() {
     library_resolution(&JAZZY);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Interoperation: the demo's Rust nodes (ros2-client over RustDDS) and an rclpy node (Fast DDS)
+
+#[test]
+fn interop_kilted() {
+    interop(&KILTED, 0);
+}
+
+#[test]
+fn interop_jazzy() {
+    interop(&JAZZY, 1);
+}
+
+/// `rostrace demo -- python crates/demo/python/vehicle_interface.py`: the rclpy node takes the
+/// planner's commands (Rust → Python) and publishes an IMU that the fusion node takes (Python →
+/// Rust), all traced in one session; every take, on both sides, is matched to its publish by
+/// source timestamp, and the flows across the two implementations are the counts each side made.
+fn interop(d: &Distro, index: u32) {
+    let venv = venv_root().join(d.name);
+    let have_venv = venv.join("bin/python").exists() && venv.join(".rostrace-complete").exists();
+    if !require(have_venv, &format!("the {} virtualenv ({}; tools/ros2-venvs.sh makes it)", d.name, venv.display())) {
+        return;
+    }
+    let tmp = TempDir::new(&format!("interop-{}", d.name));
+    let (dir, json) = (tmp.join("trace"), tmp.join("analysis.json"));
+    // A domain of its own (101..=160, clear of the other tests').
+    let domain = 101 + (std::process::id() * 5 + index * 31) % 60;
+    let out = rostrace()
+        .args(["demo", "--duration", "4", "--distro", d.name, "--domain", &domain.to_string(), "-o"])
+        .arg(&dir)
+        .arg("--json")
+        .arg(&json)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(repo().join("crates/demo/python/vehicle_interface.py"))
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env("ROS_DISTRO", d.name)
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("LD_PRELOAD")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
+        .env_remove("ROSTRACE_SESSION_DIR")
+        .env_remove("ROSTRACE_BACKEND")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: demo with rclpy failed: {}\n{stdout}\n{stderr}", d.name, out.status);
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tallies: Vec<demo::Tally> =
+        serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
+    let vehicle = tallies.iter().find(|t| t.process == "vehicle_interface").unwrap_or_else(|| {
+        panic!("{}: the rclpy node's counts are not in demo-counts.json: {tallies:?}\n{stdout}", d.name)
+    });
+    let got_cmds = vehicle.received["/control/cmd_vel"];
+    let sent_imu = vehicle.published["/sensing/imu"];
+    assert!(got_cmds > 0 && sent_imu > 0, "{}: the rclpy node exchanged nothing: {vehicle:?}", d.name);
+    let sum = |pick: fn(&demo::Tally) -> &BTreeMap<String, u64>, topic: &str| -> u64 {
+        tallies.iter().filter_map(|t| pick(t).get(topic)).sum()
+    };
+
+    // Three processes, the rclpy one with its node, traced with the distro's version.
+    assert_eq!(r["processes"].as_array().unwrap().len(), 3, "{}", d.name);
+    assert!(r["nodes"].as_array().unwrap().iter().any(|n| n["name"] == "/vehicle/interface"), "{}", d.name);
+    let topic = |name: &str| {
+        r["topics"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}")).clone()
+    };
+    let pair = |t: &serde_json::Value, from: &str, to: &str| -> u64 {
+        t["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["publisher_node"] == from && p["subscription_node"] == to)
+            .map(|p| p["count"].as_u64().unwrap())
+            .sum()
+    };
+    for name in ["/control/cmd_vel", "/sensing/imu"] {
+        let t = topic(name);
+        let takes = sum(|t| &t.received, name);
+        assert_eq!(t["publishes"].as_u64(), Some(sum(|t| &t.published, name)), "{}: {name}: {t:#}", d.name);
+        assert_eq!(t["takes"].as_u64(), Some(takes), "{}: {name}: {t:#}", d.name);
+        assert_eq!(t["matched"].as_u64(), Some(takes), "{}: {name}: {t:#}", d.name);
+        assert_eq!(t["by_source_timestamp"].as_u64(), Some(takes), "{}: {name}: {t:#}", d.name);
+        assert_eq!(t["unmatched"].as_u64(), Some(0), "{}: {name}: {t:#}", d.name);
+    }
+    // Rust → Python: every command the rclpy node received is a flow from the planner.
+    assert_eq!(pair(&topic("/control/cmd_vel"), "/planning/planner", "/vehicle/interface"), got_cmds, "{}", d.name);
+    // Python → Rust: the fusion node took the rclpy IMU's messages beside the Rust IMU's.
+    let imu = topic("/sensing/imu");
+    let from_python = pair(&imu, "/vehicle/interface", "/localization/fusion");
+    let from_rust = pair(&imu, "/sensing/imu", "/localization/fusion");
+    assert!(from_python > 0 && from_rust > 0, "{}: {imu:#}", d.name);
+    assert_eq!(from_python + from_rust, sum(|t| &t.received, "/sensing/imu"), "{}: {imu:#}", d.name);
+    assert!(from_python <= sent_imu, "{}: {imu:#}", d.name);
+    assert_eq!(r["flows_unmatched"].as_u64(), Some(0), "{}", d.name);
+    eprintln!(
+        "{}: interop: {got_cmds} commands Rust -> rclpy, {from_python} of {sent_imu} IMU messages rclpy -> Rust, all matched",
+        d.name
+    );
+}

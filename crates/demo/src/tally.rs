@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The counts of one process, printed by it when it ends.
+/// The counts of one process, printed by it when it ends (as one JSON line; a field left out is
+/// empty, so that a program of another language prints only what it counts).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(default)]
 pub struct Tally {
     /// The process name.
     pub process: String,
