@@ -6,11 +6,11 @@ use ros2_client::ros_time::ROSTime;
 /// A source timestamp for a sample about to be written, and the nanoseconds since the epoch the
 /// trace records for it.
 ///
-/// RTPS time has 2^-32 s resolution, and implementations convert nanoseconds to it and back
+/// RTPS time has 2^-32 s resolution, and implementations may convert nanoseconds to it and back
 /// differently (RustDDS truncates both ways, so its own round trip loses up to 1 ns; Fast DDS
-/// rounds). The fraction written here is the smallest at or above the nanosecond, so every
-/// receiver that truncates or rounds gets exactly the nanoseconds recorded at publication, and a
-/// take matches its publish across DDS implementations.
+/// truncates on receipt too; others round). The fraction written here is the smallest at or
+/// above the nanosecond, so every receiver that truncates or rounds gets exactly the nanoseconds
+/// recorded at publication, and a take matches its publish across DDS implementations.
 pub(crate) fn source_now() -> (Timestamp, i64) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
