@@ -110,21 +110,6 @@ pub struct ServerCall {
     pub run: Option<u32>,
 }
 
-/// Time a thread's executor spent in each phase.
-#[derive(Debug, Clone, Default)]
-pub struct ExecutorPhases {
-    /// In `get_next_ready` (ns).
-    pub get_next_ns: i64,
-    /// In `wait_for_work` (ns).
-    pub wait_ns: i64,
-    /// In `execute` (ns).
-    pub execute_ns: i64,
-    /// `execute` events.
-    pub executions: u64,
-    /// Current phase (0 none, 1 get next, 2 wait, 3 execute) and since when.
-    current: (u8, i64),
-}
-
 /// One take of a message by a subscription (or a CARET dispatch).
 #[derive(Debug, Clone, Default)]
 pub struct Take {
@@ -155,10 +140,10 @@ pub struct Take {
 }
 
 #[derive(Default)]
-struct ThreadState {
+pub(crate) struct ThreadState {
     open: Vec<(u64, u32)>,
     last_pub: Option<u32>,
-    awaiting_next: Option<u32>,
+    pub(crate) awaiting_next: Option<u32>,
     pending_take: Option<u32>,
     pending_request: Option<u32>,
     running: Vec<u32>,
@@ -182,8 +167,6 @@ pub struct Collected {
     pub client_calls: Vec<ClientCall>,
     /// Service requests taken by servers.
     pub server_calls: Vec<ServerCall>,
-    /// Executor phases per thread (trace, vpid, vtid).
-    pub executor: HashMap<(u32, i64, i64), ExecutorPhases>,
     /// `callback_end` events without a start.
     pub unmatched_ends: u64,
     /// Events read (inside the window).
@@ -203,9 +186,17 @@ pub struct Collected {
     pub losses: Vec<String>,
     /// Discarded events in all.
     pub discarded: u64,
-    threads: HashMap<(u32, i64, i64), ThreadState>,
+    pub(crate) threads: HashMap<(u32, i64, i64), ThreadState>,
     intra_by_message: HashMap<Key, u32>,
     ring_slots: HashMap<(u32, i64, u64, u64), u32>,
+}
+
+impl Collected {
+    /// The callback run thread `vtid` of process (`trace`, `vpid`) is in now (the innermost),
+    /// as an index in [`Collected::runs`].
+    pub fn running(&self, trace: u32, vpid: i64, vtid: i64) -> Option<u32> {
+        self.threads.get(&(trace, vpid, vtid)).and_then(|s| s.running.last().copied())
+    }
 }
 
 /// A bound of the analysis window.
@@ -243,134 +234,22 @@ impl Window {
     }
 }
 
-/// Reads every event once and collects the model and the instances.
+/// Reads every event once and collects the model and the instances (no handler but the ROS 2
+/// pass; [`crate::Processor`] adds others).
 pub fn collect(set: &TraceSet, progress: impl FnMut(u64, u64)) -> Collected {
     collect_window(set, Window::default(), progress)
 }
 
 /// [`collect`], keeping only the runtime events inside `window`.
-pub fn collect_window(set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
-    let mut c = Collected::default();
-    let infos: Vec<Vec<Option<ClassInfo>>> = set
-        .traces
-        .iter()
-        .map(|t| {
-            let mut v = vec![None; t.schema.event_classes().count()];
-            for ec in t.schema.event_classes() {
-                v[ec.index] = ClassInfo::of(ec);
-            }
-            v
-        })
-        .collect();
-    let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
-    // Events the analysis does not use, per trace and class: what the notes tell about.
-    let mut unused: Vec<Vec<u64>> = infos.iter().map(|v| vec![0; v.len()]).collect();
-    let mut ctx_cache = CtxCache::default();
-    let mut events = set.events();
-    let mut n = 0u64;
-    let mut read = 0u64;
-    let mut bounds: Option<(i64, i64)> = None;
-    while let Some(r) = events.next() {
-        let ev = match r {
-            Ok(ev) => ev,
-            Err(e) => {
-                c.errors.push(e.to_string());
-                continue;
-            }
-        };
-        read += 1;
-        let ti = ev.trace_index();
-        let ts = ev.timestamp().unwrap_or(0);
-        let (lo, hi) = *bounds.get_or_insert_with(|| window.resolve(ts));
-        let inside = lo <= ts && ts <= hi;
-        if inside {
-            n += 1;
-            c.range = Some(match c.range {
-                None => (ts, ts),
-                Some((a, b)) => (a.min(ts), b.max(ts)),
-            });
-        }
-        let (vpid, vtid) = ids(&ev, &mut ctx_cache);
-        let t = ti as u32;
-        let info = infos[ti][ev.class().index].as_ref();
-        {
-            let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
-                trace: t,
-                vpid,
-                host: hosts[ti].clone(),
-                ..Default::default()
-            });
-            proc.events += 1;
-            if proc.procname.is_empty() {
-                if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
-                    proc.procname = p.into_owned();
-                }
-            }
-            match info {
-                Some(info) => {
-                    proc.kinds |= info.kind.bit();
-                    proc.ros_events += 1;
-                }
-                None => unused[ti][ev.class().index] += 1,
-            }
-        }
-        // A publication's DDS write happens before the thread's next event.
-        if let Some(st) = c.threads.get_mut(&(t, vpid, vtid)) {
-            if let Some(p) = st.awaiting_next.take() {
-                c.pubs[p as usize].ts_after = Some(ts);
-            }
-        }
-        if let Some(info) = info {
-            if inside || info.kind.is_init() {
-                if inside {
-                    c.ros_events += 1;
-                }
-                handle(&mut c, info, &ev, t, vpid, vtid, ts);
-            }
-        }
-        if read.is_multiple_of(65536) {
-            let (d, total) = events.progress();
-            progress(d, total);
-        }
-    }
-    c.events = n;
-    if !window.is_all() {
-        c.window = bounds;
-    }
-    let mut names: std::collections::BTreeMap<String, u64> = Default::default();
-    for (ti, counts) in unused.iter().enumerate() {
-        let kernel = matches!(set.traces[ti].schema.env("domain"), Some(ctf::EnvValue::Str(d)) if d == "kernel");
-        for ec in set.traces[ti].schema.event_classes() {
-            let k = counts[ec.index];
-            if k > 0 {
-                let name =
-                    if kernel && !ec.name.contains(':') { format!("kernel:{}", ec.name) } else { ec.name.clone() };
-                *names.entry(name).or_default() += k;
-            }
-        }
-    }
-    c.unused_events = names.into_iter().collect();
-    c.model.resolve_owners();
-    c.runs.shrink_to_fit();
-    c.pubs.shrink_to_fit();
-    c.takes.shrink_to_fit();
-    for l in events.losses() {
-        if let ctf::LossKind::Events(k) = l.kind {
-            c.discarded += k;
-        }
-        c.losses.push(match l.kind {
-            ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
-            ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
-        });
-    }
-    c
+pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Collected {
+    crate::Processor::new().collect(set, window, progress)
 }
 
 /// Positions of `vpid` and `vtid` in a context structure, cached by the structure's address.
 #[derive(Default)]
-struct CtxCache(Vec<(usize, Option<usize>, Option<usize>)>);
+pub(crate) struct CtxCache(Vec<(usize, Option<usize>, Option<usize>)>);
 
-fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
+pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
     let Some(ctx) = ev.stream_context() else {
         let vpid = ev.context_field("vpid").and_then(|v| v.as_i64()).unwrap_or(0);
         let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
@@ -395,7 +274,7 @@ fn same_node(a: &Node, b: &Node) -> bool {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vtid: i64, ts: i64) {
+pub(crate) fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vtid: i64, ts: i64) {
     let key = |a: u64| (t, vpid, a);
     // CARET records when an initialization really happened; corrected at the end.
     let init_ts =
@@ -866,25 +745,8 @@ fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vpid: i64, vt
                 }
             }
         }
-        Kind::ExecutorGetNextReady | Kind::ExecutorWaitForWork | Kind::ExecutorExecute => {
-            let ph = c.executor.entry((t, vpid, vtid)).or_default();
-            let d = ts - ph.current.1;
-            match ph.current.0 {
-                1 => ph.get_next_ns += d,
-                2 => ph.wait_ns += d,
-                3 => ph.execute_ns += d,
-                _ => {}
-            }
-            let next = match info.kind {
-                Kind::ExecutorGetNextReady => 1,
-                Kind::ExecutorWaitForWork => 2,
-                _ => {
-                    ph.executions += 1;
-                    3
-                }
-            };
-            ph.current = (next, ts);
-        }
+        // The executor-phases handler's.
+        Kind::ExecutorGetNextReady | Kind::ExecutorWaitForWork | Kind::ExecutorExecute => {}
     }
 }
 

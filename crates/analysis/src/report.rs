@@ -316,6 +316,9 @@ pub struct Report {
     pub discarded_events: u64,
     /// Warnings.
     pub warnings: Vec<String>,
+    /// System analyses (kernel and userspace events beside the ROS 2 ones), when the trace has
+    /// their events.
+    pub system: crate::system::SystemReport,
 }
 
 /// Collected data, resolved: the tables behind the report, for exports.
@@ -368,7 +371,7 @@ fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
 }
 
 /// Resolves the collected data and computes every metric.
-pub fn analyze(c: Collected) -> Analysis {
+pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     let Collected {
         model: m,
         runs,
@@ -384,7 +387,6 @@ pub fn analyze(c: Collected) -> Analysis {
         discarded,
         client_calls,
         server_calls,
-        executor,
         window,
         unused_events,
         ..
@@ -830,6 +832,8 @@ pub fn analyze(c: Collected) -> Analysis {
         })
         .collect();
     let services = services(&m, &client_calls, &server_calls);
+    let no_executor = HashMap::new();
+    let executor = p.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     let mut executor_threads: Vec<ExecutorThread> = executor
         .iter()
         .map(|((t, p, tid), ph)| ExecutorThread {
@@ -853,7 +857,10 @@ pub fn analyze(c: Collected) -> Analysis {
     );
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
+    let run_keys: Vec<(u32, i64, u64)> = runs.iter().map(|(r, _)| slots[r.slot as usize]).collect();
+    let system = crate::system::SystemReport::of(p, &run_keys, &callbacks);
     let report = Report {
+        system,
         events,
         ros_events,
         begin_ns: range.map(|r| r.0),

@@ -564,6 +564,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if !r.lifecycle_transitions.is_empty() {
         let _ = writeln!(o, "\nLifecycle transitions: {}", r.lifecycle_transitions.len());
     }
+    system(&mut o, r, top);
     let _ = writeln!(o, "\nMessages matched publish->take: {}, unmatched: {}", r.flows_matched, r.flows_unmatched);
     if !r.warnings.is_empty() {
         let _ = writeln!(o, "\nWarnings");
@@ -584,6 +585,89 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The system analyses' sections, for the traces that have their events.
+fn system(o: &mut String, r: &Report, top: usize) {
+    let span = match (r.begin_ns, r.end_ns) {
+        (Some(a), Some(b)) if b > a => (b - a) as f64,
+        _ => 1.0,
+    };
+    if let Some(c) = &r.system.cpu_time {
+        let _ = writeln!(o, "\nCPU time per process (kernel sched_switch)");
+        for p in take(&c.processes, top) {
+            let _ = writeln!(
+                o,
+                "  {:>10}  {:5.1}% of a CPU  pid {} {} ({})",
+                dur(p.cpu_ns as f64),
+                100.0 * p.cpu_ns as f64 / span,
+                p.pid,
+                p.name,
+                crate::info::count(p.threads, "thread")
+            );
+        }
+        if c.processes.is_empty() {
+            let _ = writeln!(o, "  (the trace does not tell which process each thread belongs to: no statedump)");
+        }
+        let _ = writeln!(o, "\nCPU time per thread (% of a CPU: of the trace's duration; above 100% on several CPUs)");
+        for t in take(&c.threads, top) {
+            let pid = t.pid.map(|p| format!("pid {p} ")).unwrap_or_default();
+            let idle = if t.tid == 0 { " (idle, all CPUs)" } else { "" };
+            let _ = writeln!(
+                o,
+                "  {:>10}  {:5.1}% of a CPU  {pid}tid {} {}{idle} ({})",
+                dur(t.cpu_ns as f64),
+                100.0 * t.cpu_ns as f64 / span,
+                t.tid,
+                t.comm,
+                crate::info::count(t.intervals, "interval")
+            );
+        }
+        if top > 0 && c.threads.len() > top {
+            let _ = writeln!(o, "  ... {} more", c.threads.len() - top);
+        }
+    }
+    let name = |c: &analysis::system::CallbackId| {
+        let sym = if c.symbol.is_empty() { format!("{:#x}", c.address) } else { middle(&c.symbol, 60) };
+        if c.node.is_empty() {
+            format!("pid {} {sym}", c.vpid)
+        } else {
+            format!("{} {sym}", c.node)
+        }
+    };
+    if let Some(s) = &r.system.scheduling {
+        let _ =
+            writeln!(o, "\nScheduling during callback runs (kernel events of the same host), most time off CPU first");
+        if s.callbacks.is_empty() {
+            let _ = writeln!(o, "  (no callback run while the kernel was traced)");
+        }
+        for c in take(&s.callbacks, top) {
+            let _ = writeln!(
+                o,
+                "  {}\n      {} runs: on CPU mean {}, off CPU mean {} (max {}); {} preemptions, {} blocked; {} runs interrupted",
+                name(&c.callback),
+                c.runs,
+                dur(c.on_cpu_ns.mean),
+                dur(c.off_cpu_ns.mean),
+                dur(c.off_cpu_ns.max as f64),
+                c.preemptions,
+                c.blocked,
+                c.runs_interrupted
+            );
+        }
+        if !s.wakeup_latency.is_empty() {
+            let _ = writeln!(o, "  wake-up latency of the callback threads (woken -> on a CPU)");
+            for w in take(&s.wakeup_latency, top) {
+                let _ = writeln!(o, "    tid {}: {}", w.tid, stats_line(&w.latency_ns));
+            }
+        }
+    }
+    if !r.system.message_age.is_empty() {
+        let _ = writeln!(o, "\nMessage age at callback start (callback start - the message's header stamp)");
+        for m in take(&r.system.message_age, top) {
+            let _ = writeln!(o, "  {}\n      {}", name(&m.callback), stats_line(&m.ns));
+        }
+    }
 }
 
 /// Keeps the nodes matching `nodes` and the topics matching `topics`, with what belongs to

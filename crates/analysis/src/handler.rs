@@ -1,0 +1,139 @@
+//! Analyses anyone can add: a [`Handler`] declares the event classes it wants (resolving their
+//! fields to indices once, per class), and the [`Processor`](crate::Processor) feeds it their
+//! events in the one pass it shares with every other handler and with the ROS 2 model.
+//!
+//! ```no_run
+//! use analysis::{At, Context, Handler, Processor, TraceInfo};
+//! use ctf::{Event, EventClass};
+//! use std::collections::HashMap;
+//!
+//! /// Context switches per CPU, from kernel traces.
+//! #[derive(Default)]
+//! struct Switches {
+//!     per_cpu: HashMap<u64, u64>,
+//! }
+//!
+//! impl Handler for Switches {
+//!     fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+//!         (trace.kernel && class.name == "sched_switch").then_some(0)
+//!     }
+//!     fn event(&mut self, _token: u32, _ev: &Event<'_>, at: &At, _cx: &Context<'_>) {
+//!         *self.per_cpu.entry(at.cpu.unwrap_or(0)).or_default() += 1;
+//!     }
+//! }
+//!
+//! let (set, _errors) = ctf::TraceSet::open(&["/path/to/kernel/trace"]);
+//! let mut p = Processor::new();
+//! p.add(Switches::default());
+//! let analysis = p.analyze(&set, Default::default(), |_, _| {});
+//! let switches = p.get::<Switches>().unwrap();
+//! # let _ = (analysis, switches);
+//! ```
+
+use crate::pass::Collected;
+use ctf::{Event, EventClass};
+use std::any::Any;
+
+/// Where and when an event happened: the keys the analysis groups everything by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// Index of the trace in the trace set.
+    pub trace: u32,
+    /// Process (the `vpid` context; for a kernel event, the `pid` context when recorded, else 0).
+    pub vpid: i64,
+    /// Thread (the `vtid` context, else `tid`, else the process).
+    pub vtid: i64,
+    /// Time, ns since the Unix epoch.
+    pub ts: i64,
+    /// The CPU of the event's packet (kernel traces, per-CPU buffers).
+    pub cpu: Option<u64>,
+}
+
+/// A trace of the set, as handlers see it when they subscribe.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceInfo<'a> {
+    /// Index in the trace set ([`At::trace`]).
+    pub index: u32,
+    /// Whether it is a kernel trace (LTTng's `domain = "kernel"` environment).
+    pub kernel: bool,
+    /// The trace's host.
+    pub hostname: &'a str,
+    /// The trace's schema (event classes, environment, clock).
+    pub schema: &'a ctf::Schema,
+}
+
+/// What a handler may read beside its events: the ROS 2 model and instances built so far by
+/// the pass (initialization events precede the runtime events that use them), read-only.
+pub struct Context<'a> {
+    /// The ROS 2 pass: model, callback runs, publications, takes, service calls.
+    pub ros2: &'a Collected,
+}
+
+impl Context<'_> {
+    /// The callback run a thread is in at this moment (the innermost), as an index in
+    /// [`Collected::runs`].
+    pub fn running(&self, at: &At) -> Option<u32> {
+        self.ros2.running(at.trace, at.vpid, at.vtid)
+    }
+}
+
+/// An analysis fed by the one pass.
+///
+/// Before the pass, [`Handler::subscribe`] is called once for every event class of every trace;
+/// a handler returns a token of its choice for the classes it wants (an index into its own
+/// table of resolved field positions, say) and `None` for the others. During the pass,
+/// [`Handler::event`] gets each event of a subscribed class inside the analysis window, in time
+/// order across traces, with that token. After the last event, [`Handler::finish`] runs once.
+/// The handler owns its results; get it back with [`Processor::get`](crate::Processor::get).
+pub trait Handler: Any {
+    /// The token to receive the events of `class` in `trace` with, or `None` not to.
+    fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32>;
+
+    /// One event of a subscribed class.
+    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, cx: &Context<'_>);
+
+    /// After the last event.
+    fn finish(&mut self, _cx: &Context<'_>) {}
+}
+
+/// Positions of named payload fields in an event class, resolved once: `fields.int(ev, 0)` is
+/// then an index, not a string compare, per event.
+#[derive(Debug, Clone, Default)]
+pub struct Fields(Vec<Option<usize>>);
+
+impl Fields {
+    /// The positions of `names` in `class` (`None` for a field the class lacks).
+    pub fn of(class: &EventClass, names: &[&str]) -> Fields {
+        Fields(names.iter().map(|n| class.field_index(n)).collect())
+    }
+
+    /// Whether the class has every field.
+    pub fn all(&self) -> bool {
+        self.0.iter().all(Option::is_some)
+    }
+
+    /// Field `k` (the k-th name given) as an integer.
+    #[inline]
+    pub fn int(&self, ev: &Event<'_>, k: usize) -> Option<i64> {
+        self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_i64())
+    }
+
+    /// Field `k` as an unsigned integer (addresses, sizes).
+    #[inline]
+    pub fn uint(&self, ev: &Event<'_>, k: usize) -> Option<u64> {
+        self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_u64())
+    }
+
+    /// Field `k` as text.
+    pub fn str(&self, ev: &Event<'_>, k: usize) -> Option<String> {
+        self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_str().map(|s| s.into_owned()))
+    }
+}
+
+pub(crate) fn as_any(h: &dyn Handler) -> &dyn Any {
+    h
+}
+
+pub(crate) fn as_any_mut(h: &mut dyn Handler) -> &mut dyn Any {
+    h
+}

@@ -1,0 +1,185 @@
+//! Scheduling during callback runs, from kernel scheduling events beside the ROS 2 ones (a
+//! kernel trace and userspace traces of the same host, read together): per run, time on CPU
+//! and off CPU, how often its thread was switched out (preempted while runnable, or blocked),
+//! and per thread the wake-up latency (`sched_waking`, else `sched_wakeup`, to the
+//! `sched_switch` that puts the thread on a CPU).
+//!
+//! A thread is on a CPU when it records `callback_start` (it is running that code); from there,
+//! `sched_switch` events with it as `prev_tid` take it off and as `next_tid` put it back. A
+//! userspace thread is the kernel thread of the same id on the same host (no PID namespaces).
+
+use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use ctf::{Event, EventClass};
+use std::collections::HashMap;
+
+/// Scheduling of one callback run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSched {
+    /// Index of the run in the pass's runs ([`crate::Collected::runs`]).
+    pub run: u32,
+    /// Time on a CPU during the run (ns).
+    pub on_cpu_ns: i64,
+    /// Time off CPU during the run (ns): its duration less the time on a CPU.
+    pub off_cpu_ns: i64,
+    /// Times its thread was switched out while runnable (`prev_state` 0: preempted).
+    pub preemptions: u64,
+    /// Times its thread was switched out blocked (waiting: sleep, lock, I/O).
+    pub blocked: u64,
+}
+
+#[derive(Debug, Default)]
+struct ThreadSched {
+    /// Since when it is on a CPU.
+    on_since: Option<i64>,
+    /// Time on CPU so far (ns).
+    on_ns: i64,
+    preemptions: u64,
+    blocked: u64,
+    /// When it was last woken, not yet on a CPU.
+    woken: Option<i64>,
+    /// Open callback runs: (run index, start, on_ns, preemptions, blocked at the start).
+    open: Vec<(u32, i64, i64, u64, u64)>,
+}
+
+impl ThreadSched {
+    fn on_ns_at(&self, ts: i64) -> i64 {
+        self.on_ns + self.on_since.map_or(0, |s| ts - s)
+    }
+}
+
+const SWITCH: u8 = 0;
+const WAKING: u8 = 1;
+const WAKEUP: u8 = 2;
+const START: u8 = 3;
+const END: u8 = 4;
+
+/// The handler.
+#[derive(Debug, Default)]
+pub struct Scheduling {
+    fields: Vec<Fields>,
+    kinds: Vec<u8>,
+    hosts: HashMap<u32, String>,
+    /// Hosts with `sched_switch`, and whether their traces have `sched_waking`.
+    kernel_hosts: HashMap<String, bool>,
+    threads: HashMap<(String, i64), ThreadSched>,
+    /// Per run that ended.
+    pub runs: Vec<RunSched>,
+    /// Wake-up latencies (ns) per (host, tid) of the threads that ran callbacks.
+    pub wakeups: HashMap<(String, i64), Vec<i64>>,
+    callback_threads: std::collections::HashSet<(String, i64)>,
+}
+
+impl Scheduling {
+    fn thread(&mut self, trace: u32, tid: i64) -> &mut ThreadSched {
+        let host = self.hosts.get(&trace).cloned().unwrap_or_default();
+        self.threads.entry((host, tid)).or_default()
+    }
+
+    /// Whether a kernel trace with scheduling events was read.
+    pub fn has_kernel(&self) -> bool {
+        !self.kernel_hosts.is_empty()
+    }
+}
+
+impl Handler for Scheduling {
+    fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+        self.hosts.insert(trace.index, trace.hostname.to_string());
+        let (kind, f) = if trace.kernel {
+            match class.name.as_str() {
+                "sched_switch" => (SWITCH, Fields::of(class, &["prev_tid", "prev_state", "next_tid"])),
+                "sched_waking" => (WAKING, Fields::of(class, &["tid"])),
+                "sched_wakeup" => (WAKEUP, Fields::of(class, &["tid"])),
+                _ => return None,
+            }
+        } else {
+            match crate::events::Kind::of(&class.name)? {
+                crate::events::Kind::CallbackStart => (START, Fields::default()),
+                crate::events::Kind::CallbackEnd => (END, Fields::default()),
+                _ => return None,
+            }
+        };
+        if kind == SWITCH {
+            let w = self.kernel_hosts.entry(trace.hostname.to_string()).or_default();
+            *w |= trace.schema.event_classes().any(|c| c.name == "sched_waking");
+        }
+        self.fields.push(f);
+        self.kinds.push(kind);
+        Some(self.fields.len() as u32 - 1)
+    }
+
+    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, cx: &Context<'_>) {
+        let kind = self.kinds[token as usize];
+        let f = &self.fields[token as usize];
+        match kind {
+            SWITCH => {
+                let (prev, state, next) = (f.int(ev, 0), f.int(ev, 1), f.int(ev, 2));
+                if let Some(prev) = prev.filter(|t| *t != 0) {
+                    let t = self.thread(at.trace, prev);
+                    if let Some(s) = t.on_since.take() {
+                        t.on_ns += at.ts - s;
+                    }
+                    // TASK_RUNNING (0) switched out: preempted; anything else: it blocked.
+                    if state == Some(0) {
+                        t.preemptions += 1;
+                    } else {
+                        t.blocked += 1;
+                    }
+                }
+                if let Some(next) = next.filter(|t| *t != 0) {
+                    let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                    let key = (host, next);
+                    let watched = self.callback_threads.contains(&key);
+                    let t = self.threads.entry(key.clone()).or_default();
+                    t.on_since = Some(at.ts);
+                    if let Some(w) = t.woken.take() {
+                        if watched {
+                            self.wakeups.entry(key).or_default().push(at.ts - w);
+                        }
+                    }
+                }
+            }
+            WAKING | WAKEUP => {
+                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                // With sched_waking in the trace, sched_wakeup would count the same wake-up later.
+                if kind == WAKEUP && self.kernel_hosts.get(&host).copied().unwrap_or(false) {
+                    return;
+                }
+                if let Some(tid) = f.int(ev, 0) {
+                    let t = self.threads.entry((host, tid)).or_default();
+                    if t.on_since.is_none() && t.woken.is_none() {
+                        t.woken = Some(at.ts);
+                    }
+                }
+            }
+            START => {
+                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                if !self.kernel_hosts.contains_key(&host) {
+                    return;
+                }
+                let Some(run) = cx.running(at) else { return };
+                self.callback_threads.insert((host.clone(), at.vtid));
+                let t = self.threads.entry((host, at.vtid)).or_default();
+                // Recording this event, the thread is on a CPU.
+                if t.on_since.is_none() {
+                    t.on_since = Some(at.ts);
+                    t.woken = None;
+                }
+                let snap = (run, at.ts, t.on_ns_at(at.ts), t.preemptions, t.blocked);
+                t.open.push(snap);
+            }
+            _ => {
+                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                let Some(t) = self.threads.get_mut(&(host, at.vtid)) else { return };
+                let Some((run, start, on0, p0, b0)) = t.open.pop() else { return };
+                let on_cpu_ns = t.on_ns_at(at.ts) - on0;
+                self.runs.push(RunSched {
+                    run,
+                    on_cpu_ns,
+                    off_cpu_ns: (at.ts - start - on_cpu_ns).max(0),
+                    preemptions: t.preemptions - p0,
+                    blocked: t.blocked - b0,
+                });
+            }
+        }
+    }
+}

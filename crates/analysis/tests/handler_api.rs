@@ -1,0 +1,115 @@
+//! A handler written only against the analysis crate's public API, run in the one pass beside
+//! the ROS 2 model: it counts every event by class (checked against babeltrace2's counts in
+//! `../shared/reference/event-counts`), and attributes each `rmw_publish` to the callback run it
+//! happened in, through the context (checked against the ROS 2 pass's own attribution).
+
+use analysis::{At, Context, Fields, Handler, Processor, TraceInfo};
+use ctf::{Event, EventClass};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+fn shared() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// Events per class name, and publications per callback run.
+#[derive(Default)]
+struct Census {
+    names: Vec<String>,
+    publish: Vec<bool>,
+    fields: Vec<Fields>,
+    counts: BTreeMap<String, u64>,
+    /// Callback run index → rmw_publish events made during it.
+    publishes_in_run: HashMap<u32, u64>,
+    outside_runs: u64,
+    finished: bool,
+}
+
+impl Handler for Census {
+    fn subscribe(&mut self, _trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+        self.names.push(class.name.clone());
+        self.publish.push(class.name.ends_with(":rmw_publish"));
+        self.fields.push(Fields::of(class, &["message"]));
+        Some(self.names.len() as u32 - 1)
+    }
+
+    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, cx: &Context<'_>) {
+        *self.counts.entry(self.names[token as usize].clone()).or_default() += 1;
+        if self.publish[token as usize] {
+            assert!(self.fields[token as usize].uint(ev, 0).is_some(), "rmw_publish has a message field");
+            match cx.running(at) {
+                Some(run) => *self.publishes_in_run.entry(run).or_default() += 1,
+                None => self.outside_runs += 1,
+            }
+        }
+    }
+
+    fn finish(&mut self, cx: &Context<'_>) {
+        assert!(!cx.ros2.runs.is_empty());
+        self.finished = true;
+    }
+}
+
+#[test]
+fn a_users_handler_runs_in_the_pass() {
+    let trace = shared().join("traces/tc-ros2-example2");
+    let (set, errors) = ctf::TraceSet::open(&[&trace]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut p = Processor::standard();
+    p.add(Census::default());
+    let a = p.analyze(&set, Default::default(), |_, _| {});
+    let census = p.get::<Census>().expect("the handler is there after the pass");
+    assert!(census.finished);
+
+    // Every event, by class: babeltrace2's counts.
+    let want: BTreeMap<String, u64> =
+        std::fs::read_to_string(shared().join("reference/event-counts/tc-ros2-example2.tsv"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(n, name)| (name.trim().to_string(), n.trim().parse().unwrap()))
+            .collect();
+    assert_eq!(census.counts, want);
+    assert_eq!(census.counts.values().sum::<u64>(), a.report.events);
+
+    // Publications during callback runs: as the ROS 2 pass links them.
+    let mut linked: HashMap<u32, u64> = HashMap::new();
+    for (pubn, _) in &a.pubs {
+        if pubn.ts_rmw.is_some() {
+            if let Some(run) = pubn.in_run {
+                *linked.entry(run).or_default() += 1;
+            }
+        }
+    }
+    assert!(!census.publishes_in_run.is_empty());
+    assert_eq!(census.publishes_in_run, linked);
+}
+
+/// A handler that wants nothing is never called, and the standard handlers leave the ROS 2
+/// report as the plain pass makes it.
+#[test]
+fn handlers_do_not_change_the_ros2_report() {
+    struct Nothing;
+    impl Handler for Nothing {
+        fn subscribe(&mut self, _: &TraceInfo<'_>, _: &EventClass) -> Option<u32> {
+            None
+        }
+        fn event(&mut self, _: u32, _: &Event<'_>, _: &At, _: &Context<'_>) {
+            panic!("no event was asked for");
+        }
+    }
+    let trace = shared().join("traces/tc-ros2-example2");
+    let (set, _) = ctf::TraceSet::open(&[&trace]);
+    let mut p = Processor::new();
+    p.add(Nothing);
+    let plain = p.analyze(&set, Default::default(), |_, _| {});
+    let standard = analysis::analyze_traces(&set, |_, _| {});
+    let json = |r: &analysis::Report| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v.as_object_mut().unwrap().remove("system");
+        v.as_object_mut().unwrap().remove("executor_threads");
+        v
+    };
+    assert_eq!(json(&plain.report), json(&standard.report));
+    assert!(plain.report.executor_threads.is_empty() && !standard.report.executor_threads.is_empty());
+}

@@ -1,0 +1,193 @@
+//! The system handlers on a synthetic kernel trace and userspace trace of one host, every value
+//! computed by hand: CPU time per thread (tracetools_analysis's definition), scheduling during
+//! callback runs (time on and off CPU, preemptions, blocking), wake-up latency, message age.
+
+use analysis::system::{CpuTime, MessageAge, Scheduling};
+use analysis::Processor;
+use ctf::write::*;
+use std::path::Path;
+
+const P: FieldType = FieldType::Pointer;
+const S: FieldType = FieldType::String;
+const I32: FieldType = FieldType::I32;
+const I64: FieldType = FieldType::I64;
+const U64: FieldType = FieldType::U64;
+
+/// Epoch offset of both traces' clocks.
+const OFFSET: i64 = 1_763_000_000_000_000_000;
+
+fn decl(events: &[(&str, &[(&str, FieldType)])], domain: &str, uuid: u8) -> TraceDecl {
+    TraceDecl {
+        uuid: [uuid; 16],
+        clock_offset_ns: OFFSET,
+        clock_uuid: [9; 16],
+        env: vec![("hostname".into(), "synthetic".into()), ("domain".into(), domain.into())],
+        events: events
+            .iter()
+            .map(|(n, f)| EventDecl {
+                name: n.to_string(),
+                fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Writes `evs` (clock ts, event id, payload) of one stream (one CPU) of a trace.
+fn stream(dir: &Path, d: &TraceDecl, cpu: u32, vpid: i32, evs: &mut [(u64, u32, Vec<u8>)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(d), &d.uuid)).unwrap();
+    evs.sort_by_key(|e| e.0);
+    let f = std::fs::File::create(dir.join(format!("channel0_{cpu}"))).unwrap();
+    let mut w = StreamWriter::new(f, d.uuid, cpu as u64, cpu, 4096);
+    for (ts, id, p) in evs.iter() {
+        w.event(*id, *ts, vpid, vpid, b"synthetic", p).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn switch(prev: i32, state: i64, next: i32) -> Vec<u8> {
+    let mut p = Payload::new();
+    p.string(b"prev").i32(prev).i32(20).i64(state).string(b"next").i32(next).i32(20);
+    p.bytes
+}
+
+fn build(root: &Path) {
+    let kernel = decl(
+        &[
+            (
+                "sched_switch",
+                &[
+                    ("prev_comm", S),
+                    ("prev_tid", I32),
+                    ("prev_prio", I32),
+                    ("prev_state", I64),
+                    ("next_comm", S),
+                    ("next_tid", I32),
+                    ("next_prio", I32),
+                ],
+            ),
+            ("sched_waking", &[("comm", S), ("tid", I32), ("prio", I32), ("target_cpu", I32)]),
+            ("lttng_statedump_process_state", &[("tid", I32), ("pid", I32), ("name", S)]),
+        ],
+        "kernel",
+        1,
+    );
+    let waking = |tid: i32| {
+        let mut p = Payload::new();
+        p.string(b"w").i32(tid).i32(20).i32(0);
+        p.bytes
+    };
+    let dump = |tid: i32, pid: i32| {
+        let mut p = Payload::new();
+        p.i32(tid).i32(pid).string(b"proc");
+        p.bytes
+    };
+    let k = root.join("kernel");
+    // CPU 0: thread 300 runs callbacks; 400 preempts it; it blocks and is woken.
+    stream(
+        &k,
+        &kernel,
+        0,
+        0,
+        &mut [
+            (500, 2, dump(300, 300)),
+            (600, 2, dump(400, 400)),
+            (1_000, 0, switch(0, 0, 300)),
+            (5_000, 0, switch(300, 0, 400)),
+            (8_000, 0, switch(400, 1, 300)),
+            (10_000, 0, switch(300, 1, 0)),
+            (14_000, 1, waking(300)),
+            (15_500, 0, switch(0, 0, 300)),
+        ],
+    );
+    // CPU 1: a single switch only starts its clock.
+    stream(&k, &kernel, 1, 0, &mut [(3_000, 0, switch(500, 0, 501))]);
+
+    let ust = decl(
+        &[
+            ("ros2:callback_start", &[("callback", P), ("is_intra_process", I32)]),
+            ("ros2:callback_end", &[("callback", P)]),
+            (
+                "ros2:dispatch_subscription_callback",
+                &[("message", P), ("callback", P), ("source_stamp", U64), ("message_timestamp", U64)],
+            ),
+        ],
+        "ust",
+        2,
+    );
+    let cb = |id: u32| {
+        let mut p = Payload::new();
+        p.u64(0x50);
+        if id == 0 {
+            p.i32(0);
+        }
+        p.bytes
+    };
+    let dispatch = |stamp: u64| {
+        let mut p = Payload::new();
+        p.u64(0x90).u64(0x50).u64(0).u64(stamp);
+        p.bytes
+    };
+    stream(
+        &root.join("ust/pid/app-300/64-bit"),
+        &ust,
+        0,
+        300,
+        &mut [
+            (2_000, 0, cb(0)),
+            (20_000, 1, cb(1)),
+            (29_000, 2, dispatch((OFFSET + 25_000) as u64)),
+            (30_000, 0, cb(0)),
+            (31_000, 1, cb(1)),
+            (40_000, 2, dispatch(0)),
+            (41_000, 0, cb(0)),
+            (42_000, 1, cb(1)),
+        ],
+    );
+}
+
+#[test]
+fn system_handlers_by_hand() {
+    let tmp = testkit::TempDir::new("system");
+    let root = tmp.join("trace");
+    build(&root);
+    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(set.traces.len(), 2);
+    let mut p = Processor::standard();
+    let a = p.analyze(&set, Default::default(), |_, _| {});
+    assert!(a.report.read_errors.is_empty());
+
+    // CPU time: cpu 0 switches at 1000 (clock start), 5000 (300 ran 4000), 8000 (400: 3000),
+    // 10000 (300: 2000), 15500 (0: 5500); 300 still runs at the end: not counted. CPU 1: nothing.
+    let cpu = p.get::<CpuTime>().unwrap();
+    let got: Vec<(i64, Option<i64>, i64, u64)> =
+        cpu.threads().iter().map(|t| (t.tid, t.pid, t.cpu_ns, t.intervals)).collect();
+    assert_eq!(got, vec![(300, Some(300), 6_000, 2), (0, None, 5_500, 1), (400, Some(400), 3_000, 1)]);
+    let c = a.report.system.cpu_time.as_ref().unwrap();
+    assert_eq!((c.processes[0].pid, c.processes[0].cpu_ns), (300, 6_000));
+
+    // Run 1 (2000-20000): on CPU 2000-5000, 8000-10000, 15500-20000 = 9500; off 8500; one
+    // preemption (5000, runnable), one block (10000). Runs 2 and 3: on CPU throughout (1000).
+    let s = p.get::<Scheduling>().unwrap();
+    let runs: Vec<(i64, i64, u64, u64)> =
+        s.runs.iter().map(|r| (r.on_cpu_ns, r.off_cpu_ns, r.preemptions, r.blocked)).collect();
+    assert_eq!(runs, vec![(9_500, 8_500, 1, 1), (1_000, 0, 0, 0), (1_000, 0, 0, 0)]);
+    let sr = a.report.system.scheduling.as_ref().unwrap();
+    assert_eq!(sr.callbacks.len(), 1);
+    let cb = &sr.callbacks[0];
+    assert_eq!((cb.callback.vpid, cb.callback.address, cb.runs), (300, 0x50, 3));
+    assert_eq!((cb.preemptions, cb.blocked, cb.runs_interrupted), (1, 1, 1));
+    assert_eq!((cb.on_cpu_ns.sum, cb.off_cpu_ns.sum, cb.off_cpu_ns.max), (11_500, 8_500, 8_500));
+    // Woken at 14000, on CPU at 15500.
+    assert_eq!(sr.wakeup_latency.len(), 1);
+    assert_eq!((sr.wakeup_latency[0].tid, sr.wakeup_latency[0].latency_ns.count), (300, 1));
+    assert_eq!(sr.wakeup_latency[0].latency_ns.max, 1_500);
+
+    // Message age: dispatched with stamp 25000, callback start 30000; the stamp-less one has none.
+    let m = p.get::<MessageAge>().unwrap();
+    assert_eq!(m.dispatches, 2);
+    assert_eq!(m.ages.values().flatten().copied().collect::<Vec<_>>(), vec![5_000]);
+    assert_eq!(a.report.system.message_age.len(), 1);
+    assert_eq!(a.report.system.message_age[0].ns.mean, 5_000.0);
+}
