@@ -587,6 +587,20 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     out
 }
 
+/// Bytes, readable: `812 B`, `12.3 KiB`, `4.56 MiB`.
+fn bytes(b: i64) -> String {
+    let a = b.unsigned_abs() as f64;
+    if a < 1024.0 {
+        format!("{b} B")
+    } else if a < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else if a < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} MiB", b as f64 / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2} GiB", b as f64 / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
 /// The system analyses' sections, for the traces that have their events.
 fn system(o: &mut String, r: &Report, top: usize) {
     let span = match (r.begin_ns, r.end_ns) {
@@ -660,6 +674,61 @@ fn system(o: &mut String, r: &Report, top: usize) {
             for w in take(&s.wakeup_latency, top) {
                 let _ = writeln!(o, "    tid {}: {}", w.tid, stats_line(&w.latency_ns));
             }
+        }
+    }
+    if let Some(m) = &r.system.memory {
+        let _ = writeln!(o, "\nMemory per process (changes traced: libc wrapper, kernel pages), highest peak first");
+        for p in take(&m.processes, top) {
+            let name = r
+                .processes
+                .iter()
+                .find(|x| x.trace == p.trace && x.vpid == p.vpid)
+                .map(|x| x.procname.clone())
+                .unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "  pid {} {name} ({}): peak {} at +{}, at the end {} ({})",
+                p.vpid,
+                p.kind,
+                bytes(p.max_bytes),
+                dur((p.max_at_ns - r.begin_ns.unwrap_or(p.max_at_ns)) as f64),
+                bytes(p.final_bytes),
+                crate::info::count(p.changes, "change")
+            );
+        }
+        let _ = writeln!(o, "  per thread, highest peak first");
+        for t in take(&m.threads, top) {
+            let _ = writeln!(
+                o,
+                "    tid {} ({}): peak {}, at the end {} ({})",
+                t.tid,
+                t.kind,
+                bytes(t.max_bytes),
+                bytes(t.final_bytes),
+                crate::info::count(t.changes, "change")
+            );
+        }
+    }
+    if let Some(p) = &r.system.profile {
+        let _ = writeln!(o, "\nFunction profile (cyg-profile), highest total time first");
+        for f in take(&p.functions, top) {
+            let _ = writeln!(
+                o,
+                "  tid {} {:#x}: {}, total {}, self {}, on CPU {}",
+                f.tid,
+                f.address,
+                crate::info::count(f.calls, "call"),
+                dur(f.total_ns as f64),
+                dur(f.self_ns as f64),
+                dur(f.actual_ns as f64)
+            );
+        }
+        if p.unmatched_exits + p.unfinished > 0 {
+            let _ = writeln!(
+                o,
+                "  {} exits without their entry, {} calls unfinished at the end",
+                p.unmatched_exits, p.unfinished
+            );
         }
     }
     if !r.system.message_age.is_empty() {

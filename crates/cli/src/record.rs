@@ -124,6 +124,68 @@ pub struct RecordOptions {
     /// jazzy, kilted, rolling; default: their $ROS_DISTRO, else rolling).
     #[arg(long, value_name = "DISTRO", value_parser = parse_distro)]
     distro: Option<&'static tracetools::distro::Abi>,
+    /// Also record the kernel's scheduling events (CPU time, scheduling during callbacks,
+    /// wake-up latency) and page allocations: the LTTng backend with its kernel tracer.
+    #[arg(long)]
+    with_kernel: bool,
+    /// Also record userspace memory: LTTng-UST's libc wrapper (malloc, free, ...) preloaded into
+    /// the command (LTTng backend).
+    #[arg(long)]
+    with_memory: bool,
+    /// Also record function entries and exits of code built with -finstrument-functions:
+    /// LTTng-UST's cyg-profile helper preloaded into the command (LTTng backend).
+    #[arg(long)]
+    with_profile: bool,
+}
+
+/// The kernel events of `--with-kernel`: what the CPU time, scheduling and kernel memory
+/// analyses read (statedump: which process each thread belongs to).
+pub const KERNEL_PRESET: [&str; 9] = [
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_process_fork",
+    "sched_process_exit",
+    "lttng_statedump_*",
+    "kmem_mm_page_alloc",
+    "kmem_mm_page_free",
+];
+
+/// What `--with-memory` and `--with-profile` add: the LTTng-UST helper library preloaded, and its events.
+const HELPERS: [(&str, &str, &[&str]); 2] = [
+    ("--with-memory", "liblttng-ust-libc-wrapper.so", &["lttng_ust_libc:*"]),
+    ("--with-profile", "liblttng-ust-cyg-profile.so", &["lttng_ust_cyg_profile:*", "lttng_ust_cyg_profile_fast:*"]),
+];
+
+/// An LTTng-UST helper library: in LD_LIBRARY_PATH, then the system's library directories.
+fn find_helper(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("LD_LIBRARY_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+    for d in
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib", "/usr/lib", "/usr/lib64", "/lib"]
+    {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.into_iter().flat_map(|d| [d.join(format!("{name}.1")), d.join(name)]).find(|p| p.exists())
+}
+
+impl RecordOptions {
+    /// The helper libraries to preload and the userspace events to add, per `--with-*` option.
+    fn helpers(&self) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+        let mut libs = Vec::new();
+        let mut events = Vec::new();
+        for (i, (opt, lib, evs)) in HELPERS.iter().enumerate() {
+            if [self.with_memory, self.with_profile][i] {
+                let path = find_helper(lib).ok_or_else(|| {
+                    format!("{opt}: {lib} not found (LTTng-UST's helper libraries: Debian's liblttng-ust-dev or liblttng-ust1)")
+                })?;
+                libs.push(path);
+                events.extend(evs.iter().map(|e| e.to_string()));
+            }
+        }
+        Ok((libs, events))
+    }
 }
 
 impl RecordOptions {
@@ -341,8 +403,14 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
         return Err("node, topic and process filters are applied by the embedded tracer: use --backend embedded".into());
     }
     if o.backend == Backend::Embedded {
-        if !o.kernel.is_empty() || o.syscall {
+        if !o.kernel.is_empty() || o.syscall || o.with_kernel {
             return Err("kernel events need the LTTng kernel tracer: use --backend lttng".into());
+        }
+        if o.with_memory || o.with_profile {
+            let opt = if o.with_memory { "--with-memory" } else { "--with-profile" };
+            return Err(format!(
+                "{opt} records LTTng-UST's own helper events, which only an LTTng session receives: use --backend lttng"
+            ));
         }
         if let Some(c) = o.context.iter().find(|c| !["procname", "vpid", "vtid"].contains(&c.as_str())) {
             return Err(format!(
@@ -409,9 +477,10 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
         let sub = o.buffer_size.clone().unwrap_or_else(|| "8M".into());
         let num = o.num_subbuf.unwrap_or(2).to_string();
         chan.extend(["--subbuf-size", &sub, "--num-subbuf", &num, "rostrace"]);
-        if !o.ust.is_empty() {
+        let (_, helper_events) = o.helpers()?;
+        if !o.ust.is_empty() || !helper_events.is_empty() {
             lttng(&chan)?;
-            for e in &o.ust {
+            for e in o.ust.iter().chain(&helper_events) {
                 lttng(&["enable-event", "-u", "-s", name, "-c", "rostrace", e])?;
             }
             let mut ctx = vec!["add-context", "-u", "-s", name, "-c", "rostrace"];
@@ -420,7 +489,8 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
             }
             lttng(&ctx)?;
         }
-        for e in &o.kernel {
+        let preset = if o.with_kernel { &KERNEL_PRESET[..] } else { &[] };
+        for e in o.kernel.iter().map(String::as_str).chain(preset.iter().copied()) {
             lttng(&["enable-event", "-k", "-s", name, e])
                 .map_err(|e| format!("{e} (is the LTTng kernel tracer available?)"))?;
         }
@@ -538,8 +608,18 @@ impl Recording {
                     r.env.push(("ROSTRACE_DISTRO".into(), abi.name.into()));
                 }
                 r.env.push(("ROSTRACE_LTTNG_PROVIDER".into(), provider.into()));
-                if let Some(lib) = lib {
-                    r.env.push(("LD_PRELOAD".into(), lib.into()));
+                // Known: lttng_setup found them.
+                let (helpers, _) = o.helpers().unwrap_or_default();
+                let preload: Vec<&Path> = lib.into_iter().chain(helpers.iter().map(PathBuf::as_path)).collect();
+                if !preload.is_empty() {
+                    let mut v = OsString::new();
+                    for (i, p) in preload.iter().enumerate() {
+                        if i > 0 {
+                            v.push(":");
+                        }
+                        v.push(p);
+                    }
+                    r.env.push(("LD_PRELOAD".into(), v));
                 }
             }
         }
@@ -748,7 +828,9 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         println!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, dir.display());
         println!("launch the processes to trace with:");
         if let Some(lib) = find_library() {
-            println!("  export ROSTRACE_BACKEND=lttng LD_PRELOAD={}", lib.display());
+            let helpers: String =
+                o.helpers().unwrap_or_default().0.iter().map(|h| format!(":{}", h.display())).collect();
+            println!("  export ROSTRACE_BACKEND=lttng LD_PRELOAD={}{helpers}", lib.display());
         }
         return Ok(ExitCode::SUCCESS);
     }

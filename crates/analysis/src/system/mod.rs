@@ -3,11 +3,15 @@
 //! They report when the trace has their events.
 
 pub mod cpu_time;
+pub mod memory;
 pub mod message_age;
+pub mod profile;
 pub mod scheduling;
 
 pub use cpu_time::{CpuTime, ThreadCpu};
+pub use memory::{Memory, ThreadMemory};
 pub use message_age::MessageAge;
+pub use profile::{FunctionProfile, Profile};
 pub use scheduling::{RunSched, Scheduling};
 
 use crate::report::CallbackReport;
@@ -20,6 +24,8 @@ pub fn add_standard(p: &mut crate::Processor) {
     p.add(CpuTime::default());
     p.add(Scheduling::default());
     p.add(MessageAge::default());
+    p.add(Memory::default());
+    p.add(Profile::default());
 }
 
 /// The system analyses' results, as reported (absent when the trace lacks their events).
@@ -34,6 +40,87 @@ pub struct SystemReport {
     /// Message age per callback (CARET's `message_timestamp`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub message_age: Vec<CallbackStats>,
+    /// Memory per thread and process over time (libc wrapper, kernel page allocations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryReport>,
+    /// Function profile per thread (cyg-profile).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileReport>,
+}
+
+/// Memory per thread and process.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MemoryReport {
+    /// Per thread, highest peak first.
+    pub threads: Vec<ThreadMemory>,
+    /// Per process and kind, highest peak first.
+    pub processes: Vec<ProcessMemory>,
+}
+
+/// Memory of one process over time.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProcessMemory {
+    /// Trace index.
+    pub trace: u32,
+    /// Process (0 when the trace has no vpid context).
+    pub vpid: i64,
+    /// `userspace` or `kernel`.
+    pub kind: &'static str,
+    /// Changes counted.
+    pub changes: u64,
+    /// Usage at the end (bytes).
+    pub final_bytes: i64,
+    /// Highest usage (bytes).
+    pub max_bytes: i64,
+    /// When the highest usage was reached (ns since the epoch).
+    pub max_at_ns: i64,
+    /// Usage over time: (ns since the epoch, bytes) at most 200 points, each the usage at the end
+    /// of its slice of time, with the peak among them.
+    pub timeline: Vec<(i64, i64)>,
+}
+
+/// Function profile.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProfileReport {
+    /// Per thread and function, highest total first.
+    pub functions: Vec<FunctionProfile>,
+    /// Caller → callee edges: (trace, vpid, tid, caller, callee, calls).
+    pub edges: Vec<(u32, i64, i64, u64, u64, u64)>,
+    /// Exits without their entry.
+    pub unmatched_exits: u64,
+    /// Calls not returned at the end of the trace.
+    pub unfinished: u64,
+}
+
+/// Usage over time from changes in time order: the final and peak usage and a timeline of at
+/// most `points` points.
+fn timeline(changes: &[(i64, i64)], points: usize) -> (i64, i64, i64, Vec<(i64, i64)>) {
+    let (mut cur, mut max, mut max_at) = (0i64, i64::MIN, 0i64);
+    let (first, last) = (changes.first().map_or(0, |c| c.0), changes.last().map_or(0, |c| c.0));
+    let span = (last - first).max(1) as i128;
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    let mut bin_of_last = usize::MAX;
+    for &(ts, d) in changes {
+        cur += d;
+        if cur > max {
+            max = cur;
+            max_at = ts;
+        }
+        let bin = (((ts - first) as i128 * (points.max(2) - 1) as i128) / span) as usize;
+        if bin == bin_of_last {
+            if let Some(p) = out.last_mut() {
+                *p = (ts, cur);
+            }
+        } else {
+            out.push((ts, cur));
+            bin_of_last = bin;
+        }
+    }
+    if max != i64::MIN && !out.iter().any(|p| p.0 == max_at && p.1 == max) {
+        let k = out.partition_point(|p| p.0 < max_at);
+        out.insert(k, (max_at, max));
+    }
+    (cur, max, max_at, out)
 }
 
 /// Which callback (as in the report's callbacks).
@@ -189,6 +276,37 @@ impl SystemReport {
                 .map(|(host, pid, name, cpu_ns, threads)| ProcessCpu { host, pid, name, cpu_ns, threads })
                 .collect(),
         });
-        SystemReport { cpu_time, scheduling, message_age }
+        let memory = p.get::<Memory>().filter(|m| !m.changes.is_empty()).map(|m| {
+            let mut processes: Vec<ProcessMemory> = m
+                .changes
+                .iter()
+                .map(|(&(trace, vpid, kernel), ch)| {
+                    let (final_bytes, max_bytes, max_at_ns, timeline) = timeline(ch, 200);
+                    ProcessMemory {
+                        trace,
+                        vpid,
+                        kind: if kernel { "kernel" } else { "userspace" },
+                        changes: ch.len() as u64,
+                        final_bytes,
+                        max_bytes,
+                        max_at_ns,
+                        timeline,
+                    }
+                })
+                .collect();
+            processes.sort_by(|a, b| b.max_bytes.cmp(&a.max_bytes).then(a.vpid.cmp(&b.vpid)));
+            MemoryReport { threads: m.threads(), processes }
+        });
+        let profile = p.get::<Profile>().filter(|p| !p.functions().is_empty() || p.unmatched_exits > 0).map(|p| {
+            let mut edges: Vec<_> = p.edges.iter().map(|(&(t, v, tid, a, b), &n)| (t, v, tid, a, b, n)).collect();
+            edges.sort();
+            ProfileReport {
+                functions: p.functions(),
+                edges,
+                unmatched_exits: p.unmatched_exits,
+                unfinished: p.unfinished(),
+            }
+        });
+        SystemReport { cpu_time, scheduling, message_age, memory, profile }
     }
 }

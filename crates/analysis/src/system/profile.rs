@@ -1,0 +1,170 @@
+//! Function profile from LTTng-UST's cyg-profile helper (`lttng_ust_cyg_profile:func_entry` /
+//! `func_exit`, and the `_fast` variants; code built with `-finstrument-functions`, recorded
+//! with `rostrace record --with-profile`), as tracetools_analysis's `ProfileHandler`: a call
+//! stack per thread; at each exit, the call's duration (exit − entry) and its actual duration
+//! (time its thread was on a CPU meanwhile, when a kernel trace of the host has `sched_switch`;
+//! else the duration). Per thread and function: calls, total, actual and self time (total less
+//! the total of the calls it made), and the caller → callee edges of the call tree. Functions
+//! are their addresses (the traced binary is not at hand to symbolize them).
+
+use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use ctf::{Event, EventClass};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A function of one thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FunctionProfile {
+    /// Trace index.
+    pub trace: u32,
+    /// Process (0 when the trace has no vpid context).
+    pub vpid: i64,
+    /// Thread.
+    pub tid: i64,
+    /// Function address.
+    pub address: u64,
+    /// Completed calls.
+    pub calls: u64,
+    /// Sum of the calls' durations, entry to exit (ns).
+    pub total_ns: i64,
+    /// Sum of the time on a CPU during the calls (ns).
+    pub actual_ns: i64,
+    /// Total less the total of the calls it made (ns).
+    pub self_ns: i64,
+    /// Deepest stack depth it was called at (0: outermost).
+    pub max_depth: u32,
+}
+
+#[derive(Debug)]
+struct Frame {
+    addr: u64,
+    start: i64,
+    /// When it last went on a CPU (`None`: off CPU now).
+    last_start: Option<i64>,
+    /// On-CPU time before `last_start` (ns).
+    actual: i64,
+    /// Total of the calls it made (ns).
+    children: i64,
+}
+
+const ENTRY: u32 = 0;
+const EXIT: u32 = 1;
+const SWITCH: u32 = 2;
+
+/// The handler.
+#[derive(Debug, Default)]
+pub struct Profile {
+    fields: Vec<(u32, Fields)>,
+    hosts: HashMap<u32, String>,
+    /// Call stacks per (trace, vpid, tid), and the host of the trace.
+    stacks: HashMap<(u32, i64, i64), Vec<Frame>>,
+    /// Stacks' keys per (host, tid), for the kernel's switches.
+    by_host_tid: HashMap<(String, i64), (u32, i64, i64)>,
+    functions: HashMap<(u32, i64, i64, u64), FunctionProfile>,
+    /// Caller → callee: calls, per (trace, vpid, tid, caller, callee).
+    pub edges: HashMap<(u32, i64, i64, u64, u64), u64>,
+    /// Exits without an entry on their thread's stack.
+    pub unmatched_exits: u64,
+}
+
+impl Profile {
+    /// Per thread and function, the highest total first.
+    pub fn functions(&self) -> Vec<FunctionProfile> {
+        let mut v: Vec<FunctionProfile> = self.functions.values().cloned().collect();
+        v.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)).then(a.address.cmp(&b.address)));
+        v
+    }
+
+    /// Calls still on a stack at the end of the trace.
+    pub fn unfinished(&self) -> u64 {
+        self.stacks.values().map(|s| s.len() as u64).sum()
+    }
+}
+
+impl Handler for Profile {
+    fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+        self.hosts.insert(trace.index, trace.hostname.to_string());
+        let (kind, f) = match class.name.as_str() {
+            "lttng_ust_cyg_profile:func_entry" | "lttng_ust_cyg_profile_fast:func_entry" if !trace.kernel => {
+                (ENTRY, Fields::of(class, &["addr"]))
+            }
+            "lttng_ust_cyg_profile:func_exit" | "lttng_ust_cyg_profile_fast:func_exit" if !trace.kernel => {
+                (EXIT, Fields::of(class, &["addr"]))
+            }
+            "sched_switch" if trace.kernel => (SWITCH, Fields::of(class, &["prev_tid", "next_tid"])),
+            _ => return None,
+        };
+        self.fields.push((kind, f));
+        Some(self.fields.len() as u32 - 1)
+    }
+
+    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, _cx: &Context<'_>) {
+        let (kind, f) = &self.fields[token as usize];
+        let kind = *kind;
+        let (a, b) = (f.int(ev, 0), f.int(ev, 1));
+        let host = || self.hosts.get(&at.trace).cloned().unwrap_or_default();
+        let key = (at.trace, at.vpid, at.vtid);
+        match kind {
+            ENTRY => {
+                let addr = a.unwrap_or(0) as u64;
+                let h = host();
+                self.by_host_tid.insert((h, at.vtid), key);
+                self.stacks.entry(key).or_default().push(Frame {
+                    addr,
+                    start: at.ts,
+                    last_start: Some(at.ts),
+                    actual: 0,
+                    children: 0,
+                });
+            }
+            EXIT => {
+                let Some(stack) = self.stacks.get_mut(&key) else {
+                    self.unmatched_exits += 1;
+                    return;
+                };
+                let Some(fr) = stack.pop() else {
+                    self.unmatched_exits += 1;
+                    return;
+                };
+                let depth = stack.len() as u32;
+                let duration = at.ts - fr.start;
+                let actual = fr.actual + fr.last_start.map_or(0, |s| at.ts - s);
+                let parent = stack.last_mut().map(|p| {
+                    p.children += duration;
+                    p.addr
+                });
+                let e =
+                    self.functions.entry((at.trace, at.vpid, at.vtid, fr.addr)).or_insert_with(|| FunctionProfile {
+                        trace: at.trace,
+                        vpid: at.vpid,
+                        tid: at.vtid,
+                        address: fr.addr,
+                        ..Default::default()
+                    });
+                e.calls += 1;
+                e.total_ns += duration;
+                e.actual_ns += actual;
+                e.self_ns += duration - fr.children;
+                e.max_depth = e.max_depth.max(depth);
+                if let Some(p) = parent {
+                    *self.edges.entry((at.trace, at.vpid, at.vtid, p, fr.addr)).or_default() += 1;
+                }
+            }
+            _ => {
+                let h = host();
+                if let Some(k) = a.and_then(|prev| self.by_host_tid.get(&(h.clone(), prev))) {
+                    for fr in self.stacks.get_mut(k).into_iter().flatten() {
+                        if let Some(s) = fr.last_start.take() {
+                            fr.actual += at.ts - s;
+                        }
+                    }
+                }
+                if let Some(k) = b.and_then(|next| self.by_host_tid.get(&(h, next))) {
+                    for fr in self.stacks.get_mut(k).into_iter().flatten() {
+                        fr.last_start.get_or_insert(at.ts);
+                    }
+                }
+            }
+        }
+    }
+}
