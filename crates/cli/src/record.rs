@@ -448,6 +448,7 @@ fn lttng(args: &[&str]) -> Result<String, String> {
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
         let first = err.lines().find(|l| l.contains("Error")).unwrap_or(err.trim());
+        let first = if first.is_empty() { format!("failed ({})", out.status) } else { first.to_string() };
         Err(format!("lttng {}: {first}", args.join(" ")))
     }
 }
@@ -491,8 +492,9 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
         }
         let preset = if o.with_kernel { &KERNEL_PRESET[..] } else { &[] };
         for e in o.kernel.iter().map(String::as_str).chain(preset.iter().copied()) {
-            lttng(&["enable-event", "-k", "-s", name, e])
-                .map_err(|e| format!("{e} (is the LTTng kernel tracer available?)"))?;
+            lttng(&["enable-event", "-k", "-s", name, e]).map_err(|e| {
+                format!("{e} (is the LTTng kernel tracer available? it needs the lttng-modules kernel modules, and root or the tracing group)")
+            })?;
         }
         if o.syscall {
             lttng(&["enable-event", "-k", "--syscall", "-a", "-s", name])

@@ -523,3 +523,101 @@ fn lttng_record_starts_a_program_linked_to_tracetools() {
     cmd.env_remove("LD_LIBRARY_PATH");
     record_flows(cmd, &dir, &name, &prog, &["1", "2"]);
 }
+
+/// `--with-memory` and `--with-profile` (LTTng backend): LTTng-UST's libc wrapper and
+/// cyg-profile helper are preloaded, their events recorded, and `analyze` reports the memory
+/// and the call tree of a program built with -finstrument-functions. With the embedded backend
+/// they are refused; `--with-kernel` needs LTTng's kernel tracer and says so when it is missing.
+#[test]
+fn record_with_memory_and_profile() {
+    if !require(have_lttng(), "LTTng (lttng-tools)") {
+        return;
+    }
+    let dir = tmp("with");
+    let src = dir.join("prog.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdlib.h>
+#include <string.h>
+static void *kept[7];
+__attribute__((noinline)) static void inner(char *p, int k) { memset(p, k, 64); }
+__attribute__((noinline)) static void work(int i) {
+    kept[i] = malloc(123457);
+    for (int k = 0; k < 3; k++) inner(kept[i], k);
+}
+int main(void) {
+    for (int i = 0; i < 7; i++) work(i);
+    void *gone = malloc(7654321);
+    free(gone);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let prog = dir.join("prog");
+    let cc =
+        Command::new("gcc").args(["-O0", "-g", "-finstrument-functions", "-o"]).arg(&prog).arg(&src).output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+
+    // Refused with the embedded backend, before anything runs.
+    for opt in ["--with-memory", "--with-profile", "--with-kernel"] {
+        let out =
+            rostrace().args(["record", opt, "-p"]).arg(&dir).args(["-s", "refused", "--"]).arg(&prog).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{opt}: {err}");
+        assert!(err.contains("--backend lttng"), "{opt}: {err}");
+        assert!(!dir.join("refused").exists());
+    }
+
+    let _lttng = lttng_lock();
+    let name = format!("rostrace-with-{}", std::process::id());
+    let _session = LttngSession(name.clone());
+    let out = rostrace()
+        .args(["record", "--backend", "lttng", "--with-memory", "--with-profile", "-s", &name, "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json = dir.join("a.json");
+    let an = rostrace().arg("analyze").arg(dir.join(&name)).arg("--json").arg(&json).output().unwrap();
+    let text = String::from_utf8_lossy(&an.stdout);
+    assert!(an.status.success(), "{}", String::from_utf8_lossy(&an.stderr));
+    assert!(text.contains("Memory per process") && text.contains("Function profile"), "{text}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+
+    // The main thread kept 7 x 123457 bytes, and briefly held 7654321 more.
+    let threads = r["system"]["memory"]["threads"].as_array().unwrap();
+    let main = threads.iter().max_by_key(|t| t["max_bytes"].as_i64().unwrap()).unwrap();
+    let (peak, end) = (main["max_bytes"].as_i64().unwrap(), main["final_bytes"].as_i64().unwrap());
+    assert!(peak >= 7 * 123_457 + 7_654_321, "{main}");
+    assert!(end >= 7 * 123_457 && end < 7 * 123_457 + 7_654_321, "{main}");
+
+    // work() ran 7 times and called inner() 21 times.
+    let funcs = r["system"]["profile"]["functions"].as_array().unwrap();
+    let edges = r["system"]["profile"]["edges"].as_array().unwrap();
+    let edge = edges.iter().find(|e| e[5].as_u64() == Some(21)).unwrap_or_else(|| panic!("no 21-call edge: {edges:?}"));
+    let (caller, callee) = (edge[3].as_u64().unwrap(), edge[4].as_u64().unwrap());
+    let calls = |a: u64| funcs.iter().find(|f| f["address"].as_u64() == Some(a)).map(|f| f["calls"].as_u64().unwrap());
+    assert_eq!((calls(caller), calls(callee)), (Some(7), Some(21)));
+    assert_eq!(r["system"]["profile"]["unmatched_exits"].as_u64(), Some(0));
+
+    // The kernel preset: recorded where LTTng's kernel tracer is available, else a clear error.
+    let kname = format!("rostrace-withk-{}", std::process::id());
+    let _ksession = LttngSession(kname.clone());
+    let out = rostrace()
+        .args(["record", "--backend", "lttng", "--with-kernel", "-s", &kname, "-p"])
+        .arg(&dir)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        let (set, _) = ctf::TraceSet::open(&[dir.join(&kname)]);
+        assert!(set.traces.iter().any(|t| t.schema.event_classes().any(|c| c.name == "sched_switch")));
+    } else {
+        assert!(err.contains("kernel tracer") && err.lines().count() == 1, "{err}");
+        assert!(!dir.join(&kname).exists(), "{err}");
+    }
+}
