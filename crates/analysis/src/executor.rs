@@ -3,8 +3,8 @@
 
 use crate::events::Kind;
 use crate::handler::{At, Context, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
-use std::collections::HashMap;
 
 /// Time a thread's executor spent in each phase.
 #[derive(Debug, Clone, Default)]

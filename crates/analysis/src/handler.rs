@@ -60,6 +60,9 @@ pub struct TraceInfo<'a> {
     pub hostname: &'a str,
     /// The trace's schema (event classes, environment, clock).
     pub schema: &'a ctf::Schema,
+    /// The hosts of the set's kernel traces (a userspace trace of one of these hosts can be
+    /// joined with its kernel trace by thread id).
+    pub kernel_hosts: &'a [String],
 }
 
 /// What a handler may read beside its events: the ROS 2 model and instances built so far by

@@ -23,6 +23,7 @@
 pub mod events;
 pub mod executor;
 pub mod handler;
+pub mod hash;
 pub mod model;
 pub mod notes;
 pub mod pass;

@@ -3,8 +3,8 @@
 //! initialization events. Handles are keyed by (trace, vpid, address) and by time: an address
 //! that is initialized again with other content is a new object.
 
+use crate::hash::HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// A handle: trace index, process id, address. Addresses are only unique within a process.
 pub type Key = (u32, i64, u64);
@@ -19,7 +19,7 @@ pub struct Registry<T> {
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Registry { items: Vec::new(), by_key: HashMap::new() }
+        Registry { items: Vec::new(), by_key: HashMap::default() }
     }
 }
 

@@ -4,9 +4,10 @@
 //! mistaken for "nothing happened".
 
 use crate::events::Kind;
+use crate::hash::HashSet;
 use crate::model::{Model, Process};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A metric the trace cannot (fully) give.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! linked to each other along each thread. Resolution against the model happens afterwards.
 
 use crate::events::{ClassInfo, Kind, F};
+use crate::hash::HashMap;
 use crate::model::*;
 use ctf::{Event, TraceSet};
-use std::collections::HashMap;
 
 /// One execution of a callback; compact, as there is one per callback run of the trace.
 #[derive(Debug, Clone, Copy)]

@@ -78,13 +78,22 @@ impl Processor {
                 v
             })
             .collect();
+        let mut kernel_hosts: Vec<String> =
+            hosts.iter().zip(&kernel).filter(|(_, k)| **k).map(|(h, _)| h.clone()).collect();
+        kernel_hosts.dedup();
         // Per trace and class: the handlers that want it, with their tokens.
         let routes: Vec<Vec<Vec<(usize, u32)>>> = set
             .traces
             .iter()
             .enumerate()
             .map(|(ti, t)| {
-                let info = TraceInfo { index: ti as u32, kernel: kernel[ti], hostname: &hosts[ti], schema: &t.schema };
+                let info = TraceInfo {
+                    index: ti as u32,
+                    kernel: kernel[ti],
+                    hostname: &hosts[ti],
+                    schema: &t.schema,
+                    kernel_hosts: &kernel_hosts,
+                };
                 let mut v = vec![Vec::new(); t.schema.event_classes().count()];
                 for ec in t.schema.event_classes() {
                     for (hi, h) in self.handlers.iter_mut().enumerate() {

@@ -1,11 +1,12 @@
 //! From collected instances to results: callbacks with their statistics, message flows matched
 //! publish → take → callback, topics with latency statistics, time per process, node, thread.
 
+use crate::hash::{HashMap, HashSet};
 use crate::model::*;
 use crate::pass::{Collected, Publication, Take};
 use crate::stats::Stats;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// How a flow's publication and take were matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -438,12 +439,12 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         .collect();
 
     // Flows.
-    let mut by_source: HashMap<(&str, i64), u32> = HashMap::new();
-    let mut windows: HashMap<&str, Vec<(i64, i64, u32)>> = HashMap::new();
+    let mut by_source: HashMap<(&str, i64), u32> = HashMap::default();
+    let mut windows: HashMap<&str, Vec<(i64, i64, u32)>> = HashMap::default();
     // Publications a take can be matched to, per topic, and the range of their source times.
-    let mut matchable: HashMap<&str, Vec<u32>> = HashMap::new();
-    let mut source_range: HashMap<&str, (i64, i64)> = HashMap::new();
-    let mut pub_count: HashMap<&str, u64> = HashMap::new();
+    let mut matchable: HashMap<&str, Vec<u32>> = HashMap::default();
+    let mut source_range: HashMap<&str, (i64, i64)> = HashMap::default();
+    let mut pub_count: HashMap<&str, u64> = HashMap::default();
     for (i, (p, topic)) in pubs.iter().enumerate() {
         let Some(topic) = topic else { continue };
         *pub_count.entry(topic.as_str()).or_default() += 1;
@@ -475,9 +476,9 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         w.sort_unstable();
     }
     let mut flows = Vec::new();
-    let mut unmatched_by_topic: HashMap<String, u64> = HashMap::new();
-    let mut reasons_by_topic: HashMap<String, BTreeMap<&'static str, u64>> = HashMap::new();
-    let mut takes_by_topic: HashMap<String, u64> = HashMap::new();
+    let mut unmatched_by_topic: HashMap<String, u64> = HashMap::default();
+    let mut reasons_by_topic: HashMap<String, BTreeMap<&'static str, u64>> = HashMap::default();
+    let mut takes_by_topic: HashMap<String, u64> = HashMap::default();
     for (ti, (t, sub)) in takes.iter().enumerate() {
         if !t.taken {
             continue;
@@ -534,11 +535,11 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
     let mut callbacks = Vec::new();
-    let mut per_node: HashMap<(u32, i64, String), (u64, i64)> = HashMap::new();
+    let mut per_node: HashMap<(u32, i64, String), (u64, i64)> = HashMap::default();
     // The threads each node's callbacks ran on.
-    let mut node_threads: HashMap<(u32, i64, String), HashSet<i32>> = HashMap::new();
+    let mut node_threads: HashMap<(u32, i64, String), HashSet<i32>> = HashMap::default();
     let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
-    let mut service_runs: HashSet<(u32, i64)> = HashSet::new();
+    let mut service_runs: HashSet<(u32, i64)> = HashSet::default();
     for ((key, id), idx) in &groups {
         let cb = id.map(|i| m.callbacks.get(i));
         let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i as usize].0.duration()).collect();
@@ -627,8 +628,8 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     }
 
     // Time shares.
-    let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::new();
-    let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::new();
+    let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
+    let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
     for (r, _) in &runs {
         if let Some(d) = r.duration() {
             let k = slots[r.slot as usize];
@@ -640,7 +641,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
             y.1 += d;
         }
     }
-    let mut proc_threads: HashMap<(u32, i64), u64> = HashMap::new();
+    let mut proc_threads: HashMap<(u32, i64), u64> = HashMap::default();
     for (t, p, _) in per_thread.keys() {
         *proc_threads.entry((*t, *p)).or_default() += 1;
     }
@@ -681,7 +682,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     for s in &m.subscriptions.items {
         topic_names.insert(s.topic.clone(), ());
     }
-    let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::new();
+    let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
     for f in &flows {
         flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
     }
@@ -832,7 +833,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         })
         .collect();
     let services = services(&m, &client_calls, &server_calls);
-    let no_executor = HashMap::new();
+    let no_executor = HashMap::default();
     let executor = p.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     let mut executor_threads: Vec<ExecutorThread> = executor
         .iter()
@@ -857,8 +858,8 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     );
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
-    let run_keys: Vec<(u32, i64, u64)> = runs.iter().map(|(r, _)| slots[r.slot as usize]).collect();
-    let system = crate::system::SystemReport::of(p, &run_keys, &callbacks);
+    let run_key = |i: u32| runs.get(i as usize).and_then(|(r, _)| slots.get(r.slot as usize)).copied();
+    let system = crate::system::SystemReport::of(p, run_key, &callbacks);
     let report = Report {
         system,
         events,
@@ -893,14 +894,14 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
 fn services(m: &Model, clients: &[crate::pass::ClientCall], servers: &[crate::pass::ServerCall]) -> Vec<ServiceReport> {
     let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
     // Client calls by (client GID, seq), and by (response source timestamp, seq).
-    let mut by_gid: HashMap<(Vec<u8>, i64), usize> = HashMap::new();
+    let mut by_gid: HashMap<(Vec<u8>, i64), usize> = HashMap::default();
     for (i, c) in clients.iter().enumerate() {
         if let Some(g) = m.gids.get(&c.client) {
             by_gid.insert((g.clone(), c.seq), i);
         }
     }
     // Without a client GID, a response is found by its source timestamp (when the middleware gave one).
-    let mut by_source: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut by_source: HashMap<(i64, i64), usize> = HashMap::default();
     for (i, c) in clients.iter().enumerate() {
         if let Some((_, src)) = c.response.filter(|r| r.1 != 0) {
             by_source.insert((src, c.seq), i);
@@ -1019,19 +1020,19 @@ fn dropped<'a>(
         first_pub: i64,
         last_take: i64,
     }
-    let mut acc: HashMap<u32, Acc> = HashMap::new();
+    let mut acc: HashMap<u32, Acc> = HashMap::default();
     for f in flows {
         if f.by == MatchBy::IntraProcess {
             continue;
         }
         let (t, Some(sub)) = &takes[f.take as usize] else { continue };
         let pt = pubs[f.publication as usize].0.ts;
-        let a = acc.entry(*sub).or_insert(Acc { took: HashSet::new(), first_pub: pt, last_take: t.ts });
+        let a = acc.entry(*sub).or_insert(Acc { took: HashSet::default(), first_pub: pt, last_take: t.ts });
         a.took.insert(f.publication);
         a.first_pub = a.first_pub.min(pt);
         a.last_take = a.last_take.max(t.ts);
     }
-    let mut out: HashMap<&str, u64> = HashMap::new();
+    let mut out: HashMap<&str, u64> = HashMap::default();
     let mut subs: Vec<(&u32, &Acc)> = acc.iter().collect();
     subs.sort_by_key(|(s, _)| **s);
     for (sub, a) in subs {

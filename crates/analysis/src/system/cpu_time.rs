@@ -4,9 +4,10 @@
 //! still running at the end of the trace is not counted.
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// CPU time of one thread.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -117,7 +118,9 @@ impl Handler for CpuTime {
             t.cpu_ns += at.ts - start;
             t.intervals += 1;
             if let Some(comm) = f.str(ev, 1) {
-                t.comm = comm;
+                if t.comm != comm {
+                    t.comm = comm;
+                }
             }
         }
     }

@@ -11,9 +11,9 @@
 //! Each change is attributed to the thread that made it; sums per thread and process over time.
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Page size of the kernel's page allocation events.
 pub const PAGE_SIZE: i64 = 4096;

@@ -5,8 +5,8 @@
 //! Messages without a header stamp (`message_timestamp` 0) have no age.
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
-use std::collections::HashMap;
 
 const DISPATCH: u8 = 0;
 const START: u8 = 1;
@@ -25,7 +25,7 @@ pub struct MessageAge {
 }
 
 impl Handler for MessageAge {
-    fn subscribe(&mut self, _trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+    fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
         use crate::events::Kind;
         let (kind, f) = match Kind::of(&class.name)? {
             Kind::DispatchSubscription | Kind::DispatchIntra => {
@@ -35,7 +35,15 @@ impl Handler for MessageAge {
                 }
                 (DISPATCH, f)
             }
-            Kind::CallbackStart => (START, Fields::of(class, &["callback"])),
+            // Callback starts matter only in traces with stamped dispatches.
+            Kind::CallbackStart
+                if trace.schema.event_classes().any(|c| {
+                    matches!(Kind::of(&c.name), Some(Kind::DispatchSubscription | Kind::DispatchIntra))
+                        && c.field_index("message_timestamp").is_some()
+                }) =>
+            {
+                (START, Fields::of(class, &["callback"]))
+            }
             _ => return None,
         };
         self.fields.push(f);

@@ -14,10 +14,10 @@ pub use message_age::MessageAge;
 pub use profile::{FunctionProfile, Profile};
 pub use scheduling::{RunSched, Scheduling};
 
+use crate::hash::HashMap;
 use crate::report::CallbackReport;
 use crate::stats::Stats;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Registers the system handlers of `rostrace analyze`.
 pub fn add_standard(p: &mut crate::Processor) {
@@ -211,9 +211,13 @@ pub struct ProcessCpu {
 }
 
 impl SystemReport {
-    /// The results of the system handlers registered with `p`; `run_keys[i]` is the callback
+    /// The results of the system handlers registered with `p`; `run_key(i)` is the callback
     /// (trace, vpid, address) of run `i`, `callbacks` the report's callbacks (for names).
-    pub fn of(p: &crate::Processor, run_keys: &[(u32, i64, u64)], callbacks: &[CallbackReport]) -> SystemReport {
+    pub fn of(
+        p: &crate::Processor,
+        run_key: impl Fn(u32) -> Option<(u32, i64, u64)>,
+        callbacks: &[CallbackReport],
+    ) -> SystemReport {
         let names: HashMap<(u32, i64, u64), &CallbackReport> =
             callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), c)).collect();
         let id = |k: (u32, i64, u64)| CallbackId {
@@ -224,10 +228,10 @@ impl SystemReport {
             symbol: names.get(&k).map(|c| c.symbol.clone()).unwrap_or_default(),
         };
         let scheduling = p.get::<Scheduling>().filter(|s| s.has_kernel()).map(|s| {
-            let mut per: HashMap<(u32, i64, u64), Vec<&RunSched>> = HashMap::new();
+            let mut per: HashMap<(u32, i64, u64), Vec<&RunSched>> = HashMap::default();
             for r in &s.runs {
-                if let Some(k) = run_keys.get(r.run as usize) {
-                    per.entry(*k).or_default().push(r);
+                if let Some(k) = run_key(r.run) {
+                    per.entry(k).or_default().push(r);
                 }
             }
             let mut callbacks: Vec<CallbackSched> = per

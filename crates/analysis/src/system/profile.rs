@@ -8,9 +8,9 @@
 //! are their addresses (the traced binary is not at hand to symbolize them).
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// A function of one thread.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -55,11 +55,13 @@ const SWITCH: u32 = 2;
 #[derive(Debug, Default)]
 pub struct Profile {
     fields: Vec<(u32, Fields)>,
-    hosts: HashMap<u32, String>,
-    /// Call stacks per (trace, vpid, tid), and the host of the trace.
+    /// Host names, and the host of each trace (an index in `host_names`).
+    host_names: Vec<String>,
+    trace_host: Vec<u32>,
+    /// Call stacks per (trace, vpid, tid).
     stacks: HashMap<(u32, i64, i64), Vec<Frame>>,
     /// Stacks' keys per (host, tid), for the kernel's switches.
-    by_host_tid: HashMap<(String, i64), (u32, i64, i64)>,
+    by_host_tid: HashMap<(u32, i64), (u32, i64, i64)>,
     functions: HashMap<(u32, i64, i64, u64), FunctionProfile>,
     /// Caller → callee: calls, per (trace, vpid, tid, caller, callee).
     pub edges: HashMap<(u32, i64, i64, u64, u64), u64>,
@@ -83,7 +85,17 @@ impl Profile {
 
 impl Handler for Profile {
     fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
-        self.hosts.insert(trace.index, trace.hostname.to_string());
+        let h = match self.host_names.iter().position(|n| n == trace.hostname) {
+            Some(h) => h as u32,
+            None => {
+                self.host_names.push(trace.hostname.to_string());
+                self.host_names.len() as u32 - 1
+            }
+        };
+        if self.trace_host.len() <= trace.index as usize {
+            self.trace_host.resize(trace.index as usize + 1, u32::MAX);
+        }
+        self.trace_host[trace.index as usize] = h;
         let (kind, f) = match class.name.as_str() {
             "lttng_ust_cyg_profile:func_entry" | "lttng_ust_cyg_profile_fast:func_entry" if !trace.kernel => {
                 (ENTRY, Fields::of(class, &["addr"]))
@@ -102,13 +114,12 @@ impl Handler for Profile {
         let (kind, f) = &self.fields[token as usize];
         let kind = *kind;
         let (a, b) = (f.int(ev, 0), f.int(ev, 1));
-        let host = || self.hosts.get(&at.trace).cloned().unwrap_or_default();
+        let host = self.trace_host.get(at.trace as usize).copied().unwrap_or(u32::MAX);
         let key = (at.trace, at.vpid, at.vtid);
         match kind {
             ENTRY => {
                 let addr = a.unwrap_or(0) as u64;
-                let h = host();
-                self.by_host_tid.insert((h, at.vtid), key);
+                self.by_host_tid.insert((host, at.vtid), key);
                 self.stacks.entry(key).or_default().push(Frame {
                     addr,
                     start: at.ts,
@@ -151,15 +162,14 @@ impl Handler for Profile {
                 }
             }
             _ => {
-                let h = host();
-                if let Some(k) = a.and_then(|prev| self.by_host_tid.get(&(h.clone(), prev))) {
+                if let Some(k) = a.and_then(|prev| self.by_host_tid.get(&(host, prev))) {
                     for fr in self.stacks.get_mut(k).into_iter().flatten() {
                         if let Some(s) = fr.last_start.take() {
                             fr.actual += at.ts - s;
                         }
                     }
                 }
-                if let Some(k) = b.and_then(|next| self.by_host_tid.get(&(h, next))) {
+                if let Some(k) = b.and_then(|next| self.by_host_tid.get(&(host, next))) {
                     for fr in self.stacks.get_mut(k).into_iter().flatten() {
                         fr.last_start.get_or_insert(at.ts);
                     }

@@ -9,8 +9,8 @@
 //! userspace thread is the kernel thread of the same id on the same host (no PID namespaces).
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::hash::HashMap;
 use ctf::{Event, EventClass};
-use std::collections::HashMap;
 
 /// Scheduling of one callback run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,21 +58,32 @@ const END: u8 = 4;
 pub struct Scheduling {
     fields: Vec<Fields>,
     kinds: Vec<u8>,
-    hosts: HashMap<u32, String>,
+    /// Host names, and the host of each trace (an index in `host_names`).
+    host_names: Vec<String>,
+    trace_host: Vec<u32>,
     /// Hosts with `sched_switch`, and whether their traces have `sched_waking`.
-    kernel_hosts: HashMap<String, bool>,
-    threads: HashMap<(String, i64), ThreadSched>,
+    kernel_hosts: HashMap<u32, bool>,
+    threads: HashMap<(u32, i64), ThreadSched>,
     /// Per run that ended.
     pub runs: Vec<RunSched>,
     /// Wake-up latencies (ns) per (host, tid) of the threads that ran callbacks.
     pub wakeups: HashMap<(String, i64), Vec<i64>>,
-    callback_threads: std::collections::HashSet<(String, i64)>,
+    callback_threads: crate::hash::HashSet<(u32, i64)>,
 }
 
 impl Scheduling {
+    fn host(&self, trace: u32) -> u32 {
+        self.trace_host.get(trace as usize).copied().unwrap_or(u32::MAX)
+    }
+
     fn thread(&mut self, trace: u32, tid: i64) -> &mut ThreadSched {
-        let host = self.hosts.get(&trace).cloned().unwrap_or_default();
+        let host = self.host(trace);
         self.threads.entry((host, tid)).or_default()
+    }
+
+    /// The name of host `h`.
+    fn host_name(&self, h: u32) -> String {
+        self.host_names.get(h as usize).cloned().unwrap_or_default()
     }
 
     /// Whether a kernel trace with scheduling events was read.
@@ -83,7 +94,17 @@ impl Scheduling {
 
 impl Handler for Scheduling {
     fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
-        self.hosts.insert(trace.index, trace.hostname.to_string());
+        let h = match self.host_names.iter().position(|n| n == trace.hostname) {
+            Some(h) => h as u32,
+            None => {
+                self.host_names.push(trace.hostname.to_string());
+                self.host_names.len() as u32 - 1
+            }
+        };
+        if self.trace_host.len() <= trace.index as usize {
+            self.trace_host.resize(trace.index as usize + 1, u32::MAX);
+        }
+        self.trace_host[trace.index as usize] = h;
         let (kind, f) = if trace.kernel {
             match class.name.as_str() {
                 "sched_switch" => (SWITCH, Fields::of(class, &["prev_tid", "prev_state", "next_tid"])),
@@ -92,6 +113,10 @@ impl Handler for Scheduling {
                 _ => return None,
             }
         } else {
+            // Callback runs matter only where the kernel of their host was traced.
+            if !trace.kernel_hosts.iter().any(|h| h == trace.hostname) {
+                return None;
+            }
             match crate::events::Kind::of(&class.name)? {
                 crate::events::Kind::CallbackStart => (START, Fields::default()),
                 crate::events::Kind::CallbackEnd => (END, Fields::default()),
@@ -99,7 +124,7 @@ impl Handler for Scheduling {
             }
         };
         if kind == SWITCH {
-            let w = self.kernel_hosts.entry(trace.hostname.to_string()).or_default();
+            let w = self.kernel_hosts.entry(h).or_default();
             *w |= trace.schema.event_classes().any(|c| c.name == "sched_waking");
         }
         self.fields.push(f);
@@ -126,20 +151,20 @@ impl Handler for Scheduling {
                     }
                 }
                 if let Some(next) = next.filter(|t| *t != 0) {
-                    let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
-                    let key = (host, next);
+                    let key = (self.host(at.trace), next);
                     let watched = self.callback_threads.contains(&key);
-                    let t = self.threads.entry(key.clone()).or_default();
+                    let t = self.threads.entry(key).or_default();
                     t.on_since = Some(at.ts);
                     if let Some(w) = t.woken.take() {
                         if watched {
-                            self.wakeups.entry(key).or_default().push(at.ts - w);
+                            let name = self.host_name(key.0);
+                            self.wakeups.entry((name, next)).or_default().push(at.ts - w);
                         }
                     }
                 }
             }
             WAKING | WAKEUP => {
-                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                let host = self.host(at.trace);
                 // With sched_waking in the trace, sched_wakeup would count the same wake-up later.
                 if kind == WAKEUP && self.kernel_hosts.get(&host).copied().unwrap_or(false) {
                     return;
@@ -152,12 +177,12 @@ impl Handler for Scheduling {
                 }
             }
             START => {
-                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                let host = self.host(at.trace);
                 if !self.kernel_hosts.contains_key(&host) {
                     return;
                 }
                 let Some(run) = cx.running(at) else { return };
-                self.callback_threads.insert((host.clone(), at.vtid));
+                self.callback_threads.insert((host, at.vtid));
                 let t = self.threads.entry((host, at.vtid)).or_default();
                 // Recording this event, the thread is on a CPU.
                 if t.on_since.is_none() {
@@ -168,7 +193,7 @@ impl Handler for Scheduling {
                 t.open.push(snap);
             }
             _ => {
-                let host = self.hosts.get(&at.trace).cloned().unwrap_or_default();
+                let host = self.host(at.trace);
                 let Some(t) = self.threads.get_mut(&(host, at.vtid)) else { return };
                 let Some((run, start, on0, p0, b0)) = t.open.pop() else { return };
                 let on_cpu_ns = t.on_ns_at(at.ts) - on0;

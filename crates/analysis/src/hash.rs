@@ -1,0 +1,84 @@
+//! A fast hasher for the analysis's maps, keyed by integers (trace, vpid, tid, addresses):
+//! the std SipHash is built to resist hash flooding by a network peer, which a trace read
+//! offline is not, and took a quarter of the analysis's time. A multiply-rotate hash in the
+//! manner of rustc's FxHash, with a final rotation so that pointer keys (low bits zero) still
+//! spread over the buckets.
+
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The hasher.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher {
+    hash: u64,
+}
+
+const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = self.hash.wrapping_add(word).wrapping_mul(K);
+    }
+}
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash.rotate_left(26)
+    }
+}
+
+/// `HashMap` with [`FastHasher`].
+pub type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FastHasher>>;
+/// `HashSet` with [`FastHasher`].
+pub type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FastHasher>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Aligned addresses spread over the low bits that pick a bucket.
+    #[test]
+    fn pointers_spread() {
+        use std::hash::BuildHasher;
+        let b = BuildHasherDefault::<FastHasher>::default();
+        let mut buckets = [0u32; 256];
+        for k in 0..65536u64 {
+            buckets[(b.hash_one(0x5555_0000_0000u64 + k * 64) & 255) as usize] += 1;
+        }
+        assert!(buckets.iter().all(|&n| n > 128 && n < 384), "{buckets:?}");
+    }
+}
