@@ -29,6 +29,7 @@ pub mod notes;
 pub mod pass;
 pub mod processor;
 pub mod report;
+pub mod services;
 pub mod stats;
 pub mod system;
 

@@ -76,39 +76,7 @@ pub struct Publication {
     pub in_run: Option<u32>,
 }
 
-/// A service request as the client sent it (`rmw_send_request`), and its response when taken.
-#[derive(Debug, Clone, Default)]
-pub struct ClientCall {
-    /// rmw client handle.
-    pub client: Key,
-    /// Thread.
-    pub vtid: i64,
-    /// Sequence number.
-    pub seq: i64,
-    /// Time sent.
-    pub ts_send: i64,
-    /// Time the response was taken (`rmw_take_response`), and its source timestamp.
-    pub response: Option<(i64, i64)>,
-}
-
-/// A service request as the server handled it.
-#[derive(Debug, Clone, Default)]
-pub struct ServerCall {
-    /// rmw service handle.
-    pub service: Key,
-    /// Thread.
-    pub vtid: i64,
-    /// Client GID.
-    pub client_gid: Vec<u8>,
-    /// Sequence number.
-    pub seq: i64,
-    /// Time taken (`rmw_take_request`).
-    pub ts_take: i64,
-    /// Time the response was sent and its source timestamp.
-    pub response: Option<(i64, i64)>,
-    /// The callback run that served it.
-    pub run: Option<u32>,
-}
+pub use crate::services::{ClientCall, ServerCall};
 
 /// One take of a message by a subscription (or a CARET dispatch).
 #[derive(Debug, Clone, Default)]
@@ -145,7 +113,6 @@ pub(crate) struct ThreadState {
     last_pub: Option<u32>,
     pub(crate) awaiting_next: Option<u32>,
     pending_take: Option<u32>,
-    pending_request: Option<u32>,
     running: Vec<u32>,
 }
 
@@ -163,10 +130,6 @@ pub struct Collected {
     pub pubs: Vec<Publication>,
     /// Takes.
     pub takes: Vec<Take>,
-    /// Service requests sent by clients.
-    pub client_calls: Vec<ClientCall>,
-    /// Service requests taken by servers.
-    pub server_calls: Vec<ServerCall>,
     /// `callback_end` events without a start.
     pub unmatched_ends: u64,
     /// Events read (inside the window).
@@ -501,9 +464,6 @@ pub(crate) fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vp
             let st = c.threads.entry((t, vpid, vtid)).or_default();
             st.open.push((cb, id));
             st.running.push(id);
-            if let Some(rq) = st.pending_request.take() {
-                c.server_calls[rq as usize].run = Some(id);
-            }
             if let Some(tk) = st.pending_take.take() {
                 let take = &mut c.takes[tk as usize];
                 if take.callback == 0 || take.callback == cb {
@@ -688,63 +648,8 @@ pub(crate) fn handle(c: &mut Collected, info: &ClassInfo, ev: &Event, t: u32, vp
             c.takes.push(take);
             c.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
         }
-        Kind::SendRequest => {
-            let call = ClientCall {
-                client: key(info.u(ev, F::RmwClientHandle)),
-                vtid,
-                seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
-                ts_send: ts,
-                response: None,
-            };
-            c.client_calls.push(call);
-        }
-        Kind::TakeRequest => {
-            if info.u(ev, F::Taken) != 0 {
-                let call = ServerCall {
-                    service: key(info.u(ev, F::RmwServiceHandle)),
-                    vtid,
-                    client_gid: info.bytes(ev, F::ClientGid),
-                    seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
-                    ts_take: ts,
-                    response: None,
-                    run: None,
-                };
-                let id = c.server_calls.len() as u32;
-                c.server_calls.push(call);
-                c.threads.entry((t, vpid, vtid)).or_default().pending_request = Some(id);
-            }
-        }
-        Kind::SendResponse => {
-            let service = key(info.u(ev, F::RmwServiceHandle));
-            let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
-            let gid = info.bytes(ev, F::ClientGid);
-            let source = info.i(ev, F::Timestamp).unwrap_or(0);
-            if let Some(call) = c
-                .server_calls
-                .iter_mut()
-                .rev()
-                .take(1024)
-                .find(|x| x.service == service && x.seq == seq && x.client_gid == gid && x.response.is_none())
-            {
-                call.response = Some((ts, source));
-            }
-        }
-        Kind::TakeResponse => {
-            if info.u(ev, F::Taken) != 0 {
-                let client = key(info.u(ev, F::RmwClientHandle));
-                let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
-                let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
-                if let Some(call) = c
-                    .client_calls
-                    .iter_mut()
-                    .rev()
-                    .take(1024)
-                    .find(|x| x.client == client && x.seq == seq && x.response.is_none())
-                {
-                    call.response = Some((ts, source));
-                }
-            }
-        }
+        // The services handler's.
+        Kind::SendRequest | Kind::TakeRequest | Kind::SendResponse | Kind::TakeResponse => {}
         // The executor-phases handler's.
         Kind::ExecutorGetNextReady | Kind::ExecutorWaitForWork | Kind::ExecutorExecute => {}
     }

@@ -30,6 +30,7 @@ impl Processor {
     pub fn standard() -> Processor {
         let mut p = Processor::new();
         p.add(crate::executor::ExecutorHandler::default());
+        p.add(crate::services::ServiceHandler::default());
         crate::system::add_standard(&mut p);
         p
     }

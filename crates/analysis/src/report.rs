@@ -386,8 +386,6 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         errors,
         losses,
         discarded,
-        client_calls,
-        server_calls,
         window,
         unused_events,
         ..
@@ -832,7 +830,9 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
             })
         })
         .collect();
-    let services = services(&m, &client_calls, &server_calls);
+    let no_services = crate::services::ServiceHandler::default();
+    let calls = p.get::<crate::services::ServiceHandler>().unwrap_or(&no_services);
+    let services = services(&m, &calls.client_calls, &calls.server_calls);
     let no_executor = HashMap::default();
     let executor = p.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     let mut executor_threads: Vec<ExecutorThread> = executor
