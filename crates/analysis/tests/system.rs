@@ -2,7 +2,7 @@
 //! computed by hand: CPU time per thread (tracetools_analysis's definition), scheduling during
 //! callback runs (time on and off CPU, preemptions, blocking), wake-up latency, message age.
 
-use analysis::system::{CpuTime, MessageAge, Scheduling};
+use analysis::system::{CpuTime, Memory, MessageAge, Scheduling};
 use analysis::Processor;
 use ctf::write::*;
 use std::path::Path;
@@ -51,7 +51,44 @@ fn switch(prev: i32, state: i64, next: i32) -> Vec<u8> {
     p.bytes
 }
 
+/// Process 301: the libc wrapper's events.
+fn build_memory(root: &Path) {
+    let d = decl(
+        &[
+            ("lttng_ust_libc:malloc", &[("size", U64), ("ptr", P)]),
+            ("lttng_ust_libc:calloc", &[("nmemb", U64), ("size", U64), ("ptr", P)]),
+            ("lttng_ust_libc:realloc", &[("in_ptr", P), ("size", U64), ("ptr", P)]),
+            ("lttng_ust_libc:free", &[("ptr", P)]),
+        ],
+        "ust",
+        3,
+    );
+    let pl = |v: &[u64]| {
+        let mut p = Payload::new();
+        for x in v {
+            p.u64(*x);
+        }
+        p.bytes
+    };
+    stream(
+        &root.join("ust/pid/mem-301/64-bit"),
+        &d,
+        0,
+        301,
+        &mut [
+            (1_000, 0, pl(&[100, 0x1000])),
+            (2_000, 1, pl(&[3, 10, 0x2000])),
+            (3_000, 2, pl(&[0x1000, 200, 0x3000])),
+            (4_000, 3, pl(&[0x2000])),
+            (5_000, 3, pl(&[0x9000])),
+            (6_000, 2, pl(&[0, 50, 0x4000])),
+            (7_000, 0, pl(&[999, 0])),
+        ],
+    );
+}
+
 fn build(root: &Path) {
+    build_memory(root);
     let kernel = decl(
         &[
             (
@@ -68,6 +105,8 @@ fn build(root: &Path) {
             ),
             ("sched_waking", &[("comm", S), ("tid", I32), ("prio", I32), ("target_cpu", I32)]),
             ("lttng_statedump_process_state", &[("tid", I32), ("pid", I32), ("name", S)]),
+            ("kmem_mm_page_alloc", &[("page", P), ("pfn", U64), ("order", I32), ("gfp_flags", I32)]),
+            ("kmem_mm_page_free", &[("page", P), ("pfn", U64), ("order", I32)]),
         ],
         "kernel",
         1,
@@ -98,6 +137,16 @@ fn build(root: &Path) {
             (10_000, 0, switch(300, 1, 0)),
             (14_000, 1, waking(300)),
             (15_500, 0, switch(0, 0, 300)),
+            (16_000, 3, {
+                let mut p = Payload::new();
+                p.u64(0xabc).u64(1).i32(2).i32(0);
+                p.bytes
+            }),
+            (17_000, 4, {
+                let mut p = Payload::new();
+                p.u64(0xabc).u64(1).i32(0);
+                p.bytes
+            }),
         ],
     );
     // CPU 1: a single switch only starts its clock.
@@ -153,7 +202,7 @@ fn system_handlers_by_hand() {
     build(&root);
     let (set, errors) = ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(set.traces.len(), 2);
+    assert_eq!(set.traces.len(), 3);
     let mut p = Processor::standard();
     let a = p.analyze(&set, Default::default(), |_, _| {});
     assert!(a.report.read_errors.is_empty());
@@ -190,4 +239,17 @@ fn system_handlers_by_hand() {
     assert_eq!(m.ages.values().flatten().copied().collect::<Vec<_>>(), vec![5_000]);
     assert_eq!(a.report.system.message_age.len(), 1);
     assert_eq!(a.report.system.message_age[0].ns.mean, 5_000.0);
+
+    // Memory of thread 301: malloc +100, calloc +30, realloc 0x1000 -> 0x3000 (-100, +200),
+    // free 0x2000 (-30), free of an untraced 0x9000 (0), realloc(NULL) +50; a null malloc is
+    // ignored. Usage 100, 130, 30, 230, 200, 200, 250. Kernel: page of order 2 (+16384) then
+    // order 0 freed (-4096), on the kernel trace's thread.
+    let m = p.get::<Memory>().unwrap();
+    let got: Vec<(i64, &str, u64, i64, i64)> =
+        m.threads().iter().map(|t| (t.tid, t.kind, t.changes, t.final_bytes, t.max_bytes)).collect();
+    assert_eq!(got, vec![(0, "kernel", 2, 12_288, 16_384), (301, "userspace", 7, 250, 250)]);
+    let mr = a.report.system.memory.as_ref().unwrap();
+    let user = mr.processes.iter().find(|p| p.vpid == 301).unwrap();
+    assert_eq!((user.max_bytes, user.max_at_ns, user.final_bytes), (250, OFFSET + 6_000, 250));
+    assert_eq!(user.timeline.last(), Some(&(OFFSET + 6_000, 250)));
 }

@@ -5,7 +5,10 @@
 //!   `memalign`, `posix_memalign`, `free`; `rostrace record --with-memory`): an allocation adds
 //!   its size and remembers it by pointer; `free` (and the old pointer of `realloc`) subtracts
 //!   the size remembered for the pointer, or nothing when its allocation was not traced;
-//!   allocations that returned a null pointer are ignored;
+//!   allocations that returned a null pointer are ignored. One deliberate difference:
+//!   tracetools_analysis releases `realloc`'s new pointer and gives the size to the old one
+//!   (`in_ptr`), and ignores `realloc(NULL, n)`; here the old block is released and the new one
+//!   holds the size;
 //! - kernel, from `kmem_mm_page_alloc` / `kmem_mm_page_free`: ± 4096 << `order` bytes.
 //!
 //! Each change is attributed to the thread that made it; sums per thread and process over time.
@@ -132,10 +135,15 @@ impl Handler for Memory {
         match ev {
             Ev::Malloc | Ev::Memalign if u(0) != 0 => self.user(at, u(0), i(1)),
             Ev::Calloc if u(0) != 0 => self.user(at, u(0), i(1).saturating_mul(i(2))),
-            Ev::Realloc if u(0) != 0 => {
-                self.user(at, u(0), 0);
+            // The old block (`in_ptr`) is released and the new one (`ptr`) holds `size`;
+            // realloc(NULL, n) allocates, realloc(p, 0) releases.
+            Ev::Realloc if u(1) != 0 => {
+                if u(0) != 0 {
+                    self.user(at, u(0), 0);
+                }
                 self.user(at, u(1), i(2));
             }
+            Ev::Realloc if u(0) != 0 && i(2) == 0 => self.user(at, u(0), 0),
             Ev::PosixMemalign if u(0) != 0 && i(2) == 0 => self.user(at, u(0), i(1)),
             Ev::Free if u(0) != 0 => self.user(at, u(0), 0),
             Ev::PageAlloc => self.change(at, true, PAGE_SIZE << i(0).clamp(0, 40)),
