@@ -1,0 +1,84 @@
+//! CPU time, memory and function profile against tracetools_analysis's own handlers on the
+//! real traces of `../shared/ctf-edge` (`tests/data/tracetools_analysis/`, with how they were
+//! made): every thread (and function), every number equal.
+
+use analysis::system::{CpuTime, Memory, Profile};
+use analysis::Processor;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn shared() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+fn data(name: &str) -> Vec<Vec<String>> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tracetools_analysis").join(name);
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+fn run(trace: &str) -> Processor {
+    let (set, errors) = ctf::TraceSet::open(&[shared().join("ctf-edge").join(trace)]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut p = Processor::standard();
+    let a = p.analyze(&set, Default::default(), |_, _| {});
+    assert!(a.report.read_errors.is_empty(), "{:?}", a.report.read_errors);
+    p
+}
+
+#[test]
+fn cpu_time_equals_tracetools_analysis() {
+    for trace in ["tc-many-threads", "tc-bug446190"] {
+        let want: BTreeMap<i64, (i64, u64)> = data(&format!("{trace}.cpu_time.csv"))
+            .iter()
+            .map(|r| (r[0].parse().unwrap(), (r[1].parse().unwrap(), r[2].parse().unwrap())))
+            .collect();
+        let p = run(trace);
+        let got: BTreeMap<i64, (i64, u64)> =
+            p.get::<CpuTime>().unwrap().threads().iter().map(|t| (t.tid, (t.cpu_ns, t.intervals))).collect();
+        assert!(want.len() > 20, "{trace}");
+        assert_eq!(got, want, "{trace}");
+    }
+}
+
+#[test]
+fn memory_equals_tracetools_analysis() {
+    let want: BTreeMap<i64, (u64, i64, i64)> = data("tc-memory.memory.csv")
+        .iter()
+        .map(|r| (r[0].parse().unwrap(), (r[1].parse().unwrap(), r[2].parse().unwrap(), r[3].parse().unwrap())))
+        .collect();
+    let p = run("tc-memory");
+    let got: BTreeMap<i64, (u64, i64, i64)> =
+        p.get::<Memory>().unwrap().threads().iter().map(|t| (t.tid, (t.changes, t.final_bytes, t.max_bytes))).collect();
+    assert_eq!(want.len(), 4);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn profile_equals_tracetools_analysis() {
+    let want: BTreeMap<(i64, u64), (u64, i64, i64, u32)> = data("tc-cyg-profile_glxgears-cyg-profile.profile.csv")
+        .iter()
+        .map(|r| {
+            let addr = u64::from_str_radix(r[1].trim_start_matches("0x"), 16).unwrap();
+            (
+                (r[0].parse().unwrap(), addr),
+                (r[2].parse().unwrap(), r[3].parse().unwrap(), r[4].parse().unwrap(), r[5].parse().unwrap()),
+            )
+        })
+        .collect();
+    let p = run("tc-cyg-profile_glxgears-cyg-profile");
+    let prof = p.get::<Profile>().unwrap();
+    let got: BTreeMap<(i64, u64), (u64, i64, i64, u32)> = prof
+        .functions()
+        .iter()
+        .map(|f| ((f.tid, f.address), (f.calls, f.total_ns, f.actual_ns, f.max_depth)))
+        .collect();
+    assert_eq!(want.len(), 11);
+    assert_eq!(got, want);
+    assert_eq!(prof.unmatched_exits, 0);
+}
