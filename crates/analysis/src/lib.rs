@@ -29,6 +29,7 @@ pub mod notes;
 pub mod pass;
 pub mod processor;
 pub mod report;
+mod ros2;
 pub mod services;
 pub mod stats;
 pub mod system;

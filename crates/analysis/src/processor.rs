@@ -4,8 +4,9 @@
 use crate::events::ClassInfo;
 use crate::handler::{as_any, as_any_mut, At, Context, Handler, TraceInfo};
 use crate::model::Process;
-use crate::pass::{handle, ids, Collected, CtxCache, Window};
+use crate::pass::{ids, Collected, CtxCache, Window};
 use crate::report::Analysis;
+use crate::ros2::Core;
 use ctf::TraceSet;
 
 /// Runs the pass with handlers.
@@ -62,19 +63,24 @@ impl Processor {
     /// One pass over `set`: the ROS 2 model and instances, and every handler fed.
     pub fn collect(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
         let mut c = Collected::default();
+        let mut core = Core::default();
         let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
         let kernel: Vec<bool> = set
             .traces
             .iter()
             .map(|t| matches!(t.schema.env("domain"), Some(ctf::EnvValue::Str(d)) if d == "kernel"))
             .collect();
-        let infos: Vec<Vec<Option<ClassInfo>>> = set
+        // Per trace and class: what the ROS 2 core makes of it, and which core handlers want it.
+        let infos: Vec<Vec<Option<(ClassInfo, u8)>>> = set
             .traces
             .iter()
             .map(|t| {
                 let mut v = vec![None; t.schema.event_classes().count()];
                 for ec in t.schema.event_classes() {
-                    v[ec.index] = ClassInfo::of(ec);
+                    v[ec.index] = ClassInfo::of(ec).map(|i| {
+                        let r = Core::route(i.kind);
+                        (i, r)
+                    });
                 }
                 v
             })
@@ -152,7 +158,7 @@ impl Processor {
                     }
                 }
                 match info {
-                    Some(info) => {
+                    Some((info, _)) => {
                         proc.kinds |= info.kind.bit();
                         proc.ros_events += 1;
                     }
@@ -160,22 +166,17 @@ impl Processor {
                     None => {}
                 }
             }
-            // A publication's DDS write happens before the thread's next event.
-            if let Some(st) = c.threads.get_mut(&(t, vpid, vtid)) {
-                if let Some(p) = st.awaiting_next.take() {
-                    c.pubs[p as usize].ts_after = Some(ts);
-                }
-            }
-            if let Some(info) = info {
+            let at = At { trace: t, vpid, vtid, ts, cpu: ev.cpu_id() };
+            core.before(&mut c, &at);
+            if let Some((info, core_route)) = info {
                 if inside || info.kind.is_init() {
                     if inside {
                         c.ros_events += 1;
                     }
-                    handle(&mut c, info, &ev, t, vpid, vtid, ts);
+                    core.event(*core_route, &mut c, info, &ev, &at);
                 }
             }
             if inside && !route.is_empty() {
-                let at = At { trace: t, vpid, vtid, ts, cpu: ev.cpu_id() };
                 let cx = Context { ros2: &c };
                 for &(hi, token) in route {
                     self.handlers[hi].event(token, &ev, &at, &cx);
