@@ -127,6 +127,12 @@ impl Fields {
         self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_u64())
     }
 
+    /// Field `k`, an array or sequence of integers, as bytes (a build id, a GID).
+    pub fn bytes(&self, ev: &Event<'_>, k: usize) -> Option<Vec<u8>> {
+        let a = self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i))?.as_array()?;
+        Some(a.iter().filter_map(|v| v.as_u64()).map(|b| b as u8).collect())
+    }
+
     /// Field `k` as text.
     pub fn str(&self, ev: &Event<'_>, k: usize) -> Option<String> {
         self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_str().map(|s| s.into_owned()))

@@ -164,14 +164,15 @@ fn build(root: &Path) {
         "ust",
         2,
     );
-    let cb = |id: u32| {
+    let cb_at = |addr: u64, id: u32| {
         let mut p = Payload::new();
-        p.u64(0x50);
+        p.u64(addr);
         if id == 0 {
             p.i32(0);
         }
         p.bytes
     };
+    let cb = |id: u32| cb_at(0x50, id);
     let dispatch = |stamp: u64| {
         let mut p = Payload::new();
         p.u64(0x90).u64(0x50).u64(0).u64(stamp);
@@ -191,6 +192,8 @@ fn build(root: &Path) {
             (40_000, 2, dispatch(0)),
             (41_000, 0, cb(0)),
             (42_000, 1, cb(1)),
+            (45_000, 0, cb_at(0x60, 0)),
+            (46_000, 1, cb_at(0x60, 1)),
         ],
     );
 }
@@ -217,13 +220,20 @@ fn system_handlers_by_hand() {
     assert_eq!((c.processes[0].pid, c.processes[0].cpu_ns), (300, 6_000));
 
     // Run 1 (2000-20000): on CPU 2000-5000, 8000-10000, 15500-20000 = 9500; off 8500; one
-    // preemption (5000, runnable), one block (10000). Runs 2 and 3: on CPU throughout (1000).
+    // preemption (5000, runnable), one block (10000). Runs 2 and 3: on CPU throughout (1000),
+    // and the run of the second callback (0x60, 45000-46000) too.
     let s = p.get::<Scheduling>().unwrap();
     let runs: Vec<(i64, i64, u64, u64)> =
         s.runs.iter().map(|r| (r.on_cpu_ns, r.off_cpu_ns, r.preemptions, r.blocked)).collect();
-    assert_eq!(runs, vec![(9_500, 8_500, 1, 1), (1_000, 0, 0, 0), (1_000, 0, 0, 0)]);
+    assert_eq!(runs, vec![(9_500, 8_500, 1, 1), (1_000, 0, 0, 0), (1_000, 0, 0, 0), (1_000, 0, 0, 0)]);
     let sr = a.report.system.scheduling.as_ref().unwrap();
-    assert_eq!(sr.callbacks.len(), 1);
+    assert_eq!(sr.callbacks.len(), 2);
+    assert_eq!((sr.callbacks[1].callback.address, sr.callbacks[1].on_cpu_ns.sum), (0x60, 1_000));
+    // Per node (here the process's callbacks of no known node): both callbacks' runs.
+    assert_eq!(sr.nodes.len(), 1);
+    let n = &sr.nodes[0];
+    assert_eq!((n.vpid, n.node.as_str(), n.callbacks, n.runs), (300, "", 2, 4));
+    assert_eq!((n.on_cpu_ns, n.off_cpu_ns, n.preemptions), (12_500, 8_500, 1));
     let cb = &sr.callbacks[0];
     assert_eq!((cb.callback.vpid, cb.callback.address, cb.runs), (300, 0x50, 3));
     assert_eq!((cb.preemptions, cb.blocked, cb.runs_interrupted), (1, 1, 1));

@@ -82,3 +82,28 @@ fn profile_equals_tracetools_analysis() {
     assert_eq!(got, want);
     assert_eq!(prof.unmatched_exits, 0);
 }
+
+#[test]
+fn binaries_mapped_from_the_statedump() {
+    // LTTng-UST 2.8's statedump and dlopen events (tc-debuginfo-test-app4), as babeltrace2 shows
+    // them: 13 bin_info (12 with a build id) and 2 dlopen, all of process 23573.
+    let p = run("tc-debuginfo-test-app4");
+    let prof = p.get::<Profile>().unwrap();
+    assert_eq!(prof.mappings.len(), 1);
+    let maps = &prof.mappings[&(0, 23573)];
+    assert_eq!(maps.len(), 15);
+    assert_eq!(maps.iter().filter(|m| m.build_id.is_some()).count(), 14);
+    let exe = &maps[0];
+    assert_eq!(
+        (exe.baddr, exe.memsz, exe.path.as_str(), exe.is_pic),
+        (0x400000, 2100120, "/home/simark/src/babeltrace/tests/debug-info-data/test", false)
+    );
+    assert_eq!(exe.build_id.as_ref().unwrap()[..4], [0x06, 0x83, 0x25, 0x5d]);
+    let hello = maps.iter().find(|m| m.path.ends_with("/libhello_so")).unwrap();
+    assert_eq!((hello.baddr, hello.memsz, hello.is_pic), (0x7FA49D2F7000, 2111896, true));
+    assert_eq!(hello.build_id.as_ref().map(|b| b.len()), Some(20));
+    // An address in the executable belongs to it; the file is not on this machine: no name.
+    let mut s = analysis::system::symbols::Symbolizer::default();
+    let got = s.lookup(maps, 0x4006ED);
+    assert_eq!((got.binary.as_str(), got.name.as_str()), (exe.path.as_str(), ""));
+}

@@ -669,6 +669,22 @@ fn system(o: &mut String, r: &Report, top: usize) {
                 c.runs_interrupted
             );
         }
+        if !s.nodes.is_empty() {
+            let _ = writeln!(o, "  CPU time per node (its callbacks' runs), most first");
+            for n in take(&s.nodes, top) {
+                let node = if n.node.is_empty() { format!("pid {} (no node)", n.vpid) } else { n.node.clone() };
+                let _ = writeln!(
+                    o,
+                    "    {:>10}  {:5.1}% of a CPU  {node}: {}, {}, {} off CPU, {} preemptions",
+                    dur(n.on_cpu_ns as f64),
+                    100.0 * n.on_cpu_ns as f64 / span,
+                    crate::info::count(n.callbacks, "callback"),
+                    crate::info::count(n.runs, "run"),
+                    dur(n.off_cpu_ns as f64),
+                    n.preemptions
+                );
+            }
+        }
         if !s.wakeup_latency.is_empty() {
             let _ = writeln!(o, "  wake-up latency of the callback threads (woken -> on a CPU)");
             for w in take(&s.wakeup_latency, top) {
@@ -712,11 +728,16 @@ fn system(o: &mut String, r: &Report, top: usize) {
     if let Some(p) = &r.system.profile {
         let _ = writeln!(o, "\nFunction profile (cyg-profile), highest total time first");
         for f in take(&p.functions, top) {
+            let func = if f.symbol.is_empty() {
+                format!("{:#x}", f.address)
+            } else {
+                let bin = f.binary.rsplit('/').next().unwrap_or("");
+                format!("{} ({bin})", middle(&f.symbol, 70))
+            };
             let _ = writeln!(
                 o,
-                "  tid {} {:#x}: {}, total {}, self {}, on CPU {}",
+                "  tid {} {func}: {}, total {}, self {}, on CPU {}",
                 f.tid,
-                f.address,
                 crate::info::count(f.calls, "call"),
                 dur(f.total_ns as f64),
                 dur(f.self_ns as f64),

@@ -155,7 +155,11 @@ pub const KERNEL_PRESET: [&str; 9] = [
 /// What `--with-memory` and `--with-profile` add: the LTTng-UST helper library preloaded, and its events.
 const HELPERS: [(&str, &str, &[&str]); 2] = [
     ("--with-memory", "liblttng-ust-libc-wrapper.so", &["lttng_ust_libc:*"]),
-    ("--with-profile", "liblttng-ust-cyg-profile.so", &["lttng_ust_cyg_profile:*", "lttng_ust_cyg_profile_fast:*"]),
+    (
+        "--with-profile",
+        "liblttng-ust-cyg-profile.so",
+        &["lttng_ust_cyg_profile:*", "lttng_ust_cyg_profile_fast:*", "lttng_ust_statedump:*", "lttng_ust_dl:*"],
+    ),
 ];
 
 /// An LTTng-UST helper library: in LD_LIBRARY_PATH, then the system's library directories.

@@ -601,6 +601,12 @@ int main(void) {
     let (caller, callee) = (edge[3].as_u64().unwrap(), edge[4].as_u64().unwrap());
     let calls = |a: u64| funcs.iter().find(|f| f["address"].as_u64() == Some(a)).map(|f| f["calls"].as_u64().unwrap());
     assert_eq!((calls(caller), calls(callee)), (Some(7), Some(21)));
+    // Named from the program's symbol table, through the statedump's mapping of it.
+    let named = |a: u64| funcs.iter().find(|f| f["address"].as_u64() == Some(a)).unwrap();
+    assert_eq!((named(caller)["symbol"].as_str(), named(callee)["symbol"].as_str()), (Some("work"), Some("inner")));
+    assert_eq!(named(caller)["binary"].as_str(), Some(prog.to_str().unwrap()));
+    assert!(funcs.iter().any(|f| f["symbol"] == "main" && f["calls"] == 1), "{funcs:?}");
+    assert!(text.contains("work (prog)"), "{text}");
     assert_eq!(r["system"]["profile"]["unmatched_exits"].as_u64(), Some(0));
 
     // The kernel preset: recorded where LTTng's kernel tracer is available, else a clear error.

@@ -7,6 +7,7 @@ pub mod memory;
 pub mod message_age;
 pub mod profile;
 pub mod scheduling;
+pub mod symbols;
 
 pub use cpu_time::{CpuTime, ThreadCpu};
 pub use memory::{Memory, ThreadMemory};
@@ -154,6 +155,29 @@ pub struct SchedulingReport {
     pub callbacks: Vec<CallbackSched>,
     /// Wake-up latency of each thread that ran callbacks.
     pub wakeup_latency: Vec<ThreadWakeups>,
+    /// CPU time of each node's callback runs, most first.
+    pub nodes: Vec<NodeCpu>,
+}
+
+/// CPU time of one node: the sum over its callbacks' runs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeCpu {
+    /// Trace index.
+    pub trace: u32,
+    /// Process.
+    pub vpid: i64,
+    /// Node (empty: callbacks of no known node).
+    pub node: String,
+    /// Callbacks that ran.
+    pub callbacks: u64,
+    /// Runs measured.
+    pub runs: u64,
+    /// Time on a CPU during the runs (ns).
+    pub on_cpu_ns: i64,
+    /// Time off CPU during the runs (ns).
+    pub off_cpu_ns: i64,
+    /// Preemptions during the runs.
+    pub preemptions: u64,
 }
 
 /// Scheduling of one callback's runs.
@@ -263,7 +287,24 @@ impl SystemReport {
                 })
                 .collect();
             wakeup_latency.sort_by(|a, b| b.latency_ns.max.cmp(&a.latency_ns.max).then(a.tid.cmp(&b.tid)));
-            SchedulingReport { callbacks, wakeup_latency }
+            let mut per_node: HashMap<(u32, i64, &str), NodeCpu> = HashMap::default();
+            for c in &callbacks {
+                let id = &c.callback;
+                let n = per_node.entry((id.trace, id.vpid, id.node.as_str())).or_insert_with(|| NodeCpu {
+                    trace: id.trace,
+                    vpid: id.vpid,
+                    node: id.node.clone(),
+                    ..Default::default()
+                });
+                n.callbacks += 1;
+                n.runs += c.runs;
+                n.on_cpu_ns += c.on_cpu_ns.sum as i64;
+                n.off_cpu_ns += c.off_cpu_ns.sum as i64;
+                n.preemptions += c.preemptions;
+            }
+            let mut nodes: Vec<NodeCpu> = per_node.into_values().collect();
+            nodes.sort_by(|a, b| b.on_cpu_ns.cmp(&a.on_cpu_ns).then(a.node.cmp(&b.node)).then(a.vpid.cmp(&b.vpid)));
+            SchedulingReport { callbacks, wakeup_latency, nodes }
         });
         let mut message_age: Vec<CallbackStats> = p
             .get::<MessageAge>()

@@ -5,8 +5,10 @@
 //! (time its thread was on a CPU meanwhile, when a kernel trace of the host has `sched_switch`;
 //! else the duration). Per thread and function: calls, total, actual and self time (total less
 //! the total of the calls it made), and the caller → callee edges of the call tree. Functions
-//! are their addresses (the traced binary is not at hand to symbolize them).
+//! are named from the binaries the process had mapped ([`super::symbols`]) when the trace has
+//! LTTng-UST's statedump and the binaries are at the same path here.
 
+use super::symbols::{Mapping, Symbol, Symbolizer};
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
 use crate::hash::HashMap;
 use ctf::{Event, EventClass};
@@ -23,6 +25,10 @@ pub struct FunctionProfile {
     pub tid: i64,
     /// Function address.
     pub address: u64,
+    /// Function name (demangled), when the binary could be read; else empty.
+    pub symbol: String,
+    /// The binary the address is in (path on the traced machine), when the trace tells.
+    pub binary: String,
     /// Completed calls.
     pub calls: u64,
     /// Sum of the calls' durations, entry to exit (ns).
@@ -50,6 +56,8 @@ struct Frame {
 const ENTRY: u32 = 0;
 const EXIT: u32 = 1;
 const SWITCH: u32 = 2;
+const BIN_INFO: u32 = 3;
+const BUILD_ID: u32 = 4;
 
 /// The handler.
 #[derive(Debug, Default)]
@@ -67,12 +75,27 @@ pub struct Profile {
     pub edges: HashMap<(u32, i64, i64, u64, u64), u64>,
     /// Exits without an entry on their thread's stack.
     pub unmatched_exits: u64,
+    /// Binaries mapped per process (trace, vpid), in the order the trace tells.
+    pub mappings: HashMap<(u32, i64), Vec<Mapping>>,
+    /// Names of the functions' addresses, per (trace, vpid, address) (after the pass).
+    pub symbols: HashMap<(u32, i64, u64), Symbol>,
 }
 
 impl Profile {
     /// Per thread and function, the highest total first.
     pub fn functions(&self) -> Vec<FunctionProfile> {
-        let mut v: Vec<FunctionProfile> = self.functions.values().cloned().collect();
+        let mut v: Vec<FunctionProfile> = self
+            .functions
+            .values()
+            .map(|f| {
+                let mut f = f.clone();
+                if let Some(s) = self.symbols.get(&(f.trace, f.vpid, f.address)) {
+                    f.symbol = s.name.clone();
+                    f.binary = s.binary.clone();
+                }
+                f
+            })
+            .collect();
         v.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)).then(a.address.cmp(&b.address)));
         v
     }
@@ -104,6 +127,12 @@ impl Handler for Profile {
                 (EXIT, Fields::of(class, &["addr"]))
             }
             "sched_switch" if trace.kernel => (SWITCH, Fields::of(class, &["prev_tid", "next_tid"])),
+            "lttng_ust_statedump:bin_info" | "lttng_ust_dl:dlopen" if !trace.kernel => {
+                (BIN_INFO, Fields::of(class, &["baddr", "memsz", "path", "is_pic"]))
+            }
+            "lttng_ust_statedump:build_id" | "lttng_ust_dl:build_id" if !trace.kernel => {
+                (BUILD_ID, Fields::of(class, &["baddr", "build_id"]))
+            }
             _ => return None,
         };
         self.fields.push((kind, f));
@@ -161,6 +190,31 @@ impl Handler for Profile {
                     *self.edges.entry((at.trace, at.vpid, at.vtid, p, fr.addr)).or_default() += 1;
                 }
             }
+            BIN_INFO => {
+                let m = Mapping {
+                    baddr: f.uint(ev, 0).unwrap_or(0),
+                    memsz: f.uint(ev, 1).unwrap_or(0),
+                    path: f.str(ev, 2).unwrap_or_default(),
+                    // dlopen has no is_pic: a loaded library is position-independent.
+                    is_pic: f.int(ev, 3).is_none_or(|p| p != 0),
+                    build_id: None,
+                };
+                let maps = self.mappings.entry((at.trace, at.vpid)).or_default();
+                if !maps.contains(&m) {
+                    maps.push(m);
+                }
+            }
+            BUILD_ID => {
+                let baddr = f.uint(ev, 0).unwrap_or(0);
+                let id = f.bytes(ev, 1);
+                if let Some(m) = self
+                    .mappings
+                    .get_mut(&(at.trace, at.vpid))
+                    .and_then(|ms| ms.iter_mut().rev().find(|m| m.baddr == baddr))
+                {
+                    m.build_id = id;
+                }
+            }
             _ => {
                 if let Some(k) = a.and_then(|prev| self.by_host_tid.get(&(host, prev))) {
                     for fr in self.stacks.get_mut(k).into_iter().flatten() {
@@ -174,6 +228,19 @@ impl Handler for Profile {
                         fr.last_start.get_or_insert(at.ts);
                     }
                 }
+            }
+        }
+    }
+
+    fn finish(&mut self, _cx: &Context<'_>) {
+        if self.mappings.is_empty() {
+            return;
+        }
+        let mut s = Symbolizer::default();
+        let none = Vec::new();
+        for &(t, vpid, _, addr) in self.functions.keys() {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.symbols.entry((t, vpid, addr)) {
+                e.insert(s.lookup(self.mappings.get(&(t, vpid)).unwrap_or(&none), addr));
             }
         }
     }
