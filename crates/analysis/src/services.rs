@@ -70,11 +70,9 @@ impl Handler for ServiceHandler {
         let info = &self.infos[token as usize];
         let key = |a: u64| (at.trace, at.vpid, a);
         match info.kind {
-            Kind::CallbackStart => {
-                if !self.pending.is_empty() {
-                    if let Some(rq) = self.pending.remove(&(at.trace, at.vpid, at.vtid)) {
-                        self.server_calls[rq as usize].run = cx.running(at);
-                    }
+            Kind::CallbackStart if !self.pending.is_empty() => {
+                if let Some(rq) = self.pending.remove(&(at.trace, at.vpid, at.vtid)) {
+                    self.server_calls[rq as usize].run = cx.running(at);
                 }
             }
             Kind::SendRequest => {
@@ -87,20 +85,18 @@ impl Handler for ServiceHandler {
                 };
                 self.client_calls.push(call);
             }
-            Kind::TakeRequest => {
-                if info.u(ev, F::Taken) != 0 {
-                    let call = ServerCall {
-                        service: key(info.u(ev, F::RmwServiceHandle)),
-                        vtid: at.vtid,
-                        client_gid: info.bytes(ev, F::ClientGid),
-                        seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
-                        ts_take: at.ts,
-                        response: None,
-                        run: None,
-                    };
-                    self.pending.insert((at.trace, at.vpid, at.vtid), self.server_calls.len() as u32);
-                    self.server_calls.push(call);
-                }
+            Kind::TakeRequest if info.u(ev, F::Taken) != 0 => {
+                let call = ServerCall {
+                    service: key(info.u(ev, F::RmwServiceHandle)),
+                    vtid: at.vtid,
+                    client_gid: info.bytes(ev, F::ClientGid),
+                    seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
+                    ts_take: at.ts,
+                    response: None,
+                    run: None,
+                };
+                self.pending.insert((at.trace, at.vpid, at.vtid), self.server_calls.len() as u32);
+                self.server_calls.push(call);
             }
             Kind::SendResponse => {
                 let service = key(info.u(ev, F::RmwServiceHandle));
@@ -117,20 +113,18 @@ impl Handler for ServiceHandler {
                     call.response = Some((at.ts, source));
                 }
             }
-            Kind::TakeResponse => {
-                if info.u(ev, F::Taken) != 0 {
-                    let client = key(info.u(ev, F::RmwClientHandle));
-                    let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
-                    let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
-                    if let Some(call) = self
-                        .client_calls
-                        .iter_mut()
-                        .rev()
-                        .take(1024)
-                        .find(|x| x.client == client && x.seq == seq && x.response.is_none())
-                    {
-                        call.response = Some((at.ts, source));
-                    }
+            Kind::TakeResponse if info.u(ev, F::Taken) != 0 => {
+                let client = key(info.u(ev, F::RmwClientHandle));
+                let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
+                let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
+                if let Some(call) = self
+                    .client_calls
+                    .iter_mut()
+                    .rev()
+                    .take(1024)
+                    .find(|x| x.client == client && x.seq == seq && x.response.is_none())
+                {
+                    call.response = Some((at.ts, source));
                 }
             }
             _ => {}

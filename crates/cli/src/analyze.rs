@@ -306,7 +306,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     let _ = writeln!(
         o,
         "{} ({} ROS 2) over {:.3} s, {}, {}, {}, {}",
-        count(r.events as u64, "event"),
+        count(r.events, "event"),
         r.ros_events,
         dur_s,
         count(r.processes.len() as u64, "process"),

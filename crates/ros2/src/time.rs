@@ -22,7 +22,7 @@ pub(crate) fn source_now() -> (Timestamp, i64) {
 fn stamp_of(nanos: i64) -> Timestamp {
     let nanos = nanos.max(0) as u64;
     let (secs, sub) = (nanos / 1_000_000_000, nanos % 1_000_000_000);
-    let frac = ((sub << 32) + 999_999_999) / 1_000_000_000;
+    let frac = (sub << 32).div_ceil(1_000_000_000);
     Timestamp::from_ticks((secs << 32) + frac)
 }
 
