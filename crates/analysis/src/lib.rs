@@ -27,6 +27,7 @@ pub mod hash;
 pub mod model;
 pub mod notes;
 pub mod pass;
+pub mod paths;
 pub mod processor;
 pub mod report;
 mod ros2;

@@ -357,6 +357,21 @@ fn pub_topic(m: &Model, p: &Publication) -> Option<String> {
     None
 }
 
+/// The publisher (id in `m.publishers`) of a publication, by its rcl handle or else its rmw handle.
+pub(crate) fn pub_id(m: &Model, p: &Publication) -> Option<u32> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return Some(id);
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return Some(*m.publishers_by_rmw.get(id));
+        }
+    }
+    None
+}
+
 fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
     if p.publisher != 0 {
         if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {

@@ -1,0 +1,449 @@
+//! The architecture of a traced system: nodes with their callbacks, publishers and
+//! subscriptions, the communications between nodes, executors and callback groups, and each
+//! node's paths from an input topic to an output topic with how they are followed (message
+//! context), as CARET defines them; observed from the trace rather than written by hand.
+
+use crate::hash::HashMap;
+use crate::model::{Owner, Registry};
+use crate::report::Analysis;
+use serde::Serialize;
+
+/// Topics left out of the architecture, as CARET does.
+pub const IGNORED_TOPICS: [&str; 3] = ["/parameter_events", "/rosout", "/clock"];
+
+/// How a node's output follows its input (CARET's message context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Context {
+    /// Each publication of the output follows the latest run of the input's subscription
+    /// callback before it (a timer using the latest message, say).
+    UseLatestMessage,
+    /// The output is published during a run of the input's subscription callback.
+    CallbackChain,
+}
+
+impl Context {
+    /// CARET's name.
+    pub fn caret_name(self) -> &'static str {
+        match self {
+            Context::UseLatestMessage => "use_latest_message",
+            Context::CallbackChain => "callback_chain",
+        }
+    }
+
+    /// From CARET's name.
+    pub fn from_caret(s: &str) -> Option<Context> {
+        match s {
+            "use_latest_message" => Some(Context::UseLatestMessage),
+            "callback_chain" => Some(Context::CallbackChain),
+            _ => None,
+        }
+    }
+}
+
+/// A callback of a node.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchCallback {
+    /// CARET's name: `<node>/callback_<i>` (timers first, then subscriptions, then services,
+    /// each in creation order).
+    pub name: String,
+    /// `timer_callback`, `subscription_callback` or `service_callback`.
+    pub kind: &'static str,
+    /// Timer period (ns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_ns: Option<i64>,
+    /// Subscription topic, or service name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    /// Function symbol.
+    pub symbol: String,
+    /// The callback objects (ids in the model's callbacks) it stands for.
+    #[serde(skip)]
+    pub ids: Vec<u32>,
+}
+
+/// A topic a node publishes.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchPublish {
+    /// Topic.
+    pub topic: String,
+    /// The callbacks seen publishing it (a publication during a run on the same thread).
+    pub callbacks: Vec<String>,
+    /// Publishers (ids in the model).
+    #[serde(skip)]
+    pub publishers: Vec<u32>,
+}
+
+/// A topic a node subscribes to.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchSubscribe {
+    /// Topic.
+    pub topic: String,
+    /// Its subscription callback, when known.
+    pub callback: Option<String>,
+}
+
+/// A path inside a node, from an input topic to an output topic.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePath {
+    /// Input topic.
+    pub subscribe: String,
+    /// Output topic.
+    pub publish: String,
+    /// How the output follows the input.
+    pub context: Context,
+    /// Whether the context was observed in the trace (callback chain: publications seen during
+    /// the input's runs) or set by an architecture file; else the default.
+    pub source: &'static str,
+}
+
+/// A callback group.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchGroup {
+    /// `<node>/callback_group_<i>`.
+    pub name: String,
+    /// `mutually_exclusive` or `reentrant`.
+    pub kind: String,
+    /// Its callbacks.
+    pub callbacks: Vec<String>,
+    /// Its executor's address (trace, vpid, address), 0 when unknown.
+    #[serde(skip)]
+    pub executor: (u32, i64, u64),
+}
+
+/// An executor.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchExecutor {
+    /// `executor_<i>`.
+    pub name: String,
+    /// `single_threaded_executor`, `multi_threaded_executor`, `static_single_threaded_executor`.
+    pub kind: String,
+    /// Its callback groups.
+    pub groups: Vec<String>,
+}
+
+/// A node.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchNode {
+    /// Full name.
+    pub name: String,
+    /// Callbacks.
+    pub callbacks: Vec<ArchCallback>,
+    /// Callback groups.
+    pub groups: Vec<ArchGroup>,
+    /// Published topics.
+    pub publishes: Vec<ArchPublish>,
+    /// Subscribed topics.
+    pub subscribes: Vec<ArchSubscribe>,
+    /// Paths from each input to each output.
+    pub paths: Vec<NodePath>,
+}
+
+impl ArchNode {
+    /// The node path from `sub` to `publish`.
+    pub fn path(&self, sub: &str, publish: &str) -> Option<&NodePath> {
+        self.paths.iter().find(|p| p.subscribe == sub && p.publish == publish)
+    }
+
+    /// The subscription callback of `topic`.
+    pub fn subscription_callback(&self, topic: &str) -> Option<&ArchCallback> {
+        self.callbacks.iter().find(|c| c.kind == "subscription_callback" && c.topic.as_deref() == Some(topic))
+    }
+}
+
+/// Messages on a topic from one node to another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Communication {
+    /// Topic.
+    pub topic: String,
+    /// Publishing node (index in [`Architecture::nodes`]).
+    pub from: usize,
+    /// Subscribing node.
+    pub to: usize,
+}
+
+/// A path given a name (CARET's `named_paths`): a node chain with the topics between.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamedPath {
+    /// Name.
+    pub name: String,
+    /// (node, subscribed topic, published topic) along the path.
+    pub chain: Vec<(String, Option<String>, Option<String>)>,
+}
+
+/// The architecture.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Architecture {
+    /// Nodes, by name.
+    pub nodes: Vec<ArchNode>,
+    /// Communications between nodes.
+    pub communications: Vec<Communication>,
+    /// Executors.
+    pub executors: Vec<ArchExecutor>,
+    /// Named paths (from an architecture file).
+    pub named_paths: Vec<NamedPath>,
+}
+
+fn node_of<T>(reg: &Registry<T>, id: u32, node: impl Fn(&T) -> Option<u32>) -> Option<u32> {
+    node(reg.get(id))
+}
+
+impl Architecture {
+    /// The architecture observed in an analysis.
+    pub fn from_analysis(a: &Analysis) -> Architecture {
+        let m = &a.model;
+        let ignored = |t: &str| IGNORED_TOPICS.contains(&t);
+        let node_name = |id: Option<u32>| id.map(|n| m.nodes.get(n).full_name());
+        let mut by_name: std::collections::BTreeMap<String, ArchNode> = Default::default();
+        fn node(by_name: &mut std::collections::BTreeMap<String, ArchNode>, name: String) -> &mut ArchNode {
+            by_name.entry(name.clone()).or_insert_with(|| ArchNode {
+                name,
+                callbacks: Vec::new(),
+                groups: Vec::new(),
+                publishes: Vec::new(),
+                subscribes: Vec::new(),
+                paths: Vec::new(),
+            })
+        }
+        // Callbacks, by node: (kind rank, creation, id).
+        let mut cbs: HashMap<String, Vec<(u8, i64, u32)>> = HashMap::default();
+        for (id, cb) in m.callbacks.items.iter().enumerate() {
+            let (rank, owner_node) = match cb.owner {
+                Some(Owner::Timer(t)) => (0, m.timers.get(t).node),
+                Some(Owner::Subscription(s)) => {
+                    if ignored(&m.subscriptions.get(s).topic) {
+                        continue;
+                    }
+                    (1, m.subscriptions.get(s).node)
+                }
+                Some(Owner::Service(s)) => (2, m.services.get(s).node),
+                None => continue,
+            };
+            if let Some(n) = node_name(owner_node) {
+                cbs.entry(n).or_default().push((rank, cb.created_ns, id as u32));
+            }
+        }
+        // Callback id → (node name, callback name).
+        let mut cb_name: HashMap<u32, (String, String)> = HashMap::default();
+        let mut names: Vec<String> = cbs.keys().cloned().collect();
+        names.sort();
+        for n in names {
+            let mut list = cbs.remove(&n).unwrap_or_default();
+            list.sort();
+            let nd = node(&mut by_name, n.clone());
+            for (_, _, id) in list {
+                let cb = m.callbacks.get(id);
+                let (kind, period_ns, topic) = match cb.owner {
+                    Some(Owner::Timer(t)) => ("timer_callback", Some(m.timers.get(t).period_ns), None),
+                    Some(Owner::Subscription(s)) => {
+                        ("subscription_callback", None, Some(m.subscriptions.get(s).topic.clone()))
+                    }
+                    Some(Owner::Service(s)) => ("service_callback", None, Some(m.services.get(s).name.clone())),
+                    None => continue,
+                };
+                // The same callback object seen again (replayed initialization) is the same callback.
+                let same = nd.callbacks.iter_mut().find(|c| {
+                    c.kind == kind
+                        && c.period_ns == period_ns
+                        && c.topic == topic
+                        && c.ids.iter().any(|&o| m.callbacks.get(o).key == cb.key)
+                });
+                let name = match same {
+                    Some(c) => {
+                        c.ids.push(id);
+                        c.name.clone()
+                    }
+                    None => {
+                        let name = format!("{}/callback_{}", n, nd.callbacks.len());
+                        nd.callbacks.push(ArchCallback {
+                            name: name.clone(),
+                            kind,
+                            period_ns,
+                            topic,
+                            symbol: cb.symbol.clone(),
+                            ids: vec![id],
+                        });
+                        name
+                    }
+                };
+                cb_name.insert(id, (n.clone(), name));
+            }
+        }
+        // Publishers and subscriptions.
+        for (id, p) in m.publishers.items.iter().enumerate() {
+            if ignored(&p.topic) {
+                continue;
+            }
+            let Some(n) = node_name(node_of(&m.publishers, id as u32, |p| p.node)) else { continue };
+            let nd = node(&mut by_name, n);
+            match nd.publishes.iter_mut().find(|x| x.topic == p.topic) {
+                Some(x) => x.publishers.push(id as u32),
+                None => nd.publishes.push(ArchPublish {
+                    topic: p.topic.clone(),
+                    callbacks: Vec::new(),
+                    publishers: vec![id as u32],
+                }),
+            }
+        }
+        for s in &m.subscriptions.items {
+            if ignored(&s.topic) {
+                continue;
+            }
+            let Some(n) = node_name(s.node) else { continue };
+            let nd = node(&mut by_name, n);
+            if !nd.subscribes.iter().any(|x| x.topic == s.topic) {
+                let callback = nd.subscription_callback(&s.topic).map(|c| c.name.clone());
+                nd.subscribes.push(ArchSubscribe { topic: s.topic.clone(), callback });
+            }
+        }
+        // Who publishes during which callback's runs.
+        let mut publishing: std::collections::BTreeSet<(String, String, String)> = Default::default();
+        for (p, topic) in &a.pubs {
+            let (Some(topic), Some(run)) = (topic, p.in_run) else { continue };
+            if ignored(topic) {
+                continue;
+            }
+            if let Some((n, cbn)) = a.runs[run as usize].1.and_then(|c| cb_name.get(&c)) {
+                publishing.insert((n.clone(), topic.clone(), cbn.clone()));
+            }
+        }
+        for (n, topic, cbn) in &publishing {
+            if let Some(x) = by_name.get_mut(n).and_then(|nd| nd.publishes.iter_mut().find(|x| &x.topic == topic)) {
+                x.callbacks.push(cbn.clone());
+            }
+        }
+        // Node paths: every input to every output.
+        for nd in by_name.values_mut() {
+            nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
+            nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
+            for s in &nd.subscribes {
+                for p in &nd.publishes {
+                    let chained = s.callback.as_ref().is_some_and(|c| p.callbacks.contains(c));
+                    nd.paths.push(NodePath {
+                        subscribe: s.topic.clone(),
+                        publish: p.topic.clone(),
+                        context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
+                        source: if chained { "observed" } else { "default" },
+                    });
+                }
+            }
+        }
+        let mut arch = Architecture { nodes: by_name.into_values().collect(), ..Default::default() };
+        arch.groups_and_executors(a, &cb_name);
+        arch.connect();
+        arch
+    }
+
+    /// Communications from the nodes' publishes and subscribes.
+    pub fn connect(&mut self) {
+        let mut subs: HashMap<&str, Vec<usize>> = HashMap::default();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for s in &n.subscribes {
+                subs.entry(s.topic.as_str()).or_default().push(i);
+            }
+        }
+        let mut comms = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for p in &n.publishes {
+                for &j in subs.get(p.topic.as_str()).into_iter().flatten() {
+                    comms.push(Communication { topic: p.topic.clone(), from: i, to: j });
+                }
+            }
+        }
+        self.communications = comms;
+    }
+
+    fn groups_and_executors(&mut self, a: &Analysis, cb_name: &HashMap<u32, (String, String)>) {
+        let m = &a.model;
+        if m.groups.items.is_empty() {
+            return;
+        }
+        // A group member is a handle (timer, rcl subscription, service); its callback's name.
+        let mut member: HashMap<(u32, i64, &str, u64), &str> = HashMap::default();
+        for (id, cb) in m.callbacks.items.iter().enumerate() {
+            let Some((_, name)) = cb_name.get(&(id as u32)) else { continue };
+            let (what, h) = match cb.owner {
+                Some(Owner::Timer(t)) => ("timer", m.timers.get(t).key.2),
+                Some(Owner::Subscription(s)) => ("subscription", m.subscriptions.get(s).key.2),
+                Some(Owner::Service(s)) => ("service", m.services.get(s).key.2),
+                None => continue,
+            };
+            member.insert((cb.key.0, cb.key.1, what, h), name.as_str());
+        }
+        let mut executors: Vec<(u32, i64, u64)> = Vec::new();
+        for g in &m.groups.items {
+            let names: Vec<String> = g
+                .members
+                .iter()
+                .filter_map(|(w, h)| member.get(&(g.key.0, g.key.1, w.as_str(), *h)).map(|s| s.to_string()))
+                .collect();
+            let Some(first) = names.first() else { continue };
+            let Some(nd) = self.nodes.iter_mut().find(|n| first.starts_with(&format!("{}/callback_", n.name))) else {
+                continue;
+            };
+            let exec = (g.key.0, g.key.1, g.executor);
+            if g.executor != 0 && !executors.contains(&exec) {
+                executors.push(exec);
+            }
+            let name = format!("{}/callback_group_{}", nd.name, nd.groups.len());
+            let kind = if g.kind.is_empty() { "mutually_exclusive".to_string() } else { g.kind.clone() };
+            nd.groups.push(ArchGroup { name, kind, callbacks: names, executor: exec });
+        }
+        for (i, e) in executors.iter().enumerate() {
+            let kind = m
+                .executors
+                .latest(*e)
+                .map(|id| m.executors.get(id).kind.clone())
+                .or_else(|| {
+                    // A group added through the entities collector names the collector.
+                    m.executors
+                        .items
+                        .iter()
+                        .find(|x| x.key.0 == e.0 && x.key.1 == e.1 && x.collector == e.2)
+                        .map(|x| x.kind.clone())
+                })
+                .unwrap_or_default();
+            let groups = self
+                .nodes
+                .iter()
+                .flat_map(|n| n.groups.iter())
+                .filter(|g| g.executor == *e)
+                .map(|g| g.name.clone())
+                .collect();
+            self.executors.push(ArchExecutor { name: format!("executor_{i}"), kind, groups });
+        }
+    }
+
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    /// Applies what an architecture file says: its named paths, and the message contexts it
+    /// sets (which override what was inferred). Returns what it could not apply.
+    pub fn apply(&mut self, file: &Architecture) -> Vec<String> {
+        let mut unapplied = Vec::new();
+        for fnode in &file.nodes {
+            let Some(i) = self.node(&fnode.name) else {
+                unapplied.push(format!("node {} is not in the trace", fnode.name));
+                continue;
+            };
+            for fp in &fnode.paths {
+                let nd = &mut self.nodes[i];
+                match nd.paths.iter_mut().find(|p| p.subscribe == fp.subscribe && p.publish == fp.publish) {
+                    Some(p) => {
+                        p.context = fp.context;
+                        p.source = "architecture file";
+                    }
+                    None => unapplied
+                        .push(format!("{}: no path {} -> {} in the trace", fnode.name, fp.subscribe, fp.publish)),
+                }
+            }
+        }
+        for p in &file.named_paths {
+            self.named_paths.retain(|x| x.name != p.name);
+            self.named_paths.push(p.clone());
+        }
+        unapplied
+    }
+}

@@ -1,0 +1,468 @@
+//! End-to-end latency along a path, message by message, as caret_analyze defines it (v0.7.3):
+//! the path's communications and node paths joined in order into records, one per message of
+//! the first topic (more when a node republishes the latest input), then latency and response
+//! time from the records' first and last columns.
+//!
+//! - A **communication** record: a publication's `rclcpp_publish`, `rcl_publish`, `dds_write`
+//!   and the `callback_start` of the subscriber's callback run that took it (matched by DDS
+//!   source timestamp or intra-process, see [`crate::Flow`]); a message never taken there ends
+//!   the record (a drop).
+//! - A **node path** record pairs an input `callback_start` with an output `rclcpp_publish`,
+//!   per [`Context`]: `callback_chain`, the publications made during that run on its thread;
+//!   `use_latest_message`, every publication of the output paired with the latest run start of
+//!   the input's subscription callback before it.
+//! - Records are joined communication → node path on `callback_start`, node path → next
+//!   communication on `rclcpp_publish` (left joins: an input with no output ends there).
+//! - With `include_first_callback`, the record starts at the latest callback start on the
+//!   publishing thread before the first publication; with `include_last_callback`, it ends at
+//!   the sink callback's end.
+
+use super::arch::{Architecture, Context};
+use crate::hash::HashMap;
+use crate::report::Analysis;
+use crate::stats::Stats;
+use serde::Serialize;
+
+/// A path: nodes, and the topic from each to the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathSpec {
+    /// Node names, source first.
+    pub nodes: Vec<String>,
+    /// Topics between consecutive nodes (one fewer than nodes).
+    pub topics: Vec<String>,
+}
+
+impl PathSpec {
+    /// CARET's string form: `[node]-[topic]-[node]-...`.
+    pub fn label(&self) -> String {
+        let mut s = String::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if i > 0 {
+                s.push_str(&format!(" -{}-> ", self.topics[i - 1]));
+            }
+            s.push_str(n);
+        }
+        s
+    }
+}
+
+/// Path options (CARET's `include_first_callback` / `include_last_callback`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathOptions {
+    /// Start at the source callback's start instead of the first publication.
+    pub include_first_callback: bool,
+    /// End at the sink callback's end instead of its start.
+    pub include_last_callback: bool,
+}
+
+/// One segment of a path: a communication (its topic) or a node path (`node/callback`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    /// Topic, or `<node>/<callback>` for a node path.
+    pub name: String,
+    /// `communication` or `node`.
+    pub kind: &'static str,
+    /// First and last column of the segment in the records.
+    pub columns: (usize, usize),
+}
+
+/// The records of a path: one row per message, a column per event along it; `None` where the
+/// message did not get (dropped, or the trace ended).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PathRecords {
+    /// Column names, CARET's (`/topic1/rclcpp_publish_timestamp/0`, ...).
+    pub columns: Vec<String>,
+    /// Rows, sorted by their first column.
+    pub rows: Vec<Vec<Option<i64>>>,
+    /// Segments, in path order.
+    pub segments: Vec<Segment>,
+}
+
+/// Response-time cases (CARET's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Case {
+    /// For each input, the earliest output that follows it.
+    All,
+    /// For each output, from its newest input.
+    Best,
+    /// For each output, from its oldest input.
+    Worst,
+    /// For each output, from the input before its oldest one.
+    WorstWithExternalLatency,
+}
+
+impl Case {
+    /// Every case.
+    pub const ALL: [Case; 4] = [Case::All, Case::Best, Case::Worst, Case::WorstWithExternalLatency];
+
+    /// CARET's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::All => "all",
+            Case::Best => "best",
+            Case::Worst => "worst",
+            Case::WorstWithExternalLatency => "worst-with-external-latency",
+        }
+    }
+
+    /// From CARET's name.
+    pub fn from_name(s: &str) -> Option<Case> {
+        Case::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// Indexes of an analysis to follow paths fast.
+pub struct PathIndex<'a> {
+    a: &'a Analysis,
+    /// Publications per (node, topic), in time order.
+    pubs: HashMap<(String, String), Vec<u32>>,
+    /// Callback runs (index in `a.runs`) per callback object, in time order.
+    runs_of: HashMap<u32, Vec<u32>>,
+    /// Runs per thread, in time order.
+    runs_on: HashMap<(u32, i64, i64), Vec<u32>>,
+    /// Per publication, the runs of subscription callbacks that took it: (subscribing node,
+    /// run).
+    taken_by: HashMap<u32, Vec<(String, u32)>>,
+}
+
+impl<'a> PathIndex<'a> {
+    /// Indexes `a`.
+    pub fn new(a: &'a Analysis) -> PathIndex<'a> {
+        let m = &a.model;
+        let mut pubs: HashMap<(String, String), Vec<u32>> = HashMap::default();
+        for (i, (p, topic)) in a.pubs.iter().enumerate() {
+            let Some(topic) = topic else { continue };
+            let node = crate::report::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
+            if let Some(n) = node {
+                pubs.entry((m.nodes.get(n).full_name(), topic.clone())).or_default().push(i as u32);
+            }
+        }
+        let key = |i: &u32| {
+            let p = &a.pubs[*i as usize].0;
+            (p.ts_rclcpp.unwrap_or(p.ts), *i)
+        };
+        for v in pubs.values_mut() {
+            v.sort_by_key(key);
+        }
+        let mut runs_of: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut runs_on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
+        for (i, (r, cb)) in a.runs.iter().enumerate() {
+            if let Some(cb) = cb {
+                runs_of.entry(*cb).or_default().push(i as u32);
+            }
+            let k = a.slots[r.slot as usize];
+            runs_on.entry((k.0, k.1, r.vtid as i64)).or_default().push(i as u32);
+        }
+        let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
+        for v in runs_of.values_mut().chain(runs_on.values_mut()) {
+            v.sort_by_key(start);
+        }
+        let mut taken_by: HashMap<u32, Vec<(String, u32)>> = HashMap::default();
+        for f in &a.flows {
+            let (t, sub) = &a.takes[f.take as usize];
+            let (Some(run), Some(sub)) = (t.run, sub) else { continue };
+            if let Some(n) = m.subscriptions.get(*sub).node {
+                taken_by.entry(f.publication).or_default().push((m.nodes.get(n).full_name(), run));
+            }
+        }
+        PathIndex { a, pubs, runs_of, runs_on, taken_by }
+    }
+
+    fn run_start(&self, run: u32) -> i64 {
+        self.a.runs[run as usize].0.start
+    }
+
+    /// The runs of the callback objects `ids`, in time order.
+    fn runs(&self, ids: &[u32]) -> Vec<u32> {
+        let mut v: Vec<u32> = ids.iter().flat_map(|id| self.runs_of.get(id).into_iter().flatten().copied()).collect();
+        v.sort_by_key(|&r| (self.run_start(r), r));
+        v
+    }
+
+    /// The records of `path` in `arch`.
+    pub fn records(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<PathRecords, String> {
+        let n = path.nodes.len();
+        if n < 2 || path.topics.len() != n - 1 {
+            return Err("a path needs at least two nodes and a topic between each".into());
+        }
+        let mut nodes = Vec::new();
+        for name in &path.nodes {
+            nodes.push(&arch.nodes[arch.node(name).ok_or_else(|| format!("no node {name} in the trace"))?]);
+        }
+        // Per communication: the sink node's subscription callback for the topic.
+        let mut sub_cbs = Vec::new();
+        for k in 0..n - 1 {
+            let topic = &path.topics[k];
+            let cb = nodes[k + 1]
+                .subscription_callback(topic)
+                .ok_or_else(|| format!("{} has no subscription callback for {topic}", nodes[k + 1].name))?;
+            if !nodes[k].publishes.iter().any(|p| &p.topic == topic) {
+                return Err(format!("{} does not publish {topic}", nodes[k].name));
+            }
+            sub_cbs.push(cb);
+        }
+        let a = self.a;
+        // Column names, with CARET's /0, /1 suffixes for repeated names.
+        let mut columns: Vec<String> = Vec::new();
+        let mut segments = Vec::new();
+        let push = |columns: &mut Vec<String>, base: String| {
+            let k = columns.iter().filter(|c| c.rsplit_once('/').map(|x| x.0) == Some(base.as_str())).count();
+            columns.push(format!("{base}/{k}"));
+        };
+        if opt.include_first_callback {
+            push(&mut columns, format!("{}/callback_x/callback_start_timestamp", nodes[0].name));
+        }
+        for k in 0..n - 1 {
+            let t = &path.topics[k];
+            let first = columns.len();
+            for c in ["rclcpp_publish", "rcl_publish", "dds_write"] {
+                push(&mut columns, format!("{t}/{c}_timestamp"));
+            }
+            push(&mut columns, format!("{}/callback_start_timestamp", sub_cbs[k].name));
+            segments.push(Segment { name: t.clone(), kind: "communication", columns: (first, columns.len() - 1) });
+            if k + 1 < n - 1 {
+                segments.push(Segment {
+                    name: sub_cbs[k].name.clone(),
+                    kind: "node",
+                    columns: (columns.len() - 1, columns.len()),
+                });
+            }
+        }
+        if opt.include_last_callback {
+            push(&mut columns, format!("{}/callback_end_timestamp", sub_cbs[n - 2].name));
+        }
+
+        // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
+        let comm = |k: usize, p: u32| -> ([Option<i64>; 4], Option<u32>) {
+            let pb = &a.pubs[p as usize].0;
+            let run = self.taken_by.get(&p).and_then(|v| {
+                v.iter()
+                    .filter(|(node, r)| {
+                        node == &path.nodes[k + 1] && a.runs[*r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
+                    })
+                    .map(|(_, r)| *r)
+                    .min_by_key(|r| self.run_start(*r))
+            });
+            ([Some(pb.ts_rclcpp.unwrap_or(pb.ts)), pb.ts_rcl, pb.ts_dds, run.map(|r| self.run_start(r))], run)
+        };
+        let pubs_of = |k: usize| -> &[u32] {
+            self.pubs.get(&(path.nodes[k].clone(), path.topics[k].clone())).map(|v| v.as_slice()).unwrap_or(&[])
+        };
+        // Rows: cells, and the run of the last communication reached.
+        let mut rows: Vec<(Vec<Option<i64>>, Option<u32>)> = Vec::new();
+        for &p in pubs_of(0) {
+            let (cells, run) = comm(0, p);
+            let mut row = Vec::with_capacity(columns.len());
+            if opt.include_first_callback {
+                let pb = &a.pubs[p as usize].0;
+                let at = pb.ts_rclcpp.unwrap_or(pb.ts);
+                let first = self.runs_on.get(&(pb.trace, pb.vpid, pb.vtid)).and_then(|v| {
+                    let i = v.partition_point(|&r| self.run_start(r) <= at);
+                    v.get(i.checked_sub(1)?).map(|&r| self.run_start(r))
+                });
+                row.push(first);
+            }
+            row.extend(cells);
+            rows.push((row, run));
+        }
+        for k in 1..n - 1 {
+            // Node k: input callback runs → output publications.
+            let input = sub_cbs[k - 1];
+            let mut outputs: HashMap<i64, Vec<u32>> = HashMap::default();
+            let context = nodes[k]
+                .path(&path.topics[k - 1], &path.topics[k])
+                .map(|p| p.context)
+                .unwrap_or(Context::UseLatestMessage);
+            match context {
+                Context::CallbackChain => {
+                    for &q in pubs_of(k) {
+                        let pb = &a.pubs[q as usize].0;
+                        if let Some(r) = pb.in_run {
+                            if a.runs[r as usize].1.is_some_and(|c| input.ids.contains(&c)) {
+                                outputs.entry(self.run_start(r)).or_default().push(q);
+                            }
+                        }
+                    }
+                }
+                Context::UseLatestMessage => {
+                    let starts: Vec<i64> = self.runs(&input.ids).iter().map(|&r| self.run_start(r)).collect();
+                    for &q in pubs_of(k) {
+                        let pb = &a.pubs[q as usize].0;
+                        let at = pb.ts_rclcpp.unwrap_or(pb.ts);
+                        let i = starts.partition_point(|&s| s <= at);
+                        if let Some(&s) = i.checked_sub(1).and_then(|i| starts.get(i)) {
+                            outputs.entry(s).or_default().push(q);
+                        }
+                    }
+                }
+            }
+            let mut next = Vec::with_capacity(rows.len());
+            for (row, run) in rows {
+                let start = if run.is_some() { *row.last().unwrap_or(&None) } else { None };
+                match start.and_then(|s| outputs.get(&s)) {
+                    Some(qs) => {
+                        for &q in qs {
+                            let (cells, run) = comm(k, q);
+                            let mut r = row.clone();
+                            r.extend(cells);
+                            next.push((r, run));
+                        }
+                    }
+                    None => next.push((row, None)),
+                }
+            }
+            rows = next;
+        }
+        let width = columns.len();
+        let mut out: Vec<Vec<Option<i64>>> = rows
+            .into_iter()
+            .map(|(mut row, run)| {
+                if opt.include_last_callback {
+                    let done = row.len() == width - 1;
+                    if done {
+                        row.push(run.and_then(|r| a.runs[r as usize].0.end()));
+                    }
+                }
+                row.resize(width, None);
+                row
+            })
+            .collect();
+        out.sort_by_key(|r| r[0].unwrap_or(i64::MAX));
+        Ok(PathRecords { columns, rows: out, segments })
+    }
+}
+
+impl PathRecords {
+    /// (first column, last − first) of every record that has both, in order; negative ones
+    /// (reordered clocks) left out.
+    pub fn latencies(&self) -> Vec<(i64, i64)> {
+        self.rows
+            .iter()
+            .filter_map(|r| match (r.first().copied().flatten(), r.last().copied().flatten()) {
+                (Some(a), Some(b)) if b >= a => Some((a, b - a)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Records that reached the end.
+    pub fn complete(&self) -> usize {
+        self.rows.iter().filter(|r| r.iter().all(Option::is_some)).count()
+    }
+
+    /// Response time per `case`: (input time, response time), by input time. O(n log n).
+    pub fn response_time(&self, case: Case) -> Vec<(i64, i64)> {
+        // Per distinct input (first column), the earliest output; an input whose record ends
+        // early takes the earliest output of the later records.
+        let mut starts: Vec<i64> = Vec::new();
+        let mut ends: Vec<i64> = Vec::new();
+        let mut at: HashMap<i64, usize> = HashMap::default();
+        let mut min_end: Option<i64> = None;
+        for r in self.rows.iter().rev() {
+            let end = match r.last().copied().flatten() {
+                Some(e) => e,
+                None => match min_end {
+                    Some(e) => e,
+                    None => continue,
+                },
+            };
+            let Some(start) = r.first().copied().flatten() else { continue };
+            if end < start {
+                continue;
+            }
+            match at.get(&start) {
+                None => {
+                    at.insert(start, starts.len());
+                    starts.push(start);
+                    ends.push(end);
+                    min_end = Some(min_end.map_or(end, |m| m.min(end)));
+                }
+                Some(&i) => {
+                    if end < ends[i] {
+                        ends[i] = end;
+                        min_end = Some(min_end.map_or(end, |m| m.min(end)));
+                    }
+                }
+            }
+        }
+        starts.reverse();
+        ends.reverse();
+        // As caret_analyze v0.7.3: the inputs of the earliest output are left out (the first
+        // output may follow inputs from before the trace began).
+        if let Some(&first) = ends.iter().min() {
+            let keep: Vec<bool> = ends.iter().map(|&e| e != first).collect();
+            let mut k = keep.iter();
+            starts.retain(|_| *k.next().unwrap_or(&true));
+            let mut k = keep.iter();
+            ends.retain(|_| *k.next().unwrap_or(&true));
+        }
+        let mut out: Vec<(i64, i64)> = match case {
+            Case::All => starts.iter().zip(&ends).map(|(s, e)| (*s, e - s)).collect(),
+            Case::Best | Case::Worst => {
+                let mut per_end: HashMap<i64, usize> = HashMap::default();
+                let mut v: Vec<(i64, i64)> = Vec::new();
+                for (s, e) in starts.iter().zip(&ends) {
+                    match per_end.get(e) {
+                        None => {
+                            per_end.insert(*e, v.len());
+                            v.push((*s, *e));
+                        }
+                        Some(&i) => {
+                            let better = if case == Case::Best { *s > v[i].0 } else { *s < v[i].0 };
+                            if better {
+                                v[i].0 = *s;
+                            }
+                        }
+                    }
+                }
+                v.into_iter().map(|(s, e)| (s, e - s)).collect()
+            }
+            Case::WorstWithExternalLatency => {
+                let mut per_end: HashMap<i64, usize> = HashMap::default();
+                // (start, end, previous start)
+                let mut v: Vec<(i64, i64, i64)> = Vec::new();
+                for i in 1..starts.len() {
+                    let (s, e, prev) = (starts[i], ends[i], starts[i - 1]);
+                    match per_end.get(&e) {
+                        None => {
+                            per_end.insert(e, v.len());
+                            v.push((s, e, prev));
+                        }
+                        Some(&j) => {
+                            if s < v[j].0 {
+                                v[j] = (s, e, prev);
+                            }
+                        }
+                    }
+                }
+                v.sort_by_key(|x| x.0);
+                return v.into_iter().map(|(_, e, prev)| (prev, e - prev)).collect();
+            }
+        };
+        out.sort_by_key(|x| x.0);
+        out
+    }
+
+    /// Per segment, the latency of each complete record (ns).
+    pub fn segment_latencies(&self) -> Vec<(String, Vec<i64>)> {
+        self.segments
+            .iter()
+            .map(|s| {
+                let v = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.iter().all(Option::is_some))
+                    .map(|r| r[s.columns.1].unwrap_or(0) - r[s.columns.0].unwrap_or(0))
+                    .collect();
+                (s.name.clone(), v)
+            })
+            .collect()
+    }
+
+    /// Statistics of the latencies.
+    pub fn stats(&self) -> Stats {
+        let mut v: Vec<i64> = self.latencies().into_iter().map(|x| x.1).collect();
+        Stats::of(&mut v)
+    }
+}
