@@ -114,3 +114,119 @@ fn target_path_equals_caret_analyze() {
     let (_, lat) = csv(run, "path__target__with_first_and_last_callback__latency.csv");
     same_pairs(r.latencies(), pairs(&lat), "latency");
 }
+
+/// The records, latency and response times of `spec` equal the reference's path `name`.
+fn check_path(idx: &PathIndex, arch: &Architecture, run: &str, name: &str, spec: &PathSpec) {
+    let r = idx.records(arch, spec, PathOptions::default()).unwrap();
+    let (cols, rows) = csv(run, &format!("path__{name}__default__records.csv"));
+    assert_eq!(r.columns, cols, "{name}");
+    same_records(&r.rows, &rows);
+    let (_, lat) = csv(run, &format!("path__{name}__default__latency.csv"));
+    same_pairs(r.latencies(), pairs(&lat), name);
+    for case in Case::ALL {
+        let (_, want) = csv(run, &format!("path__{name}__default__response_time_{}.csv", case.name()));
+        assert_eq!(r.response_time(case), pairs(&want), "{name} {}", case.name());
+    }
+    let opt = PathOptions { include_first_callback: true, include_last_callback: true };
+    let r = idx.records(arch, spec, opt).unwrap();
+    let (cols, rows) = csv(run, &format!("path__{name}__with_first_and_last_callback__records.csv"));
+    assert_eq!(r.columns, cols, "{name}");
+    same_records(&r.rows, &rows);
+}
+
+fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
+    PathSpec {
+        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        topics: topics.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn architecture_from_the_trace_equals_caret_analyze() {
+    from_the_trace("caret-demos-e2e-jazzy", "caret-demos-e2e-jazzy__lttng-arch");
+}
+
+#[test]
+fn timer_event_sample_equals_caret_analyze() {
+    from_the_trace(
+        "caret-analyze-samples/timer_event_acceptance_test__end_to_end_sample@b52d0fb5",
+        "sample-timer_event_acceptance_test__end_to_end_sample@b52d0fb5",
+    );
+}
+
+fn from_the_trace(trace: &str, run: &str) {
+    // caret_analyze's Architecture('lttng'): it inferred callback_chain for /filter_node; the
+    // other inner nodes were set to use_latest_message (what rostrace infers for them too).
+    let a = load(trace);
+    let arch = Architecture::from_analysis(&a);
+    let names: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "/actuator_dummy_node",
+            "/drive_node",
+            "/filter_node",
+            "/message_driven_node",
+            "/sensor_dummy_node",
+            "/timer_driven_node"
+        ]
+    );
+    let ctx = |n: &str, s: &str, p: &str| arch.nodes[arch.node(n).unwrap()].path(s, p).unwrap().context;
+    assert_eq!(ctx("/filter_node", "/topic1", "/topic2"), analysis::paths::Context::CallbackChain);
+    assert_eq!(ctx("/message_driven_node", "/topic2", "/topic3"), analysis::paths::Context::UseLatestMessage);
+    assert_eq!(ctx("/timer_driven_node", "/topic3", "/topic4"), analysis::paths::Context::UseLatestMessage);
+    // The communications caret_analyze lists.
+    let mut comms: Vec<String> = arch
+        .communications
+        .iter()
+        .map(|c| format!("{} : {} -> {}", c.topic, arch.nodes[c.from].name, arch.nodes[c.to].name))
+        .collect();
+    comms.sort();
+    assert_eq!(
+        comms,
+        [
+            "/drive : /drive_node -> /message_driven_node",
+            "/topic1 : /sensor_dummy_node -> /filter_node",
+            "/topic2 : /filter_node -> /message_driven_node",
+            "/topic3 : /message_driven_node -> /timer_driven_node",
+            "/topic4 : /timer_driven_node -> /actuator_dummy_node",
+        ]
+    );
+    // The path search finds the one path from the sensor to the actuator.
+    let (from, to) = (arch.node("/sensor_dummy_node").unwrap(), arch.node("/actuator_dummy_node").unwrap());
+    let mut found = Vec::new();
+    let out = arch.search_paths(from, &[], to, Default::default(), |p| {
+        found.push(p);
+        true
+    });
+    assert_eq!((out.paths, out.truncated_paths, out.truncated_depth), (1, false, false));
+    let idx = PathIndex::new(&a);
+    check_path(&idx, &arch, run, "sensor_to_actuator", &found[0]);
+    let drive = spec(
+        &["/drive_node", "/message_driven_node", "/timer_driven_node", "/actuator_dummy_node"],
+        &["/drive", "/topic3", "/topic4"],
+    );
+    check_path(&idx, &arch, run, "drive_to_actuator", &drive);
+
+    // Every communication's latency (a two-node path) and every callback's.
+    for c in &arch.communications {
+        let (p, s) = (&arch.nodes[c.from].name, &arch.nodes[c.to].name);
+        let file = format!("comm__{}__{}__{}__latency.csv", &c.topic[1..], &p[1..], &s[1..]);
+        let r = idx.records(&arch, &spec(&[p, s], &[&c.topic]), PathOptions::default()).unwrap();
+        same_pairs(r.latencies(), pairs(&csv(run, &file).1), &file);
+    }
+    for n in &arch.nodes {
+        // caret_analyze's callbacks: timers and subscriptions (services are not its).
+        for cb in n.callbacks.iter().filter(|c| c.kind != "service_callback") {
+            let file = format!("callback__{}.{}__latency.csv", &n.name[1..], cb.name.rsplit('/').next().unwrap());
+            let mut got: Vec<(i64, i64)> = a
+                .runs
+                .iter()
+                .filter(|(_, id)| id.is_some_and(|i| cb.ids.contains(&i)))
+                .filter_map(|(r, _)| Some((r.start, r.duration()?)))
+                .collect();
+            got.sort();
+            assert_eq!(got, pairs(&csv(run, &file).1), "{file}");
+        }
+    }
+}
