@@ -320,6 +320,10 @@ pub struct Report {
     /// System analyses (kernel and userspace events beside the ROS 2 ones), when the trace has
     /// their events.
     pub system: crate::system::SystemReport,
+    /// The longest end-to-end paths between sources and sinks, when asked for
+    /// ([`crate::paths::longest_paths`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longest_paths: Option<crate::paths::LongestPaths>,
 }
 
 /// Collected data, resolved: the tables behind the report, for exports.
@@ -877,6 +881,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     let system = crate::system::SystemReport::of(p, run_key, &callbacks);
     let report = Report {
         system,
+        longest_paths: None,
         events,
         ros_events,
         begin_ns: range.map(|r| r.0),

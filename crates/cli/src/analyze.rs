@@ -168,7 +168,7 @@ pub fn dur(ns: f64) -> String {
     }
 }
 
-fn stats_line(s: &Stats) -> String {
+pub(crate) fn stats_line(s: &Stats) -> String {
     if s.count == 0 {
         return "-".into();
     }
@@ -564,6 +564,30 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if !r.lifecycle_transitions.is_empty() {
         let _ = writeln!(o, "\nLifecycle transitions: {}", r.lifecycle_transitions.len());
     }
+    if let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) {
+        let _ = writeln!(
+            o,
+            "\nLongest paths ({} sources: nodes whose timers publish; {} sinks: subscriptions publishing nothing)",
+            lp.sources, lp.sinks
+        );
+        let _ = writeln!(o, "  by mean latency; `rostrace e2e --path ...` breaks one down");
+        for (i, p) in take(&lp.paths, top.min(10).max(1)).iter().enumerate() {
+            let head = format!(
+                "  #{} mean {} p99 {} max {}, {}/{} messages ({} dropped): ",
+                i + 1,
+                dur(p.latency.mean),
+                dur(p.latency.p99 as f64),
+                dur(p.latency.max as f64),
+                p.complete,
+                p.records,
+                p.dropped
+            );
+            wrap(&mut o, &p.label, width, &head, "      ");
+        }
+        if lp.truncated {
+            let _ = writeln!(o, "  (the search stopped at its limits: `rostrace paths` searches between two nodes)");
+        }
+    }
     system(&mut o, r, top);
     let _ = writeln!(o, "\nMessages matched publish->take: {}, unmatched: {}", r.flows_matched, r.flows_unmatched);
     if !r.warnings.is_empty() {
@@ -787,6 +811,22 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
     }
 }
 
+/// The longest paths between the sources and sinks of `an`, those with a node matching
+/// `nodes` and a topic matching `topics` (when given).
+fn longest(an: &analysis::Analysis, nodes: Option<&Regex>, topics: Option<&Regex>) -> analysis::paths::LongestPaths {
+    use analysis::paths::{Architecture, PathIndex, SearchLimits};
+    let arch = Architecture::from_analysis(an);
+    let index = PathIndex::new(an);
+    let limits = SearchLimits { max_depth: 15, max_paths: 50 };
+    let mut lp = analysis::paths::longest_paths(&index, &arch, limits, 2000, usize::MAX, Default::default());
+    lp.paths.retain(|p| {
+        nodes.is_none_or(|re| p.path.nodes.iter().any(|n| re.is_match(n)))
+            && topics.is_none_or(|re| p.path.topics.iter().any(|t| re.is_match(t)))
+    });
+    lp.paths.truncate(10);
+    lp
+}
+
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let mut window = Window::default();
@@ -834,7 +874,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let an = analysis::analyze_window(&set, window, |d, _| progress.tick(|| d));
     progress.finish();
+    let lp = longest(&an, res[0].as_ref(), res[1].as_ref());
     let mut report = an.report;
+    report.longest_paths = Some(lp);
     filter(&mut report, res[0].as_ref(), res[1].as_ref());
     let r = &report;
     for e in &r.read_errors {

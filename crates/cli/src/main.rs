@@ -6,6 +6,7 @@ mod embedded;
 mod events;
 mod format;
 mod info;
+mod paths;
 mod progress;
 mod record;
 
@@ -31,6 +32,13 @@ enum Command {
     Info(info::Args),
     /// Analyze ROS 2 traces: nodes, topics, callbacks, message latency, time per process/node/thread.
     Analyze(analyze::Args),
+    /// The architecture of the traced system (nodes, callbacks, communications, node paths,
+    /// executors) as CARET's architecture YAML.
+    Architecture(paths::ArchArgs),
+    /// Find the paths between two nodes or topics, ranked by mean end-to-end latency.
+    Paths(paths::SearchArgs),
+    /// End-to-end latency and response time along a path, message by message, per segment.
+    E2e(paths::E2eArgs),
     /// Trace a command (and everything it spawns) until it exits or Ctrl-C, then summarize.
     Record(record::RecordArgs),
     /// Create a session that processes can be launched under, not recording until `start`.
@@ -66,6 +74,9 @@ fn main() -> ExitCode {
         Command::Events(a) => events::run(a),
         Command::Info(a) => info::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Architecture(a) => paths::architecture_cmd(a),
+        Command::Paths(a) => paths::paths_cmd(a),
+        Command::E2e(a) => paths::e2e_cmd(a),
         Command::Record(a) => record::record(a),
         Command::Create(a) => record::create(a, false),
         Command::Start(a) => record::start(a),

@@ -60,7 +60,8 @@ pub struct PathOptions {
 pub struct Segment {
     /// Topic, or `<node>/<callback>` for a node path.
     pub name: String,
-    /// `communication` or `node`.
+    /// `communication` (publish → callback start), `node` (callback start → publish) or
+    /// `callback` (the last callback, start → end).
     pub kind: &'static str,
     /// First and last column of the segment in the records.
     pub columns: (usize, usize),
@@ -212,6 +213,7 @@ impl<'a> PathIndex<'a> {
         };
         if opt.include_first_callback {
             push(&mut columns, format!("{}/callback_x/callback_start_timestamp", nodes[0].name));
+            segments.push(Segment { name: format!("{}/callback_x", nodes[0].name), kind: "node", columns: (0, 1) });
         }
         for k in 0..n - 1 {
             let t = &path.topics[k];
@@ -231,6 +233,11 @@ impl<'a> PathIndex<'a> {
         }
         if opt.include_last_callback {
             push(&mut columns, format!("{}/callback_end_timestamp", sub_cbs[n - 2].name));
+            segments.push(Segment {
+                name: sub_cbs[n - 2].name.clone(),
+                kind: "callback",
+                columns: (columns.len() - 2, columns.len() - 1),
+            });
         }
 
         // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
@@ -346,9 +353,42 @@ impl PathRecords {
             .collect()
     }
 
+    /// Whether record `r` reached the end (an intra-process hop has no `rcl_publish` and
+    /// `dds_write` cells: only the first and last cells count).
+    pub fn is_complete(r: &[Option<i64>]) -> bool {
+        r.first().is_some_and(Option::is_some) && r.last().is_some_and(Option::is_some)
+    }
+
     /// Records that reached the end.
     pub fn complete(&self) -> usize {
-        self.rows.iter().filter(|r| r.iter().all(Option::is_some)).count()
+        self.rows.iter().filter(|r| PathRecords::is_complete(r)).count()
+    }
+
+    /// Records that did not reach the end: (dropped, in flight). A record is dropped where it
+    /// stops when a later record (a later input) got further than it; otherwise it was still
+    /// in flight when the trace ended.
+    pub fn incomplete(&self) -> (usize, usize) {
+        let reach = |r: &Vec<Option<i64>>| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        let (mut dropped, mut in_flight) = (0, 0);
+        let mut best_later = 0;
+        for r in self.rows.iter().rev() {
+            let k = reach(r);
+            if k < r.len() {
+                if best_later > k {
+                    dropped += 1;
+                } else {
+                    in_flight += 1;
+                }
+            }
+            best_later = best_later.max(k);
+        }
+        (dropped, in_flight)
+    }
+
+    /// Segment statistics: per segment, the statistics of its latency over the complete
+    /// records (their means add up to the mean of the complete records' latency).
+    pub fn segment_stats(&self) -> Vec<(Segment, Stats)> {
+        self.segment_latencies().into_iter().zip(&self.segments).map(|((_, mut v), s)| (s.clone(), Stats::of(&mut v))).collect()
     }
 
     /// Response time per `case`: (input time, response time), by input time. O(n log n).
@@ -452,7 +492,7 @@ impl PathRecords {
                 let v = self
                     .rows
                     .iter()
-                    .filter(|r| r.iter().all(Option::is_some))
+                    .filter(|r| PathRecords::is_complete(r))
                     .map(|r| r[s.columns.1].unwrap_or(0) - r[s.columns.0].unwrap_or(0))
                     .collect();
                 (s.name.clone(), v)

@@ -1,12 +1,28 @@
 //! End-to-end paths: the architecture observed in a trace ([`arch`]), CARET's architecture
-//! file ([`yaml`]), path search ([`search`]) and latency and response time along a path,
-//! message by message ([`latency`]).
+//! file ([`yaml`]), path search ([`search`]), latency and response time along a path, message
+//! by message ([`latency`]), and paths ranked by latency ([`rank`]).
+//!
+//! ```no_run
+//! use analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
+//! let (set, _errors) = ctf::TraceSet::open(&["trace/".into()]);
+//! let a = analysis::analyze_traces(&set, |_, _| {});
+//! let arch = Architecture::from_analysis(&a);
+//! let index = PathIndex::new(&a);
+//! let (from, to) = (arch.endpoint("/sensor").unwrap(), arch.endpoint("/actuator").unwrap());
+//! arch.search(&from, &[], &to, SearchLimits::default(), |path| {
+//!     let records = index.records(&arch, &path, PathOptions::default()).unwrap();
+//!     println!("{}: mean {} ns", path.label(), records.stats().mean);
+//!     true
+//! });
+//! ```
 
 pub mod arch;
 pub mod latency;
+pub mod rank;
 pub mod search;
 pub mod yaml;
 
 pub use arch::{Architecture, Context};
-pub use latency::{Case, PathIndex, PathOptions, PathRecords, PathSpec};
-pub use search::{SearchLimits, SearchOutcome};
+pub use latency::{Case, PathIndex, PathOptions, PathRecords, PathSpec, Segment};
+pub use rank::{longest_paths, rank, LongestPaths, RankedPath};
+pub use search::{Endpoint, SearchLimits, SearchOutcome};

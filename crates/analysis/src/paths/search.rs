@@ -1,6 +1,6 @@
-//! Path search: every simple path between two nodes through the communications, depth-first,
-//! up to a depth and a number of paths, streamed; memory bounded by the depth (the current
-//! path and, per node on it, where the search stands), not by the number of paths.
+//! Path search: every simple path between two nodes (or topics) through the communications,
+//! depth-first, up to a depth and a number of paths, streamed; memory bounded by the depth (the
+//! current path and, per node on it, where the search stands), not by the number of paths.
 
 use super::arch::Architecture;
 use super::latency::PathSpec;
@@ -31,7 +31,25 @@ pub struct SearchOutcome {
     pub truncated_depth: bool,
 }
 
+/// Where a path starts, passes or ends: a node, or a topic (the path takes that topic: it
+/// starts at a publisher of it, or ends at a subscriber of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A node (index in [`Architecture::nodes`]).
+    Node(usize),
+    /// A topic.
+    Topic(String),
+}
+
 impl Architecture {
+    /// The node named `name`, or else the topic, if any node publishes or subscribes to it.
+    pub fn endpoint(&self, name: &str) -> Option<Endpoint> {
+        if let Some(i) = self.node(name) {
+            return Some(Endpoint::Node(i));
+        }
+        self.communications.iter().any(|c| c.topic == name).then(|| Endpoint::Topic(name.to_string()))
+    }
+
     /// Every simple path from `from` through each of `through` (in order) to `to`, given to
     /// `found` as it is found; `found` returns false to stop. Node indices in
     /// [`Architecture::nodes`].
@@ -41,9 +59,23 @@ impl Architecture {
         through: &[usize],
         to: usize,
         limits: SearchLimits,
+        found: impl FnMut(PathSpec) -> bool,
+    ) -> SearchOutcome {
+        let through: Vec<Endpoint> = through.iter().map(|&n| Endpoint::Node(n)).collect();
+        self.search(&Endpoint::Node(from), &through, &Endpoint::Node(to), limits, found)
+    }
+
+    /// Every simple path from `from` through each of `through` (in order) to `to`, nodes or
+    /// topics, given to `found` as it is found; `found` returns false to stop.
+    pub fn search(
+        &self,
+        from: &Endpoint,
+        through: &[Endpoint],
+        to: &Endpoint,
+        limits: SearchLimits,
         mut found: impl FnMut(PathSpec) -> bool,
     ) -> SearchOutcome {
-        // Out-edges per node: (topic, node), sorted for a stable order.
+        // Out-edges per node: (node, communication), sorted for a stable order.
         let mut out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.nodes.len()];
         for (ci, c) in self.communications.iter().enumerate() {
             out[c.from].push((c.to, ci));
@@ -54,62 +86,87 @@ impl Architecture {
                     .cmp(&(self.nodes[b.0].name.as_str(), self.communications[b.1].topic.as_str()))
             });
         }
+        // Starts: the node, or each publisher of the topic with its first edge fixed.
+        let starts: Vec<(usize, Option<&str>)> = match from {
+            Endpoint::Node(n) => vec![(*n, None)],
+            Endpoint::Topic(t) => {
+                let mut v: Vec<usize> =
+                    self.communications.iter().filter(|c| &c.topic == t).map(|c| c.from).collect();
+                v.sort_by(|a, b| self.nodes[*a].name.cmp(&self.nodes[*b].name));
+                v.dedup();
+                v.into_iter().map(|n| (n, Some(t.as_str()))).collect()
+            }
+        };
         let mut outcome = SearchOutcome::default();
         let mut on_path = vec![false; self.nodes.len()];
-        // Stack of (node, next edge to try), and the communications taken.
-        let mut stack: Vec<(usize, usize)> = vec![(from, 0)];
-        let mut comms: Vec<usize> = Vec::new();
-        on_path[from] = true;
-        while let Some(&(u, next0)) = stack.last() {
-            let at_goal = u == to && stack.len() > 1 && {
-                // The waypoints in order.
-                let nodes: Vec<usize> = stack.iter().map(|s| s.0).collect();
-                let mut k = 0;
-                for &n in &nodes {
-                    if k < through.len() && n == through[k] {
+        'starts: for (start, first_topic) in starts {
+            // Stack of (node, next edge to try), and the communications taken.
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            let mut comms: Vec<usize> = Vec::new();
+            on_path[start] = true;
+            while let Some(&(u, next0)) = stack.last() {
+                let at_end = stack.len() > 1
+                    && match to {
+                        Endpoint::Node(n) => u == *n,
+                        Endpoint::Topic(t) => comms.last().is_some_and(|&c| &self.communications[c].topic == t),
+                    };
+                if at_end && next0 == 0 && self.passes(&stack, &comms, through) {
+                    if outcome.paths >= limits.max_paths {
+                        outcome.truncated_paths = true;
+                        break 'starts;
+                    }
+                    outcome.paths += 1;
+                    let spec = PathSpec {
+                        nodes: stack.iter().map(|s| self.nodes[s.0].name.clone()).collect(),
+                        topics: comms.iter().map(|&c| self.communications[c].topic.clone()).collect(),
+                    };
+                    if !found(spec) {
+                        break 'starts;
+                    }
+                }
+                if at_end || next0 >= out[u].len() {
+                    on_path[u] = false;
+                    stack.pop();
+                    comms.pop();
+                    continue;
+                }
+                let (v, c) = out[u][next0];
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
+                if on_path[v] || (stack.len() == 1 && first_topic.is_some_and(|t| self.communications[c].topic != t)) {
+                    continue;
+                }
+                if stack.len() >= limits.max_depth {
+                    outcome.truncated_depth = true;
+                    continue;
+                }
+                on_path[v] = true;
+                stack.push((v, 0));
+                comms.push(c);
+            }
+            on_path.iter_mut().for_each(|x| *x = false);
+        }
+        outcome
+    }
+
+    /// Whether the path (nodes on `stack`, `comms` between them) passes the waypoints in order.
+    fn passes(&self, stack: &[(usize, usize)], comms: &[usize], through: &[Endpoint]) -> bool {
+        let mut k = 0;
+        for (i, s) in stack.iter().enumerate() {
+            if i > 0 {
+                if let Some(Endpoint::Topic(t)) = through.get(k) {
+                    if &self.communications[comms[i - 1]].topic == t {
                         k += 1;
                     }
                 }
-                k == through.len()
-            };
-            if at_goal && next0 == 0 {
-                if let Some(top) = stack.last_mut() {
-                    top.1 = usize::MAX;
-                }
-                if outcome.paths >= limits.max_paths {
-                    outcome.truncated_paths = true;
-                    break;
-                }
-                outcome.paths += 1;
-                let spec = PathSpec {
-                    nodes: stack.iter().map(|s| self.nodes[s.0].name.clone()).collect(),
-                    topics: comms.iter().map(|&c| self.communications[c].topic.clone()).collect(),
-                };
-                if !found(spec) {
-                    break;
+            }
+            if let Some(Endpoint::Node(n)) = through.get(k) {
+                if s.0 == *n {
+                    k += 1;
                 }
             }
-            if u == to || next0 >= out[u].len() {
-                on_path[u] = false;
-                stack.pop();
-                comms.pop();
-                continue;
-            }
-            let (v, c) = out[u][next0];
-            if let Some(top) = stack.last_mut() {
-                top.1 += 1;
-            }
-            if on_path[v] {
-                continue;
-            }
-            if stack.len() >= limits.max_depth {
-                outcome.truncated_depth = true;
-                continue;
-            }
-            on_path[v] = true;
-            stack.push((v, 0));
-            comms.push(c);
         }
-        outcome
+        k == through.len()
     }
 }

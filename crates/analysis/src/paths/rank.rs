@@ -1,0 +1,147 @@
+//! Paths ranked by their latency, and the longest paths between a system's sources (nodes
+//! whose timers publish) and sinks (subscriptions whose callbacks publish nothing).
+
+use super::arch::Architecture;
+use super::latency::{PathIndex, PathOptions, PathSpec};
+use super::search::{Endpoint, SearchLimits};
+use crate::stats::Stats;
+use serde::Serialize;
+
+/// A path and how its messages went along it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedPath {
+    /// The path.
+    pub path: PathSpec,
+    /// CARET's form of the path.
+    pub label: String,
+    /// Latency of the messages that went the whole way (ns).
+    pub latency: Stats,
+    /// Records (messages of the first topic, more where a node republishes).
+    pub records: usize,
+    /// Records that went the whole way.
+    pub complete: usize,
+    /// Records dropped on the way.
+    pub dropped: usize,
+    /// Records still on the way when the trace ended.
+    pub in_flight: usize,
+}
+
+/// The paths, each followed message by message, by mean latency (longest first; paths no
+/// message went the whole way last). A path the trace cannot follow is left out.
+pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
+    let mut out: Vec<RankedPath> = paths
+        .into_iter()
+        .filter_map(|p| {
+            let r = index.records(arch, &p, opt).ok()?;
+            let (dropped, in_flight) = r.incomplete();
+            Some(RankedPath {
+                label: p.label(),
+                path: p,
+                latency: r.stats(),
+                records: r.rows.len(),
+                complete: r.complete(),
+                dropped,
+                in_flight,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.latency.count > 0).cmp(&(a.latency.count > 0)).then(b.latency.mean.total_cmp(&a.latency.mean))
+    });
+    out
+}
+
+/// What [`longest_paths`] searched.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LongestPaths {
+    /// The paths found, longest first (at most the number asked for).
+    pub paths: Vec<RankedPath>,
+    /// Source nodes.
+    pub sources: usize,
+    /// Sink nodes.
+    pub sinks: usize,
+    /// Paths followed.
+    pub searched: usize,
+    /// Some searches stopped at their limits.
+    pub truncated: bool,
+}
+
+impl Architecture {
+    /// Sources: nodes with a timer callback that publishes, and the topics it publishes.
+    pub fn sources(&self) -> Vec<(usize, Vec<String>)> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let timers: Vec<&str> =
+                n.callbacks.iter().filter(|c| c.kind == "timer_callback").map(|c| c.name.as_str()).collect();
+            let topics: Vec<String> = n
+                .publishes
+                .iter()
+                .filter(|p| p.callbacks.iter().any(|c| timers.contains(&c.as_str())))
+                .map(|p| p.topic.clone())
+                .collect();
+            if !topics.is_empty() {
+                v.push((i, topics));
+            }
+        }
+        v
+    }
+
+    /// Sinks: nodes with a subscription whose callback publishes nothing, and those topics.
+    pub fn sinks(&self) -> Vec<(usize, Vec<String>)> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let topics: Vec<String> = n
+                .subscribes
+                .iter()
+                .filter(|s| {
+                    s.callback.as_ref().is_some_and(|c| !n.publishes.iter().any(|p| p.callbacks.contains(c)))
+                })
+                .map(|s| s.topic.clone())
+                .collect();
+            if !topics.is_empty() {
+                v.push((i, topics));
+            }
+        }
+        v
+    }
+}
+
+/// The `top` longest paths from a source's timer-published topic to a sink's subscription,
+/// following at most `per_pair` paths per (source, sink) and `budget` in all.
+pub fn longest_paths(
+    index: &PathIndex,
+    arch: &Architecture,
+    limits: SearchLimits,
+    budget: usize,
+    top: usize,
+    opt: PathOptions,
+) -> LongestPaths {
+    let (sources, sinks) = (arch.sources(), arch.sinks());
+    let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
+    let mut found: Vec<PathSpec> = Vec::new();
+    'all: for (src, first_topics) in &sources {
+        for (dst, last_topics) in &sinks {
+            if src == dst {
+                continue;
+            }
+            let outcome = arch.search(&Endpoint::Node(*src), &[], &Endpoint::Node(*dst), limits, |p| {
+                let first_ok = p.topics.first().is_some_and(|t| first_topics.contains(t));
+                let last_ok = p.topics.last().is_some_and(|t| last_topics.contains(t));
+                if first_ok && last_ok {
+                    found.push(p);
+                }
+                found.len() < budget
+            });
+            out.truncated |= outcome.truncated_paths || outcome.truncated_depth;
+            if found.len() >= budget {
+                out.truncated = true;
+                break 'all;
+            }
+        }
+    }
+    out.searched = found.len();
+    let mut ranked = rank(index, arch, found, opt);
+    ranked.truncate(top);
+    out.paths = ranked;
+    out
+}

@@ -1,0 +1,402 @@
+//! End-to-end paths on a synthetic system written with the ctf writer, every figure computed by
+//! hand here: a 3-node chain with a drop and a message still in flight at the end, a timer
+//! node using the latest message, an intra-process hop, and a fan-out.
+
+use analysis::paths::{longest_paths, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits};
+use ctf::write::*;
+use std::path::Path;
+
+const P: FieldType = FieldType::Pointer;
+const S: FieldType = FieldType::String;
+const I64: FieldType = FieldType::I64;
+const I32: FieldType = FieldType::I32;
+const U64: FieldType = FieldType::U64;
+const GID: FieldType = FieldType::U8Array(16);
+
+fn events() -> Vec<EventDecl> {
+    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
+        name: name.to_string(),
+        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
+    };
+    vec![
+        e("ros2:rcl_init", &[("context_handle", P), ("version", S)]),
+        e("ros2:rcl_node_init", &[("node_handle", P), ("rmw_handle", P), ("node_name", S), ("namespace", S)]),
+        e("ros2:rmw_publisher_init", &[("rmw_publisher_handle", P), ("gid", GID)]),
+        e(
+            "ros2:rcl_publisher_init",
+            &[
+                ("publisher_handle", P),
+                ("node_handle", P),
+                ("rmw_publisher_handle", P),
+                ("topic_name", S),
+                ("queue_depth", U64),
+            ],
+        ),
+        e("ros2:rmw_subscription_init", &[("rmw_subscription_handle", P), ("gid", GID)]),
+        e(
+            "ros2:rcl_subscription_init",
+            &[
+                ("subscription_handle", P),
+                ("node_handle", P),
+                ("rmw_subscription_handle", P),
+                ("topic_name", S),
+                ("queue_depth", U64),
+            ],
+        ),
+        e("ros2:rclcpp_subscription_init", &[("subscription_handle", P), ("subscription", P)]),
+        e("ros2:rclcpp_subscription_callback_added", &[("subscription", P), ("callback", P)]),
+        e("ros2:rclcpp_callback_register", &[("callback", P), ("symbol", S)]),
+        e("ros2:rcl_timer_init", &[("timer_handle", P), ("period", I64)]),
+        e("ros2:rclcpp_timer_callback_added", &[("timer_handle", P), ("callback", P)]),
+        e("ros2:rclcpp_timer_link_node", &[("timer_handle", P), ("node_handle", P)]),
+        e("ros2:callback_start", &[("callback", P), ("is_intra_process", I32)]),
+        e("ros2:callback_end", &[("callback", P)]),
+        e("ros2:rclcpp_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rcl_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rmw_publish", &[("rmw_publisher_handle", P), ("message", P), ("timestamp", I64)]),
+        e(
+            "ros2:rmw_take",
+            &[("rmw_subscription_handle", P), ("message", P), ("source_timestamp", I64), ("taken", I32)],
+        ),
+        e("ros2:rclcpp_intra_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rclcpp_ring_buffer_enqueue", &[("buffer", P), ("index", U64), ("size", U64), ("overwritten", I32)]),
+        e("ros2:rclcpp_ring_buffer_dequeue", &[("buffer", P), ("index", U64), ("size", U64)]),
+    ]
+}
+
+/// Epoch offset of the trace's clock.
+const OFFSET: i64 = 1_763_000_000_000_000_000;
+const MS: u64 = 1_000_000;
+
+#[derive(Clone, Copy)]
+struct Pub {
+    handle: u64,
+    rmw: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Sub {
+    rmw: u64,
+    callback: u64,
+}
+
+/// One process (vpid 100), events in any order, written sorted.
+struct Sys {
+    ids: Vec<String>,
+    evs: Vec<(u64, i32, Vec<u8>, u32)>,
+    next: u64,
+    init: u64,
+    msg: u64,
+}
+
+impl Sys {
+    fn new() -> Sys {
+        let mut s =
+            Sys { ids: events().into_iter().map(|e| e.name).collect(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
+        s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
+        s
+    }
+    fn ev(&mut self, ts: u64, tid: i32, name: &str, p: &mut Payload) {
+        let id = self.ids.iter().position(|n| n == name).unwrap_or_else(|| panic!("{name}")) as u32;
+        self.evs.push((ts, tid, std::mem::take(&mut p.bytes), id));
+    }
+    fn init_ev(&mut self, name: &str, p: &mut Payload) {
+        self.init += 10;
+        self.ev(self.init, 1, name, p);
+    }
+    fn addr(&mut self) -> u64 {
+        self.next += 0x10;
+        self.next
+    }
+    fn node(&mut self, name: &str) -> u64 {
+        let (h, rmw) = (self.addr(), self.addr());
+        self.init_ev("ros2:rcl_node_init", Payload::new().u64(h).u64(rmw).string(name.as_bytes()).string(b"/"));
+        h
+    }
+    fn publisher(&mut self, node: u64, topic: &str) -> Pub {
+        let (handle, rmw) = (self.addr(), self.addr());
+        self.init_ev("ros2:rmw_publisher_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        self.init_ev(
+            "ros2:rcl_publisher_init",
+            Payload::new().u64(handle).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
+        );
+        Pub { handle, rmw }
+    }
+    fn subscription(&mut self, node: u64, topic: &str) -> Sub {
+        let (h, rmw, sub, callback) = (self.addr(), self.addr(), self.addr(), self.addr());
+        self.init_ev("ros2:rmw_subscription_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        self.init_ev(
+            "ros2:rcl_subscription_init",
+            Payload::new().u64(h).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
+        );
+        self.init_ev("ros2:rclcpp_subscription_init", Payload::new().u64(h).u64(sub));
+        self.init_ev("ros2:rclcpp_subscription_callback_added", Payload::new().u64(sub).u64(callback));
+        self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_message"));
+        Sub { rmw, callback }
+    }
+    fn timer(&mut self, node: u64, period: u64) -> u64 {
+        let (h, callback) = (self.addr(), self.addr());
+        self.init_ev("ros2:rcl_timer_init", Payload::new().u64(h).i64(period as i64));
+        self.init_ev("ros2:rclcpp_timer_callback_added", Payload::new().u64(h).u64(callback));
+        self.init_ev("ros2:rclcpp_timer_link_node", Payload::new().u64(h).u64(node));
+        self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_timer"));
+        callback
+    }
+    fn run(&mut self, tid: i32, callback: u64, start: u64, end: u64) {
+        self.ev(start, tid, "ros2:callback_start", Payload::new().u64(callback).i32(0));
+        self.ev(end, tid, "ros2:callback_end", Payload::new().u64(callback));
+    }
+    /// Publishes at `t` (rclcpp; rcl +100, rmw +200); returns the source timestamp.
+    fn publish(&mut self, tid: i32, p: Pub, t: u64) -> i64 {
+        self.msg += 1;
+        let m = 0xF000_0000 + self.msg;
+        let src = OFFSET + (t + 200) as i64;
+        self.ev(t, tid, "ros2:rclcpp_publish", Payload::new().u64(p.handle).u64(m));
+        self.ev(t + 100, tid, "ros2:rcl_publish", Payload::new().u64(p.handle).u64(m));
+        self.ev(t + 200, tid, "ros2:rmw_publish", Payload::new().u64(p.rmw).u64(m).i64(src));
+        src
+    }
+    /// Takes the message of `src` at `t`; the callback runs from `t + 100` for `dur`.
+    fn deliver(&mut self, tid: i32, s: Sub, src: i64, t: u64, dur: u64) {
+        self.ev(t, tid, "ros2:rmw_take", Payload::new().u64(s.rmw).u64(0xE000).i64(src).i32(1));
+        self.run(tid, s.callback, t + 100, t + 100 + dur);
+    }
+    fn write(mut self, dir: &Path) {
+        let d = TraceDecl {
+            clock_uuid: [7; 16],
+            uuid: [9; 16],
+            clock_offset_ns: OFFSET,
+            env: vec![("hostname".into(), "synthetic".into())],
+            events: events(),
+        };
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
+        self.evs.sort_by_key(|e| e.0);
+        let f = std::fs::File::create(dir.join("channel0_0")).unwrap();
+        let mut w = StreamWriter::new(f, d.uuid, 0, 0, 8192);
+        for (ts, tid, p, id) in &self.evs {
+            w.event(*id, *ts, 100, *tid, b"system", p).unwrap();
+        }
+        w.finish().unwrap();
+    }
+}
+
+/// The system; the trace ends at 200 ms.
+fn build(dir: &Path) {
+    let mut s = Sys::new();
+    // 1. Chain /a_src -/a-> /b_mid -/b-> /c_sink. A's timer every 10 ms publishes /a 1 us after
+    //    its start; B takes it 50 us after the publish, its callback (from +100 ns) publishes /b
+    //    20 us in (callback chain); C takes /b 40 us after, its callback starts 100 ns later.
+    //    Messages 0..5: #2 never reaches B (a drop), #4 is published when the trace ends.
+    let (a, b, c) = (s.node("a_src"), s.node("b_mid"), s.node("c_sink"));
+    let a_timer = s.timer(a, 10 * MS);
+    let a_pub = s.publisher(a, "/a");
+    let b_sub = s.subscription(b, "/a");
+    let b_pub = s.publisher(b, "/b");
+    let c_sub = s.subscription(c, "/b");
+    for k in 0..5 {
+        let t0 = 10 * MS + k * 10 * MS;
+        let t0 = if k == 4 { 199_900_000 } else { t0 };
+        s.run(11, a_timer, t0, t0 + 5_000);
+        let src = s.publish(11, a_pub, t0 + 1_000);
+        if k == 2 || k == 4 {
+            continue;
+        }
+        let take = t0 + 1_000 + 50_000;
+        s.deliver(12, b_sub, src, take, 30_000);
+        let q = take + 100 + 20_000;
+        let src_b = s.publish(12, b_pub, q);
+        s.deliver(13, c_sub, src_b, q + 40_000, 5_000);
+    }
+    // 2. /s_src -/s-> /t_timer -/t-> /u_sink: T keeps /s's latest message (its /s callback
+    //    publishes nothing) and its 5 ms timer publishes /t. S publishes every 10 ms at P_k;
+    //    T's /s callback starts at P_k + 30.1 us; T's timer publishes at P_k + 2.001 ms and
+    //    P_k + 7.001 ms; U's callback starts 20.1 us after each.
+    let (sn, tn, un) = (s.node("s_src"), s.node("t_timer"), s.node("u_sink"));
+    let s_timer = s.timer(sn, 10 * MS);
+    let s_pub = s.publisher(sn, "/s");
+    let t_sub = s.subscription(tn, "/s");
+    let t_timer = s.timer(tn, 5 * MS);
+    let t_pub = s.publisher(tn, "/t");
+    let u_sub = s.subscription(un, "/t");
+    for k in 0..3 {
+        let pk = 100 * MS + k * 10 * MS;
+        s.run(21, s_timer, pk - 1_000, pk + 4_000);
+        let src = s.publish(21, s_pub, pk);
+        s.deliver(22, t_sub, src, pk + 30_000, 2_000);
+        for off in [2 * MS, 7 * MS] {
+            s.run(23, t_timer, pk + off, pk + off + 3_000);
+            let q = pk + off + 1_000;
+            let src_t = s.publish(23, t_pub, q);
+            s.deliver(24, u_sub, src_t, q + 20_000, 1_000);
+        }
+    }
+    // 3. Intra-process /i_src -/i-> /j_sink: published at R_k + 1 us, dequeued 15 us later,
+    //    the callback starts 100 ns after.
+    let (i_n, j_n) = (s.node("i_src"), s.node("j_sink"));
+    let i_timer = s.timer(i_n, 10 * MS);
+    let i_pub = s.publisher(i_n, "/i");
+    let j_sub = s.subscription(j_n, "/i");
+    for k in 0..3u64 {
+        let rk = 150 * MS + k * 10 * MS;
+        s.run(31, i_timer, rk, rk + 5_000);
+        s.ev(rk + 1_000, 31, "ros2:rclcpp_intra_publish", Payload::new().u64(i_pub.handle).u64(0xD000 + k));
+        s.ev(rk + 1_100, 31, "ros2:rclcpp_ring_buffer_enqueue", Payload::new().u64(0xB0).u64(k).u64(1).i32(0));
+        s.ev(rk + 16_000, 32, "ros2:rclcpp_ring_buffer_dequeue", Payload::new().u64(0xB0).u64(k).u64(0));
+        s.ev(rk + 16_100, 32, "ros2:callback_start", Payload::new().u64(j_sub.callback).i32(1));
+        s.ev(rk + 20_000, 32, "ros2:callback_end", Payload::new().u64(j_sub.callback));
+    }
+    // 4. Fan-out /f_src -/f-> /g_sink (10.1 us) and /h_sink (30.1 us).
+    let (f, g, h) = (s.node("f_src"), s.node("g_sink"), s.node("h_sink"));
+    let f_timer = s.timer(f, 10 * MS);
+    let f_pub = s.publisher(f, "/f");
+    let g_sub = s.subscription(g, "/f");
+    let h_sub = s.subscription(h, "/f");
+    for k in 0..3 {
+        let t0 = 160 * MS + k * 10 * MS + 500_000;
+        s.run(41, f_timer, t0, t0 + 5_000);
+        let src = s.publish(41, f_pub, t0 + 1_000);
+        s.deliver(42, g_sub, src, t0 + 1_000 + 10_000, 1_000);
+        s.deliver(43, h_sub, src, t0 + 1_000 + 30_000, 1_000);
+    }
+    s.write(dir);
+}
+
+fn analyze() -> analysis::Analysis {
+    let tmp = testkit::TempDir::new("paths-synthetic");
+    let root = tmp.join("trace");
+    build(&root);
+    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    assert!(errors.is_empty(), "{errors:?}");
+    analysis::analyze_traces(&set, |_, _| {})
+}
+
+fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
+    PathSpec {
+        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        topics: topics.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn architecture_observes_callback_chains_and_latest_messages() {
+    let a = analyze();
+    let arch = Architecture::from_analysis(&a);
+    let names: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["/a_src", "/b_mid", "/c_sink", "/f_src", "/g_sink", "/h_sink", "/i_src", "/j_sink", "/s_src", "/t_timer", "/u_sink"]
+    );
+    let b = &arch.nodes[arch.node("/b_mid").unwrap()];
+    let p = b.path("/a", "/b").unwrap();
+    assert_eq!((p.context, p.source), (Context::CallbackChain, "observed"));
+    let t = &arch.nodes[arch.node("/t_timer").unwrap()];
+    let p = t.path("/s", "/t").unwrap();
+    assert_eq!((p.context, p.source), (Context::UseLatestMessage, "default"));
+    // /t is published by T's timer callback (callback_0: timers first), not by its /s callback.
+    assert_eq!(t.publishes[0].callbacks, ["/t_timer/callback_0"]);
+    let mut comms: Vec<(String, &str, &str)> = arch
+        .communications
+        .iter()
+        .map(|c| (c.topic.clone(), arch.nodes[c.from].name.as_str(), arch.nodes[c.to].name.as_str()))
+        .collect();
+    comms.sort();
+    assert_eq!(comms.len(), 7);
+    assert_eq!(comms[2], ("/f".to_string(), "/f_src", "/g_sink"));
+    assert_eq!(comms[3], ("/f".to_string(), "/f_src", "/h_sink"));
+    let sources: Vec<&str> = arch.sources().iter().map(|s| arch.nodes[s.0].name.as_str()).collect();
+    assert_eq!(sources, ["/a_src", "/f_src", "/i_src", "/s_src", "/t_timer"]);
+    let sinks: Vec<&str> = arch.sinks().iter().map(|s| arch.nodes[s.0].name.as_str()).collect();
+    assert_eq!(sinks, ["/c_sink", "/g_sink", "/h_sink", "/j_sink", "/t_timer", "/u_sink"]);
+}
+
+#[test]
+fn chain_with_a_drop_and_a_message_in_flight() {
+    let a = analyze();
+    let arch = Architecture::from_analysis(&a);
+    let index = PathIndex::new(&a);
+    let path = spec(&["/a_src", "/b_mid", "/c_sink"], &["/a", "/b"]);
+    let r = index.records(&arch, &path, PathOptions::default()).unwrap();
+    assert_eq!(r.rows.len(), 5);
+    assert_eq!(r.complete(), 3);
+    // #2 stopped at B while #3 went on: dropped; #4 was still on its way.
+    assert_eq!(r.incomplete(), (1, 1));
+    // 50.1 us (/a) + 20 us (B) + 40.1 us (/b).
+    let lat: Vec<i64> = r.latencies().iter().map(|x| x.1).collect();
+    assert_eq!(lat, [110_200, 110_200, 110_200]);
+    let starts: Vec<i64> = r.latencies().iter().map(|x| x.0 - OFFSET).collect();
+    assert_eq!(starts, [10_001_000, 20_001_000, 40_001_000]);
+    let seg: Vec<(String, Vec<i64>)> = r.segment_latencies();
+    assert_eq!(seg[0], ("/a".to_string(), vec![50_100; 3]));
+    assert_eq!(seg[1], ("/b_mid/callback_0".to_string(), vec![20_000; 3]));
+    assert_eq!(seg[2], ("/b".to_string(), vec![40_100; 3]));
+    let st = r.stats();
+    assert_eq!((st.count, st.min, st.max), (3, 110_200, 110_200));
+    // The first callback's start (1 us before the publish) and the last callback's end (5 us
+    // after its start): two more segments, still adding up.
+    let opt = PathOptions { include_first_callback: true, include_last_callback: true };
+    let r = index.records(&arch, &path, opt).unwrap();
+    let lat: Vec<i64> = r.latencies().iter().map(|x| x.1).collect();
+    assert_eq!(lat, [116_200, 116_200, 116_200]);
+    let seg: Vec<i64> = r.segment_latencies().iter().map(|s| s.1[0]).collect();
+    assert_eq!(seg, [1_000, 50_100, 20_000, 40_100, 5_000]);
+    // Response time: each input's earliest output; the first output's inputs are left out.
+    let r = index.records(&arch, &path, PathOptions::default()).unwrap();
+    let rt: Vec<i64> = r.response_time(Case::All).iter().map(|x| x.1).collect();
+    // Input #2 (dropped) is answered by #3's output: 10 ms + 110.2 us.
+    assert_eq!(rt, [110_200, 10_110_200, 110_200]);
+}
+
+#[test]
+fn timer_using_the_latest_message() {
+    let a = analyze();
+    let arch = Architecture::from_analysis(&a);
+    let index = PathIndex::new(&a);
+    let path = spec(&["/s_src", "/t_timer", "/u_sink"], &["/s", "/t"]);
+    let r = index.records(&arch, &path, PathOptions::default()).unwrap();
+    // Each /s message feeds two /t publications (the 5 ms timer runs twice per input).
+    assert_eq!((r.rows.len(), r.complete()), (6, 6));
+    let lat: Vec<i64> = r.latencies().iter().map(|x| x.1).collect();
+    assert_eq!(lat, [2_021_100, 7_021_100, 2_021_100, 7_021_100, 2_021_100, 7_021_100]);
+    let node: Vec<i64> = r.segment_latencies()[1].1.clone();
+    assert_eq!(node, [1_970_900, 6_970_900, 1_970_900, 6_970_900, 1_970_900, 6_970_900]);
+    // Response time: per input its earliest output (the first input left out, as CARET).
+    let rt = |c| r.response_time(c).iter().map(|x: &(i64, i64)| x.1).collect::<Vec<i64>>();
+    assert_eq!(rt(Case::All), [2_021_100, 2_021_100]);
+    assert_eq!(rt(Case::Best), [2_021_100, 2_021_100]);
+    assert_eq!(rt(Case::Worst), [2_021_100, 2_021_100]);
+    // From the input before: 10 ms more.
+    assert_eq!(rt(Case::WorstWithExternalLatency), [12_021_100]);
+}
+
+#[test]
+fn intra_process_hop_and_fan_out() {
+    let a = analyze();
+    let arch = Architecture::from_analysis(&a);
+    let index = PathIndex::new(&a);
+    let r = index.records(&arch, &spec(&["/i_src", "/j_sink"], &["/i"]), PathOptions::default()).unwrap();
+    // No rcl_publish / dds_write cells on an intra-process hop; still complete.
+    assert_eq!(r.complete(), 3);
+    let lat: Vec<i64> = r.latencies().iter().map(|x| x.1).collect();
+    assert_eq!(lat, [15_100; 3]);
+    for (sink, want) in [("/g_sink", 10_100), ("/h_sink", 30_100)] {
+        let r = index.records(&arch, &spec(&["/f_src", sink], &["/f"]), PathOptions::default()).unwrap();
+        let lat: Vec<i64> = r.latencies().iter().map(|x| x.1).collect();
+        assert_eq!(lat, [want; 3], "{sink}");
+    }
+    // Sources to sinks, longest first.
+    let lp = longest_paths(&index, &arch, SearchLimits::default(), 100, 100, PathOptions::default());
+    let got: Vec<(String, i64)> = lp.paths.iter().map(|p| (p.label.clone(), p.latency.mean as i64)).collect();
+    assert_eq!(
+        got,
+        [
+            ("/s_src -/s-> /t_timer -/t-> /u_sink".to_string(), 4_521_100),
+            ("/a_src -/a-> /b_mid -/b-> /c_sink".to_string(), 110_200),
+            ("/f_src -/f-> /h_sink".to_string(), 30_100),
+            ("/s_src -/s-> /t_timer".to_string(), 30_100),
+            ("/t_timer -/t-> /u_sink".to_string(), 20_100),
+            ("/i_src -/i-> /j_sink".to_string(), 15_100),
+            ("/f_src -/f-> /g_sink".to_string(), 10_100),
+        ]
+    );
+}

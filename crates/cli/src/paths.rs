@@ -1,0 +1,612 @@
+//! `rostrace architecture`, `rostrace paths` and `rostrace e2e`: the architecture of a traced
+//! system, the paths through it, and end-to-end latency along a path, message by message.
+
+use crate::analyze::{dur, stats_line};
+use crate::progress::Progress;
+use crate::record::fail;
+use crate::TraceArgs;
+use analysis::paths::{
+    rank, yaml, Architecture, Case, Endpoint, PathIndex, PathOptions, PathRecords, PathSpec, SearchLimits,
+};
+use analysis::{Analysis, Stats};
+use ctf::TraceSet;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `rostrace architecture`.
+#[derive(clap::Args)]
+pub struct ArchArgs {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// Write the architecture (CARET's YAML) to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Apply an architecture file first (CARET's YAML: its message contexts and named paths).
+    #[arg(long, value_name = "FILE")]
+    architecture: Option<PathBuf>,
+}
+
+/// Arguments shared by `paths` and `e2e`.
+#[derive(clap::Args)]
+pub struct PathArgs {
+    /// An architecture file (CARET's YAML) whose message contexts and named paths override what
+    /// the trace shows.
+    #[arg(long, value_name = "FILE")]
+    architecture: Option<PathBuf>,
+    /// Start each path at the start of the first node's callback that published, not at the
+    /// publication (CARET's include_first_callback).
+    #[arg(long)]
+    include_first_callback: bool,
+    /// End each path at the end of the last node's callback, not at its start (CARET's
+    /// include_last_callback).
+    #[arg(long)]
+    include_last_callback: bool,
+    /// Also write the results as JSON to FILE (`-`: standard output, instead of the text).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// Arguments of `rostrace paths`.
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// Where paths start: a node (`/ns/name`) or a topic.
+    #[arg(long, value_name = "NODE|TOPIC")]
+    from: String,
+    /// Where paths end: a node or a topic.
+    #[arg(long, value_name = "NODE|TOPIC")]
+    to: String,
+    /// A node or topic the paths pass, in order (repeatable).
+    #[arg(long, value_name = "NODE|TOPIC")]
+    through: Vec<String>,
+    /// Most nodes on a path (CARET's max_node_depth).
+    #[arg(long, default_value_t = 15)]
+    max_depth: usize,
+    /// Most paths to find.
+    #[arg(long, default_value_t = 1000)]
+    max_paths: usize,
+    /// Paths shown in the text (0: all).
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    #[command(flatten)]
+    common: PathArgs,
+}
+
+/// Arguments of `rostrace e2e`.
+#[derive(clap::Args)]
+pub struct E2eArgs {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// The path: nodes, comma-separated, with the topic between two nodes where they
+    /// communicate over several (`/a,/b,/c` or `/a,/t1,/b,/t2,/c`).
+    #[arg(long, value_name = "NODE,...", conflicts_with = "name")]
+    path: Option<String>,
+    /// A named path of the --architecture file.
+    #[arg(long, value_name = "PATH", requires = "architecture")]
+    name: Option<String>,
+    /// Response-time case: all, best, worst, worst-with-external-latency (default: every one).
+    #[arg(long, value_name = "CASE", value_parser = parse_case)]
+    case: Option<Case>,
+    #[command(flatten)]
+    common: PathArgs,
+}
+
+fn parse_case(s: &str) -> Result<Case, String> {
+    Case::from_name(s).ok_or_else(|| format!("expected all, best, worst or worst-with-external-latency, not {s:?}"))
+}
+
+/// The analysis of the traces, with the read errors printed; None when nothing could be read.
+fn load(traces: &[PathBuf]) -> Option<(Analysis, bool)> {
+    let (set, errors) = TraceSet::open(traces);
+    for e in &errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    if set.traces.is_empty() {
+        return None;
+    }
+    let mut progress = Progress::new(set.total_bytes(), "analyzing");
+    let a = analysis::analyze_traces(&set, |d, _| progress.tick(|| d));
+    progress.finish();
+    for e in &a.report.read_errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    let clean = errors.is_empty() && a.report.read_errors.is_empty();
+    Some((a, clean))
+}
+
+/// The architecture of `a`, with the file applied; what the file says that the trace does not
+/// have is warned about.
+fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, String> {
+    let mut arch = Architecture::from_analysis(a);
+    if let Some(f) = file {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
+        let parsed = yaml::import(&text).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
+        for u in arch.apply(&parsed) {
+            eprintln!("rostrace: warning: --architecture {}: {u}", f.display());
+        }
+    }
+    Ok(arch)
+}
+
+/// Why the trace may show no path: the notes about what it lacks, and an empty architecture.
+fn explain_missing(a: &Analysis, arch: &Architecture) {
+    if arch.communications.is_empty() {
+        eprintln!(
+            "rostrace: the trace shows no communication between nodes: it needs the initialization events \
+             (rcl_node_init, rcl_publisher_init, rcl_subscription_init; recorded when the session starts \
+             before the processes, or replayed by `rostrace start`)"
+        );
+    }
+    for n in &a.report.notes {
+        if n.metric.contains("latency") || n.metric.contains("callback") || n.metric.contains("ROS 2 analysis") {
+            eprintln!("rostrace: note: {}", n.summary());
+        }
+    }
+}
+
+/// Writes `value` as JSON to `p` (`-`: standard output). Ok(true) when it went to stdout.
+fn write_json<T: Serialize>(p: &Path, value: &T) -> Result<bool, String> {
+    if p.as_os_str() == "-" {
+        let s = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+        println!("{s}");
+        return Ok(true);
+    }
+    let f = std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut w, value)
+        .map_err(std::io::Error::other)
+        .and_then(|_| w.flush())
+        .map_err(|e| format!("--json {}: {e}", p.display()))?;
+    Ok(false)
+}
+
+/// `rostrace architecture`.
+pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
+    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let arch = match architecture(&an, a.architecture.as_deref()) {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let text = yaml::export(&arch);
+    match &a.output {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, &text) {
+                return fail(format!("-o {}: {e}", p.display()));
+            }
+            let paths: Vec<_> = arch.nodes.iter().flat_map(|n| &n.paths).collect();
+            let observed = paths.iter().filter(|p| p.source == "observed").count();
+            let from_file = paths.iter().filter(|p| p.source == "architecture file").count();
+            eprintln!(
+                "{}: {} nodes, {} callbacks, {} communications, {} executors, {} node paths ({} observed \
+                 callback_chain, {} from the architecture file, {} use_latest_message by default), {} named paths",
+                p.display(),
+                arch.nodes.len(),
+                arch.nodes.iter().map(|n| n.callbacks.len()).sum::<usize>(),
+                arch.communications.len(),
+                arch.executors.len(),
+                paths.len(),
+                observed,
+                from_file,
+                paths.len() - observed - from_file,
+                arch.named_paths.len()
+            );
+        }
+        None => print!("{text}"),
+    }
+    if arch.nodes.is_empty() {
+        explain_missing(&an, &arch);
+    }
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A node or topic named on the command line: as given, or with a leading `/` added.
+fn endpoint(arch: &Architecture, name: &str, what: &str) -> Result<Endpoint, String> {
+    let slashed = format!("/{name}");
+    if let Some(e) = arch.endpoint(name).or_else(|| (!name.starts_with('/')).then(|| arch.endpoint(&slashed)).flatten())
+    {
+        return Ok(e);
+    }
+    let key = name.trim_start_matches('/');
+    let mut near: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).collect();
+    near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)));
+    near.sort();
+    near.dedup();
+    let hint = if near.is_empty() {
+        format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
+    } else {
+        let n = near.len();
+        let shown: Vec<&str> = near.into_iter().take(8).collect();
+        format!("did you mean {}{}?", shown.join(", "), if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() })
+    };
+    Err(format!("{what} {name:?}: no such node or topic (with publishers and subscribers) in the trace; {hint}"))
+}
+
+fn options(c: &PathArgs) -> PathOptions {
+    PathOptions { include_first_callback: c.include_first_callback, include_last_callback: c.include_last_callback }
+}
+
+/// `rostrace paths`.
+pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
+    if a.max_depth < 2 || a.max_paths == 0 {
+        return fail("--max-depth must be 2 or more and --max-paths 1 or more");
+    }
+    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let arch = match architecture(&an, a.common.architecture.as_deref()) {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let resolve = || -> Result<(Endpoint, Vec<Endpoint>, Endpoint), String> {
+        let from = endpoint(&arch, &a.from, "--from")?;
+        let to = endpoint(&arch, &a.to, "--to")?;
+        let through = a.through.iter().map(|t| endpoint(&arch, t, "--through")).collect::<Result<Vec<_>, _>>()?;
+        Ok((from, through, to))
+    };
+    let (from, through, to) = match resolve() {
+        Ok(x) => x,
+        Err(e) => {
+            explain_missing(&an, &arch);
+            return fail(e);
+        }
+    };
+    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths };
+    let mut found = Vec::new();
+    let outcome = arch.search(&from, &through, &to, limits, |p| {
+        found.push(p);
+        true
+    });
+    let index = PathIndex::new(&an);
+    let ranked = rank(&index, &arch, found, options(&a.common));
+    #[derive(Serialize)]
+    struct Out<'a> {
+        from: &'a str,
+        to: &'a str,
+        through: &'a [String],
+        max_depth: usize,
+        max_paths: usize,
+        truncated_at_max_paths: bool,
+        truncated_at_max_depth: bool,
+        paths: &'a [analysis::paths::RankedPath],
+    }
+    let out = Out {
+        from: &a.from,
+        to: &a.to,
+        through: &a.through,
+        max_depth: a.max_depth,
+        max_paths: a.max_paths,
+        truncated_at_max_paths: outcome.truncated_paths,
+        truncated_at_max_depth: outcome.truncated_depth,
+        paths: &ranked,
+    };
+    let mut text_out = true;
+    if let Some(p) = &a.common.json {
+        match write_json(p, &out) {
+            Ok(stdout) => text_out = !stdout,
+            Err(e) => return fail(e),
+        }
+    }
+    if text_out {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "{} from {} to {}{}, ranked by mean latency{}",
+            crate::info::count(ranked.len() as u64, "path"),
+            a.from,
+            a.to,
+            if a.through.is_empty() { String::new() } else { format!(" through {}", a.through.join(", ")) },
+            if a.common.include_first_callback || a.common.include_last_callback {
+                format!(
+                    " ({}{}{})",
+                    if a.common.include_first_callback { "from the first callback's start" } else { "" },
+                    if a.common.include_first_callback && a.common.include_last_callback { ", " } else { "" },
+                    if a.common.include_last_callback { "to the last callback's end" } else { "" }
+                )
+            } else {
+                String::new()
+            }
+        );
+        let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
+        for (i, r) in ranked.iter().take(shown).enumerate() {
+            let _ = writeln!(o, "\n#{} {}", i + 1, r.label);
+            let _ = writeln!(
+                o,
+                "    {} of {} messages went the whole way ({} dropped, {} in flight at the end)",
+                r.complete, r.records, r.dropped, r.in_flight
+            );
+            let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
+        }
+        if shown < ranked.len() {
+            let _ = writeln!(o, "\n({} more; --top 0 shows them all)", ranked.len() - shown);
+        }
+        print!("{o}");
+        if let Some(p) = a.common.json.as_ref().filter(|p| p.as_os_str() != "-") {
+            eprintln!("JSON written to {}", p.display());
+        }
+    }
+    if outcome.truncated_paths {
+        eprintln!("rostrace: warning: the search stopped at --max-paths {}: there are more paths", a.max_paths);
+    }
+    if outcome.truncated_depth {
+        eprintln!("rostrace: note: some branches were cut at --max-depth {} nodes", a.max_depth);
+    }
+    if ranked.is_empty() {
+        eprintln!("rostrace: no path from {} to {} in the trace", a.from, a.to);
+        explain_missing(&an, &arch);
+    }
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The path of `--path`: nodes, and topics between them (given, or the only one two nodes
+/// communicate over).
+fn parse_path(arch: &Architecture, s: &str) -> Result<PathSpec, String> {
+    let mut nodes: Vec<usize> = Vec::new();
+    let mut topics: Vec<Option<String>> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        match endpoint(arch, item, "--path")? {
+            Endpoint::Node(n) => {
+                if !nodes.is_empty() && topics.len() < nodes.len() {
+                    topics.push(None);
+                }
+                nodes.push(n);
+            }
+            Endpoint::Topic(t) => {
+                if nodes.is_empty() || topics.len() == nodes.len() {
+                    return Err(format!("--path: topic {t} must come between two nodes"));
+                }
+                topics.push(Some(t));
+            }
+        }
+    }
+    if nodes.len() < 2 || topics.len() != nodes.len() - 1 {
+        return Err("--path: a path needs two nodes or more (NODE,NODE,... with topics between where needed)".into());
+    }
+    let mut spec = PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
+    for (k, t) in topics.into_iter().enumerate() {
+        let (u, v) = (nodes[k], nodes[k + 1]);
+        let mut between: Vec<&str> = arch
+            .communications
+            .iter()
+            .filter(|c| c.from == u && c.to == v)
+            .map(|c| c.topic.as_str())
+            .collect();
+        between.sort();
+        between.dedup();
+        let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
+        let topic = match t {
+            Some(t) if between.contains(&t.as_str()) => t,
+            Some(t) => return Err(format!("--path: {un} does not send {t} to {vn} in the trace")),
+            None => match between.as_slice() {
+                [one] => one.to_string(),
+                [] => return Err(format!("--path: {un} sends nothing to {vn} in the trace")),
+                many => {
+                    return Err(format!(
+                        "--path: {un} sends {} topics to {vn} ({}): name the one between them",
+                        many.len(),
+                        many.join(", ")
+                    ))
+                }
+            },
+        };
+        spec.topics.push(topic);
+    }
+    Ok(spec)
+}
+
+/// A named path of the architecture file.
+fn named_path(arch: &Architecture, name: &str) -> Result<PathSpec, String> {
+    let Some(p) = arch.named_paths.iter().find(|p| p.name == name) else {
+        let names: Vec<&str> = arch.named_paths.iter().map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "--name {name:?}: no such named path in the architecture file{}",
+            if names.is_empty() { " (it has none)".to_string() } else { format!(" (it has {})", names.join(", ")) }
+        ));
+    };
+    let mut spec = PathSpec { nodes: p.chain.iter().map(|c| c.0.clone()).collect(), topics: Vec::new() };
+    for w in p.chain.windows(2) {
+        let t = w[0].2.clone().or_else(|| w[1].1.clone());
+        spec.topics.push(t.ok_or_else(|| format!("--name {name}: no topic between {} and {}", w[0].0, w[1].0))?);
+    }
+    Ok(spec)
+}
+
+/// The JSON of `rostrace e2e`.
+#[derive(Serialize)]
+struct E2eOut<'a> {
+    path: &'a PathSpec,
+    label: String,
+    include_first_callback: bool,
+    include_last_callback: bool,
+    /// Segment names and kinds, in order.
+    segments: Vec<SegmentOut>,
+    latency: Stats,
+    records: usize,
+    complete: usize,
+    dropped: usize,
+    in_flight: usize,
+    /// Every record that went the whole way.
+    instances: Vec<Instance>,
+    /// Per case: (input ns, response time ns).
+    response_time: Vec<ResponseOut>,
+    /// CARET's records: column names and every row (null where a message did not get).
+    columns: &'a [String],
+    rows: &'a [Vec<Option<i64>>],
+}
+
+#[derive(Serialize)]
+struct SegmentOut {
+    name: String,
+    kind: &'static str,
+    latency: Stats,
+}
+
+#[derive(Serialize)]
+struct Instance {
+    start_ns: i64,
+    end_ns: i64,
+    latency_ns: i64,
+    segments_ns: Vec<i64>,
+}
+
+#[derive(Serialize)]
+struct ResponseOut {
+    case: &'static str,
+    stats: Stats,
+    instances: Vec<(i64, i64)>,
+}
+
+fn e2e_out<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: &[Case]) -> E2eOut<'a> {
+    let (dropped, in_flight) = r.incomplete();
+    let instances = r
+        .rows
+        .iter()
+        .filter(|row| PathRecords::is_complete(row))
+        .map(|row| {
+            let (s, e) = (row[0].unwrap_or(0), row[row.len() - 1].unwrap_or(0));
+            Instance {
+                start_ns: s,
+                end_ns: e,
+                latency_ns: e - s,
+                segments_ns: r
+                    .segments
+                    .iter()
+                    .map(|g| row[g.columns.1].unwrap_or(0) - row[g.columns.0].unwrap_or(0))
+                    .collect(),
+            }
+        })
+        .collect();
+    E2eOut {
+        path: spec,
+        label: spec.label(),
+        include_first_callback: opt.include_first_callback,
+        include_last_callback: opt.include_last_callback,
+        segments: r
+            .segment_stats()
+            .into_iter()
+            .map(|(s, st)| SegmentOut { name: s.name, kind: s.kind, latency: st })
+            .collect(),
+        latency: r.stats(),
+        records: r.rows.len(),
+        complete: r.complete(),
+        dropped,
+        in_flight,
+        instances,
+        response_time: cases
+            .iter()
+            .map(|&c| {
+                let v = r.response_time(c);
+                let mut ns: Vec<i64> = v.iter().map(|x| x.1).collect();
+                ResponseOut { case: c.name(), stats: Stats::of(&mut ns), instances: v }
+            })
+            .collect(),
+        columns: &r.columns,
+        rows: &r.rows,
+    }
+}
+
+fn render_e2e(o: &E2eOut) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Path {}", o.label);
+    let mut bounds = Vec::new();
+    bounds.push(if o.include_first_callback { "the first callback's start" } else { "the first publication" });
+    bounds.push(if o.include_last_callback { "the last callback's end" } else { "the last callback's start" });
+    let _ = writeln!(s, "  from {} to {}", bounds[0], bounds[1]);
+    let _ = writeln!(
+        s,
+        "  {} messages: {} went the whole way, {} dropped on the way, {} in flight when the trace ended",
+        o.records, o.complete, o.dropped, o.in_flight
+    );
+    let _ = writeln!(s, "\nEnd-to-end latency ({} messages)\n  {}", o.latency.count, stats_line(&o.latency));
+    if !o.segments.is_empty() {
+        let _ = writeln!(s, "\nWhere the time goes (messages that went the whole way)");
+        let name_w = o.segments.iter().map(|g| g.name.chars().count()).max().unwrap_or(0).clamp(8, 60);
+        let _ = writeln!(
+            s,
+            "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
+            "segment", "kind", "mean", "p50", "p99", "max", "share"
+        );
+        let total: f64 = o.segments.iter().map(|g| g.latency.mean).sum();
+        for g in &o.segments {
+            let share = if total > 0.0 { 100.0 * g.latency.mean / total } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
+                crate::analyze::middle(&g.name, name_w),
+                g.kind,
+                dur(g.latency.mean),
+                dur(g.latency.p50 as f64),
+                dur(g.latency.p99 as f64),
+                dur(g.latency.max as f64),
+                share
+            );
+        }
+    }
+    if !o.response_time.is_empty() {
+        let _ = writeln!(s, "\nResponse time");
+        for r in &o.response_time {
+            let _ = writeln!(s, "  {:<28} {:>6} samples  {}", r.case, r.stats.count, stats_line(&r.stats));
+        }
+    }
+    s
+}
+
+/// `rostrace e2e`.
+pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
+    if a.path.is_none() && a.name.is_none() {
+        return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
+    }
+    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let arch = match architecture(&an, a.common.architecture.as_deref()) {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let spec = match (&a.path, &a.name) {
+        (Some(p), _) => parse_path(&arch, p),
+        (None, Some(n)) => named_path(&arch, n),
+        (None, None) => unreachable!("checked above"),
+    };
+    let spec = match spec {
+        Ok(s) => s,
+        Err(e) => {
+            explain_missing(&an, &arch);
+            return fail(e);
+        }
+    };
+    let opt = options(&a.common);
+    let index = PathIndex::new(&an);
+    let records = match index.records(&arch, &spec, opt) {
+        Ok(r) => r,
+        Err(e) => {
+            explain_missing(&an, &arch);
+            return fail(e);
+        }
+    };
+    let cases: Vec<Case> = match a.case {
+        Some(c) => vec![c],
+        None => Case::ALL.to_vec(),
+    };
+    let out = e2e_out(&spec, &records, opt, &cases);
+    let mut text_out = true;
+    if let Some(p) = &a.common.json {
+        match write_json(p, &out) {
+            Ok(stdout) => text_out = !stdout,
+            Err(e) => return fail(e),
+        }
+    }
+    if text_out {
+        print!("{}", render_e2e(&out));
+        if let Some(p) = a.common.json.as_ref().filter(|p| p.as_os_str() != "-") {
+            eprintln!("JSON written to {}", p.display());
+        }
+    }
+    if records.rows.is_empty() {
+        eprintln!("rostrace: {} published no {} in the trace", spec.nodes[0], spec.topics[0]);
+        explain_missing(&an, &arch);
+    } else if out.complete == 0 {
+        eprintln!("rostrace: no message went the whole way along the path");
+        explain_missing(&an, &arch);
+    }
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
