@@ -817,8 +817,9 @@ fn longest(an: &analysis::Analysis, nodes: Option<&Regex>, topics: Option<&Regex
     use analysis::paths::{Architecture, PathIndex, SearchLimits};
     let arch = Architecture::from_analysis(an);
     let index = PathIndex::new(an);
-    let limits = SearchLimits { max_depth: 15, max_paths: 50 };
-    let mut lp = analysis::paths::longest_paths(&index, &arch, limits, 2000, usize::MAX, Default::default());
+    // Bounded work: at most 20 paths per (source, sink) and 300 in all are followed.
+    let limits = SearchLimits { max_depth: 15, max_paths: 20 };
+    let mut lp = analysis::paths::longest_paths(&index, &arch, limits, 300, usize::MAX, Default::default());
     lp.paths.retain(|p| {
         nodes.is_none_or(|re| p.path.nodes.iter().any(|n| re.is_match(n)))
             && topics.is_none_or(|re| p.path.topics.iter().any(|t| re.is_match(t)))

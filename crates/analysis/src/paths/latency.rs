@@ -117,26 +117,40 @@ impl Case {
 pub struct PathIndex<'a> {
     a: &'a Analysis,
     /// Publications per (node, topic), in time order.
-    pubs: HashMap<(String, String), Vec<u32>>,
+    pubs: HashMap<(u32, &'a str), Vec<u32>>,
+    /// Node full names, and their index.
+    names: HashMap<String, u32>,
     /// Callback runs (index in `a.runs`) per callback object, in time order.
     runs_of: HashMap<u32, Vec<u32>>,
     /// Runs per thread, in time order.
     runs_on: HashMap<(u32, i64, i64), Vec<u32>>,
     /// Per publication, the runs of subscription callbacks that took it: (subscribing node,
     /// run).
-    taken_by: HashMap<u32, Vec<(String, u32)>>,
+    taken_by: HashMap<u32, Vec<(u32, u32)>>,
 }
 
 impl<'a> PathIndex<'a> {
     /// Indexes `a`.
     pub fn new(a: &'a Analysis) -> PathIndex<'a> {
         let m = &a.model;
-        let mut pubs: HashMap<(String, String), Vec<u32>> = HashMap::default();
+        // Per model node, the index of its full name (nodes of one name in several processes,
+        // or re-created, are one node of the architecture).
+        let mut names: HashMap<String, u32> = HashMap::default();
+        let name_of: Vec<u32> = m
+            .nodes
+            .items
+            .iter()
+            .map(|n| {
+                let k = names.len() as u32;
+                *names.entry(n.full_name()).or_insert(k)
+            })
+            .collect();
+        let mut pubs: HashMap<(u32, &'a str), Vec<u32>> = HashMap::default();
         for (i, (p, topic)) in a.pubs.iter().enumerate() {
             let Some(topic) = topic else { continue };
             let node = crate::report::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
             if let Some(n) = node {
-                pubs.entry((m.nodes.get(n).full_name(), topic.clone())).or_default().push(i as u32);
+                pubs.entry((name_of[n as usize], topic.as_str())).or_default().push(i as u32);
             }
         }
         let key = |i: &u32| {
@@ -159,15 +173,15 @@ impl<'a> PathIndex<'a> {
         for v in runs_of.values_mut().chain(runs_on.values_mut()) {
             v.sort_by_key(start);
         }
-        let mut taken_by: HashMap<u32, Vec<(String, u32)>> = HashMap::default();
+        let mut taken_by: HashMap<u32, Vec<(u32, u32)>> = HashMap::default();
         for f in &a.flows {
             let (t, sub) = &a.takes[f.take as usize];
             let (Some(run), Some(sub)) = (t.run, sub) else { continue };
             if let Some(n) = m.subscriptions.get(*sub).node {
-                taken_by.entry(f.publication).or_default().push((m.nodes.get(n).full_name(), run));
+                taken_by.entry(f.publication).or_default().push((name_of[n as usize], run));
             }
         }
-        PathIndex { a, pubs, runs_of, runs_on, taken_by }
+        PathIndex { a, pubs, names, runs_of, runs_on, taken_by }
     }
 
     fn run_start(&self, run: u32) -> i64 {
@@ -240,13 +254,14 @@ impl<'a> PathIndex<'a> {
             });
         }
 
+        let node_ids: Vec<u32> = path.nodes.iter().map(|n| self.names.get(n).copied().unwrap_or(u32::MAX)).collect();
         // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
         let comm = |k: usize, p: u32| -> ([Option<i64>; 4], Option<u32>) {
             let pb = &a.pubs[p as usize].0;
             let run = self.taken_by.get(&p).and_then(|v| {
                 v.iter()
                     .filter(|(node, r)| {
-                        node == &path.nodes[k + 1] && a.runs[*r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
+                        *node == node_ids[k + 1] && a.runs[*r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
                     })
                     .map(|(_, r)| *r)
                     .min_by_key(|r| self.run_start(*r))
@@ -254,13 +269,22 @@ impl<'a> PathIndex<'a> {
             ([Some(pb.ts_rclcpp.unwrap_or(pb.ts)), pb.ts_rcl, pb.ts_dds, run.map(|r| self.run_start(r))], run)
         };
         let pubs_of = |k: usize| -> &[u32] {
-            self.pubs.get(&(path.nodes[k].clone(), path.topics[k].clone())).map(|v| v.as_slice()).unwrap_or(&[])
+            self.pubs.get(&(node_ids[k], path.topics[k].as_str())).map(|v| v.as_slice()).unwrap_or(&[])
         };
-        // Rows: cells, and the run of the last communication reached.
-        let mut rows: Vec<(Vec<Option<i64>>, Option<u32>)> = Vec::new();
+        // Records as chains of hops (a communication's 4 cells each, linked to the hop
+        // before), so that following a message one hop further costs the same at any depth;
+        // rows are written out once at the end.
+        struct Hop {
+            parent: u32,
+            cells: [Option<i64>; 4],
+        }
+        let mut hops: Vec<Hop> = Vec::new();
+        // Per first hop, the first callback's start (with include_first_callback).
+        let mut firsts: Vec<Option<i64>> = Vec::new();
+        // The last hop of each record, and the run of the last communication reached.
+        let mut rows: Vec<(u32, Option<u32>)> = Vec::new();
         for &p in pubs_of(0) {
             let (cells, run) = comm(0, p);
-            let mut row = Vec::with_capacity(columns.len());
             if opt.include_first_callback {
                 let pb = &a.pubs[p as usize].0;
                 let at = pb.ts_rclcpp.unwrap_or(pb.ts);
@@ -268,10 +292,10 @@ impl<'a> PathIndex<'a> {
                     let i = v.partition_point(|&r| self.run_start(r) <= at);
                     v.get(i.checked_sub(1)?).map(|&r| self.run_start(r))
                 });
-                row.push(first);
+                firsts.push(first);
             }
-            row.extend(cells);
-            rows.push((row, run));
+            rows.push((hops.len() as u32, run));
+            hops.push(Hop { parent: u32::MAX, cells });
         }
         for k in 1..n - 1 {
             // Node k: input callback runs → output publications.
@@ -305,18 +329,20 @@ impl<'a> PathIndex<'a> {
                 }
             }
             let mut next = Vec::with_capacity(rows.len());
-            for (row, run) in rows {
-                let start = if run.is_some() { *row.last().unwrap_or(&None) } else { None };
+            for (hop, run) in rows {
+                // A record that stopped before has no run.
+                let start = if run.is_some() { hops[hop as usize].cells[3] } else { None };
                 match start.and_then(|s| outputs.get(&s)) {
                     Some(qs) => {
                         for &q in qs {
                             let (cells, run) = comm(k, q);
-                            let mut r = row.clone();
-                            r.extend(cells);
-                            next.push((r, run));
+                            next.push((hops.len() as u32, run));
+                            hops.push(Hop { parent: hop, cells });
                         }
                     }
-                    None => next.push((row, None)),
+                    None => {
+                        next.push((hop, None));
+                    }
                 }
             }
             rows = next;
@@ -324,12 +350,22 @@ impl<'a> PathIndex<'a> {
         let width = columns.len();
         let mut out: Vec<Vec<Option<i64>>> = rows
             .into_iter()
-            .map(|(mut row, run)| {
-                if opt.include_last_callback {
-                    let done = row.len() == width - 1;
-                    if done {
-                        row.push(run.and_then(|r| a.runs[r as usize].0.end()));
-                    }
+            .map(|(last, run)| {
+                let mut chain = Vec::with_capacity(n);
+                let mut h = last;
+                while h != u32::MAX {
+                    chain.push(h);
+                    h = hops[h as usize].parent;
+                }
+                let mut row = Vec::with_capacity(width);
+                if opt.include_first_callback {
+                    row.push(chain.last().and_then(|&root| firsts.get(root as usize).copied().flatten()));
+                }
+                for &h in chain.iter().rev() {
+                    row.extend(hops[h as usize].cells);
+                }
+                if opt.include_last_callback && row.len() == width - 1 {
+                    row.push(run.and_then(|r| a.runs[r as usize].0.end()));
                 }
                 row.resize(width, None);
                 row

@@ -1,0 +1,183 @@
+//! A synthetic ROS 2 system (one process, Jazzy's events) written with the ctf writer: nodes,
+//! publishers, subscriptions, timers, callback runs, publications and takes at given times.
+//! Shared by the path tests and the path benchmark.
+#![allow(dead_code)]
+
+use ctf::write::*;
+use std::path::Path;
+
+const P: FieldType = FieldType::Pointer;
+const S: FieldType = FieldType::String;
+const I64: FieldType = FieldType::I64;
+const I32: FieldType = FieldType::I32;
+const U64: FieldType = FieldType::U64;
+const GID: FieldType = FieldType::U8Array(16);
+
+pub fn events() -> Vec<EventDecl> {
+    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
+        name: name.to_string(),
+        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
+    };
+    vec![
+        e("ros2:rcl_init", &[("context_handle", P), ("version", S)]),
+        e("ros2:rcl_node_init", &[("node_handle", P), ("rmw_handle", P), ("node_name", S), ("namespace", S)]),
+        e("ros2:rmw_publisher_init", &[("rmw_publisher_handle", P), ("gid", GID)]),
+        e(
+            "ros2:rcl_publisher_init",
+            &[
+                ("publisher_handle", P),
+                ("node_handle", P),
+                ("rmw_publisher_handle", P),
+                ("topic_name", S),
+                ("queue_depth", U64),
+            ],
+        ),
+        e("ros2:rmw_subscription_init", &[("rmw_subscription_handle", P), ("gid", GID)]),
+        e(
+            "ros2:rcl_subscription_init",
+            &[
+                ("subscription_handle", P),
+                ("node_handle", P),
+                ("rmw_subscription_handle", P),
+                ("topic_name", S),
+                ("queue_depth", U64),
+            ],
+        ),
+        e("ros2:rclcpp_subscription_init", &[("subscription_handle", P), ("subscription", P)]),
+        e("ros2:rclcpp_subscription_callback_added", &[("subscription", P), ("callback", P)]),
+        e("ros2:rclcpp_callback_register", &[("callback", P), ("symbol", S)]),
+        e("ros2:rcl_timer_init", &[("timer_handle", P), ("period", I64)]),
+        e("ros2:rclcpp_timer_callback_added", &[("timer_handle", P), ("callback", P)]),
+        e("ros2:rclcpp_timer_link_node", &[("timer_handle", P), ("node_handle", P)]),
+        e("ros2:callback_start", &[("callback", P), ("is_intra_process", I32)]),
+        e("ros2:callback_end", &[("callback", P)]),
+        e("ros2:rclcpp_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rcl_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rmw_publish", &[("rmw_publisher_handle", P), ("message", P), ("timestamp", I64)]),
+        e(
+            "ros2:rmw_take",
+            &[("rmw_subscription_handle", P), ("message", P), ("source_timestamp", I64), ("taken", I32)],
+        ),
+        e("ros2:rclcpp_intra_publish", &[("publisher_handle", P), ("message", P)]),
+        e("ros2:rclcpp_ring_buffer_enqueue", &[("buffer", P), ("index", U64), ("size", U64), ("overwritten", I32)]),
+        e("ros2:rclcpp_ring_buffer_dequeue", &[("buffer", P), ("index", U64), ("size", U64)]),
+    ]
+}
+
+/// Epoch offset of the trace's clock.
+pub const OFFSET: i64 = 1_763_000_000_000_000_000;
+pub const MS: u64 = 1_000_000;
+
+#[derive(Clone, Copy)]
+pub struct Pub {
+    pub handle: u64,
+    pub rmw: u64,
+}
+
+#[derive(Clone, Copy)]
+pub struct Sub {
+    pub rmw: u64,
+    pub callback: u64,
+}
+
+/// One process (vpid 100), events in any order, written sorted.
+pub struct Sys {
+    ids: Vec<String>,
+    evs: Vec<(u64, i32, Vec<u8>, u32)>,
+    next: u64,
+    init: u64,
+    msg: u64,
+}
+
+impl Sys {
+    pub fn new() -> Sys {
+        let mut s =
+            Sys { ids: events().into_iter().map(|e| e.name).collect(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
+        s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
+        s
+    }
+    pub fn ev(&mut self, ts: u64, tid: i32, name: &str, p: &mut Payload) {
+        let id = self.ids.iter().position(|n| n == name).unwrap_or_else(|| panic!("{name}")) as u32;
+        self.evs.push((ts, tid, std::mem::take(&mut p.bytes), id));
+    }
+    pub fn init_ev(&mut self, name: &str, p: &mut Payload) {
+        self.init += 10;
+        self.ev(self.init, 1, name, p);
+    }
+    pub fn addr(&mut self) -> u64 {
+        self.next += 0x10;
+        self.next
+    }
+    pub fn node(&mut self, name: &str) -> u64 {
+        let (h, rmw) = (self.addr(), self.addr());
+        self.init_ev("ros2:rcl_node_init", Payload::new().u64(h).u64(rmw).string(name.as_bytes()).string(b"/"));
+        h
+    }
+    pub fn publisher(&mut self, node: u64, topic: &str) -> Pub {
+        let (handle, rmw) = (self.addr(), self.addr());
+        self.init_ev("ros2:rmw_publisher_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        self.init_ev(
+            "ros2:rcl_publisher_init",
+            Payload::new().u64(handle).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
+        );
+        Pub { handle, rmw }
+    }
+    pub fn subscription(&mut self, node: u64, topic: &str) -> Sub {
+        let (h, rmw, sub, callback) = (self.addr(), self.addr(), self.addr(), self.addr());
+        self.init_ev("ros2:rmw_subscription_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        self.init_ev(
+            "ros2:rcl_subscription_init",
+            Payload::new().u64(h).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
+        );
+        self.init_ev("ros2:rclcpp_subscription_init", Payload::new().u64(h).u64(sub));
+        self.init_ev("ros2:rclcpp_subscription_callback_added", Payload::new().u64(sub).u64(callback));
+        self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_message"));
+        Sub { rmw, callback }
+    }
+    pub fn timer(&mut self, node: u64, period: u64) -> u64 {
+        let (h, callback) = (self.addr(), self.addr());
+        self.init_ev("ros2:rcl_timer_init", Payload::new().u64(h).i64(period as i64));
+        self.init_ev("ros2:rclcpp_timer_callback_added", Payload::new().u64(h).u64(callback));
+        self.init_ev("ros2:rclcpp_timer_link_node", Payload::new().u64(h).u64(node));
+        self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_timer"));
+        callback
+    }
+    pub fn run(&mut self, tid: i32, callback: u64, start: u64, end: u64) {
+        self.ev(start, tid, "ros2:callback_start", Payload::new().u64(callback).i32(0));
+        self.ev(end, tid, "ros2:callback_end", Payload::new().u64(callback));
+    }
+    /// Publishes at `t` (rclcpp; rcl +100, rmw +200); returns the source timestamp.
+    pub fn publish(&mut self, tid: i32, p: Pub, t: u64) -> i64 {
+        self.msg += 1;
+        let m = 0xF000_0000 + self.msg;
+        let src = OFFSET + (t + 200) as i64;
+        self.ev(t, tid, "ros2:rclcpp_publish", Payload::new().u64(p.handle).u64(m));
+        self.ev(t + 100, tid, "ros2:rcl_publish", Payload::new().u64(p.handle).u64(m));
+        self.ev(t + 200, tid, "ros2:rmw_publish", Payload::new().u64(p.rmw).u64(m).i64(src));
+        src
+    }
+    /// Takes the message of `src` at `t`; the callback runs from `t + 100` for `dur`.
+    pub fn deliver(&mut self, tid: i32, s: Sub, src: i64, t: u64, dur: u64) {
+        self.ev(t, tid, "ros2:rmw_take", Payload::new().u64(s.rmw).u64(0xE000).i64(src).i32(1));
+        self.run(tid, s.callback, t + 100, t + 100 + dur);
+    }
+    pub fn write(mut self, dir: &Path) {
+        let d = TraceDecl {
+            clock_uuid: [7; 16],
+            uuid: [9; 16],
+            clock_offset_ns: OFFSET,
+            env: vec![("hostname".into(), "synthetic".into())],
+            events: events(),
+        };
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
+        self.evs.sort_by_key(|e| e.0);
+        let f = std::fs::File::create(dir.join("channel0_0")).unwrap();
+        let mut w = StreamWriter::new(f, d.uuid, 0, 0, 8192);
+        for (ts, tid, p, id) in &self.evs {
+            w.event(*id, *ts, 100, *tid, b"system", p).unwrap();
+        }
+        w.finish().unwrap();
+    }
+}
+
