@@ -125,10 +125,7 @@ fn measure_carla(trace: &Path) {
         arch.communications.len(),
         t_arch * 1e3
     );
-    println!(
-        "  every source to every sink ({pairs} pairs, depth 15, no cap): {total} paths in {:.1} ms",
-        t_all * 1e3
-    );
+    println!("  every source to every sink ({pairs} pairs, depth 15, no cap): {total} paths in {:.1} ms", t_all * 1e3);
     println!("  sensing -> control: {n} paths, each followed ({rows} records) in {:.1} ms", t_e2e * 1e3);
     println!("  peak RSS {:.0} MB (of which heap {:.0} MB)", status_mb("VmHWM:"), status_mb("RssAnon:"));
 }

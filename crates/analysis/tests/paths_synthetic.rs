@@ -113,7 +113,10 @@ fn architecture_observes_callback_chains_and_latest_messages() {
     let names: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(
         names,
-        ["/a_src", "/b_mid", "/c_sink", "/f_src", "/g_sink", "/h_sink", "/i_src", "/j_sink", "/s_src", "/t_timer", "/u_sink"]
+        [
+            "/a_src", "/b_mid", "/c_sink", "/f_src", "/g_sink", "/h_sink", "/i_src", "/j_sink", "/s_src", "/t_timer",
+            "/u_sink"
+        ]
     );
     let b = &arch.nodes[arch.node("/b_mid").unwrap()];
     let p = b.path("/a", "/b").unwrap();

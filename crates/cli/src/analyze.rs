@@ -137,7 +137,7 @@ pub fn parse_time(s: &str) -> Result<Bound, String> {
 }
 
 /// The width the report must fit: `COLUMNS`, the terminal's, or 100; unlimited when `wide`.
-fn width(wide: bool) -> usize {
+pub(crate) fn width(wide: bool) -> usize {
     if wide {
         return usize::MAX;
     }
@@ -212,7 +212,7 @@ pub fn middle(s: &str, n: usize) -> String {
 }
 
 /// `text` wrapped at `width`, the first line after `first`, the others after `indent`.
-fn wrap(o: &mut String, text: &str, width: usize, first: &str, indent: &str) {
+pub(crate) fn wrap(o: &mut String, text: &str, width: usize, first: &str, indent: &str) {
     let mut line = first.to_string();
     let mut empty = true;
     for word in text.split_whitespace() {
@@ -565,23 +565,42 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         let _ = writeln!(o, "\nLifecycle transitions: {}", r.lifecycle_transitions.len());
     }
     if let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) {
+        let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
         let _ = writeln!(
             o,
-            "\nLongest paths ({} sources: nodes whose timers publish; {} sinks: subscriptions publishing nothing)",
-            lp.sources, lp.sinks
+            "\nLongest paths ({}: nodes whose timers publish; {}: subscriptions publishing nothing)",
+            plural(lp.sources, "source", "sources"),
+            plural(lp.sinks, "sink", "sinks")
         );
-        let _ = writeln!(o, "  by mean latency; `rostrace e2e --path ...` breaks one down");
-        for (i, p) in take(&lp.paths, top.min(10).max(1)).iter().enumerate() {
-            let head = format!(
-                "  #{} mean {} p99 {} max {}, {}/{} messages ({} dropped): ",
-                i + 1,
-                dur(p.latency.mean),
-                dur(p.latency.p99 as f64),
-                dur(p.latency.max as f64),
-                p.complete,
-                p.records,
-                p.dropped
+        let followed = lp.paths.iter().any(|p| p.complete > 0);
+        if followed {
+            let _ = writeln!(o, "  by mean latency; `rostrace e2e --path ...` breaks one down");
+        } else {
+            wrap(
+                &mut o,
+                "no message could be followed the whole way (the notes say which events the trace lacks to match a publication to a take); the paths found:",
+                width,
+                "  ",
+                "  ",
             );
+        }
+        for (i, p) in take(&lp.paths, top.clamp(1, 10)).iter().enumerate() {
+            let head = if p.complete > 0 {
+                format!(
+                    "  #{} mean {} p99 {} max {}, {}/{} messages ({} dropped): ",
+                    i + 1,
+                    dur(p.latency.mean),
+                    dur(p.latency.p99 as f64),
+                    dur(p.latency.max as f64),
+                    p.complete,
+                    p.records,
+                    p.dropped
+                )
+            } else if followed {
+                format!("  #{} no message went the whole way ({} started): ", i + 1, p.records)
+            } else {
+                format!("  #{} ", i + 1)
+            };
             wrap(&mut o, &p.label, width, &head, "      ");
         }
         if lp.truncated {

@@ -220,7 +220,11 @@ fn endpoint(arch: &Architecture, name: &str, what: &str) -> Result<Endpoint, Str
     } else {
         let n = near.len();
         let shown: Vec<&str> = near.into_iter().take(8).collect();
-        format!("did you mean {}{}?", shown.join(", "), if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() })
+        format!(
+            "did you mean {}{}?",
+            shown.join(", "),
+            if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
+        )
     };
     Err(format!("{what} {name:?}: no such node or topic (with publishers and subscribers) in the trace; {hint}"))
 }
@@ -310,7 +314,8 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         );
         let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
         for (i, r) in ranked.iter().take(shown).enumerate() {
-            let _ = writeln!(o, "\n#{} {}", i + 1, r.label);
+            let _ = writeln!(o);
+            crate::analyze::wrap(&mut o, &r.label, crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
             let _ = writeln!(
                 o,
                 "    {} of {} messages went the whole way ({} dropped, {} in flight at the end)",
@@ -366,12 +371,8 @@ fn parse_path(arch: &Architecture, s: &str) -> Result<PathSpec, String> {
     let mut spec = PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
     for (k, t) in topics.into_iter().enumerate() {
         let (u, v) = (nodes[k], nodes[k + 1]);
-        let mut between: Vec<&str> = arch
-            .communications
-            .iter()
-            .filter(|c| c.from == u && c.to == v)
-            .map(|c| c.topic.as_str())
-            .collect();
+        let mut between: Vec<&str> =
+            arch.communications.iter().filter(|c| c.from == u && c.to == v).map(|c| c.topic.as_str()).collect();
         between.sort();
         between.dedup();
         let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
@@ -506,9 +507,24 @@ fn e2e_out<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: 
     }
 }
 
+/// A share (0-100 %) as a bar of up to 20 cells, in eighths, after a space (empty for 0).
+fn bar(share: f64) -> String {
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (share.clamp(0.0, 100.0) / 100.0 * 20.0 * 8.0).round() as usize;
+    if eighths == 0 {
+        return String::new();
+    }
+    let mut b = String::from(" ");
+    b.push_str(&"█".repeat(eighths / 8));
+    if !eighths.is_multiple_of(8) {
+        b.push(PARTS[eighths % 8]);
+    }
+    b
+}
+
 fn render_e2e(o: &E2eOut) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "Path {}", o.label);
+    crate::analyze::wrap(&mut s, &o.label, crate::analyze::width(false), "Path ", "    ");
     let mut bounds = Vec::new();
     bounds.push(if o.include_first_callback { "the first callback's start" } else { "the first publication" });
     bounds.push(if o.include_last_callback { "the last callback's end" } else { "the last callback's start" });
@@ -532,14 +548,15 @@ fn render_e2e(o: &E2eOut) -> String {
             let share = if total > 0.0 { 100.0 * g.latency.mean / total } else { 0.0 };
             let _ = writeln!(
                 s,
-                "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
+                "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%{}",
                 crate::analyze::middle(&g.name, name_w),
                 g.kind,
                 dur(g.latency.mean),
                 dur(g.latency.p50 as f64),
                 dur(g.latency.p99 as f64),
                 dur(g.latency.max as f64),
-                share
+                share,
+                bar(share)
             );
         }
     }

@@ -164,7 +164,8 @@ fn first_and_last_callback_equal_caret_analyze() {
 #[test]
 fn paths_are_found_and_ranked() {
     let Some(t) = demo() else { return };
-    let (code, out, err) = run(&["paths", "--from", "/sensor_dummy_node", "--to", "/actuator_dummy_node", "--json", "-"], &t);
+    let (code, out, err) =
+        run(&["paths", "--from", "/sensor_dummy_node", "--to", "/actuator_dummy_node", "--json", "-"], &t);
     assert_eq!(code, Some(0), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let paths = v["paths"].as_array().unwrap();
@@ -179,7 +180,8 @@ fn paths_are_found_and_ranked() {
     assert!(out.starts_with("1 path from /drive to /actuator_dummy_node through /timer_driven_node"), "{out}");
     assert!(out.contains("/drive_node -/drive-> /message_driven_node"), "{out}");
     // The two paths into /timer_driven_node, longest first.
-    let (code, out, err) = run(&["paths", "--from", "/message_driven_node", "--to", "/actuator_dummy_node", "--max-depth", "2"], &t);
+    let (code, out, err) =
+        run(&["paths", "--from", "/message_driven_node", "--to", "/actuator_dummy_node", "--max-depth", "2"], &t);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("0 paths"), "{out}");
     assert!(err.contains("cut at --max-depth 2"), "{err}");
@@ -198,7 +200,8 @@ fn architecture_round_trip() {
     assert!(err.contains("6 nodes") && err.contains("5 communications"), "{err}");
     assert!(err.contains("2 observed callback_chain"), "{err}");
     let text = std::fs::read_to_string(&file).unwrap();
-    for needle in ["named_paths:", "executors:", "nodes:", "- node_name: /filter_node", "context_type: callback_chain"] {
+    for needle in ["named_paths:", "executors:", "nodes:", "- node_name: /filter_node", "context_type: callback_chain"]
+    {
         assert!(text.contains(needle), "missing {needle:?}");
     }
     // A user's edit of the exported file: the filter node's context set to use_latest_message,
@@ -240,4 +243,22 @@ fn analyze_lists_the_longest_paths() {
     let json = rostrace().arg("analyze").arg(&t).args(["--json", "-"]).output().unwrap();
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["longest_paths"]["paths"][0]["latency"]["count"], 47);
+}
+
+/// A trace without the events that match a publication to a take (no rmw_take, no CARET
+/// dispatch): the paths are still found, listed longest first, with no made-up latency.
+#[test]
+fn analyze_lists_paths_it_cannot_follow_without_latency() {
+    let t = shared().join("traces/caret-analyze-samples/talker_listener@78a3d5b4");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let out = rostrace().arg("analyze").arg(&t).env("COLUMNS", "300").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let i = text.find("Longest paths (").unwrap_or_else(|| panic!("{text}"));
+    let section: Vec<&str> = text[i..].lines().take_while(|l| !l.is_empty()).collect();
+    assert!(section[1].contains("no message could be followed the whole way"), "{section:?}");
+    assert!(section[2].starts_with("  #1 /"), "{section:?}");
+    assert!(!section.iter().any(|l| l.contains("mean 0 ns")), "{section:?}");
 }

@@ -162,7 +162,10 @@ fn val_of(v: ctf::FieldValue<'_>) -> Val {
 
 /// Reads the trace(s) under `dir`; keeps the events of the processes that initialized a node
 /// in namespace `ns` (an LTTng session records every process of the user).
-fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, BTreeMap<String, Vec<(String, String)>>, usize) {
+/// Fields per event name: (field, value).
+type FieldsByEvent = BTreeMap<String, Vec<(String, String)>>;
+
+fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, FieldsByEvent, usize) {
     let (set, errors) = ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     assert!(!set.traces.is_empty(), "no trace under {}", dir.display());

@@ -229,17 +229,16 @@ impl<'a> PathIndex<'a> {
             push(&mut columns, format!("{}/callback_x/callback_start_timestamp", nodes[0].name));
             segments.push(Segment { name: format!("{}/callback_x", nodes[0].name), kind: "node", columns: (0, 1) });
         }
-        for k in 0..n - 1 {
-            let t = &path.topics[k];
+        for (k, (t, sub_cb)) in path.topics.iter().zip(&sub_cbs).enumerate().take(n - 1) {
             let first = columns.len();
             for c in ["rclcpp_publish", "rcl_publish", "dds_write"] {
                 push(&mut columns, format!("{t}/{c}_timestamp"));
             }
-            push(&mut columns, format!("{}/callback_start_timestamp", sub_cbs[k].name));
+            push(&mut columns, format!("{}/callback_start_timestamp", sub_cb.name));
             segments.push(Segment { name: t.clone(), kind: "communication", columns: (first, columns.len() - 1) });
             if k + 1 < n - 1 {
                 segments.push(Segment {
-                    name: sub_cbs[k].name.clone(),
+                    name: sub_cb.name.clone(),
                     kind: "node",
                     columns: (columns.len() - 1, columns.len()),
                 });
@@ -424,7 +423,11 @@ impl PathRecords {
     /// Segment statistics: per segment, the statistics of its latency over the complete
     /// records (their means add up to the mean of the complete records' latency).
     pub fn segment_stats(&self) -> Vec<(Segment, Stats)> {
-        self.segment_latencies().into_iter().zip(&self.segments).map(|((_, mut v), s)| (s.clone(), Stats::of(&mut v))).collect()
+        self.segment_latencies()
+            .into_iter()
+            .zip(&self.segments)
+            .map(|((_, mut v), s)| (s.clone(), Stats::of(&mut v)))
+            .collect()
     }
 
     /// Response time per `case`: (input time, response time), by input time. O(n log n).

@@ -27,7 +27,8 @@ pub struct RankedPath {
 }
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
-/// message went the whole way last). A path the trace cannot follow is left out.
+/// message went the whole way last, the one with more hops first). A path the trace cannot
+/// follow is left out.
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let mut out: Vec<RankedPath> = paths
         .into_iter()
@@ -46,7 +47,10 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
         })
         .collect();
     out.sort_by(|a, b| {
-        (b.latency.count > 0).cmp(&(a.latency.count > 0)).then(b.latency.mean.total_cmp(&a.latency.mean))
+        (b.latency.count > 0)
+            .cmp(&(a.latency.count > 0))
+            .then(b.latency.mean.total_cmp(&a.latency.mean))
+            .then(b.path.nodes.len().cmp(&a.path.nodes.len()))
     });
     out
 }
@@ -93,9 +97,7 @@ impl Architecture {
             let topics: Vec<String> = n
                 .subscribes
                 .iter()
-                .filter(|s| {
-                    s.callback.as_ref().is_some_and(|c| !n.publishes.iter().any(|p| p.callbacks.contains(c)))
-                })
+                .filter(|s| s.callback.as_ref().is_some_and(|c| !n.publishes.iter().any(|p| p.callbacks.contains(c))))
                 .map(|s| s.topic.clone())
                 .collect();
             if !topics.is_empty() {

@@ -90,8 +90,7 @@ impl Architecture {
         let starts: Vec<(usize, Option<&str>)> = match from {
             Endpoint::Node(n) => vec![(*n, None)],
             Endpoint::Topic(t) => {
-                let mut v: Vec<usize> =
-                    self.communications.iter().filter(|c| &c.topic == t).map(|c| c.from).collect();
+                let mut v: Vec<usize> = self.communications.iter().filter(|c| &c.topic == t).map(|c| c.from).collect();
                 v.sort_by(|a, b| self.nodes[*a].name.cmp(&self.nodes[*b].name));
                 v.dedup();
                 v.into_iter().map(|n| (n, Some(t.as_str()))).collect()

@@ -52,6 +52,9 @@ pub struct ThreadMemory {
     pub max_bytes: i64,
 }
 
+/// (trace, vpid, tid, kernel).
+type ThreadKey = (u32, i64, i64, bool);
+
 /// The handler.
 #[derive(Debug, Default)]
 pub struct Memory {
@@ -59,7 +62,7 @@ pub struct Memory {
     /// Size remembered per pointer, per (trace, vpid).
     sizes: HashMap<(u32, i64, u64), i64>,
     /// Per (trace, vpid, tid, kernel): (changes, current, max).
-    threads: HashMap<(u32, i64, i64, bool), (u64, i64, i64)>,
+    threads: HashMap<ThreadKey, (u64, i64, i64)>,
     /// Changes per (trace, vpid, kernel) in time order: (ts, bytes).
     pub changes: HashMap<(u32, i64, bool), Vec<(i64, i64)>>,
 }

@@ -91,8 +91,13 @@ pub struct Sys {
 
 impl Sys {
     pub fn new() -> Sys {
-        let mut s =
-            Sys { ids: events().into_iter().map(|e| e.name).collect(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
+        let mut s = Sys {
+            ids: events().into_iter().map(|e| e.name).collect(),
+            evs: Vec::new(),
+            next: 0x1000,
+            init: 100,
+            msg: 0,
+        };
         s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
         s
     }
@@ -180,4 +185,3 @@ impl Sys {
         w.finish().unwrap();
     }
 }
-
