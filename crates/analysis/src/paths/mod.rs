@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
-//! let (set, _errors) = ctf::TraceSet::open(&["trace/".into()]);
+//! let (set, _errors) = ctf::TraceSet::open(&["trace/"]);
 //! let a = analysis::analyze_traces(&set, |_, _| {});
 //! let arch = Architecture::from_analysis(&a);
 //! let index = PathIndex::new(&a);
