@@ -4,6 +4,7 @@ mod analyze;
 mod demo;
 mod embedded;
 mod events;
+mod export;
 mod format;
 mod info;
 mod paths;
@@ -39,6 +40,8 @@ enum Command {
     Paths(paths::SearchArgs),
     /// End-to-end latency and response time along a path, message by message, per segment.
     E2e(paths::E2eArgs),
+    /// Export the analysis: Parquet or CSV tables for notebooks and fleets, or a Perfetto trace.
+    Export(export::Args),
     /// Trace a command (and everything it spawns) until it exits or Ctrl-C, then summarize.
     Record(record::RecordArgs),
     /// Create a session that processes can be launched under, not recording until `start`.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Architecture(a) => paths::architecture_cmd(a),
         Command::Paths(a) => paths::paths_cmd(a),
         Command::E2e(a) => paths::e2e_cmd(a),
+        Command::Export(a) => export::run(a),
         Command::Record(a) => record::record(a),
         Command::Create(a) => record::create(a, false),
         Command::Start(a) => record::start(a),

@@ -51,13 +51,6 @@ struct Distro {
 const KILTED: Distro = Distro { name: "kilted", tracetools: "8.6.0", service_events: true, gid_size: 16 };
 const JAZZY: Distro = Distro { name: "jazzy", tracetools: "8.2.4", service_events: false, gid_size: 24 };
 
-fn venv_root() -> PathBuf {
-    std::env::var_os("ROSTRACE_VENV_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/venvs"))
-}
-
 #[test]
 fn real_kilted() {
     real_stack(&KILTED, 0);

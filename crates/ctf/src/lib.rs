@@ -14,6 +14,7 @@
 
 pub mod decode;
 pub mod error;
+pub mod json;
 pub mod metadata;
 pub mod schema;
 pub mod stream;

@@ -15,6 +15,14 @@ pub fn shared() -> PathBuf {
     p.canonicalize().unwrap_or(p)
 }
 
+/// Where tools/ros2-venvs.sh and tools/data-venv.sh put their virtualenvs.
+pub fn venv_root() -> PathBuf {
+    std::env::var_os("ROSTRACE_VENV_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/venvs"))
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

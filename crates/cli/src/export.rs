@@ -1,0 +1,154 @@
+//! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
+
+use crate::progress::Progress;
+use crate::TraceArgs;
+use ctf::TraceSet;
+use regex::Regex;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Export formats.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Perfetto trace (a file): callback runs, publications, takes, message flows, latencies.
+    Perfetto,
+    /// Parquet tables (a directory): the analysis tables and the raw events.
+    Parquet,
+    /// CSV tables (a directory): as Parquet.
+    Csv,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// Output format.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Output: the Perfetto trace file, or the directory the tables go to (created; many
+    /// recordings can be exported into one directory).
+    #[arg(short, long, value_name = "PATH")]
+    output: PathBuf,
+    /// Name of this recording in the tables (`recording` column, file names): by default the
+    /// name of the first trace directory.
+    #[arg(long)]
+    name: Option<String>,
+    /// Raw events to export as tables of their own (`events/<provider>.<event>`): `all`,
+    /// `none`, or a regular expression on event names.
+    #[arg(long, default_value = "all", value_name = "all|none|REGEX")]
+    events: String,
+}
+
+fn fail(msg: String) -> std::io::Result<ExitCode> {
+    eprintln!("rostrace: error: {msg}");
+    Ok(ExitCode::from(1))
+}
+
+/// The recording's name: `name`, or the first trace's directory name; letters, digits, `.`,
+/// `_`, `-` only.
+fn recording_name(name: Option<&str>, first: &Path) -> String {
+    let raw = match name {
+        Some(n) => n.to_string(),
+        None => {
+            let p = std::fs::canonicalize(first).unwrap_or_else(|_| first.to_path_buf());
+            let p = if p.is_file() { p.parent().map(Path::to_path_buf).unwrap_or(p) } else { p };
+            p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
+        }
+    };
+    let s: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("trace{s}")
+    } else {
+        s
+    }
+}
+
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let keep: Box<dyn Fn(&str) -> bool> = match a.events.as_str() {
+        "all" => Box::new(|_| true),
+        "none" => Box::new(|_| false),
+        re => match Regex::new(re) {
+            Ok(re) => Box::new(move |n| re.is_match(n)),
+            Err(e) => {
+                return fail(format!(
+                    "--events: invalid regular expression {re:?}: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                ))
+            }
+        },
+    };
+    let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
+    let (set, errors) = TraceSet::open(&a.traces.traces);
+    for e in &errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    if set.traces.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    let mut p = analysis::Processor::standard();
+    let mut progress = Progress::new(set.total_bytes(), "analyzing");
+    let an = p.analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
+    progress.finish();
+    for e in &an.report.read_errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    let mut clean = errors.is_empty() && an.report.read_errors.is_empty();
+    match a.format {
+        Format::Perfetto => {
+            let f = match std::fs::File::create(&a.output) {
+                Ok(f) => f,
+                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+            };
+            let s = match export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
+                Ok(s) => s,
+                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+            };
+            eprintln!(
+                "{}: {} processes, {} threads, {} callback runs, {} publications and takes, {} message flows, \
+                 {:.1} MB; open it in https://ui.perfetto.dev",
+                a.output.display(),
+                s.processes,
+                s.threads,
+                s.slices,
+                s.instants,
+                s.flows,
+                s.bytes as f64 / 1e6
+            );
+        }
+        Format::Parquet | Format::Csv => {
+            if let Err(e) = std::fs::create_dir_all(&a.output) {
+                return fail(format!("--output {}: {e}", a.output.display()));
+            }
+            let mut sink: Box<dyn export::tables::Sink> = if a.format == Format::Parquet {
+                Box::new(export::parquet::ParquetSink::new(&a.output, &recording))
+            } else {
+                Box::new(export::csv::CsvSink::new(&a.output, &recording))
+            };
+            let tables = match export::write_tables(&set, &p, &an, &recording, sink.as_mut()) {
+                Ok(c) => c,
+                Err(e) => return fail(e.to_string()),
+            };
+            let mut progress = Progress::new(set.total_bytes(), "exporting events");
+            let (events, errs) =
+                match export::events::write(&set, &recording, &*keep, sink.as_mut(), &mut |d, _| progress.tick(|| d)) {
+                    Ok(x) => x,
+                    Err(e) => return fail(e.to_string()),
+                };
+            progress.finish();
+            clean &= errs.is_empty();
+            let rows = |c: &export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
+            eprintln!(
+                "{}: recording {recording}: {} tables ({} rows), {} event tables ({} events)",
+                a.output.display(),
+                tables.len(),
+                rows(&tables),
+                events.len(),
+                rows(&events)
+            );
+            for (name, n) in &tables {
+                eprintln!("  {name:<18} {n:>9}");
+            }
+        }
+    }
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

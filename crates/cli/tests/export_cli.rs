@@ -1,0 +1,264 @@
+//! `rostrace export`: the Perfetto trace decoded with Perfetto's own proto definitions, the
+//! Parquet and CSV tables read back with pyarrow and pandas, and DuckDB over two recordings,
+//! each against the analysis of the same trace.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The notebook tools' interpreter (tools/data-venv.sh).
+fn python() -> Option<PathBuf> {
+    let p = venv_root().join("data/bin/python");
+    require(p.exists(), &format!("{} (tools/data-venv.sh)", p.display())).then_some(p)
+}
+
+fn trace(name: &str) -> Option<PathBuf> {
+    let p = shared().join("traces").join(name);
+    require(p.exists(), &p.display().to_string()).then_some(p)
+}
+
+fn read(py: &Path, args: &[&str]) -> Value {
+    let script = repo().join("crates/cli/tests/read_exports.py");
+    let out = Command::new(py).arg(script).args(args).output().unwrap();
+    assert!(out.status.success(), "read_exports.py {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn export(t: &Path, args: &[&str]) -> String {
+    let out = rostrace().arg("export").arg(t).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+fn analysis_of(t: &Path) -> analysis::Analysis {
+    let (set, errors) = ctf::TraceSet::open(&[t]);
+    assert!(errors.is_empty(), "{errors:?}");
+    analysis::analyze_traces(&set, |_, _| {})
+}
+
+/// Per run, its callback's node ("" when unknown).
+fn run_nodes(a: &analysis::Analysis) -> Vec<String> {
+    a.runs
+        .iter()
+        .map(|(r, _)| {
+            let k = a.slots[r.slot as usize];
+            a.report
+                .callbacks
+                .iter()
+                .find(|c| (c.trace, c.vpid, c.address) == k)
+                .map_or(String::new(), |c| c.node.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn perfetto_export_decodes_with_perfettos_protos() {
+    let Some(py) = python() else { return };
+    let proto = repo().join("crates/export/tests/data/perfetto/perfetto_trace.proto");
+    for name in ["caret-demos-e2e-jazzy", "tc-ros2-example2"] {
+        let Some(t) = trace(name) else { return };
+        let dir = TempDir::new("export-perfetto");
+        let file = dir.join("trace.pftrace");
+        let err = export(&t, &["--format", "perfetto", "-o", file.to_str().unwrap()]);
+        assert!(err.contains("ui.perfetto.dev"), "{err}");
+        let v = read(&py, &["perfetto", file.to_str().unwrap(), proto.to_str().unwrap()]);
+        let a = analysis_of(&t);
+        assert_eq!(v["slices"], a.runs.len(), "{name}: a slice per callback run");
+        let unfinished = a.runs.iter().filter(|(r, _)| r.end().is_none()).count();
+        assert_eq!(v["unfinished"], unfinished, "{name}");
+        assert_eq!(v["instants"]["publish"], a.pubs.len(), "{name}");
+        assert_eq!(v["instants"]["take"], a.takes.len(), "{name}");
+        assert!(!a.flows.is_empty(), "{name} has message flows");
+        assert_eq!(v["flows"], a.flows.len(), "{name}: a flow per matched message");
+        assert_eq!(v["flows_ended"], a.flows.len(), "{name}");
+        assert_eq!(v["flows_started_once"], true);
+        assert_eq!(v["flows_ended_once"], true);
+        let through_take = a.flows.iter().filter(|f| a.takes[f.take as usize].0.run.is_some()).count();
+        assert_eq!(v["flows_through_take"], through_take, "{name}: publish -> take -> callback");
+        assert_eq!(v["counters"], a.flows.len(), "{name}: a latency value per flow");
+        // Slices are named by node and owner: as many per name as the callbacks' runs.
+        let mut want: BTreeMap<String, u64> = BTreeMap::new();
+        for c in &a.report.callbacks {
+            let owner = match (&c.topic, c.timer_period_ns) {
+                (Some(t), _) => format!("{} {t}", c.kind),
+                (None, Some(_)) => "timer".into(),
+                _ => c.kind.clone(),
+            };
+            *want.entry(format!("{} {owner}", c.node)).or_default() += c.count + c.unfinished;
+        }
+        let mut got: BTreeMap<String, u64> = BTreeMap::new();
+        for (n, k) in v["slice_names"].as_object().unwrap() {
+            // "timer 100 ms" -> "timer"
+            let n = match n.find(" timer ") {
+                Some(i) => format!("{} timer", &n[..i]),
+                None => n.clone(),
+            };
+            *got.entry(n).or_default() += k.as_u64().unwrap();
+        }
+        assert_eq!(got, want, "{name}");
+        let threads: std::collections::BTreeSet<(u32, i64, i64)> = a
+            .runs
+            .iter()
+            .map(|(r, _)| {
+                let k = a.slots[r.slot as usize];
+                (k.0, k.1, r.vtid as i64)
+            })
+            .chain(a.pubs.iter().map(|(p, _)| (p.trace, p.vpid, p.vtid)))
+            .chain(a.takes.iter().map(|(t, _)| (t.trace, t.vpid, t.vtid)))
+            .collect();
+        assert_eq!(v["threads"], threads.len(), "{name}");
+    }
+}
+
+#[test]
+fn tables_read_back_with_pyarrow_and_pandas() {
+    let Some(py) = python() else { return };
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let a = analysis_of(&t);
+    // Events per name, as the reader sees them.
+    let mut events: BTreeMap<String, u64> = BTreeMap::new();
+    let (set, _) = ctf::TraceSet::open(&[&t]);
+    let mut it = set.events();
+    while let Some(ev) = it.next() {
+        *events.entry(ev.unwrap().name().replace(':', ".")).or_default() += 1;
+    }
+    for format in ["parquet", "csv"] {
+        let dir = TempDir::new("export-tables");
+        let err = export(&t, &["--format", format, "-o", dir.path().to_str().unwrap(), "--name", "robot1"]);
+        assert!(err.contains("recording robot1"), "{err}");
+        let v = read(&py, &["tables", dir.path().to_str().unwrap()]);
+        let file = format!("robot1.{format}");
+        let table = |name: &str| &v[name][&file];
+        let want = [
+            ("callback_runs", a.runs.len()),
+            ("publications", a.pubs.len()),
+            ("takes", a.takes.len()),
+            ("flows", a.flows.len()),
+            ("callbacks", a.report.callbacks.len()),
+            ("nodes", a.model.nodes.items.len()),
+            ("publishers", a.model.publishers.items.len()),
+            ("subscriptions", a.model.subscriptions.items.len()),
+            ("timers", a.model.timers.items.len()),
+            ("topics", a.report.topics.len()),
+            ("processes", a.model.processes.len()),
+        ];
+        for (name, n) in want {
+            assert_eq!(table(name)["rows"], n, "{format} {name}");
+            assert_eq!(table(name)["recordings"], serde_json::json!(["robot1"]), "{format} {name}");
+        }
+        // Every column of the schema, in order.
+        for def in export::schema::tables() {
+            let cols: Vec<&str> = def.columns.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(table(def.name)["columns"], serde_json::json!(cols), "{format} {}", def.name);
+        }
+        // Values: sums of times and durations, nulls where the analysis has none.
+        let durations: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum();
+        assert_eq!(table("callback_runs")["sums"]["duration_ns"], durations, "{format}");
+        let starts: i64 = a.runs.iter().map(|(r, _)| r.start).fold(0i64, |s, x| s.wrapping_add(x));
+        assert_eq!(table("callback_runs")["sums"]["start_ns"], starts, "{format}");
+        let lat: i64 = a.flows.iter().map(|f| f.pub_to_take_ns).sum();
+        assert_eq!(table("flows")["sums"]["pub_to_take_ns"], lat, "{format}");
+        let no_cb = a.flows.iter().filter(|f| f.pub_to_callback_ns.is_none()).count();
+        assert_eq!(table("flows")["nulls"]["pub_to_callback_ns"], no_cb, "{format}");
+        let no_src = a.pubs.iter().filter(|(p, _)| p.source_ts.is_none()).count();
+        assert_eq!(table("publications")["nulls"]["source_timestamp_ns"], no_src, "{format}");
+        let total: i64 = a.report.callbacks.iter().map(|c| c.total_ns).sum();
+        assert_eq!(table("callbacks")["sums"]["total_ns"], total, "{format}");
+        // The raw events: a table per event name, every event.
+        for (name, n) in &events {
+            let t = &v[format!("events/{name}")][&file];
+            assert_eq!(t["rows"], *n, "{format} {name}");
+        }
+        let cs = &v["events/ros2.callback_start"][&file];
+        let cols: Vec<&str> = cs["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+        for c in
+            ["recording", "trace", "timestamp_ns", "cpu", "vpid", "vtid", "procname", "callback", "is_intra_process"]
+        {
+            assert!(cols.contains(&c), "{format}: callback_start has {c}: {cols:?}");
+        }
+        if format == "parquet" {
+            assert_eq!(cs["types"]["callback"], "uint64");
+            assert_eq!(cs["types"]["timestamp_ns"], "int64");
+            assert_eq!(table("callback_runs")["types"]["intra_process"], "bool");
+        }
+        let starts: i64 = a.runs.iter().map(|(r, _)| r.start).fold(0i64, |s, x| s.wrapping_add(x));
+        assert_eq!(cs["sums"]["timestamp_ns"], starts, "{format}: callback_start times are the runs' starts");
+    }
+}
+
+#[test]
+fn duckdb_queries_two_recordings_together() {
+    let Some(py) = python() else { return };
+    let dir = TempDir::new("export-fleet");
+    let mut want: Vec<(String, String, u64, i64, i64)> = Vec::new();
+    for (name, rec) in [("caret-demos-e2e-jazzy", "robot1"), ("tc-ros2-example2", "robot2")] {
+        let Some(t) = trace(name) else { return };
+        export(&t, &["--format", "parquet", "-o", dir.path().to_str().unwrap(), "--name", rec, "--events", "none"]);
+        let a = analysis_of(&t);
+        let nodes = run_nodes(&a);
+        let mut per: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+        for ((r, _), n) in a.runs.iter().zip(&nodes) {
+            if let Some(d) = r.duration() {
+                let e = per.entry(n.clone()).or_default();
+                e.0 += 1;
+                e.1 += d;
+                e.2 = e.2.max(d);
+            }
+        }
+        want.extend(per.into_iter().map(|(n, (c, s, m))| (rec.to_string(), n, c, s, m)));
+    }
+    want.sort();
+    let q = "SELECT recording, node, count(*), sum(duration_ns)::BIGINT, max(duration_ns) \
+             FROM '{dir}/callback_runs/*.parquet' WHERE duration_ns IS NOT NULL GROUP BY ALL ORDER BY ALL";
+    let v = read(&py, &["sql", dir.path().to_str().unwrap(), q]);
+    let got: Vec<(String, String, u64, i64, i64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+                r[2].as_u64().unwrap(),
+                r[3].as_i64().unwrap(),
+                r[4].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.iter().any(|r| r.0 == "robot1") && got.iter().any(|r| r.0 == "robot2"));
+    // No raw events with --events none.
+    assert!(!dir.join("events").exists());
+}
+
+#[test]
+fn export_errors_name_the_argument() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let out =
+        rostrace().arg("export").arg(&t).args(["--format", "csv", "-o", "/tmp/x", "--events", "("]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--events: invalid regular expression"));
+    let out = rostrace()
+        .arg("export")
+        .arg(&t)
+        .args(["--format", "perfetto", "-o", "/proc/rostrace/x.pftrace"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--output /proc/rostrace/x.pftrace"), "{err}");
+}
+
+#[test]
+fn readme_documents_the_export_schema() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&export::schema::markdown()),
+        "README.md must hold the export schema as export::schema::markdown() writes it"
+    );
+}

@@ -1,0 +1,421 @@
+//! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
+
+use crate::schema::{self, Column};
+use analysis::executor::ExecutorHandler;
+use analysis::model::{Key, Model};
+use analysis::report::Analysis;
+use analysis::services::ServiceHandler;
+use analysis::MatchBy;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io;
+
+/// A cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    /// No value.
+    Null,
+    /// Signed integer.
+    I64(i64),
+    /// Unsigned integer.
+    U64(u64),
+    /// Floating point number.
+    F64(f64),
+    /// Boolean.
+    Bool(bool),
+    /// String.
+    Str(Cow<'a, str>),
+}
+
+impl<'a> From<&'a str> for Cell<'a> {
+    fn from(s: &'a str) -> Self {
+        Cell::Str(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Cell<'_> {
+    fn from(s: String) -> Self {
+        Cell::Str(Cow::Owned(s))
+    }
+}
+
+impl From<i64> for Cell<'_> {
+    fn from(v: i64) -> Self {
+        Cell::I64(v)
+    }
+}
+
+impl From<u64> for Cell<'_> {
+    fn from(v: u64) -> Self {
+        Cell::U64(v)
+    }
+}
+
+impl From<bool> for Cell<'_> {
+    fn from(v: bool) -> Self {
+        Cell::Bool(v)
+    }
+}
+
+impl<'a, T: Into<Cell<'a>>> From<Option<T>> for Cell<'a> {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Cell::Null, Into::into)
+    }
+}
+
+/// Where a table's rows go.
+pub trait TableWriter {
+    /// One row, a cell per column.
+    fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()>;
+    /// The table is complete.
+    fn finish(self: Box<Self>) -> io::Result<()>;
+}
+
+/// Where tables go.
+pub trait Sink {
+    /// A table named `name` (`callbacks`, `events/ros2.callback_start`) with these columns.
+    fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>>;
+}
+
+/// How many rows each table got.
+pub type Counts = Vec<(String, u64)>;
+
+struct Counted {
+    w: Box<dyn TableWriter>,
+    n: u64,
+    width: usize,
+}
+
+impl Counted {
+    fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
+        debug_assert_eq!(cells.len(), self.width);
+        self.n += 1;
+        self.w.row(cells)
+    }
+}
+
+fn open(sink: &mut dyn Sink, t: &schema::Table) -> io::Result<Counted> {
+    Ok(Counted { w: sink.table(t.name, &t.columns)?, n: 0, width: t.columns.len() })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn node_name(m: &Model, node: Option<u32>) -> Option<String> {
+    node.map(|n| m.nodes.get(n).full_name())
+}
+
+fn nz(v: u64) -> Option<u64> {
+    (v != 0).then_some(v)
+}
+
+fn key_cells(k: Key) -> [Cell<'static>; 2] {
+    [Cell::I64(k.0 as i64), Cell::I64(k.1)]
+}
+
+/// Writes every table of the analysis (not the raw events: [`crate::events::write`]).
+/// `trace_dirs` and `hosts` are the traces' directories and host names, by trace index.
+pub fn write(
+    a: &Analysis,
+    services: Option<&ServiceHandler>,
+    executors: Option<&ExecutorHandler>,
+    traces: &[(String, String)],
+    recording: &str,
+    sink: &mut dyn Sink,
+) -> io::Result<Counts> {
+    let m = &a.model;
+    let r = &a.report;
+    let rec = || Cell::Str(Cow::Borrowed(recording));
+    let defs = schema::tables();
+    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
+    let mut counts = Counts::new();
+
+    let mut t = open(sink, def("traces"))?;
+    for (i, (dir, host)) in traces.iter().enumerate() {
+        t.row(&[rec(), Cell::I64(i as i64), dir.as_str().into(), host.as_str().into()])?;
+    }
+    done(t, "traces", &mut counts)?;
+
+    let mut procs: Vec<_> = m.processes.values().collect();
+    procs.sort_by_key(|p| (p.trace, p.vpid));
+    let mut t = open(sink, def("processes"))?;
+    for p in procs {
+        t.row(&[
+            rec(),
+            Cell::I64(p.trace as i64),
+            Cell::I64(p.vpid),
+            p.host.as_str().into(),
+            p.procname.as_str().into(),
+            Cell::I64(p.events as i64),
+            Cell::I64(p.ros_events as i64),
+            p.tracetools_version.as_deref().into(),
+            p.distribution.as_deref().into(),
+        ])?;
+    }
+    done(t, "processes", &mut counts)?;
+
+    let mut t = open(sink, def("nodes"))?;
+    for n in &m.nodes.items {
+        let [tr, vp] = key_cells(n.key);
+        t.row(&[
+            rec(),
+            tr,
+            vp,
+            Cell::U64(n.key.2),
+            n.full_name().into(),
+            n.namespace.as_str().into(),
+            Cell::I64(n.created_ns),
+        ])?;
+    }
+    done(t, "nodes", &mut counts)?;
+
+    for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
+        let mut t = open(sink, def(name))?;
+        for e in &reg.items {
+            let [tr, vp] = key_cells(e.key);
+            t.row(&[
+                rec(),
+                tr,
+                vp,
+                Cell::U64(e.key.2),
+                nz(e.rmw).into(),
+                node_name(m, e.node).into(),
+                e.topic.as_str().into(),
+                Cell::I64(e.depth as i64),
+                (!e.gid.is_empty()).then(|| hex(&e.gid)).into(),
+                Cell::I64(e.created_ns),
+            ])?;
+        }
+        done(t, name, &mut counts)?;
+    }
+
+    let mut t = open(sink, def("timers"))?;
+    for x in &m.timers.items {
+        let [tr, vp] = key_cells(x.key);
+        t.row(&[
+            rec(),
+            tr,
+            vp,
+            Cell::U64(x.key.2),
+            node_name(m, x.node).into(),
+            Cell::I64(x.period_ns),
+            Cell::I64(x.created_ns),
+        ])?;
+    }
+    done(t, "timers", &mut counts)?;
+
+    let mut t = open(sink, def("services"))?;
+    for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
+        for x in &reg.items {
+            let [tr, vp] = key_cells(x.key);
+            t.row(&[
+                rec(),
+                tr,
+                vp,
+                Cell::U64(x.key.2),
+                nz(x.rmw).into(),
+                side.into(),
+                node_name(m, x.node).into(),
+                x.name.as_str().into(),
+                Cell::I64(x.created_ns),
+            ])?;
+        }
+    }
+    done(t, "services", &mut counts)?;
+
+    let mut t = open(sink, def("callbacks"))?;
+    for c in &r.callbacks {
+        let d = &c.duration_ns;
+        let has = d.count > 0;
+        t.row(&[
+            rec(),
+            Cell::I64(c.trace as i64),
+            Cell::I64(c.vpid),
+            Cell::U64(c.address),
+            c.node.as_str().into(),
+            c.kind.as_str().into(),
+            c.topic.as_deref().into(),
+            c.timer_period_ns.into(),
+            c.symbol.as_str().into(),
+            Cell::I64(c.count as i64),
+            Cell::I64(c.unfinished as i64),
+            Cell::I64(c.total_ns),
+            has.then_some(d.min).into(),
+            if has { Cell::F64(d.mean) } else { Cell::Null },
+            has.then_some(d.p50).into(),
+            has.then_some(d.p90).into(),
+            has.then_some(d.p99).into(),
+            has.then_some(d.max).into(),
+            if c.period_ns.count > 0 { Cell::F64(c.period_ns.mean) } else { Cell::Null },
+        ])?;
+    }
+    done(t, "callbacks", &mut counts)?;
+
+    let mut t = open(sink, def("topics"))?;
+    for x in &r.topics {
+        let (pt, pc) = (&x.pub_to_take_ns, &x.pub_to_callback_ns);
+        t.row(&[
+            rec(),
+            x.name.as_str().into(),
+            Cell::I64(x.publishes as i64),
+            Cell::I64(x.takes as i64),
+            Cell::I64(x.matched as i64),
+            Cell::I64(x.unmatched as i64),
+            x.dropped.map(|d| d as i64).into(),
+            if pt.count > 0 { Cell::F64(pt.mean) } else { Cell::Null },
+            (pt.count > 0).then_some(pt.p99).into(),
+            (pt.count > 0).then_some(pt.max).into(),
+            if pc.count > 0 { Cell::F64(pc.mean) } else { Cell::Null },
+            (pc.count > 0).then_some(pc.p99).into(),
+            (pc.count > 0).then_some(pc.max).into(),
+        ])?;
+    }
+    done(t, "topics", &mut counts)?;
+
+    // Runs, with their callback's node and kind.
+    let by_key: HashMap<Key, usize> =
+        r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
+    let mut t = open(sink, def("callback_runs"))?;
+    for (i, (run, _)) in a.runs.iter().enumerate() {
+        let k = a.slots[run.slot as usize];
+        let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
+        t.row(&[
+            rec(),
+            Cell::I64(i as i64),
+            Cell::I64(k.0 as i64),
+            Cell::I64(k.1),
+            Cell::I64(run.vtid as i64),
+            Cell::U64(k.2),
+            c.map_or("", |c| c.node.as_str()).into(),
+            c.map_or("unknown", |c| c.kind.as_str()).into(),
+            Cell::I64(run.start),
+            run.end().into(),
+            run.duration().into(),
+            Cell::Bool(run.intra),
+        ])?;
+    }
+    done(t, "callback_runs", &mut counts)?;
+
+    let mut t = open(sink, def("publications"))?;
+    for (i, (p, topic)) in a.pubs.iter().enumerate() {
+        t.row(&[
+            rec(),
+            Cell::I64(i as i64),
+            Cell::I64(p.trace as i64),
+            Cell::I64(p.vpid),
+            Cell::I64(p.vtid),
+            topic.as_deref().into(),
+            nz(p.publisher).into(),
+            Cell::U64(p.message),
+            Cell::I64(p.ts),
+            p.ts_rclcpp.into(),
+            p.ts_rcl.into(),
+            p.ts_rmw.into(),
+            p.ts_dds.into(),
+            p.source_ts.into(),
+            Cell::Bool(p.intra),
+            p.in_run.map(|x| x as i64).into(),
+        ])?;
+    }
+    done(t, "publications", &mut counts)?;
+
+    let mut t = open(sink, def("takes"))?;
+    for (i, (k, sub)) in a.takes.iter().enumerate() {
+        let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
+        t.row(&[
+            rec(),
+            Cell::I64(i as i64),
+            Cell::I64(k.trace as i64),
+            Cell::I64(k.vpid),
+            Cell::I64(k.vtid),
+            topic.into(),
+            nz(k.rmw_subscription).into(),
+            Cell::U64(k.message),
+            Cell::I64(k.ts),
+            (k.source_ts != 0).then_some(k.source_ts).into(),
+            Cell::Bool(k.taken),
+            Cell::Bool(k.intra),
+            k.run.map(|x| x as i64).into(),
+        ])?;
+    }
+    done(t, "takes", &mut counts)?;
+
+    let mut t = open(sink, def("flows"))?;
+    for f in &a.flows {
+        let p = &a.pubs[f.publication as usize].0;
+        let k = &a.takes[f.take as usize].0;
+        let by = match f.by {
+            MatchBy::SourceTimestamp => "source_timestamp",
+            MatchBy::PublishWindow => "publish_window",
+            MatchBy::IntraProcess => "intra_process",
+        };
+        t.row(&[
+            rec(),
+            Cell::I64(f.publication as i64),
+            Cell::I64(f.take as i64),
+            f.topic.as_str().into(),
+            by.into(),
+            Cell::I64(p.ts),
+            Cell::I64(k.ts),
+            k.run.map(|x| a.runs[x as usize].0.start).into(),
+            Cell::I64(f.pub_to_take_ns),
+            f.pub_to_callback_ns.into(),
+        ])?;
+    }
+    done(t, "flows", &mut counts)?;
+
+    let mut t = open(sink, def("service_calls"))?;
+    if let Some(s) = services {
+        let name = |reg: &analysis::model::Registry<analysis::model::Service>, k: Key| {
+            reg.items.iter().find(|x| x.key.0 == k.0 && x.key.1 == k.1 && x.rmw == k.2).map(|x| x.name.clone())
+        };
+        let rows = s.client_calls.iter().map(|c| ("client", c.client, c.vtid, c.seq, c.ts_send, c.response, None));
+        let rows = rows
+            .chain(s.server_calls.iter().map(|c| ("server", c.service, c.vtid, c.seq, c.ts_take, c.response, c.run)));
+        for (side, key, vtid, seq, at, response, run) in rows {
+            let reg = if side == "client" { &m.clients } else { &m.services };
+            let [tr, vp] = key_cells(key);
+            t.row(&[
+                rec(),
+                tr,
+                vp,
+                Cell::I64(vtid),
+                side.into(),
+                Cell::U64(key.2),
+                name(reg, key).into(),
+                Cell::I64(seq),
+                Cell::I64(at),
+                response.map(|x| x.0).into(),
+                run.map(|x| x as i64).into(),
+            ])?;
+        }
+    }
+    done(t, "service_calls", &mut counts)?;
+
+    let mut t = open(sink, def("executor_threads"))?;
+    if let Some(e) = executors {
+        let mut v: Vec<_> = e.threads.iter().collect();
+        v.sort_by_key(|(k, _)| **k);
+        for ((tr, vpid, vtid), p) in v {
+            t.row(&[
+                rec(),
+                Cell::I64(*tr as i64),
+                Cell::I64(*vpid),
+                Cell::I64(*vtid),
+                Cell::I64(p.get_next_ns),
+                Cell::I64(p.wait_ns),
+                Cell::I64(p.execute_ns),
+                Cell::I64(p.executions as i64),
+            ])?;
+        }
+    }
+    done(t, "executor_threads", &mut counts)?;
+    debug_assert!(defs.iter().all(|d| counts.iter().any(|(n, _)| n == d.name)));
+    Ok(counts)
+}
+
+fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
+    counts.push((name.to_string(), t.n));
+    t.w.finish()
+}
