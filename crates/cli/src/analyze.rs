@@ -832,7 +832,11 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
 
 /// The longest paths between the sources and sinks of `an`, those with a node matching
 /// `nodes` and a topic matching `topics` (when given).
-fn longest(an: &analysis::Analysis, nodes: Option<&Regex>, topics: Option<&Regex>) -> analysis::paths::LongestPaths {
+pub(crate) fn longest(
+    an: &analysis::Analysis,
+    nodes: Option<&Regex>,
+    topics: Option<&Regex>,
+) -> analysis::paths::LongestPaths {
     use analysis::paths::{Architecture, PathIndex, SearchLimits};
     let arch = Architecture::from_analysis(an);
     let index = PathIndex::new(an);

@@ -332,6 +332,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     summary(&dir);
     println!("  what each process counted: {}", counts.display());
     println!("  look again: rostrace analyze {}", dir.display());
+    let html = dir.join("report.html");
+    match crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo")) {
+        Ok(_) => println!("  the report, with plots: {} (open it in a browser)", html.display()),
+        Err(e) => {
+            eprintln!("rostrace: error: {e}");
+            failed = true;
+        }
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else if crate::record::interrupted() {

@@ -10,6 +10,7 @@ mod info;
 mod paths;
 mod progress;
 mod record;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -40,6 +41,8 @@ enum Command {
     Paths(paths::SearchArgs),
     /// End-to-end latency and response time along a path, message by message, per segment.
     E2e(paths::E2eArgs),
+    /// The analysis as one self-contained, interactive HTML report (plots and tables).
+    Report(report::Args),
     /// Export the analysis: Parquet or CSV tables for notebooks and fleets, or a Perfetto trace.
     Export(export::Args),
     /// Trace a command (and everything it spawns) until it exits or Ctrl-C, then summarize.
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Paths(a) => paths::paths_cmd(a),
         Command::E2e(a) => paths::e2e_cmd(a),
         Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
         Command::Record(a) => record::record(a),
         Command::Create(a) => record::create(a, false),
         Command::Start(a) => record::start(a),

@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{ctrl_c_when, have_babeltrace2, have_lttng, lttng_lock, require, rostrace, TempDir};
+use common::{
+    check_report, ctrl_c_when, have_babeltrace2, have_chromium, have_lttng, lttng_lock, require, rostrace, TempDir,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -54,6 +56,12 @@ fn check_demo(backend: &str, domain_base: u32) {
     assert!(stdout.contains(&format!("trace written to {}", dir.display())), "{stdout}");
 
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // The report of the run, beside the trace.
+    let html = dir.join("report.html");
+    assert!(stdout.contains(&format!("the report, with plots: {}", html.display())), "{stdout}");
+    if backend == "embedded" && require(have_chromium(), "chromium") {
+        check_report(&html, &r);
+    }
     let tallies: Vec<demo::Tally> =
         serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
     assert_eq!(tallies.len(), 2, "{tallies:?}");

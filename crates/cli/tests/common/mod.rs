@@ -68,3 +68,78 @@ pub fn ctrl_c_when(cmd: &mut Command, ready: impl Fn() -> bool) -> std::process:
 pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
 }
+
+/// Headless Chromium (Debian's `chromium`), if it runs.
+pub fn have_chromium() -> bool {
+    Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+fn chromium(args: &[&str], page: &std::path::Path) -> std::process::Output {
+    let profile = TempDir::new("chromium-profile");
+    Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+}
+
+/// The DOM of `page` once loaded and its scripts run, as Chromium dumps it.
+pub fn chromium_dom(page: &std::path::Path) -> String {
+    let out = chromium(&["--dump-dom"], page);
+    assert!(out.status.success(), "chromium: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A screenshot of `page` (width × height) written to `png`.
+pub fn chromium_screenshot(page: &std::path::Path, png: &std::path::Path, width: u32, height: u32) {
+    let out = chromium(&[&format!("--screenshot={}", png.display()), &format!("--window-size={width},{height}")], page);
+    assert!(png.exists(), "chromium wrote no screenshot: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An attribute of the first element whose start tag contains `marker` (`data-plot="timeline"`).
+pub fn attr(dom: &str, marker: &str, name: &str) -> Option<String> {
+    let i = dom.find(marker)?;
+    let start = if marker.starts_with('<') { i } else { dom[..i].rfind('<')? };
+    let tag = &dom[start..start + dom[start..].find('>')?];
+    let key = format!(" {name}=\"");
+    let j = tag.find(&key)? + key.len();
+    Some(tag[j..j + tag[j..].find('"')?].replace("&quot;", "\"").replace("&amp;", "&"))
+}
+
+/// Renders `html` in Chromium and checks it against the analysis `r`; returns the DOM.
+pub fn check_report(html: &std::path::Path, r: &serde_json::Value) -> String {
+    let dom = chromium_dom(html);
+    assert!(dom.contains("data-rendered=\"ok\""), "the report did not finish rendering");
+    assert_eq!(attr(&dom, "<body", "data-errors"), None, "script errors");
+    let card = |k: &str| attr(&dom, &format!("data-key=\"{k}\""), "data-value").unwrap_or_else(|| panic!("card {k}"));
+    for k in ["events", "ros_events", "flows_matched", "flows_unmatched", "discarded_events"] {
+        assert_eq!(card(k), r[k].to_string(), "{k}");
+    }
+    for k in ["processes", "nodes", "topics", "callbacks"] {
+        assert_eq!(card(k), r[k].as_array().unwrap().len().to_string(), "{k}");
+    }
+    let runs: u64 = r["callbacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["count"].as_u64().unwrap() + c["unfinished"].as_u64().unwrap())
+        .sum();
+    assert!(card("runs").parse::<u64>().unwrap() >= runs, "runs");
+    let drawn = |plot: &str| {
+        attr(&dom, &format!("data-plot=\"{plot}\""), "data-drawn")
+            .unwrap_or_else(|| panic!("plot {plot}"))
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert!(drawn("timeline") > 0);
+    assert!(drawn("callback-time") > 0);
+    assert!(drawn("callback-hist") > 0);
+    // The callbacks' table: one row per callback (100 shown, then a row to show the rest).
+    let n = r["callbacks"].as_array().unwrap().len();
+    let table = &dom[dom.find("data-table=\"callbacks\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr").count() - 1, n.min(100) + usize::from(n > 100));
+    dom
+}

@@ -1,0 +1,61 @@
+//! `rostrace report`: the analysis as one self-contained, interactive HTML file.
+
+use crate::progress::Progress;
+use crate::TraceArgs;
+use ctf::TraceSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    output: PathBuf,
+    /// Title (default: the first trace's directory name).
+    #[arg(long)]
+    title: Option<String>,
+}
+
+/// Analyzes `traces` and writes the report to `out`; Ok(false) when a trace could not be read
+/// whole (the report still holds what could be).
+pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>) -> Result<bool, String> {
+    let (set, errors) = TraceSet::open(traces);
+    for e in &errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    if set.traces.is_empty() {
+        return Err("no trace to report".into());
+    }
+    let mut progress = Progress::new(set.total_bytes(), "analyzing");
+    let a = analysis::analyze_traces(&set, |d, _| progress.tick(|| d));
+    progress.finish();
+    for e in &a.report.read_errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    let mut report = a.report.clone();
+    report.longest_paths = Some(crate::analyze::longest(&a, None, None));
+    let title = match title {
+        Some(t) => t.to_string(),
+        None => {
+            let p = std::fs::canonicalize(&traces[0]).unwrap_or_else(|_| traces[0].clone());
+            p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
+        }
+    };
+    let html = html::render(&a, &report, &title);
+    std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
+    eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
+    Ok(errors.is_empty() && a.report.read_errors.is_empty())
+}
+
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    match write(&a.traces.traces, &a.output, a.title.as_deref()) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        Err(e) => {
+            eprintln!("rostrace: error: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}

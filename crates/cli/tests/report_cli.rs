@@ -1,0 +1,68 @@
+//! `rostrace report`: the HTML report opens in headless Chromium with no error, draws its plots,
+//! and shows the numbers `rostrace analyze --json` gives.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn analyze_json(t: &Path) -> Value {
+    let out = rostrace().arg("analyze").arg(t).args(["--json", "-"]).output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn screenshot_is_not_blank(html: &Path, dir: &Path) -> u64 {
+    let blank = dir.join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    let (a, b) = (dir.join("report.png"), dir.join("blank.png"));
+    chromium_screenshot(html, &a, 1400, 1600);
+    chromium_screenshot(&blank, &b, 1400, 1600);
+    let (a, b) = (std::fs::metadata(&a).unwrap().len(), std::fs::metadata(&b).unwrap().len());
+    assert!(a > 10 * b, "the screenshot looks blank: {a} bytes, a blank page {b}");
+    a
+}
+
+#[test]
+fn report_renders_in_chromium_with_the_analysis_numbers() {
+    if !require(have_chromium(), "chromium") {
+        return;
+    }
+    for name in ["caret-demos-e2e-jazzy", "tum-autoware-carla"] {
+        let t = shared().join("traces").join(name);
+        if !require(t.exists(), &t.display().to_string()) {
+            return;
+        }
+        let dir = TempDir::new("report");
+        let html = dir.join("report.html");
+        let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r = analyze_json(&t);
+        let dom = check_report(&html, &r);
+        if r["flows_matched"].as_u64() > Some(0) {
+            assert!(attr(&dom, "data-plot=\"topic-time\"", "data-drawn").is_some_and(|d| d != "0"));
+            assert!(dom.contains("data-table=\"paths\""), "the longest paths");
+        }
+        let png = screenshot_is_not_blank(&html, dir.path());
+        // Figures, not assertions: size and the page's own rendering time.
+        eprintln!(
+            "{name}: report {:.1} MB, rendered in {} ms (headless Chromium), screenshot {png} bytes",
+            std::fs::metadata(&html).unwrap().len() as f64 / 1e6,
+            attr(&dom, "<body", "data-render-ms").unwrap_or_default()
+        );
+        if std::env::var_os("ROSTRACE_UPDATE_SCREENSHOTS").is_some() {
+            chromium_screenshot(&html, &repo().join(format!("docs/report-{name}.png")), 1400, 1500);
+        }
+    }
+}
+
+#[test]
+fn report_errors_name_the_output() {
+    let t = shared().join("traces/caret-demos-e2e-jazzy");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let out = rostrace().arg("report").arg(&t).args(["-o", "/proc/rostrace/r.html"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output /proc/rostrace/r.html"));
+}

@@ -1,0 +1,122 @@
+//! The analysis as one self-contained HTML file: the report's tables, and plots drawn on
+//! canvases by a small script of its own (no library, nothing fetched: it opens offline).
+//! The data goes in as JSON: the report as `rostrace analyze --json` writes it, and the
+//! instances the plots need (callback runs, message flows) as compact columns.
+
+use analysis::report::{Analysis, Report};
+use serde::Serialize;
+use std::collections::HashMap;
+
+const STYLE: &str = include_str!("report.css");
+const SCRIPT: &str = include_str!("report.js");
+
+/// Instances for the plots, as columns (times in µs since `t0_ns`, durations in ns).
+#[derive(Serialize, Default)]
+struct Instances {
+    t0_ns: i64,
+    t1_ns: i64,
+    /// Threads: label.
+    threads: Vec<String>,
+    /// Runs: start (µs), duration (ns, -1 unfinished), callback (index in report.callbacks,
+    /// -1 unknown), thread (index in `threads`).
+    run_s: Vec<i64>,
+    run_d: Vec<i64>,
+    run_c: Vec<i32>,
+    run_t: Vec<u32>,
+    /// Topics of the flows.
+    topics: Vec<String>,
+    /// Flows: publication (µs), its thread, callback start or take (µs), its thread, topic,
+    /// latency (ns: publish → callback start, else publish → take).
+    fl_p: Vec<i64>,
+    fl_pt: Vec<u32>,
+    fl_c: Vec<i64>,
+    fl_ct: Vec<u32>,
+    fl_topic: Vec<u32>,
+    fl_lat: Vec<i64>,
+}
+
+#[derive(Serialize)]
+struct Data<'a> {
+    title: &'a str,
+    report: &'a Report,
+    inst: Instances,
+}
+
+fn instances(a: &Analysis, r: &Report) -> Instances {
+    let t0 = r.begin_ns.unwrap_or(0);
+    let us = |ns: i64| (ns - t0) / 1000;
+    let mut inst = Instances { t0_ns: t0, t1_ns: r.end_ns.unwrap_or(t0), ..Default::default() };
+    let by_key: HashMap<(u32, i64, u64), i32> =
+        r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i as i32)).collect();
+    let procname: HashMap<(u32, i64), &str> =
+        a.model.processes.values().map(|p| ((p.trace, p.vpid), p.procname.as_str())).collect();
+    let mut threads: HashMap<(u32, i64, i64), u32> = HashMap::new();
+    let mut thread = |inst: &mut Instances, k: (u32, i64, i64)| -> u32 {
+        *threads.entry(k).or_insert_with(|| {
+            let name = procname.get(&(k.0, k.1)).copied().unwrap_or("?");
+            let label = if k.1 == k.2 { format!("{name} {}", k.1) } else { format!("{name} {} / {}", k.1, k.2) };
+            inst.threads.push(label);
+            inst.threads.len() as u32 - 1
+        })
+    };
+    let mut order: Vec<usize> = (0..a.runs.len()).collect();
+    order.sort_by_key(|&i| a.runs[i].0.start);
+    for i in order {
+        let run = &a.runs[i].0;
+        let k = a.slots[run.slot as usize];
+        let t = thread(&mut inst, (k.0, k.1, run.vtid as i64));
+        inst.run_s.push(us(run.start));
+        inst.run_d.push(run.duration().unwrap_or(-1));
+        inst.run_c.push(by_key.get(&k).copied().unwrap_or(-1));
+        inst.run_t.push(t);
+    }
+    let mut topic_ids: HashMap<&str, u32> = HashMap::new();
+    let mut flows: Vec<&analysis::Flow> = a.flows.iter().collect();
+    flows.sort_by_key(|f| a.pubs[f.publication as usize].0.ts);
+    for f in flows {
+        let p = &a.pubs[f.publication as usize].0;
+        let k = &a.takes[f.take as usize].0;
+        let pt = thread(&mut inst, (p.trace, p.vpid, p.vtid));
+        let (c, ct) = match k.run {
+            Some(r) => {
+                let run = &a.runs[r as usize].0;
+                let key = a.slots[run.slot as usize];
+                (run.start, thread(&mut inst, (key.0, key.1, run.vtid as i64)))
+            }
+            None => (k.ts, thread(&mut inst, (k.trace, k.vpid, k.vtid))),
+        };
+        let n = topic_ids.len() as u32;
+        let topic = *topic_ids.entry(f.topic.as_str()).or_insert_with(|| {
+            inst.topics.push(f.topic.clone());
+            n
+        });
+        inst.fl_p.push(us(p.ts));
+        inst.fl_pt.push(pt);
+        inst.fl_c.push(us(c));
+        inst.fl_ct.push(ct);
+        inst.fl_topic.push(topic);
+        inst.fl_lat.push(f.pub_to_callback_ns.unwrap_or(f.pub_to_take_ns));
+    }
+    inst
+}
+
+/// The report of `a` (whose report may have been completed, e.g. with the longest paths: `r`)
+/// as one HTML page.
+pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
+    let data = Data { title, report: r, inst: instances(a, r) };
+    // Inside a script element, `</` would end it.
+    let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()).replace("</", "<\\/");
+    let title = escape(title);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · rostrace</title><style>{STYLE}</style></head>\n<body>\
+         <header><h1>{title}</h1><span class=\"by\">rostrace report</span></header><main id=\"main\">\
+         <noscript>This report draws its tables and plots with JavaScript.</noscript></main>\n\
+         <script type=\"application/json\" id=\"data\">{json}</script>\n<script>{SCRIPT}</script>\n</body></html>\n"
+    )
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
