@@ -42,6 +42,11 @@ fn report_renders_in_chromium_with_the_analysis_numbers() {
         if r["flows_matched"].as_u64() > Some(0) {
             assert!(attr(&dom, "data-plot=\"topic-time\"", "data-drawn").is_some_and(|d| d != "0"));
             assert!(dom.contains("data-table=\"paths\""), "the longest paths");
+            // The first path with messages that went the whole way: a point per message.
+            let p = r["longest_paths"]["paths"].as_array().unwrap().iter().find(|p| p["complete"].as_u64() > Some(0));
+            let want = p.unwrap()["latency"]["count"].to_string();
+            assert_eq!(attr(&dom, "data-plot=\"path-time\"", "data-drawn"), Some(want));
+            assert!(attr(&dom, "data-plot=\"path-segments\"", "data-drawn").is_some_and(|d| d != "0"));
         }
         let png = screenshot_is_not_blank(&html, dir.path());
         // Figures, not assertions: size and the page's own rendering time.

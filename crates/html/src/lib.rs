@@ -35,11 +35,40 @@ struct Instances {
     fl_lat: Vec<i64>,
 }
 
+/// A longest path's messages: start (µs since t0), latency (ns), and the mean of each segment.
+#[derive(Serialize)]
+struct PathInstances {
+    s: Vec<i64>,
+    lat: Vec<i64>,
+    segments: Vec<(String, &'static str, f64)>,
+}
+
 #[derive(Serialize)]
 struct Data<'a> {
     title: &'a str,
     report: &'a Report,
     inst: Instances,
+    /// Per path of `report.longest_paths`, in order.
+    paths: Vec<PathInstances>,
+}
+
+fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
+    use analysis::paths::{Architecture, PathIndex, PathOptions};
+    let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) else { return Vec::new() };
+    let t0 = r.begin_ns.unwrap_or(0);
+    let arch = Architecture::from_analysis(a);
+    let index = PathIndex::new(a);
+    lp.paths
+        .iter()
+        .map(|p| match index.records(&arch, &p.path, PathOptions::default()) {
+            Ok(rec) => {
+                let (s, lat) = rec.latencies().into_iter().map(|(x, l)| ((x - t0) / 1000, l)).unzip();
+                let segments = rec.segment_stats().into_iter().map(|(g, st)| (g.name, g.kind, st.mean)).collect();
+                PathInstances { s, lat, segments }
+            }
+            Err(_) => PathInstances { s: Vec::new(), lat: Vec::new(), segments: Vec::new() },
+        })
+        .collect()
 }
 
 fn instances(a: &Analysis, r: &Report) -> Instances {
@@ -103,7 +132,7 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
 /// The report of `a` (whose report may have been completed, e.g. with the longest paths: `r`)
 /// as one HTML page.
 pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
-    let data = Data { title, report: r, inst: instances(a, r) };
+    let data = Data { title, report: r, inst: instances(a, r), paths: path_instances(a, r) };
     // Inside a script element, `</` would end it.
     let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()).replace("</", "<\\/");
     let title = escape(title);

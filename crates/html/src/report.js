@@ -159,7 +159,7 @@ function series(parent, title, xs, ys, id) {
     return k;
   };
   p.hover = (x) => { const i = lowerBound(xs, x); return i < xs.length ? `${secs(xs[i])}: ${dur(ys[i])}` : null; };
-  const span = xs.length ? [xs[0], Math.max(xs[xs.length - 1], xs[0] + 1)] : [0, 1];
+  const span = xs.length ? [xs[0], xs[xs.length - 1] + 1] : [0, 1];
   p.set(span, [0, ymax * 1.05 || 1]);
   const h = new Plot(parent, title + " distribution", { xDur: true, id: id + "-hist" });
   let lo = Infinity; for (const y of ys) if (y < lo) lo = y;
@@ -360,15 +360,31 @@ function paths() {
   const lp = R.longest_paths;
   if (!lp || !lp.paths.length) return;
   const b = section("paths", "End-to-end paths: the longest from sources to sinks", true);
-  b.append(el("p", { class: "hint", text: `${lp.sources} sources (nodes whose timers publish), ${lp.sinks} sinks (subscriptions publishing nothing); \`rostrace e2e --path ...\` breaks one down.` }));
-  b.append(table([
+  b.append(el("p", { class: "hint", text: `${lp.sources} sources (nodes whose timers publish), ${lp.sinks} sinks (subscriptions publishing nothing); click a path for its messages' latency and where the time goes; \`rostrace e2e --path ...\` has every record.` }));
+  const plots = el("div", {});
+  const t = table([
     { h: "path", f: (p) => p.label },
     { h: "mean", n: 1, f: (p) => p.complete ? dur(p.latency.mean) : "-", v: (p) => p.latency.mean },
     { h: "p99", n: 1, f: (p) => p.complete ? dur(p.latency.p99) : "-", v: (p) => p.latency.p99 },
     { h: "max", n: 1, f: (p) => p.complete ? dur(p.latency.max) : "-", v: (p) => p.latency.max },
     { h: "complete", n: 1, f: (p) => `${p.complete}/${p.records}`, v: (p) => p.complete },
     { h: "dropped", n: 1, f: (p) => String(p.dropped), v: (p) => p.dropped },
-  ], lp.paths.slice(), null, "paths").node);
+  ], lp.paths.map((p, i) => Object.assign({ i }, p)), (p) => {
+    plots.replaceChildren();
+    const x = D.paths[p.i];
+    if (!x || !x.s.length) { plots.append(el("p", { class: "hint", text: "No message went the whole way along this path." })); return; }
+    const total = x.segments.reduce((a, g) => a + g[2], 0) || 1;
+    const bar = el("div", { class: "stack", "data-plot": "path-segments", "data-drawn": String(x.segments.length) });
+    x.segments.forEach((g, i) => bar.append(el("span", { style: `width:${(100 * g[2] / total).toFixed(3)}%;background:${hue(i)}`, title: `${g[0]} (${g[1]}): mean ${dur(g[2])}, ${pct(g[2] / total)}` })));
+    plots.append(el("h4", { text: "Where the time goes (mean per segment; hover for each)" }), bar);
+    plots.append(el("div", { class: "legend" }, ...x.segments.map((g, i) => el("span", {}, el("i", { style: `background:${hue(i)}` }), `${g[0]} ${dur(g[2])}`))));
+    const grid = el("div", { class: "plots" });
+    plots.append(grid);
+    series(grid, "end-to-end latency", x.s, x.lat, "path");
+  }, "paths");
+  b.append(t.node, plots);
+  const first = lp.paths.findIndex((p) => p.complete > 0);
+  if (first >= 0) t.select(first);
 }
 
 function services() {
