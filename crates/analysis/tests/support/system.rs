@@ -1,4 +1,5 @@
-//! A synthetic ROS 2 system (one process, Jazzy's events) written with the ctf writer: nodes,
+//! A synthetic ROS 2 system (one process, Jazzy's events in the catalog's layout) written with
+//! the ctf writer: nodes,
 //! publishers, subscriptions, timers, callback runs, publications and takes at given times.
 //! Shared by the path tests and the path benchmark.
 #![allow(dead_code)]
@@ -6,62 +7,11 @@
 use ctf::write::*;
 use std::path::Path;
 
-const P: FieldType = FieldType::Pointer;
-const S: FieldType = FieldType::String;
-const I64: FieldType = FieldType::I64;
-const I32: FieldType = FieldType::I32;
-const U64: FieldType = FieldType::U64;
-const GID: FieldType = FieldType::U8Array(16);
-
-pub fn events() -> Vec<EventDecl> {
-    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
-        name: name.to_string(),
-        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
-    };
-    vec![
-        e("ros2:rcl_init", &[("context_handle", P), ("version", S)]),
-        e("ros2:rcl_node_init", &[("node_handle", P), ("rmw_handle", P), ("node_name", S), ("namespace", S)]),
-        e("ros2:rmw_publisher_init", &[("rmw_publisher_handle", P), ("gid", GID)]),
-        e(
-            "ros2:rcl_publisher_init",
-            &[
-                ("publisher_handle", P),
-                ("node_handle", P),
-                ("rmw_publisher_handle", P),
-                ("topic_name", S),
-                ("queue_depth", U64),
-            ],
-        ),
-        e("ros2:rmw_subscription_init", &[("rmw_subscription_handle", P), ("gid", GID)]),
-        e(
-            "ros2:rcl_subscription_init",
-            &[
-                ("subscription_handle", P),
-                ("node_handle", P),
-                ("rmw_subscription_handle", P),
-                ("topic_name", S),
-                ("queue_depth", U64),
-            ],
-        ),
-        e("ros2:rclcpp_subscription_init", &[("subscription_handle", P), ("subscription", P)]),
-        e("ros2:rclcpp_subscription_callback_added", &[("subscription", P), ("callback", P)]),
-        e("ros2:rclcpp_callback_register", &[("callback", P), ("symbol", S)]),
-        e("ros2:rcl_timer_init", &[("timer_handle", P), ("period", I64)]),
-        e("ros2:rclcpp_timer_callback_added", &[("timer_handle", P), ("callback", P)]),
-        e("ros2:rclcpp_timer_link_node", &[("timer_handle", P), ("node_handle", P)]),
-        e("ros2:callback_start", &[("callback", P), ("is_intra_process", I32)]),
-        e("ros2:callback_end", &[("callback", P)]),
-        e("ros2:rclcpp_publish", &[("publisher_handle", P), ("message", P)]),
-        e("ros2:rcl_publish", &[("publisher_handle", P), ("message", P)]),
-        e("ros2:rmw_publish", &[("rmw_publisher_handle", P), ("message", P), ("timestamp", I64)]),
-        e(
-            "ros2:rmw_take",
-            &[("rmw_subscription_handle", P), ("message", P), ("source_timestamp", I64), ("taken", I32)],
-        ),
-        e("ros2:rclcpp_intra_publish", &[("publisher_handle", P), ("message", P)]),
-        e("ros2:rclcpp_ring_buffer_enqueue", &[("buffer", P), ("index", U64), ("size", U64), ("overwritten", I32)]),
-        e("ros2:rclcpp_ring_buffer_dequeue", &[("buffer", P), ("index", U64), ("size", U64)]),
-    ]
+/// The trace's declaration: Jazzy's events as the tracepoint catalog lays them out (what
+/// rostrace's libtracetools and upstream's record for Jazzy).
+pub fn declaration() -> TraceDecl {
+    let jazzy = tracetools::distro::by_name("jazzy").expect("jazzy in the catalog");
+    tracetools::catalog::trace_decl(jazzy, [9; 16], [7; 16], OFFSET, vec![("hostname".into(), "synthetic".into())])
 }
 
 /// Epoch offset of the trace's clock.
@@ -82,7 +32,7 @@ pub struct Sub {
 
 /// One process (vpid 100), events in any order, written sorted.
 pub struct Sys {
-    ids: Vec<String>,
+    decl: TraceDecl,
     evs: Vec<(u64, i32, Vec<u8>, u32)>,
     next: u64,
     init: u64,
@@ -91,23 +41,25 @@ pub struct Sys {
 
 impl Sys {
     pub fn new() -> Sys {
-        let mut s = Sys {
-            ids: events().into_iter().map(|e| e.name).collect(),
-            evs: Vec::new(),
-            next: 0x1000,
-            init: 100,
-            msg: 0,
-        };
+        let mut s = Sys { decl: declaration(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
         s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
         s
     }
     pub fn ev(&mut self, ts: u64, tid: i32, name: &str, p: &mut Payload) {
-        let id = self.ids.iter().position(|n| n == name).unwrap_or_else(|| panic!("{name}")) as u32;
+        let id = self.decl.events.iter().position(|e| e.name == name).unwrap_or_else(|| panic!("{name}")) as u32;
         self.evs.push((ts, tid, std::mem::take(&mut p.bytes), id));
     }
     pub fn init_ev(&mut self, name: &str, p: &mut Payload) {
         self.init += 10;
         self.ev(self.init, 1, name, p);
+    }
+    /// The GID of an rmw handle, at the declared size.
+    fn gid(&self, rmw: u64) -> Vec<u8> {
+        let init = self.decl.events.iter().find(|e| e.name == "ros2:rmw_publisher_init").expect("rmw_publisher_init");
+        match init.fields.iter().find(|f| f.name == "gid").map(|f| &f.ty) {
+            Some(FieldType::U8Array(n)) => vec![rmw as u8; *n as usize],
+            t => panic!("gid is {t:?}"),
+        }
     }
     pub fn addr(&mut self) -> u64 {
         self.next += 0x10;
@@ -120,7 +72,8 @@ impl Sys {
     }
     pub fn publisher(&mut self, node: u64, topic: &str) -> Pub {
         let (handle, rmw) = (self.addr(), self.addr());
-        self.init_ev("ros2:rmw_publisher_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        let gid = self.gid(rmw);
+        self.init_ev("ros2:rmw_publisher_init", Payload::new().u64(rmw).u8_array(&gid, gid.len()));
         self.init_ev(
             "ros2:rcl_publisher_init",
             Payload::new().u64(handle).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
@@ -129,7 +82,8 @@ impl Sys {
     }
     pub fn subscription(&mut self, node: u64, topic: &str) -> Sub {
         let (h, rmw, sub, callback) = (self.addr(), self.addr(), self.addr(), self.addr());
-        self.init_ev("ros2:rmw_subscription_init", Payload::new().u64(rmw).u8_array(&[rmw as u8; 16], 16));
+        let gid = self.gid(rmw);
+        self.init_ev("ros2:rmw_subscription_init", Payload::new().u64(rmw).u8_array(&gid, gid.len()));
         self.init_ev(
             "ros2:rcl_subscription_init",
             Payload::new().u64(h).u64(node).u64(rmw).string(topic.as_bytes()).u64(10),
@@ -156,7 +110,7 @@ impl Sys {
         self.msg += 1;
         let m = 0xF000_0000 + self.msg;
         let src = OFFSET + (t + 200) as i64;
-        self.ev(t, tid, "ros2:rclcpp_publish", Payload::new().u64(p.handle).u64(m));
+        self.ev(t, tid, "ros2:rclcpp_publish", Payload::new().u64(m));
         self.ev(t + 100, tid, "ros2:rcl_publish", Payload::new().u64(p.handle).u64(m));
         self.ev(t + 200, tid, "ros2:rmw_publish", Payload::new().u64(p.rmw).u64(m).i64(src));
         src
@@ -167,15 +121,9 @@ impl Sys {
         self.run(tid, s.callback, t + 100, t + 100 + dur);
     }
     pub fn write(mut self, dir: &Path) {
-        let d = TraceDecl {
-            clock_uuid: [7; 16],
-            uuid: [9; 16],
-            clock_offset_ns: OFFSET,
-            env: vec![("hostname".into(), "synthetic".into())],
-            events: events(),
-        };
+        let d = &self.decl;
         std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
+        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(d), &d.uuid)).unwrap();
         self.evs.sort_by_key(|e| e.0);
         let f = std::fs::File::create(dir.join("channel0_0")).unwrap();
         let mut w = StreamWriter::new(f, d.uuid, 0, 0, 8192);
