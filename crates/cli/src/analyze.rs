@@ -630,6 +630,32 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     out
 }
 
+/// Writes `value` as JSON to `json` (`-`: standard output, instead of the text), then the
+/// text to standard output, then where the JSON went. An error names the `--json` path.
+pub(crate) fn emit<T: serde::Serialize>(
+    json: Option<&std::path::Path>,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> Result<(), String> {
+    let Some(p) = json else {
+        print!("{}", text());
+        return Ok(());
+    };
+    if p.as_os_str() == "-" {
+        println!("{}", serde_json::to_string_pretty(value).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    let f = std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut w, value)
+        .map_err(std::io::Error::other)
+        .and_then(|_| w.flush())
+        .map_err(|e| format!("--json {}: {e}", p.display()))?;
+    print!("{}", text());
+    eprintln!("JSON written to {}", p.display());
+    Ok(())
+}
+
 /// Bytes, readable: `812 B`, `12.3 KiB`, `4.56 MiB`.
 fn bytes(b: i64) -> String {
     let a = b.unsigned_abs() as f64;
@@ -907,25 +933,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         eprintln!("rostrace: error: {e}");
     }
     let width = width(a.wide);
-    match &a.json {
-        Some(p) if p.as_os_str() == "-" => {
-            println!("{}", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?);
-        }
-        Some(p) => {
-            let f = match std::fs::File::create(p) {
-                Ok(f) => f,
-                Err(e) => return fail(format!("--json {}: {e}", p.display())),
-            };
-            let mut w = std::io::BufWriter::new(f);
-            if let Err(e) =
-                serde_json::to_writer_pretty(&mut w, r).map_err(std::io::Error::other).and_then(|_| w.flush())
-            {
-                return fail(format!("--json {}: {e}", p.display()));
-            }
-            print!("{}", render(r, a.top, width));
-            eprintln!("JSON written to {}", p.display());
-        }
-        None => print!("{}", render(r, a.top, width)),
+    if let Err(e) = emit(a.json.as_deref(), r, || render(r, a.top, width)) {
+        return fail(e);
     }
     if r.events == 0 && window.begin.is_some() | window.end.is_some() {
         eprintln!("rostrace: warning: no event in the window");

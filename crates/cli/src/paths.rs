@@ -12,7 +12,6 @@ use analysis::{Analysis, Stats};
 use ctf::TraceSet;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -148,20 +147,42 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
     }
 }
 
-/// Writes `value` as JSON to `p` (`-`: standard output). Ok(true) when it went to stdout.
-fn write_json<T: Serialize>(p: &Path, value: &T) -> Result<bool, String> {
-    if p.as_os_str() == "-" {
-        let s = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-        println!("{s}");
-        return Ok(true);
+/// The text of `rostrace paths`.
+fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} from {} to {}{}, ranked by mean latency{}",
+        crate::info::count(ranked.len() as u64, "path"),
+        a.from,
+        a.to,
+        if a.through.is_empty() { String::new() } else { format!(" through {}", a.through.join(", ")) },
+        if a.common.include_first_callback || a.common.include_last_callback {
+            format!(
+                " ({}{}{})",
+                if a.common.include_first_callback { "from the first callback's start" } else { "" },
+                if a.common.include_first_callback && a.common.include_last_callback { ", " } else { "" },
+                if a.common.include_last_callback { "to the last callback's end" } else { "" }
+            )
+        } else {
+            String::new()
+        }
+    );
+    let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
+    for (i, r) in ranked.iter().take(shown).enumerate() {
+        let _ = writeln!(o);
+        crate::analyze::wrap(&mut o, &r.label, crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
+        let _ = writeln!(
+            o,
+            "    {} of {} messages went the whole way ({} dropped, {} in flight at the end)",
+            r.complete, r.records, r.dropped, r.in_flight
+        );
+        let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
     }
-    let f = std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    serde_json::to_writer_pretty(&mut w, value)
-        .map_err(std::io::Error::other)
-        .and_then(|_| w.flush())
-        .map_err(|e| format!("--json {}: {e}", p.display()))?;
-    Ok(false)
+    if shown < ranked.len() {
+        let _ = writeln!(o, "\n({} more; --top 0 shows them all)", ranked.len() - shown);
+    }
+    o
 }
 
 /// `rostrace architecture`.
@@ -285,51 +306,8 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         truncated_at_max_depth: outcome.truncated_depth,
         paths: &ranked,
     };
-    let mut text_out = true;
-    if let Some(p) = &a.common.json {
-        match write_json(p, &out) {
-            Ok(stdout) => text_out = !stdout,
-            Err(e) => return fail(e),
-        }
-    }
-    if text_out {
-        let mut o = String::new();
-        let _ = writeln!(
-            o,
-            "{} from {} to {}{}, ranked by mean latency{}",
-            crate::info::count(ranked.len() as u64, "path"),
-            a.from,
-            a.to,
-            if a.through.is_empty() { String::new() } else { format!(" through {}", a.through.join(", ")) },
-            if a.common.include_first_callback || a.common.include_last_callback {
-                format!(
-                    " ({}{}{})",
-                    if a.common.include_first_callback { "from the first callback's start" } else { "" },
-                    if a.common.include_first_callback && a.common.include_last_callback { ", " } else { "" },
-                    if a.common.include_last_callback { "to the last callback's end" } else { "" }
-                )
-            } else {
-                String::new()
-            }
-        );
-        let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
-        for (i, r) in ranked.iter().take(shown).enumerate() {
-            let _ = writeln!(o);
-            crate::analyze::wrap(&mut o, &r.label, crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
-            let _ = writeln!(
-                o,
-                "    {} of {} messages went the whole way ({} dropped, {} in flight at the end)",
-                r.complete, r.records, r.dropped, r.in_flight
-            );
-            let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
-        }
-        if shown < ranked.len() {
-            let _ = writeln!(o, "\n({} more; --top 0 shows them all)", ranked.len() - shown);
-        }
-        print!("{o}");
-        if let Some(p) = a.common.json.as_ref().filter(|p| p.as_os_str() != "-") {
-            eprintln!("JSON written to {}", p.display());
-        }
+    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked)) {
+        return fail(e);
     }
     if outcome.truncated_paths {
         eprintln!("rostrace: warning: the search stopped at --max-paths {}: there are more paths", a.max_paths);
@@ -605,18 +583,8 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         None => Case::ALL.to_vec(),
     };
     let out = e2e_out(&spec, &records, opt, &cases);
-    let mut text_out = true;
-    if let Some(p) = &a.common.json {
-        match write_json(p, &out) {
-            Ok(stdout) => text_out = !stdout,
-            Err(e) => return fail(e),
-        }
-    }
-    if text_out {
-        print!("{}", render_e2e(&out));
-        if let Some(p) = a.common.json.as_ref().filter(|p| p.as_os_str() != "-") {
-            eprintln!("JSON written to {}", p.display());
-        }
+    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_e2e(&out)) {
+        return fail(e);
     }
     if records.rows.is_empty() {
         eprintln!("rostrace: {} published no {} in the trace", spec.nodes[0], spec.topics[0]);

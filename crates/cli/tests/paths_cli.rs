@@ -26,6 +26,26 @@ fn reference(name: &str) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// The e2e JSON's instances as (start, latency), in order.
+fn instances(v: &Value) -> Vec<(i64, i64)> {
+    v["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["start_ns"].as_i64().unwrap(), i["latency_ns"].as_i64().unwrap()))
+        .collect()
+}
+
+/// The instances equal the reference's (start, latency) pairs, whatever the order of rows of
+/// the same input.
+fn assert_same_instances(v: &Value, reference_csv: &str) {
+    let mut got = instances(v);
+    let mut want = reference(reference_csv);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{reference_csv}");
+}
+
 fn run(args: &[&str], trace: &PathBuf) -> (Option<i32>, String, String) {
     let out = rostrace().args(args).arg(trace).output().unwrap();
     (
@@ -46,17 +66,7 @@ fn e2e_of_the_named_path_equals_caret_analyze() {
     assert_eq!(code, Some(0), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     // Every instance: start and latency as caret_analyze's path latency.
-    let got: Vec<(i64, i64)> = v["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| (i["start_ns"].as_i64().unwrap(), i["latency_ns"].as_i64().unwrap()))
-        .collect();
-    let mut want = reference("path__target__default__latency.csv");
-    let mut got_sorted = got.clone();
-    got_sorted.sort();
-    want.sort();
-    assert_eq!(got_sorted, want);
+    assert_same_instances(&v, "path__target__default__latency.csv");
     assert_eq!(v["latency"]["count"], 47);
     assert_eq!((v["records"].as_u64(), v["complete"].as_u64()), (Some(56), Some(47)));
     assert_eq!(v["dropped"].as_u64().unwrap() + v["in_flight"].as_u64().unwrap(), 9);
@@ -146,16 +156,7 @@ fn first_and_last_callback_equal_caret_analyze() {
         run(&["e2e", "--path", TARGET, "--include-first-callback", "--include-last-callback", "--json", "-"], &t);
     assert_eq!(code, Some(0), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
-    let mut got: Vec<(i64, i64)> = v["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| (i["start_ns"].as_i64().unwrap(), i["latency_ns"].as_i64().unwrap()))
-        .collect();
-    let mut want = reference("path__target__with_first_and_last_callback__latency.csv");
-    got.sort();
-    want.sort();
-    assert_eq!(got, want);
+    assert_same_instances(&v, "path__target__with_first_and_last_callback__latency.csv");
     let kinds: Vec<&str> = v["segments"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"node"));
     assert_eq!(kinds.last(), Some(&"callback"));
@@ -215,16 +216,7 @@ fn architecture_round_trip() {
     let (code, out, err) = run(&["e2e", "--architecture", file.to_str().unwrap(), "--name", "mine", "--json", "-"], &t);
     assert_eq!(code, Some(0), "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
-    let mut got: Vec<(i64, i64)> = v["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| (i["start_ns"].as_i64().unwrap(), i["latency_ns"].as_i64().unwrap()))
-        .collect();
-    let mut want = reference("comm__topic1__sensor_dummy_node__filter_node__latency.csv");
-    got.sort();
-    want.sort();
-    assert_eq!(got, want);
+    assert_same_instances(&v, "comm__topic1__sensor_dummy_node__filter_node__latency.csv");
     let (code, out, _) = run(&["architecture", "--architecture", file.to_str().unwrap()], &t);
     assert_eq!(code, Some(0));
     assert!(out.contains("path_name: mine"), "{out}");
