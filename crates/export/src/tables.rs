@@ -114,6 +114,13 @@ fn key_cells(k: Key) -> [Cell<'static>; 2] {
     [Cell::I64(k.0 as i64), Cell::I64(k.1)]
 }
 
+/// A row of a model object: recording, trace, vpid, handle, then `rest`.
+fn keyed<'a>(recording: &'a str, k: Key, rest: impl IntoIterator<Item = Cell<'a>>) -> Vec<Cell<'a>> {
+    let mut v = vec![Cell::Str(Cow::Borrowed(recording)), Cell::I64(k.0 as i64), Cell::I64(k.1), Cell::U64(k.2)];
+    v.extend(rest);
+    v
+}
+
 /// Writes every table of the analysis (not the raw events: [`crate::events::write`]).
 /// `trace_dirs` and `hosts` are the traces' directories and host names, by trace index.
 pub fn write(
@@ -157,69 +164,45 @@ pub fn write(
 
     let mut t = open(sink, def("nodes"))?;
     for n in &m.nodes.items {
-        let [tr, vp] = key_cells(n.key);
-        t.row(&[
-            rec(),
-            tr,
-            vp,
-            Cell::U64(n.key.2),
-            n.full_name().into(),
-            n.namespace.as_str().into(),
-            Cell::I64(n.created_ns),
-        ])?;
+        let rest = [n.full_name().into(), n.namespace.as_str().into(), Cell::I64(n.created_ns)];
+        t.row(&keyed(recording, n.key, rest))?;
     }
     done(t, "nodes", &mut counts)?;
 
     for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
         let mut t = open(sink, def(name))?;
         for e in &reg.items {
-            let [tr, vp] = key_cells(e.key);
-            t.row(&[
-                rec(),
-                tr,
-                vp,
-                Cell::U64(e.key.2),
+            let rest = [
                 nz(e.rmw).into(),
                 node_name(m, e.node).into(),
                 e.topic.as_str().into(),
                 Cell::I64(e.depth as i64),
                 (!e.gid.is_empty()).then(|| hex(&e.gid)).into(),
                 Cell::I64(e.created_ns),
-            ])?;
+            ];
+            t.row(&keyed(recording, e.key, rest))?;
         }
         done(t, name, &mut counts)?;
     }
 
     let mut t = open(sink, def("timers"))?;
     for x in &m.timers.items {
-        let [tr, vp] = key_cells(x.key);
-        t.row(&[
-            rec(),
-            tr,
-            vp,
-            Cell::U64(x.key.2),
-            node_name(m, x.node).into(),
-            Cell::I64(x.period_ns),
-            Cell::I64(x.created_ns),
-        ])?;
+        let rest = [node_name(m, x.node).into(), Cell::I64(x.period_ns), Cell::I64(x.created_ns)];
+        t.row(&keyed(recording, x.key, rest))?;
     }
     done(t, "timers", &mut counts)?;
 
     let mut t = open(sink, def("services"))?;
     for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
         for x in &reg.items {
-            let [tr, vp] = key_cells(x.key);
-            t.row(&[
-                rec(),
-                tr,
-                vp,
-                Cell::U64(x.key.2),
+            let rest = [
                 nz(x.rmw).into(),
                 side.into(),
                 node_name(m, x.node).into(),
                 x.name.as_str().into(),
                 Cell::I64(x.created_ns),
-            ])?;
+            ];
+            t.row(&keyed(recording, x.key, rest))?;
         }
     }
     done(t, "services", &mut counts)?;
