@@ -45,8 +45,31 @@ fn report_renders_in_chromium_with_the_analysis_numbers() {
             // The first path with messages that went the whole way: a point per message.
             let p = r["longest_paths"]["paths"].as_array().unwrap().iter().find(|p| p["complete"].as_u64() > Some(0));
             let want = p.unwrap()["latency"]["count"].to_string();
-            assert_eq!(attr(&dom, "data-plot=\"path-time\"", "data-drawn"), Some(want));
             assert!(attr(&dom, "data-plot=\"path-segments\"", "data-drawn").is_some_and(|d| d != "0"));
+            // Latency over time, CARET's message-flow plot and stacked bars: a point, a line, a
+            // bar per message.
+            for plot in ["path-time", "path-flow", "path-stack"] {
+                assert_eq!(attr(&dom, &format!("data-plot=\"{plot}\""), "data-drawn"), Some(want.clone()), "{plot}");
+            }
+            // The response time (case `all`, shown first) as `rostrace e2e` gives it.
+            let path = &p.unwrap()["path"];
+            let (nodes, topics) = (path["nodes"].as_array().unwrap(), path["topics"].as_array().unwrap());
+            let mut spec: Vec<&str> = Vec::new();
+            for (i, n) in nodes.iter().enumerate() {
+                if i > 0 {
+                    spec.push(topics[i - 1].as_str().unwrap());
+                }
+                spec.push(n.as_str().unwrap());
+            }
+            let out = rostrace()
+                .arg("e2e")
+                .arg(&t)
+                .args(["--path", &spec.join(","), "--case", "all", "--json", "-"])
+                .output()
+                .unwrap();
+            let e2e: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let all = e2e["response_time"][0]["stats"]["count"].to_string();
+            assert_eq!(attr(&dom, "data-plot=\"path-rt-time\"", "data-drawn"), Some(all));
         }
         let png = screenshot_is_not_blank(&html, dir.path());
         // Figures, not assertions: size and the page's own rendering time.
@@ -57,6 +80,17 @@ fn report_renders_in_chromium_with_the_analysis_numbers() {
         );
         if std::env::var_os("ROSTRACE_UPDATE_SCREENSHOTS").is_some() {
             chromium_screenshot(&html, &repo().join(format!("docs/report-{name}.png")), 1400, 1500);
+            if name == "caret-demos-e2e-jazzy" {
+                // The paths section alone.
+                let page = std::fs::read_to_string(&html).unwrap();
+                let paths = dir.join("paths.html");
+                std::fs::write(
+                    &paths,
+                    page.replacen("</style>", "details.section:not(#paths){display:none}</style>", 1),
+                )
+                .unwrap();
+                chromium_screenshot(&paths, &repo().join(format!("docs/report-{name}-paths.png")), 1400, 1900);
+            }
         }
     }
 }

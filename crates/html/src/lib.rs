@@ -36,11 +36,19 @@ struct Instances {
 }
 
 /// A longest path's messages: start (µs since t0), latency (ns), and the mean of each segment.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct PathInstances {
     s: Vec<i64>,
     lat: Vec<i64>,
     segments: Vec<(String, &'static str, f64)>,
+    /// Response time per case (CARET's): case, input times (µs since t0), response times (ns).
+    rt: Vec<(&'static str, Vec<i64>, Vec<i64>)>,
+    /// The events where a segment begins or ends, in path order (column names).
+    stages: Vec<String>,
+    /// Messages that went the whole way: start (µs since t0), and their time at each stage
+    /// (ns since their start), `stages.len()` values per message.
+    ms: Vec<i64>,
+    m: Vec<i64>,
 }
 
 #[derive(Serialize)]
@@ -53,7 +61,7 @@ struct Data<'a> {
 }
 
 fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
-    use analysis::paths::{Architecture, PathIndex, PathOptions};
+    use analysis::paths::{Architecture, Case, PathIndex, PathOptions};
     let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) else { return Vec::new() };
     let t0 = r.begin_ns.unwrap_or(0);
     let arch = Architecture::from_analysis(a);
@@ -62,11 +70,33 @@ fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
         .iter()
         .map(|p| match index.records(&arch, &p.path, PathOptions::default()) {
             Ok(rec) => {
-                let (s, lat) = rec.latencies().into_iter().map(|(x, l)| ((x - t0) / 1000, l)).unzip();
+                let us = |x: i64| (x - t0) / 1000;
+                let (s, lat) = rec.latencies().into_iter().map(|(x, l)| (us(x), l)).unzip();
                 let segments = rec.segment_stats().into_iter().map(|(g, st)| (g.name, g.kind, st.mean)).collect();
-                PathInstances { s, lat, segments }
+                let rt = Case::ALL
+                    .into_iter()
+                    .map(|c| {
+                        let (x, y) = rec.response_time(c).into_iter().map(|(x, y)| (us(x), y)).unzip();
+                        (c.name(), x, y)
+                    })
+                    .collect();
+                let cols: Vec<usize> = rec
+                    .segments
+                    .first()
+                    .map(|g| g.columns.0)
+                    .into_iter()
+                    .chain(rec.segments.iter().map(|g| g.columns.1))
+                    .collect();
+                let stages = cols.iter().map(|&c| rec.columns[c].clone()).collect();
+                let (mut ms, mut m) = (Vec::new(), Vec::new());
+                for r in &rec.rows {
+                    let Some(at) = cols.iter().map(|&c| r[c]).collect::<Option<Vec<i64>>>() else { continue };
+                    ms.push(us(at[0]));
+                    m.extend(at.iter().map(|t| t - at[0]));
+                }
+                PathInstances { s, lat, segments, rt, stages, ms, m }
             }
-            Err(_) => PathInstances { s: Vec::new(), lat: Vec::new(), segments: Vec::new() },
+            Err(_) => PathInstances::default(),
         })
         .collect()
 }

@@ -177,6 +177,172 @@ function series(parent, title, xs, ys, id) {
   h.set([lo, hi], [0, Math.max(...counts) * 1.1 || 1]);
 }
 
+// A stacked bar of parts [[name, value]] (colored by position), and its legend.
+function stackBar(parts, id) {
+  const total = parts.reduce((a, x) => a + Math.max(0, x[1] || 0), 0) || 1;
+  const bar = el("div", { class: "stack", "data-plot": id, "data-drawn": String(parts.length) });
+  parts.forEach((x, i) => bar.append(el("span", { style: `width:${(100 * Math.max(0, x[1] || 0) / total).toFixed(3)}%;background:${hue(i)}`, title: `${x[0]}: ${dur(x[1])}, ${pct((x[1] || 0) / total)}` })));
+  return bar;
+}
+const legend = (names, values) => el("div", { class: "legend" }, ...names.map((n, i) => el("span", {}, el("i", { style: `background:${hue(i)}` }), values ? `${n} ${dur(values[i])}` : n)));
+
+// One stacked bar per row, widths relative to the largest total: parts [[name, row -> ns]].
+function bars(parent, rows, label, parts, id) {
+  const tot = rows.map((r) => parts.reduce((a, p) => a + Math.max(0, p[1](r) || 0), 0));
+  const max = Math.max(...tot, 1e-9);
+  const box = el("div", { class: "bars", "data-plot": id, "data-drawn": String(rows.length) });
+  rows.forEach((r, i) => {
+    const bar = stackBar(parts.map((p) => [p[0], p[1](r)]), null);
+    bar.removeAttribute("data-plot"); bar.style.width = `${(100 * tot[i] / max).toFixed(2)}%`;
+    box.append(el("div", { class: "barrow" }, el("span", { class: "lbl", text: label(r), title: label(r) }), el("div", { class: "track" }, bar), el("span", { class: "tot", text: dur(tot[i]) })));
+  });
+  parent.append(box, legend(parts.map((p) => p[0])));
+}
+
+const SVGNS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, ...kids) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+// The node graph: nodes → topic → nodes, in layers from the sources (longest-path layering
+// with the edges closing cycles left out, then barycenter ordering within each layer).
+function nodeGraph(topics) {
+  const V = [], id = new Map(), out = [], inn = [], E = [];
+  const vert = (key, name, topic) => {
+    if (!id.has(key)) { id.set(key, V.length); V.push({ name, topic, pubs: 0, subs: 0 }); out.push([]); inn.push([]); }
+    return id.get(key);
+  };
+  for (const t of topics) {
+    const tv = vert("t" + t.name, t.name, true);
+    for (const n of new Set(t.publishers)) E.push([vert("n" + n, n, false), tv]);
+    for (const n of new Set(t.subscribers)) E.push([tv, vert("n" + n, n, false)]);
+  }
+  E.forEach(([a, c], i) => { out[a].push(i); inn[c].push(i); });
+  // Depth-first from the sources first: the edges back to a vertex on the stack close cycles.
+  const state = new Uint8Array(V.length), back = new Uint8Array(E.length);
+  const roots = [...V.keys()].sort((a, c) => (inn[a].length > 0) - (inn[c].length > 0));
+  for (const r of roots) {
+    if (state[r]) continue;
+    const stack = [[r, 0]]; state[r] = 1;
+    while (stack.length) {
+      const top = stack[stack.length - 1], v = top[0];
+      if (top[1] < out[v].length) {
+        const e = out[v][top[1]++], w = E[e][1];
+        if (state[w] === 1) back[e] = 1; else if (!state[w]) { state[w] = 1; stack.push([w, 0]); }
+      } else { state[v] = 2; stack.pop(); }
+    }
+  }
+  const indeg = inn.map((es) => es.filter((e) => !back[e]).length), layer = new Array(V.length).fill(0);
+  const queue = [...V.keys()].filter((v) => !indeg[v]), order = [];
+  while (queue.length) {
+    const v = queue.pop();
+    order.push(v);
+    for (const e of out[v]) if (!back[e]) { const w = E[e][1]; layer[w] = Math.max(layer[w], layer[v] + 1); if (!--indeg[w]) queue.push(w); }
+  }
+  // Then each vertex as close to its successors as it can be: a source feeding a late node
+  // stands next to it, not at the far left.
+  for (const v of order.reverse()) {
+    const next = out[v].filter((e) => !back[e]).map((e) => layer[E[e][1]]);
+    if (next.length) layer[v] = Math.max(layer[v], Math.min(...next) - 1);
+  }
+  const L = Math.max(0, ...layer) + 1, layers = Array.from({ length: L }, () => []);
+  V.forEach((_, v) => layers[layer[v]].push(v));
+  const pos = new Float64Array(V.length);
+  layers.forEach((vs) => vs.forEach((v, i) => { pos[v] = i; }));
+  const sweep = (ls, nbrs, end) => {
+    for (const vs of ls) {
+      const bary = new Map(vs.map((v) => { const ns = nbrs[v].filter((e) => !back[e]).map((e) => pos[E[e][end]]); return [v, ns.length ? ns.reduce((a, x) => a + x, 0) / ns.length : pos[v]]; }));
+      vs.sort((a, c) => bary.get(a) - bary.get(c));
+      vs.forEach((v, i) => { pos[v] = i; });
+    }
+  };
+  for (let k = 0; k < 4; k++) { sweep(layers.slice(1), inn, 0); sweep(layers.slice(0, -1).reverse(), out, 1); }
+  const CW = 200, BW = 156, RH = 26, rows = Math.max(1, ...layers.map((vs) => vs.length));
+  const xy = (v) => [10 + layer[v] * CW, 10 + pos[v] * RH];
+  const W = 20 + (L - 1) * CW + BW, H = 20 + rows * RH;
+  const g = svg("g", {});
+  const edges = E.map(([a, c], i) => {
+    const [x0, y0] = xy(a), [x1, y1] = xy(c), ya = y0 + 10, yc = y1 + 10;
+    const d = back[i]
+      ? `M${x0 + BW},${ya} C${x0 + BW + 60},${ya - 40} ${x1 - 60},${yc - 40} ${x1},${yc}`
+      : `M${x0 + BW},${ya} C${(x0 + BW + x1) / 2},${ya} ${(x0 + BW + x1) / 2},${yc} ${x1},${yc}`;
+    const p = svg("path", { d, class: back[i] ? "e back" : "e" });
+    g.append(p); return p;
+  });
+  const short = (s) => s.length > 26 ? "…" + s.slice(-25) : s;
+  V.forEach((x, v) => {
+    const [px, py] = xy(v);
+    const title = x.topic ? `topic ${x.name}\npublished by ${inn[v].map((e) => V[E[e][0]].name).join(", ")}\nsubscribed by ${out[v].map((e) => V[E[e][1]].name).join(", ")}`
+      : `node ${x.name}\npublishes ${out[v].map((e) => V[E[e][1]].name).join(", ") || "-"}\nsubscribes ${inn[v].map((e) => V[E[e][0]].name).join(", ") || "-"}`;
+    const node = svg("g", { class: x.topic ? "v topic" : "v node", transform: `translate(${px},${py})` },
+      svg("rect", { width: BW, height: 20, rx: x.topic ? 10 : 3 }), svg("text", { x: BW / 2, y: 14 }, short(x.name)), svg("title", {}, title));
+    node.addEventListener("mouseenter", () => {
+      root.classList.add("focus"); node.classList.add("on");
+      for (const e of out[v].concat(inn[v])) edges[e].classList.add("on");
+    });
+    node.addEventListener("mouseleave", () => { root.classList.remove("focus"); root.querySelectorAll(".on").forEach((n) => n.classList.remove("on")); });
+    g.append(node);
+  });
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, "data-plot": "graph", "data-drawn": String(V.length), "data-edges": String(E.length), "data-back": String(back.reduce((a, x) => a + x, 0)) }, g);
+  // Wheel zooms, drag pans, double-click shows it whole: on the viewBox. It opens at a
+  // readable scale (at least 0.6), from the sources.
+  root.setAttribute("preserveAspectRatio", "xMinYMin meet");
+  let vb = [0, 0, W, H], home = vb;
+  const set = () => root.setAttribute("viewBox", vb.join(" "));
+  root.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = root.getBoundingClientRect(), f = e.deltaY > 0 ? 1.25 : 0.8;
+    const mx = vb[0] + (e.clientX - r.left) / r.width * vb[2], my = vb[1] + (e.clientY - r.top) / r.height * vb[3];
+    vb = [mx - (mx - vb[0]) * f, my - (my - vb[1]) * f, vb[2] * f, vb[3] * f]; set();
+  }, { passive: false });
+  let drag = null;
+  root.addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, vb: vb.slice() }; });
+  window.addEventListener("mouseup", () => { drag = null; });
+  root.addEventListener("mousemove", (e) => {
+    if (!drag) return;
+    const r = root.getBoundingClientRect();
+    vb = [drag.vb[0] - (e.clientX - drag.x) / r.width * vb[2], drag.vb[1] - (e.clientY - drag.y) / r.height * vb[3], vb[2], vb[3]]; set();
+  });
+  root.addEventListener("dblclick", () => { vb = vb === home ? [0, 0, W, H] : home; set(); });
+  // Once in the page: its width decides the scale.
+  const fit = (width) => {
+    const scale = Math.max(0.6, Math.min(1, width / W)), height = Math.max(60, Math.min(640, H * scale));
+    root.style.height = height + "px";
+    vb = home = [0, 0, width / scale, height / scale]; set();
+  };
+  return { root, fit };
+}
+
+function graph(b) {
+  const infra = new Set(["/rosout", "/parameter_events", "/clock"]);
+  const all = R.topics.filter((t) => t.publishers.length && t.subscribers.length);
+  if (!all.length) return;
+  const cb = el("input", { type: "checkbox" }), box = el("div", { class: "graph" });
+  const find = el("input", { type: "search", placeholder: "only around nodes or topics named…" });
+  const draw = () => {
+    let ts = all.filter((t) => cb.checked || !infra.has(t.name));
+    // A filter keeps the matching nodes and topics and their neighbours.
+    const q = find.value.trim();
+    if (q) {
+      const hit = (n) => n.includes(q);
+      const near = new Set(ts.filter((t) => hit(t.name) || t.publishers.some(hit) || t.subscribers.some(hit)).map((t) => t.name));
+      ts = ts.filter((t) => near.has(t.name));
+    }
+    const g = nodeGraph(ts);
+    box.replaceChildren(g.root);
+    g.fit(box.clientWidth || 1200);
+  };
+  cb.addEventListener("change", draw);
+  find.addEventListener("input", draw);
+  b.append(el("h4", { text: "Node graph: publishers → topic → subscribers" }),
+    el("p", { class: "hint" }, "Nodes (boxes) and topics (rounded), from the sources on the left; dashed edges close a cycle. Hover for the neighbours; wheel zooms, drag pans, double-click shows the whole graph. ",
+      el("label", {}, cb, " show /rosout, /parameter_events and /clock"), " ", find), box);
+  draw();
+}
+
 function overview() {
   const b = section("overview", "Overview", true);
   const span = R.begin_ns != null ? (R.end_ns - R.begin_ns) / 1e9 : 0;
@@ -200,6 +366,7 @@ function overview() {
     b.append(el("h4", { text: `Read errors and warnings (${errs.length})` }));
     b.append(el("ul", { class: "notes", "data-list": "warnings" }, ...errs.slice(0, 100).map((w) => el("li", { text: w }))));
   }
+  graph(b);
   // Publishers -> topic -> subscribers.
   const rows = R.topics.map((t) => t);
   b.append(el("h4", { text: "Topics: who publishes, who subscribes" }));
@@ -373,18 +540,98 @@ function paths() {
     plots.replaceChildren();
     const x = D.paths[p.i];
     if (!x || !x.s.length) { plots.append(el("p", { class: "hint", text: "No message went the whole way along this path." })); return; }
-    const total = x.segments.reduce((a, g) => a + g[2], 0) || 1;
-    const bar = el("div", { class: "stack", "data-plot": "path-segments", "data-drawn": String(x.segments.length) });
-    x.segments.forEach((g, i) => bar.append(el("span", { style: `width:${(100 * g[2] / total).toFixed(3)}%;background:${hue(i)}`, title: `${g[0]} (${g[1]}): mean ${dur(g[2])}, ${pct(g[2] / total)}` })));
-    plots.append(el("h4", { text: "Where the time goes (mean per segment; hover for each)" }), bar);
-    plots.append(el("div", { class: "legend" }, ...x.segments.map((g, i) => el("span", {}, el("i", { style: `background:${hue(i)}` }), `${g[0]} ${dur(g[2])}`))));
+    plots.append(el("h4", { text: "Where the time goes (mean per segment; hover for each)" }), stackBar(x.segments.map((g) => [`${g[0]} (${g[1]})`, g[2]]), "path-segments"));
+    plots.append(legend(x.segments.map((g) => g[0]), x.segments.map((g) => g[2])));
     const grid = el("div", { class: "plots" });
     plots.append(grid);
     series(grid, "end-to-end latency", x.s, x.lat, "path");
+    messageFlow(plots, x);
+    perMessage(plots, x);
+    responseTime(plots, x);
   }, "paths");
   b.append(t.node, plots);
   const first = lp.paths.findIndex((p) => p.complete > 0);
   if (first >= 0) t.select(first);
+}
+
+// CARET's message-flow plot: each message that went the whole way, as a line through the
+// stages of the path (x: time, y: stage).
+function messageFlow(parent, x) {
+  const S = x.stages.length, n = x.ms.length;
+  if (S < 2 || !n) return;
+  const rh = 26, label = (c) => c.replace(/\/0$/, "").replace(/_timestamp$/, "");
+  const p = new Plot(parent, "Message flow: each message along the path's stages", { xTime: true, rows: true, height: S * rh + 34, ml: 260, id: "path-flow" });
+  let maxd = 0; for (let i = 0; i < n; i++) maxd = Math.max(maxd, x.m[i * S + S - 1]);
+  const y = (k) => 8 + k * rh + rh / 2;
+  p.render = (g) => {
+    const a = lowerBound(x.ms, p.x[0] - maxd / 1000), z = lowerBound(x.ms, p.x[1]);
+    const step = Math.max(1, Math.floor((z - a) / 3000));
+    let k = 0; g.lineWidth = 1.5;
+    for (let i = a; i < z; i += step) {
+      g.strokeStyle = hue(i); g.beginPath();
+      for (let j = 0; j < S; j++) { const px = p.px(x.ms[i] + x.m[i * S + j] / 1000); if (j) g.lineTo(px, y(j)); else g.moveTo(px, y(j)); }
+      g.stroke(); k++;
+    }
+    g.restore(); g.save();
+    g.fillStyle = "#1d2330"; g.textAlign = "right"; g.font = "11px system-ui, sans-serif";
+    x.stages.forEach((c, j) => { const s = label(c); g.fillText(s.length > 42 ? "…" + s.slice(-41) : s, p.o.ml - 6, y(j) + 4); });
+    return k;
+  };
+  p.hover = (t, py) => {
+    const j = Math.floor((py - 8) / rh);
+    const i = Math.max(0, lowerBound(x.ms, t) - 1);
+    return j >= 0 && j < S ? `${label(x.stages[j])}\nmessage from ${secs(x.ms[i])}: +${dur(x.m[i * S + j])}` : null;
+  };
+  const span = [x.ms[0], x.ms[n - 1] + maxd / 1000 + 1];
+  p.set(span, [0, 1]);
+}
+
+// CARET's stacked bar, message by message: each message's latency split into its segments.
+function perMessage(parent, x) {
+  const S = x.stages.length, n = x.ms.length;
+  if (S < 2 || !n) return;
+  const p = new Plot(parent, "Latency per message, by segment", { xTime: true, yDur: true, id: "path-stack" });
+  let ymax = 0; for (let i = 0; i < n; i++) ymax = Math.max(ymax, x.m[i * S + S - 1]);
+  const cols = x.segments.map((_, j) => hue(j));
+  p.render = (g) => {
+    const a = lowerBound(x.ms, p.x[0]), z = lowerBound(x.ms, p.x[1]);
+    const step = Math.max(1, Math.floor((z - a) / 4000));
+    let k = 0;
+    for (let i = a; i < z; i += step) {
+      const x0 = p.px(x.ms[i]), next = i + step < n ? p.px(x.ms[i + step]) : x0 + 8, w = Math.max(1, Math.min(14, (next - x0) * 0.8));
+      for (let j = 1; j < S; j++) {
+        const y0 = p.py(x.m[i * S + j - 1]), y1 = p.py(x.m[i * S + j]);
+        g.fillStyle = cols[j - 1]; g.fillRect(x0, y1, w, Math.max(0.5, y0 - y1));
+      }
+      k++;
+    }
+    return k;
+  };
+  p.hover = (t) => {
+    const i = Math.max(0, lowerBound(x.ms, t) - 1);
+    if (i >= n) return null;
+    const lines = x.segments.map((sg, j) => `${sg[0]}: ${dur(x.m[i * S + j + 1] - x.m[i * S + j])}`);
+    return `message from ${secs(x.ms[i])}: ${dur(x.m[i * S + S - 1])}\n` + lines.join("\n");
+  };
+  p.set([x.ms[0], x.ms[n - 1] + 1], [0, ymax * 1.05 || 1]);
+  parent.append(legend(x.segments.map((g) => g[0])));
+}
+
+// Response time, CARET's cases: over time and as a distribution, for the case picked.
+function responseTime(parent, x) {
+  if (!x.rt.length) return;
+  const box = el("div", { class: "plots" });
+  const pick = el("div", { class: "cases" });
+  const show = (k) => {
+    pick.querySelectorAll("button").forEach((b, j) => b.classList.toggle("sel", j === k));
+    box.replaceChildren();
+    const [name, xs, ys] = x.rt[k];
+    series(box, `response time (${name})`, xs, ys, "path-rt");
+    box.dataset.case = name;
+  };
+  x.rt.forEach(([name, xs], k) => pick.append(el("button", { text: `${name} (${xs.length})`, onclick: () => show(k) })));
+  parent.append(el("h4", { text: "Response time (CARET's cases: all inputs; per output its newest input (best), its oldest (worst), or the input before its oldest (worst with external latency))" }), pick, box);
+  show(0);
 }
 
 function services() {
@@ -399,19 +646,25 @@ function services() {
     { h: "response", n: 1, f: (s) => st(s.response_ns, "mean"), v: (s) => s.response_ns.mean },
     { h: "round trip p99", n: 1, f: (s) => st(s.round_trip_ns, "p99"), v: (s) => s.round_trip_ns.p99 },
   ], R.services.slice(), null, "services").node);
+  b.append(el("h4", { text: "Where a call's time goes (means: request → server callback → response)" }));
+  const m = (k) => (s) => (s[k] && s[k].count ? s[k].mean : 0);
+  bars(b, R.services, (s) => s.name, [["request", m("request_ns")], ["service", m("service_ns")], ["response", m("response_ns")]], "service-bars");
 }
 
 function executors() {
   if (!R.executor_threads.length) return;
   const b = section("executors", "Executor phases per thread", false);
   const rows = R.executor_threads.slice();
+  const label = (e) => `${e.procname} ${e.vpid}/${e.vtid}`;
   b.append(table([
-    { h: "thread", f: (e) => `${e.procname} ${e.vpid}/${e.vtid}` },
+    { h: "thread", f: label },
     { h: "get next", n: 1, f: (e) => dur(e.get_next_ns), v: (e) => e.get_next_ns },
     { h: "wait", n: 1, f: (e) => dur(e.wait_ns), v: (e) => e.wait_ns },
     { h: "execute", n: 1, f: (e) => dur(e.execute_ns), v: (e) => e.execute_ns },
     { h: "executions", n: 1, f: (e) => String(e.executions), v: (e) => e.executions },
   ], rows, null, "executors").node);
+  b.append(el("h4", { text: "Phase shares per thread" }));
+  bars(b, R.executor_threads, label, [["get next", (e) => e.get_next_ns], ["wait", (e) => e.wait_ns], ["execute", (e) => e.execute_ns]], "executor-bars");
 }
 
 overview();
@@ -424,3 +677,5 @@ services();
 executors();
 document.body.dataset.rendered = "ok";
 document.body.dataset.renderMs = Math.round(performance.now() - T0);
+// Since navigation began: reading the file, parsing the page and the data, rendering.
+document.body.dataset.openMs = Math.round(performance.now());

@@ -108,6 +108,28 @@ pub fn attr(dom: &str, marker: &str, name: &str) -> Option<String> {
     Some(tag[j..j + tag[j..].find('"')?].replace("&quot;", "\"").replace("&amp;", "&"))
 }
 
+/// The node graph the report draws by default, from the analysis `r`: (vertices, edges).
+fn node_graph(r: &serde_json::Value) -> (usize, usize) {
+    use std::collections::BTreeSet;
+    let names = |t: &serde_json::Value, k: &str| -> BTreeSet<String> {
+        t[k].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
+    };
+    let (mut topics, mut nodes, mut edges) = (0, BTreeSet::new(), 0);
+    for t in r["topics"].as_array().unwrap() {
+        let (p, s) = (names(t, "publishers"), names(t, "subscribers"));
+        if p.is_empty()
+            || s.is_empty()
+            || ["/rosout", "/parameter_events", "/clock"].contains(&t["name"].as_str().unwrap())
+        {
+            continue;
+        }
+        topics += 1;
+        edges += p.len() + s.len();
+        nodes.extend(p.into_iter().chain(s));
+    }
+    (topics + nodes.len(), edges)
+}
+
 /// Renders `html` in Chromium and checks it against the analysis `r`; returns the DOM.
 pub fn check_report(html: &std::path::Path, r: &serde_json::Value) -> String {
     let dom = chromium_dom(html);
@@ -136,6 +158,19 @@ pub fn check_report(html: &std::path::Path, r: &serde_json::Value) -> String {
     assert!(drawn("timeline") > 0);
     assert!(drawn("callback-time") > 0);
     assert!(drawn("callback-hist") > 0);
+    // The node graph: every node and topic that has a publisher and a subscriber (but the
+    // infrastructure topics, hidden by default), an edge per publisher and per subscriber.
+    let (vertices, edges) = node_graph(r);
+    if vertices > 0 {
+        assert_eq!(drawn("graph"), vertices as u64, "graph vertices");
+        assert_eq!(attr(&dom, "data-plot=\"graph\"", "data-edges"), Some(edges.to_string()), "graph edges");
+    }
+    for (plot, key) in [("service-bars", "services"), ("executor-bars", "executor_threads")] {
+        let n = r[key].as_array().unwrap().len();
+        if n > 0 {
+            assert_eq!(drawn(plot), n as u64, "{plot}");
+        }
+    }
     // The callbacks' table: one row per callback (100 shown, then a row to show the rest).
     let n = r["callbacks"].as_array().unwrap().len();
     let table = &dom[dom.find("data-table=\"callbacks\"").unwrap()..];
