@@ -334,11 +334,27 @@ impl<W: Write> StreamWriter<W> {
 
     /// Closes the current packet (if it has events) with end time `ts_end` and writes it out.
     pub fn close_packet(&mut self, ts_end: u64) -> std::io::Result<()> {
+        let size = self.buf.len().max(self.packet_size).div_ceil(4096) * 4096;
+        self.write_packet(ts_end, size)
+    }
+
+    /// Writes the events so far as a packet of their own, no bigger than they need (8-byte
+    /// aligned), and hands it to the operating system: what a periodic flush (LTTng's switch
+    /// timer) does, so that a process killed later loses nothing written before.
+    pub fn switch_packet(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let size = self.buf.len().div_ceil(8) * 8;
+        self.write_packet(self.ts_last, size)?;
+        self.out.flush()
+    }
+
+    fn write_packet(&mut self, ts_end: u64, size: usize) -> std::io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
         let content = self.buf.len();
-        let size = content.max(self.packet_size).div_ceil(4096) * 4096;
         let ctx = &mut self.buf[32..PACKET_PREAMBLE];
         ctx[0..8].copy_from_slice(&self.ts_begin.to_le_bytes());
         ctx[8..16].copy_from_slice(&ts_end.max(self.ts_last).to_le_bytes());

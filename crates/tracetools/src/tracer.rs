@@ -541,6 +541,11 @@ impl Session {
             ring.drain(|id, ts, p| {
                 let _ = out.event(id as u32, ts, vpid, vtid, name, p);
             });
+            if !finish {
+                // Every period, what was drained goes to the file as a packet of its own: a
+                // process killed later (SIGKILL) loses at most the last period.
+                let _ = out.switch_packet();
+            }
         }
         if finish {
             self.close(w);
@@ -758,6 +763,8 @@ fn stops_politely(sig: libc::c_int) -> bool {
     sig == libc::SIGTERM || sig == libc::SIGINT
 }
 static HANDLING: AtomicBool = AtomicBool::new(false);
+/// How long a fatal signal's handler waits for the writer, at most (ms).
+const FATAL_WAIT_MS: u32 = 2000;
 
 fn install_signal_handlers() {
     for (k, sig) in FATAL.iter().enumerate() {
@@ -797,12 +804,25 @@ extern "C" fn on_fatal(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut
             return;
         }
     }
-    // Best effort: write what the rings hold unless the writer is busy, then let the signal act.
+    // Write what the rings hold, then let the signal act. The writer thread may be writing (it
+    // holds the lock for a moment, longer when the CPU is busy): wait for it, bounded (the
+    // crash may have happened in the writer itself).
     if !HANDLING.swap(true, Ordering::SeqCst) {
         if let Some(s) = SESSION.get() {
             RECORDING.store(false, Ordering::Relaxed);
-            if let Ok(mut w) = s.writer.try_lock() {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.drain(&mut w, true)));
+            for _ in 0..FATAL_WAIT_MS {
+                let got = match s.writer.try_lock() {
+                    Ok(w) => Some(w),
+                    Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                    Err(std::sync::TryLockError::WouldBlock) => None,
+                };
+                if let Some(mut w) = got {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.drain(&mut w, true)));
+                    break;
+                }
+                let ms = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+                // SAFETY: nanosleep is async-signal-safe.
+                unsafe { libc::nanosleep(&ms, std::ptr::null_mut()) };
             }
         }
     }

@@ -255,6 +255,14 @@ int main(int argc, char ** argv)
     volatile int * null = NULL;
     return *null;
   }
+  if (argc >= 5 && strcmp(argv[4], "idle") == 0) {
+    /* Records ITERATIONS events, says so on stdout, then idles until killed (SIGKILL: no
+       handler runs, only what the writer wrote before is in the trace). */
+    for (long i = 0; i < iterations; i++) TRACETOOLS_TRACEPOINT(callback_end, P(i + 1));
+    printf("recorded\n");
+    fflush(stdout);
+    for (;;) pause();
+  }
   if (argc >= 5 && strcmp(argv[4], "bench") == 0) {
     struct timespec a, b;
     long n = iterations;
