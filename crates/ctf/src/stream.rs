@@ -81,6 +81,12 @@ pub struct StreamReader<'a> {
     prev_discarded: Option<u64>,
     prev_seq: Option<u64>,
     prev_end_ns: Option<i64>,
+    /// The last packet's beginning (cycles): a later packet may not begin before it, nor before
+    /// the stream's last event.
+    floor: u64,
+    /// The packet read last was damaged: the next call reads its events anyway (`keep`) or
+    /// skips them.
+    soft: Option<bool>,
     /// Losses seen so far (drained by the merger).
     pub losses: Vec<Loss>,
     class: Option<&'a Arc<EventClass>>,
@@ -115,6 +121,8 @@ impl<'a> StreamReader<'a> {
             prev_discarded: None,
             prev_seq: None,
             prev_end_ns: None,
+            floor: 0,
+            soft: None,
             losses: Vec::new(),
             class: None,
             ts: 0,
@@ -189,7 +197,16 @@ impl<'a> StreamReader<'a> {
                     return Ok(false);
                 }
                 if let Err(e) = self.read_packet() {
-                    self.done = true;
+                    match self.soft.take() {
+                        // A damaged packet context: its framing is sound, the stream goes on
+                        // (with the packet's events, or after them).
+                        Some(keep) => {
+                            if !keep {
+                                self.pos = self.content_end;
+                            }
+                        }
+                        None => self.done = true,
+                    }
                     return Err(e);
                 }
                 continue;
@@ -290,46 +307,94 @@ impl<'a> StreamReader<'a> {
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = c.pos;
         self.next_packet = start + info.packet_bits / 8;
-        if let Some(b) = info.ts_begin {
-            self.st.clock = b;
-        }
         self.st.clock_updates = true;
-        // Losses.
+        self.packet = info.clone();
+        // Time must not go backwards within a stream: a packet that begins after it ends, or
+        // before the stream's previous event, has a damaged timestamp; its events (whose times
+        // derive from it) are skipped.
+        let floor = self.floor.max(self.ts);
+        if let Some(b) = info.ts_begin {
+            let damaged = match info.ts_end {
+                // (0: the end was never written, as in a trace recovered by lttng-crash.)
+                Some(e) if e < b && e != 0 => Some(format!("timestamp_begin {b} is after timestamp_end {e}")),
+                _ if b < floor => Some(format!("timestamp_begin {b} is before the stream's previous event ({floor})")),
+                _ => None,
+            };
+            if let Some(why) = damaged {
+                self.soft = Some(false);
+                // The packet is there all the same: no packet is lost.
+                self.prev_seq = self.prev_seq.map(|p| p + 1).or(info.seq_num);
+                return Err(self.error(start, format!("damaged packet: {why}; its events are skipped")));
+            }
+            self.st.clock = b;
+            self.floor = b;
+        }
+        self.losses(&info)
+    }
+
+    /// Losses the packet's counters report. Counters that go backwards or jump further than the
+    /// time between the packets allows are damaged: an error, the packet's events kept, and the
+    /// counter's earlier value stays the reference.
+    fn losses(&mut self, info: &PacketInfo) -> Result<(), Error> {
         let begin_ns = self.prev_end_ns;
         let end_ns = info.ts_end.and_then(|e| self.to_ns(e));
+        let span = |a: Option<i64>, b: Option<i64>| match (a, b) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a).max(0) as u64),
+            _ => None,
+        };
+        let mut damaged: Vec<String> = Vec::new();
         if let Some(d) = info.events_discarded {
-            if let Some(p) = self.prev_discarded {
-                let n = d.wrapping_sub(p);
-                if n > 0 && d > p {
-                    self.losses.push(Loss {
-                        path: self.path.to_path_buf(),
-                        kind: LossKind::Events(n),
-                        begin_ns,
-                        end_ns,
-                    });
+            let p = self.prev_discarded.unwrap_or(0);
+            // At most one event per nanosecond could have been discarded (the first packet:
+            // since the tracer started, unknown: 2^40).
+            let most = match (self.prev_discarded, span(begin_ns, end_ns)) {
+                (Some(_), Some(ns)) => ns.saturating_add(1 << 20),
+                _ => 1 << 40,
+            };
+            if d < p {
+                damaged.push(format!("events_discarded went from {p} down to {d}"));
+            } else if d - p > most {
+                damaged.push(format!("events_discarded jumped from {p} to {d}, more than could be discarded"));
+            } else {
+                if d > p {
+                    let kind = LossKind::Events(d - p);
+                    self.losses.push(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns });
                 }
-            } else if d > 0 {
-                self.losses.push(Loss { path: self.path.to_path_buf(), kind: LossKind::Events(d), begin_ns, end_ns });
+                self.prev_discarded = Some(d);
             }
-            self.prev_discarded = Some(d);
         }
         if let Some(q) = info.seq_num {
-            if let Some(p) = self.prev_seq {
-                if q > p + 1 {
-                    let b = info.ts_begin.and_then(|b| self.to_ns(b));
-                    self.losses.push(Loss {
-                        path: self.path.to_path_buf(),
-                        kind: LossKind::Packets(q - p - 1),
-                        begin_ns,
-                        end_ns: b,
-                    });
+            let b = info.ts_begin.and_then(|b| self.to_ns(b));
+            // A damaged number is taken as the next one (the packet is there).
+            match self.prev_seq {
+                Some(p) if q < p => {
+                    damaged.push(format!("packet_seq_num went from {p} down to {q}"));
+                    self.prev_seq = Some(p + 1);
                 }
+                Some(p) if q == p => {}
+                Some(p) => {
+                    // At most a packet per microsecond could have been lost.
+                    let most = span(begin_ns, b).map_or(1 << 32, |ns| ns / 1000 + 16);
+                    if q - p - 1 > most {
+                        damaged.push(format!("packet_seq_num jumped from {p} to {q}, more packets than could be lost"));
+                        self.prev_seq = Some(p + 1);
+                    } else {
+                        if q > p + 1 {
+                            let kind = LossKind::Packets(q - p - 1);
+                            self.losses.push(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns: b });
+                        }
+                        self.prev_seq = Some(q);
+                    }
+                }
+                None => self.prev_seq = Some(q),
             }
-            self.prev_seq = Some(q);
         }
         self.prev_end_ns = end_ns.or(self.prev_end_ns);
-        self.packet = info;
-        Ok(())
+        if damaged.is_empty() {
+            return Ok(());
+        }
+        self.soft = Some(true);
+        Err(self.error(info.offset, format!("damaged packet context: {}; its events are kept", damaged.join("; "))))
     }
 
     fn read_event(&mut self) -> Result<(), DecodeError> {
@@ -366,6 +431,19 @@ impl<'a> StreamReader<'a> {
         self.payload.clear();
         if let Some(t) = &class.fields {
             decode_scope(t, &mut c, st, &mut self.payload)?;
+        }
+        // Time goes forward within a stream: otherwise the event's timestamp is damaged, and so
+        // are the times of the packet's later events (each relative to the one before). (An
+        // event before its packet's beginning or after its end is tolerated, as babeltrace2
+        // does: LTTng and barectf wrote some.)
+        if st.clock < self.ts {
+            return Err(DecodeError {
+                bit: self.pos,
+                message: format!(
+                    "damaged event timestamp {} (before the stream's previous event); the rest of the packet is skipped",
+                    st.clock
+                ),
+            });
         }
         self.class = Some(class);
         self.ts = st.clock;

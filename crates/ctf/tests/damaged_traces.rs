@@ -169,3 +169,79 @@ fn corrupted_bytes_never_panic() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A copy of tc-ros2-example2 whose stream `ros2_0` (18 packets of 32 KiB, LTTng's layout) has
+/// byte `at` of its packet 5 XORed with `mask`; the number of events of the original, the first
+/// and last event times, and the path of the damaged file.
+fn damage(name: &str, at: usize, mask: u8) -> (PathBuf, usize, (i64, i64), PathBuf) {
+    let src = shared().join("traces/tc-ros2-example2");
+    let (full, errs) = read_all(&src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let span = times(&src).0;
+    let dir = copy_trace(&src, name);
+    let victim = dir.join("ros2_0");
+    let mut data = std::fs::read(&victim).unwrap();
+    data[5 * 32768 + at] ^= mask;
+    std::fs::write(&victim, &data).unwrap();
+    (dir, full, span, victim)
+}
+
+/// (first, last) event time, whether the merged events are in time order, the losses.
+fn times(dir: &Path) -> ((i64, i64), bool, Vec<ctf::Loss>) {
+    let (set, _) = TraceSet::open(&[dir]);
+    let mut events = set.events();
+    let (mut first, mut last, mut ordered) = (None, i64::MIN, true);
+    while let Some(r) = events.next() {
+        if let Ok(ev) = r {
+            let t = ev.timestamp().unwrap();
+            first.get_or_insert(t);
+            ordered &= t >= last;
+            last = t;
+        }
+    }
+    ((first.unwrap(), last), ordered, events.losses().to_vec())
+}
+
+fn the_error(errs: &[Error], victim: &Path, offset: u64, what: &str) {
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    match &errs[0] {
+        Error::Stream { path, offset: o, message } => {
+            assert_eq!(path, victim);
+            assert_eq!(*o, offset, "{message}");
+            assert!(message.contains(what), "{message}");
+        }
+        e => panic!("unexpected error {e}"),
+    }
+}
+
+/// A flipped bit in a packet's `timestamp_begin` (34 s off): an error naming the file and the
+/// packet, the packet's events left out (their times derive from it), the others in time
+/// order, the trace's time range unchanged.
+#[test]
+fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
+    let (dir, full, span, victim) = damage("packet-time", 32 + 4, 1 << 3);
+    let (n, errs) = read_all(&dir);
+    the_error(&errs, &victim, 5 * 32768, "timestamp_begin");
+    assert!(n < full && n > full - 32768 / 20, "{n} of {full}");
+    let (range, ordered, losses) = times(&dir);
+    assert!(ordered, "events out of time order");
+    assert_eq!(range, span);
+    assert!(losses.is_empty(), "{losses:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A flipped byte in `packet_seq_num` or `events_discarded`: an error naming the file and the
+/// packet; every event still read; no loss made up (2^48 packets, 2^40 events).
+#[test]
+fn damaged_loss_counters_are_errors_not_losses() {
+    for (name, at, what) in [("seq", 64 + 6, "packet_seq_num"), ("discarded", 72 + 5, "events_discarded")] {
+        let (dir, full, span, victim) = damage(name, at, 0x5a);
+        let (n, errs) = read_all(&dir);
+        the_error(&errs, &victim, 5 * 32768, what);
+        assert_eq!(n, full, "{name}");
+        let (range, ordered, losses) = times(&dir);
+        assert!(ordered && range == span, "{name}");
+        assert!(losses.is_empty(), "{name}: {losses:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
