@@ -243,6 +243,8 @@ pub struct StreamWriter<W: Write> {
     ts_last: u64,
     seq: u64,
     discarded: u64,
+    /// `discarded` as the last packet written says it.
+    reported: u64,
     events_in_packet: u64,
 }
 
@@ -267,6 +269,7 @@ impl<W: Write> StreamWriter<W> {
             ts_last: 0,
             seq: 0,
             discarded: 0,
+            reported: 0,
             events_in_packet: 0,
         }
     }
@@ -342,7 +345,7 @@ impl<W: Write> StreamWriter<W> {
     /// aligned), and hands it to the operating system: what a periodic flush (LTTng's switch
     /// timer) does, so that a process killed later loses nothing written before.
     pub fn switch_packet(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
+        if !self.pending() {
             return Ok(());
         }
         let size = self.buf.len().div_ceil(8) * 8;
@@ -350,8 +353,17 @@ impl<W: Write> StreamWriter<W> {
         self.out.flush()
     }
 
+    /// Whether there is something to write: events, or discarded events no packet reported
+    /// yet (then an empty packet carries the count).
+    fn pending(&mut self) -> bool {
+        if self.buf.is_empty() && self.discarded != self.reported {
+            self.start_packet(self.ts_last);
+        }
+        !self.buf.is_empty()
+    }
+
     fn write_packet(&mut self, ts_end: u64, size: usize) -> std::io::Result<()> {
-        if self.buf.is_empty() {
+        if !self.pending() {
             return Ok(());
         }
         let content = self.buf.len();
@@ -367,7 +379,10 @@ impl<W: Write> StreamWriter<W> {
         let written = self.out.write_all(&self.buf);
         self.buf.clear();
         match written {
-            Ok(()) => self.seq += 1,
+            Ok(()) => {
+                self.seq += 1;
+                self.reported = self.discarded;
+            }
             // A packet that could not be written (a full disk): its events count as discarded,
             // reported by the next packet that is written.
             Err(_) => self.discarded += self.events_in_packet,
@@ -434,6 +449,32 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    /// Events discarded after the last packet: an empty packet reports them (the count stays
+    /// exact), on a switch and at the end.
+    #[test]
+    fn discards_after_the_last_packet_are_reported() {
+        let mut w = StreamWriter::new(Vec::new(), [0; 16], 0, 0, 4096);
+        w.event(0, 10, 1, 1, b"p", b"").unwrap();
+        w.switch_packet().unwrap();
+        w.switch_packet().unwrap(); // nothing new: nothing written
+        w.discard(2);
+        w.switch_packet().unwrap();
+        w.discard(3);
+        let out = w.finish().unwrap();
+        let mut at = 0;
+        let mut packets = Vec::new();
+        while at < out.len() {
+            let ctx = &out[at + 32..at + PACKET_PREAMBLE];
+            let u = |i: usize| u64::from_le_bytes(ctx[i..i + 8].try_into().unwrap());
+            packets.push((u(16) / 8, u(32), u(40)));
+            at += (u(24) / 8) as usize;
+        }
+        // (content bytes, sequence number, events discarded so far)
+        assert_eq!(packets.len(), 3, "{packets:?}");
+        assert!(packets[0].0 > PACKET_PREAMBLE as u64 && packets[0].2 == 0, "{packets:?}");
+        assert_eq!(&packets[1..], &[(PACKET_PREAMBLE as u64, 1, 2), (PACKET_PREAMBLE as u64, 2, 5)]);
     }
 
     #[test]
