@@ -121,6 +121,31 @@ fn keyed<'a>(recording: &'a str, k: Key, rest: impl IntoIterator<Item = Cell<'a>
     v
 }
 
+/// A row of an instance (a run, a publication, a take): recording, its index, trace, vpid,
+/// vtid, then `rest`.
+fn instance<'a>(
+    recording: &'a str,
+    i: usize,
+    at: (u32, i64, i64),
+    rest: impl IntoIterator<Item = Cell<'a>>,
+) -> Vec<Cell<'a>> {
+    let mut v = vec![
+        Cell::Str(Cow::Borrowed(recording)),
+        Cell::I64(i as i64),
+        Cell::I64(at.0 as i64),
+        Cell::I64(at.1),
+        Cell::I64(at.2),
+    ];
+    v.extend(rest);
+    v
+}
+
+/// Mean, p99 and max of `s`, empty when it has no value.
+fn stats_cells(s: &analysis::Stats) -> [Cell<'static>; 3] {
+    let some = s.count > 0;
+    [if some { Cell::F64(s.mean) } else { Cell::Null }, some.then_some(s.p99).into(), some.then_some(s.max).into()]
+}
+
 /// Writes every table of the analysis (not the raw events: [`crate::events::write`]).
 /// `trace_dirs` and `hosts` are the traces' directories and host names, by trace index.
 pub fn write(
@@ -237,8 +262,7 @@ pub fn write(
 
     let mut t = open(sink, def("topics"))?;
     for x in &r.topics {
-        let (pt, pc) = (&x.pub_to_take_ns, &x.pub_to_callback_ns);
-        t.row(&[
+        let cells = [
             rec(),
             x.name.as_str().into(),
             Cell::I64(x.publishes as i64),
@@ -246,13 +270,14 @@ pub fn write(
             Cell::I64(x.matched as i64),
             Cell::I64(x.unmatched as i64),
             x.dropped.map(|d| d as i64).into(),
-            if pt.count > 0 { Cell::F64(pt.mean) } else { Cell::Null },
-            (pt.count > 0).then_some(pt.p99).into(),
-            (pt.count > 0).then_some(pt.max).into(),
-            if pc.count > 0 { Cell::F64(pc.mean) } else { Cell::Null },
-            (pc.count > 0).then_some(pc.p99).into(),
-            (pc.count > 0).then_some(pc.max).into(),
-        ])?;
+        ];
+        t.row(
+            &cells
+                .into_iter()
+                .chain(stats_cells(&x.pub_to_take_ns))
+                .chain(stats_cells(&x.pub_to_callback_ns))
+                .collect::<Vec<_>>(),
+        )?;
     }
     done(t, "topics", &mut counts)?;
 
@@ -263,64 +288,64 @@ pub fn write(
     for (i, (run, _)) in a.runs.iter().enumerate() {
         let k = a.slots[run.slot as usize];
         let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
-        t.row(&[
-            rec(),
-            Cell::I64(i as i64),
-            Cell::I64(k.0 as i64),
-            Cell::I64(k.1),
-            Cell::I64(run.vtid as i64),
-            Cell::U64(k.2),
-            c.map_or("", |c| c.node.as_str()).into(),
-            c.map_or("unknown", |c| c.kind.as_str()).into(),
-            Cell::I64(run.start),
-            run.end().into(),
-            run.duration().into(),
-            Cell::Bool(run.intra),
-        ])?;
+        t.row(&instance(
+            recording,
+            i,
+            (k.0, k.1, run.vtid as i64),
+            [
+                Cell::U64(k.2),
+                c.map_or("", |c| c.node.as_str()).into(),
+                c.map_or("unknown", |c| c.kind.as_str()).into(),
+                Cell::I64(run.start),
+                run.end().into(),
+                run.duration().into(),
+                Cell::Bool(run.intra),
+            ],
+        ))?;
     }
     done(t, "callback_runs", &mut counts)?;
 
     let mut t = open(sink, def("publications"))?;
     for (i, (p, topic)) in a.pubs.iter().enumerate() {
-        t.row(&[
-            rec(),
-            Cell::I64(i as i64),
-            Cell::I64(p.trace as i64),
-            Cell::I64(p.vpid),
-            Cell::I64(p.vtid),
-            topic.as_deref().into(),
-            nz(p.publisher).into(),
-            Cell::U64(p.message),
-            Cell::I64(p.ts),
-            p.ts_rclcpp.into(),
-            p.ts_rcl.into(),
-            p.ts_rmw.into(),
-            p.ts_dds.into(),
-            p.source_ts.into(),
-            Cell::Bool(p.intra),
-            p.in_run.map(|x| x as i64).into(),
-        ])?;
+        t.row(&instance(
+            recording,
+            i,
+            (p.trace, p.vpid, p.vtid),
+            [
+                topic.as_deref().into(),
+                nz(p.publisher).into(),
+                Cell::U64(p.message),
+                Cell::I64(p.ts),
+                p.ts_rclcpp.into(),
+                p.ts_rcl.into(),
+                p.ts_rmw.into(),
+                p.ts_dds.into(),
+                p.source_ts.into(),
+                Cell::Bool(p.intra),
+                p.in_run.map(|x| x as i64).into(),
+            ],
+        ))?;
     }
     done(t, "publications", &mut counts)?;
 
     let mut t = open(sink, def("takes"))?;
     for (i, (k, sub)) in a.takes.iter().enumerate() {
         let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
-        t.row(&[
-            rec(),
-            Cell::I64(i as i64),
-            Cell::I64(k.trace as i64),
-            Cell::I64(k.vpid),
-            Cell::I64(k.vtid),
-            topic.into(),
-            nz(k.rmw_subscription).into(),
-            Cell::U64(k.message),
-            Cell::I64(k.ts),
-            (k.source_ts != 0).then_some(k.source_ts).into(),
-            Cell::Bool(k.taken),
-            Cell::Bool(k.intra),
-            k.run.map(|x| x as i64).into(),
-        ])?;
+        t.row(&instance(
+            recording,
+            i,
+            (k.trace, k.vpid, k.vtid),
+            [
+                topic.into(),
+                nz(k.rmw_subscription).into(),
+                Cell::U64(k.message),
+                Cell::I64(k.ts),
+                (k.source_ts != 0).then_some(k.source_ts).into(),
+                Cell::Bool(k.taken),
+                Cell::Bool(k.intra),
+                k.run.map(|x| x as i64).into(),
+            ],
+        ))?;
     }
     done(t, "takes", &mut counts)?;
 
@@ -350,14 +375,15 @@ pub fn write(
 
     let mut t = open(sink, def("service_calls"))?;
     if let Some(s) = services {
-        let name = |reg: &analysis::model::Registry<analysis::model::Service>, k: Key| {
-            reg.items.iter().find(|x| x.key.0 == k.0 && x.key.1 == k.1 && x.rmw == k.2).map(|x| x.name.clone())
-        };
+        // Services and clients by (trace, vpid, rmw handle), the calls' keys.
+        let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
+            .into_iter()
+            .flat_map(|(side, reg)| reg.items.iter().map(move |x| ((side, (x.key.0, x.key.1, x.rmw)), x.name.as_str())))
+            .collect();
         let rows = s.client_calls.iter().map(|c| ("client", c.client, c.vtid, c.seq, c.ts_send, c.response, None));
         let rows = rows
             .chain(s.server_calls.iter().map(|c| ("server", c.service, c.vtid, c.seq, c.ts_take, c.response, c.run)));
         for (side, key, vtid, seq, at, response, run) in rows {
-            let reg = if side == "client" { &m.clients } else { &m.services };
             let [tr, vp] = key_cells(key);
             t.row(&[
                 rec(),
@@ -366,7 +392,7 @@ pub fn write(
                 Cell::I64(vtid),
                 side.into(),
                 Cell::U64(key.2),
-                name(reg, key).into(),
+                names.get(&(side, key)).copied().into(),
                 Cell::I64(seq),
                 Cell::I64(at),
                 response.map(|x| x.0).into(),
