@@ -4,11 +4,11 @@ trace, with caret_analyze and its bokeh plots, each saved as a self-contained HT
 
 Usage: python caret_plots.py TRACE ARCHITECTURE_YAML PATH_NAME OUTDIR
 
-Plots (caret_analyze's `Plot` facade): callback scheduling of every callback
-group whose callbacks ran, callback latency
-over time and its histogram for every callback, and for the named path: message flow, response
-time over time, response time histogram, per-message stacked bar. Prints one JSON line: the
-number of plots, their total size in bytes and this process's peak RSS in MB.
+Plots (caret_analyze's `Plot` facade): callback scheduling of every callback group whose
+callbacks ran, callback latency over time and its histogram for every callback that ran, and for
+the named path: message flow, response time over time, response time histogram, per-message
+stacked bar. The last line printed is JSON (caret_analyze prints on stdout too): the number of
+plots, their total size in bytes and this process's peak RSS in MB.
 """
 import json
 import os

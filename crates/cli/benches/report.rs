@@ -49,6 +49,16 @@ fn children_peak_mb() -> f64 {
     u.ru_maxrss as f64 / 1024.0
 }
 
+/// Runs `rostrace report TRACE -o HTML`; its wall time (s).
+fn report(trace: &Path, html: &Path) -> f64 {
+    let t = Instant::now();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_rostrace")).arg("report").arg(trace).arg("-o").arg(html).output().unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    assert!(out.status.success(), "rostrace report: {}", String::from_utf8_lossy(&out.stderr));
+    secs
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -65,19 +75,7 @@ fn main() {
     let runs = 3;
 
     // The report first: the peak RSS of the children is then rostrace's.
-    let mut write = Vec::new();
-    for _ in 0..runs {
-        let t = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_rostrace"))
-            .arg("report")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&html)
-            .output()
-            .unwrap();
-        write.push(t.elapsed().as_secs_f64());
-        assert!(out.status.success(), "rostrace report: {}", String::from_utf8_lossy(&out.stderr));
-    }
+    let write: Vec<f64> = (0..runs).map(|_| report(&trace, &html)).collect();
     let peak = children_peak_mb();
     let size = std::fs::metadata(&html).unwrap().len() as f64 / 1e6;
 
@@ -125,16 +123,7 @@ fn caret(peer: &Path, dir: &Path) {
     let html = dir.join("e2e.html");
     let (mut ours, mut theirs, mut out) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
-        let t = Instant::now();
-        let o = Command::new(env!("CARGO_BIN_EXE_rostrace"))
-            .arg("report")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&html)
-            .output()
-            .unwrap();
-        ours.push(t.elapsed().as_secs_f64());
-        assert!(o.status.success(), "rostrace report: {}", String::from_utf8_lossy(&o.stderr));
+        ours.push(report(&trace, &html));
         let t = Instant::now();
         // caret_analyze writes caret.log where it runs.
         let o = Command::new(peer.join("venv/bin/python"))
@@ -150,11 +139,10 @@ fn caret(peer: &Path, dir: &Path) {
         assert!(o.status.success(), "caret_plots.py: {}", String::from_utf8_lossy(&o.stderr));
         out = o.stdout;
     }
-    let line = String::from_utf8_lossy(&out);
-    let field = |k: &str| -> f64 {
-        let i = line.find(&format!("\"{k}\": ")).map(|i| i + k.len() + 4).unwrap_or(line.len());
-        line[i..].split([',', '}']).next().and_then(|v| v.trim().parse().ok()).unwrap_or(f64::NAN)
-    };
+    // caret_analyze prints on stdout too: the figures are the last line.
+    let last = String::from_utf8_lossy(&out).lines().last().unwrap_or_default().to_string();
+    let peer: serde_json::Value = serde_json::from_str(&last).expect("caret_plots.py ends with a JSON line");
+    let field = |k: &str| peer[k].as_f64().unwrap_or(f64::NAN);
     let (ours, theirs) = (median(ours), median(theirs));
     let size = std::fs::metadata(&html).unwrap().len() as f64 / 1e6;
     println!("caret-demos-e2e-jazzy, same run (medians of 3, whole processes):");
