@@ -33,8 +33,22 @@ pub struct Loss {
     pub end_ns: Option<i64>,
 }
 
+/// Why a packet could not be read.
+enum PacketError {
+    /// The stream cannot go on (its framing is lost).
+    Fatal(Error),
+    /// A damaged value in a sound frame: the stream goes on, with the packet's events or not.
+    Damaged { error: Error, keep_events: bool },
+}
+
+impl From<Error> for PacketError {
+    fn from(e: Error) -> Self {
+        PacketError::Fatal(e)
+    }
+}
+
 /// Packet-level values of the current packet.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PacketInfo {
     /// Byte offset of the packet in the file.
     pub offset: u64,
@@ -84,9 +98,6 @@ pub struct StreamReader<'a> {
     /// The last packet's beginning (cycles): a later packet may not begin before it, nor before
     /// the stream's last event.
     floor: u64,
-    /// The packet read last was damaged: the next call reads its events anyway (`keep`) or
-    /// skips them.
-    soft: Option<bool>,
     /// Losses seen so far (drained by the merger).
     pub losses: Vec<Loss>,
     class: Option<&'a Arc<EventClass>>,
@@ -122,7 +133,6 @@ impl<'a> StreamReader<'a> {
             prev_seq: None,
             prev_end_ns: None,
             floor: 0,
-            soft: None,
             losses: Vec::new(),
             class: None,
             ts: 0,
@@ -196,20 +206,20 @@ impl<'a> StreamReader<'a> {
                     self.class = None;
                     return Ok(false);
                 }
-                if let Err(e) = self.read_packet() {
-                    match self.soft.take() {
-                        // A damaged packet context: its framing is sound, the stream goes on
-                        // (with the packet's events, or after them).
-                        Some(keep) => {
-                            if !keep {
-                                self.pos = self.content_end;
-                            }
-                        }
-                        None => self.done = true,
+                match self.read_packet() {
+                    Ok(()) => continue,
+                    Err(PacketError::Fatal(e)) => {
+                        self.done = true;
+                        return Err(e);
                     }
-                    return Err(e);
+                    // Its framing is sound: the stream goes on, with the packet's events or after them.
+                    Err(PacketError::Damaged { error, keep_events }) => {
+                        if !keep_events {
+                            self.pos = self.content_end;
+                        }
+                        return Err(error);
+                    }
                 }
-                continue;
             }
             let start = self.pos;
             match self.read_event() {
@@ -231,7 +241,7 @@ impl<'a> StreamReader<'a> {
         }
     }
 
-    fn read_packet(&mut self) -> Result<(), Error> {
+    fn read_packet(&mut self) -> Result<(), PacketError> {
         let start = self.next_packet;
         let avail_bits = (self.data.len() as u64 - start).saturating_mul(8);
         let mut c = Cursor { data: self.data, base: start as usize, pos: 0, end: avail_bits };
@@ -245,7 +255,9 @@ impl<'a> StreamReader<'a> {
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
             if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
                 if m != PACKET_MAGIC {
-                    return Err(self.error(start, format!("bad packet magic {m:#x} (expected {PACKET_MAGIC:#x})")));
+                    return Err(PacketError::Fatal(
+                        self.error(start, format!("bad packet magic {m:#x} (expected {PACKET_MAGIC:#x})")),
+                    ));
                 }
             }
             info.stream_id = s.field("stream_id").and_then(|v| v.as_u64()).unwrap_or(0);
@@ -254,7 +266,11 @@ impl<'a> StreamReader<'a> {
         let sc = match self.schema.stream(info.stream_id) {
             Some(sc) => sc,
             None if self.schema.streams.len() == 1 && self.schema.packet_header.is_none() => &self.schema.streams[0],
-            None => return Err(self.error(start, format!("packet refers to unknown stream class {}", info.stream_id))),
+            None => {
+                return Err(PacketError::Fatal(
+                    self.error(start, format!("packet refers to unknown stream class {}", info.stream_id)),
+                ))
+            }
         };
         if self.sc.map(|p| p.id) != Some(sc.id) {
             self.sc = Some(sc);
@@ -290,25 +306,26 @@ impl<'a> StreamReader<'a> {
             info.content_bits = avail_bits;
         }
         if info.packet_bits == 0 || !info.packet_bits.is_multiple_of(8) {
-            return Err(self.error(start, format!("invalid packet size {} bits", info.packet_bits)));
-        }
-        if info.content_bits > info.packet_bits {
-            return Err(self.error(
-                start,
-                format!("content size {} bits larger than packet size {} bits", info.content_bits, info.packet_bits),
+            return Err(PacketError::Fatal(
+                self.error(start, format!("invalid packet size {} bits", info.packet_bits)),
             ));
         }
+        if info.content_bits > info.packet_bits {
+            return Err(PacketError::Fatal(self.error(
+                start,
+                format!("content size {} bits larger than packet size {} bits", info.content_bits, info.packet_bits),
+            )));
+        }
         if c.pos > info.content_bits {
-            return Err(
-                self.error(start, format!("packet content size {} bits smaller than its header", info.content_bits))
-            );
+            let m = format!("packet content size {} bits smaller than its header", info.content_bits);
+            return Err(PacketError::Fatal(self.error(start, m)));
         }
         self.truncated = info.packet_bits > avail_bits;
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = c.pos;
         self.next_packet = start + info.packet_bits / 8;
         self.st.clock_updates = true;
-        self.packet = info.clone();
+        self.packet = info;
         // Time must not go backwards within a stream: a packet that begins after it ends, or
         // before the stream's previous event, has a damaged timestamp; its events (whose times
         // derive from it) are skipped.
@@ -321,10 +338,10 @@ impl<'a> StreamReader<'a> {
                 _ => None,
             };
             if let Some(why) = damaged {
-                self.soft = Some(false);
                 // The packet is there all the same: no packet is lost.
                 self.prev_seq = self.prev_seq.map(|p| p + 1).or(info.seq_num);
-                return Err(self.error(start, format!("damaged packet: {why}; its events are skipped")));
+                let error = self.error(start, format!("damaged packet: {why}; its events are skipped"));
+                return Err(PacketError::Damaged { error, keep_events: false });
             }
             self.st.clock = b;
             self.floor = b;
@@ -335,7 +352,7 @@ impl<'a> StreamReader<'a> {
     /// Losses the packet's counters report. Counters that go backwards or jump further than the
     /// time between the packets allows are damaged: an error, the packet's events kept, and the
     /// counter's earlier value stays the reference.
-    fn losses(&mut self, info: &PacketInfo) -> Result<(), Error> {
+    fn losses(&mut self, info: &PacketInfo) -> Result<(), PacketError> {
         let begin_ns = self.prev_end_ns;
         let end_ns = info.ts_end.and_then(|e| self.to_ns(e));
         let span = |a: Option<i64>, b: Option<i64>| match (a, b) {
@@ -393,8 +410,9 @@ impl<'a> StreamReader<'a> {
         if damaged.is_empty() {
             return Ok(());
         }
-        self.soft = Some(true);
-        Err(self.error(info.offset, format!("damaged packet context: {}; its events are kept", damaged.join("; "))))
+        let error =
+            self.error(info.offset, format!("damaged packet context: {}; its events are kept", damaged.join("; ")));
+        Err(PacketError::Damaged { error, keep_events: true })
     }
 
     fn read_event(&mut self) -> Result<(), DecodeError> {
