@@ -11,6 +11,7 @@ const R = D.report, I = D.inst;
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null) continue;
     if (k === "class") e.className = v;
     else if (k === "text") e.textContent = v;
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
@@ -177,10 +178,10 @@ function series(parent, title, xs, ys, id) {
   h.set([lo, hi], [0, Math.max(...counts) * 1.1 || 1]);
 }
 
-// A stacked bar of parts [[name, value]] (colored by position), and its legend.
+// A stacked bar of parts [[name, value]] (colored by position); `id`, if given, names it for tests.
 function stackBar(parts, id) {
   const total = parts.reduce((a, x) => a + Math.max(0, x[1] || 0), 0) || 1;
-  const bar = el("div", { class: "stack", "data-plot": id, "data-drawn": String(parts.length) });
+  const bar = el("div", { class: "stack", "data-plot": id, "data-drawn": id && String(parts.length) });
   parts.forEach((x, i) => bar.append(el("span", { style: `width:${(100 * Math.max(0, x[1] || 0) / total).toFixed(3)}%;background:${hue(i)}`, title: `${x[0]}: ${dur(x[1])}, ${pct((x[1] || 0) / total)}` })));
   return bar;
 }
@@ -192,8 +193,8 @@ function bars(parent, rows, label, parts, id) {
   const max = Math.max(...tot, 1e-9);
   const box = el("div", { class: "bars", "data-plot": id, "data-drawn": String(rows.length) });
   rows.forEach((r, i) => {
-    const bar = stackBar(parts.map((p) => [p[0], p[1](r)]), null);
-    bar.removeAttribute("data-plot"); bar.style.width = `${(100 * tot[i] / max).toFixed(2)}%`;
+    const bar = stackBar(parts.map((p) => [p[0], p[1](r)]));
+    bar.style.width = `${(100 * tot[i] / max).toFixed(2)}%`;
     box.append(el("div", { class: "barrow" }, el("span", { class: "lbl", text: label(r), title: label(r) }), el("div", { class: "track" }, bar), el("span", { class: "tot", text: dur(tot[i]) })));
   });
   parent.append(box, legend(parts.map((p) => p[0])));
