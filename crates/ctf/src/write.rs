@@ -337,20 +337,17 @@ impl<W: Write> StreamWriter<W> {
 
     /// Closes the current packet (if it has events) with end time `ts_end` and writes it out.
     pub fn close_packet(&mut self, ts_end: u64) -> std::io::Result<()> {
-        let size = self.buf.len().max(self.packet_size).div_ceil(4096) * 4096;
-        self.write_packet(ts_end, size)
+        self.write_packet(ts_end, false).map(drop)
     }
 
     /// Writes the events so far as a packet of their own, no bigger than they need (8-byte
     /// aligned), and hands it to the operating system: what a periodic flush (LTTng's switch
     /// timer) does, so that a process killed later loses nothing written before.
     pub fn switch_packet(&mut self) -> std::io::Result<()> {
-        if !self.pending() {
-            return Ok(());
+        if self.write_packet(self.ts_last, true)? {
+            self.out.flush()?;
         }
-        let size = self.buf.len().div_ceil(8) * 8;
-        self.write_packet(self.ts_last, size)?;
-        self.out.flush()
+        Ok(())
     }
 
     /// Whether there is something to write: events, or discarded events no packet reported
@@ -362,10 +359,17 @@ impl<W: Write> StreamWriter<W> {
         !self.buf.is_empty()
     }
 
-    fn write_packet(&mut self, ts_end: u64, size: usize) -> std::io::Result<()> {
+    /// Writes the current packet, if there is one: `compact`, or with no event, as big as its
+    /// content; else padded to the stream's packet size. Whether a packet was written.
+    fn write_packet(&mut self, ts_end: u64, compact: bool) -> std::io::Result<bool> {
         if !self.pending() {
-            return Ok(());
+            return Ok(false);
         }
+        let size = if compact || self.events_in_packet == 0 {
+            self.buf.len().div_ceil(8) * 8
+        } else {
+            self.buf.len().max(self.packet_size).div_ceil(4096) * 4096
+        };
         let content = self.buf.len();
         let ctx = &mut self.buf[32..PACKET_PREAMBLE];
         ctx[0..8].copy_from_slice(&self.ts_begin.to_le_bytes());
@@ -387,7 +391,7 @@ impl<W: Write> StreamWriter<W> {
             // reported by the next packet that is written.
             Err(_) => self.discarded += self.events_in_packet,
         }
-        written
+        written.map(|()| true)
     }
 
     /// Closes the last packet and flushes; returns the writer.
