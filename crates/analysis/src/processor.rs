@@ -19,6 +19,7 @@ use ctf::TraceSet;
 #[derive(Default)]
 pub struct Processor {
     handlers: Vec<Box<dyn Handler>>,
+    jobs: usize,
 }
 
 impl Processor {
@@ -34,6 +35,14 @@ impl Processor {
         p.add(crate::services::ServiceHandler::default());
         crate::system::add_standard(&mut p);
         p
+    }
+
+    /// Decodes the traces on `jobs` threads (0, the default: one per core; 1: in the calling
+    /// thread only). The pass itself runs in the calling thread, and its results are the same
+    /// whatever the number.
+    pub fn set_jobs(&mut self, jobs: usize) -> &mut Processor {
+        self.jobs = jobs;
+        self
     }
 
     /// Registers `handler`; it gets its events in the next run.
@@ -115,78 +124,80 @@ impl Processor {
         // Events nobody uses, per trace and class: what the notes tell about.
         let mut unused: Vec<Vec<u64>> = infos.iter().map(|v| vec![0; v.len()]).collect();
         let mut ctx_cache = CtxCache::default();
-        let mut events = set.events();
         let mut n = 0u64;
         let mut read = 0u64;
         let mut bounds: Option<(i64, i64)> = None;
-        while let Some(r) = events.next() {
-            let ev = match r {
-                Ok(ev) => ev,
-                Err(e) => {
-                    c.errors.push(e.to_string());
-                    continue;
+        let losses = set.with_events(self.jobs, |events| {
+            while let Some(r) = events.next() {
+                let ev = match r {
+                    Ok(ev) => ev,
+                    Err(e) => {
+                        c.errors.push(e.to_string());
+                        continue;
+                    }
+                };
+                read += 1;
+                let ti = ev.trace_index();
+                let ts = ev.timestamp().unwrap_or(0);
+                let (lo, hi) = *bounds.get_or_insert_with(|| window.resolve(ts));
+                let inside = lo <= ts && ts <= hi;
+                if inside {
+                    n += 1;
+                    c.range = Some(match c.range {
+                        None => (ts, ts),
+                        Some((a, b)) => (a.min(ts), b.max(ts)),
+                    });
                 }
-            };
-            read += 1;
-            let ti = ev.trace_index();
-            let ts = ev.timestamp().unwrap_or(0);
-            let (lo, hi) = *bounds.get_or_insert_with(|| window.resolve(ts));
-            let inside = lo <= ts && ts <= hi;
-            if inside {
-                n += 1;
-                c.range = Some(match c.range {
-                    None => (ts, ts),
-                    Some((a, b)) => (a.min(ts), b.max(ts)),
-                });
-            }
-            let (vpid, vtid) = ids(&ev, &mut ctx_cache);
-            let t = ti as u32;
-            let ci = ev.class().index;
-            let info = infos[ti][ci].as_ref();
-            let route = &routes[ti][ci];
-            {
-                let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
-                    trace: t,
-                    vpid,
-                    host: hosts[ti].clone(),
-                    ..Default::default()
-                });
-                proc.events += 1;
-                if proc.procname.is_empty() {
-                    if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
-                        proc.procname = p.into_owned();
+                let (vpid, vtid) = ids(&ev, &mut ctx_cache);
+                let t = ti as u32;
+                let ci = ev.class().index;
+                let info = infos[ti][ci].as_ref();
+                let route = &routes[ti][ci];
+                {
+                    let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
+                        trace: t,
+                        vpid,
+                        host: hosts[ti].clone(),
+                        ..Default::default()
+                    });
+                    proc.events += 1;
+                    if proc.procname.is_empty() {
+                        if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
+                            proc.procname = p.into_owned();
+                        }
+                    }
+                    match info {
+                        Some((info, _)) => {
+                            proc.kinds |= info.kind.bit();
+                            proc.ros_events += 1;
+                        }
+                        None if route.is_empty() => unused[ti][ci] += 1,
+                        None => {}
                     }
                 }
-                match info {
-                    Some((info, _)) => {
-                        proc.kinds |= info.kind.bit();
-                        proc.ros_events += 1;
+                let at = At { trace: t, vpid, vtid, ts, cpu: ev.cpu_id() };
+                core.before(&mut c, &at);
+                if let Some((info, core_route)) = info {
+                    if inside || info.kind.is_init() {
+                        if inside {
+                            c.ros_events += 1;
+                        }
+                        core.event(*core_route, &mut c, info, &ev, &at);
                     }
-                    None if route.is_empty() => unused[ti][ci] += 1,
-                    None => {}
                 }
-            }
-            let at = At { trace: t, vpid, vtid, ts, cpu: ev.cpu_id() };
-            core.before(&mut c, &at);
-            if let Some((info, core_route)) = info {
-                if inside || info.kind.is_init() {
-                    if inside {
-                        c.ros_events += 1;
+                if inside && !route.is_empty() {
+                    let cx = Context { ros2: &c };
+                    for &(hi, token) in route {
+                        self.handlers[hi].event(token, &ev, &at, &cx);
                     }
-                    core.event(*core_route, &mut c, info, &ev, &at);
+                }
+                if read.is_multiple_of(65536) {
+                    let (d, total) = events.progress();
+                    progress(d, total);
                 }
             }
-            if inside && !route.is_empty() {
-                let cx = Context { ros2: &c };
-                for &(hi, token) in route {
-                    self.handlers[hi].event(token, &ev, &at, &cx);
-                }
-            }
-            if read.is_multiple_of(65536) {
-                let (d, total) = events.progress();
-                progress(d, total);
-            }
-        }
+            events.losses().to_vec()
+        });
         c.events = n;
         if !window.is_all() {
             c.window = bounds;
@@ -210,7 +221,7 @@ impl Processor {
         c.runs.shrink_to_fit();
         c.pubs.shrink_to_fit();
         c.takes.shrink_to_fit();
-        for l in events.losses() {
+        for l in &losses {
             if let ctf::LossKind::Events(k) = l.kind {
                 c.discarded += k;
             }

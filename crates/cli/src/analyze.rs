@@ -45,7 +45,16 @@ pub struct Args {
 impl Args {
     /// Analysis of `traces`, with the text report's `top` rows, and JSON to `json` if given.
     pub fn new(traces: Vec<PathBuf>, json: Option<PathBuf>, top: usize) -> Args {
-        Args { traces: TraceArgs { traces }, json, top, begin: None, end: None, nodes: None, topics: None, wide: false }
+        Args {
+            traces: TraceArgs { traces, jobs: 0 },
+            json,
+            top,
+            begin: None,
+            end: None,
+            nodes: None,
+            topics: None,
+            wide: false,
+        }
     }
 }
 
@@ -862,10 +871,12 @@ pub(crate) fn longest(
     an: &analysis::Analysis,
     nodes: Option<&Regex>,
     topics: Option<&Regex>,
+    jobs: usize,
 ) -> analysis::paths::LongestPaths {
     use analysis::paths::{Architecture, PathIndex, SearchLimits};
     let arch = Architecture::from_analysis(an);
-    let index = PathIndex::new(an);
+    let mut index = PathIndex::new(an);
+    index.set_jobs(jobs);
     // Bounded work: at most 20 paths per (source, sink) and 300 in all are followed.
     let limits = SearchLimits { max_depth: 15, max_paths: 20 };
     let mut lp = analysis::paths::longest_paths(&index, &arch, limits, 300, usize::MAX, Default::default());
@@ -922,9 +933,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = analysis::analyze_window(&set, window, |d, _| progress.tick(|| d));
+    let an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze(&set, window, |d, _| progress.tick(|| d));
     progress.finish();
-    let lp = longest(&an, res[0].as_ref(), res[1].as_ref());
+    let lp = longest(&an, res[0].as_ref(), res[1].as_ref(), a.traces.jobs);
     let mut report = an.report;
     report.longest_paths = Some(lp);
     filter(&mut report, res[0].as_ref(), res[1].as_ref());

@@ -333,7 +333,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     println!("  what each process counted: {}", counts.display());
     println!("  look again: rostrace analyze {}", dir.display());
     let html = dir.join("report.html");
-    match crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo")) {
+    match crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), 0) {
         Ok(_) => println!("  the report, with plots: {} (open it in a browser)", html.display()),
         Err(e) => {
             eprintln!("rostrace: error: {e}");

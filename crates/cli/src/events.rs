@@ -44,46 +44,49 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut buf = Vec::with_capacity(1 << 16);
-    let mut events = set.events();
     let mut progress = Progress::new(set.total_bytes(), "reading");
-    let mut prev = None;
-    let mut n = 0u64;
-    loop {
-        let ev = match events.next() {
-            None => break,
-            Some(Err(e)) => {
-                eprintln!("rostrace: error: {e}");
-                failed = true;
+    let read = |events: &mut ctf::Events| -> std::io::Result<bool> {
+        let mut prev = None;
+        let mut n = 0u64;
+        loop {
+            let ev = match events.next() {
+                None => break,
+                Some(Err(e)) => {
+                    eprintln!("rostrace: error: {e}");
+                    failed = true;
+                    continue;
+                }
+                Some(Ok(ev)) => ev,
+            };
+            if !a.name.is_empty() && !a.name.iter().any(|p| tracetools::catalog::glob(p, ev.name())) {
                 continue;
             }
-            Some(Ok(ev)) => ev,
-        };
-        if !a.name.is_empty() && !a.name.iter().any(|p| tracetools::catalog::glob(p, ev.name())) {
-            continue;
-        }
-        match a.format {
-            Format::Jsonl => json_event(&mut buf, &ev),
-            Format::Text => {
-                text_event(&mut buf, &ev, prev, prefixes[ev.trace_index()].as_deref());
-                // The delta is from the last event with a time (as babeltrace2 has it).
-                prev = ev.timestamp().or(prev);
+            match a.format {
+                Format::Jsonl => json_event(&mut buf, &ev),
+                Format::Text => {
+                    text_event(&mut buf, &ev, prev, prefixes[ev.trace_index()].as_deref());
+                    // The delta is from the last event with a time (as babeltrace2 has it).
+                    prev = ev.timestamp().or(prev);
+                }
+            }
+            if buf.len() > 1 << 15 {
+                w.write_all(&buf)?;
+                buf.clear();
+            }
+            n += 1;
+            progress.tick(|| events.progress().0);
+            if a.limit.is_some_and(|l| n >= l) {
+                break;
             }
         }
-        if buf.len() > 1 << 15 {
-            w.write_all(&buf)?;
-            buf.clear();
+        w.write_all(&buf)?;
+        w.flush()?;
+        progress.finish();
+        for l in events.losses() {
+            eprintln!("rostrace: warning: {}", crate::info::describe_loss(l));
         }
-        n += 1;
-        progress.tick(|| events.progress().0);
-        if a.limit.is_some_and(|l| n >= l) {
-            break;
-        }
-    }
-    w.write_all(&buf)?;
-    w.flush()?;
-    progress.finish();
-    for l in events.losses() {
-        eprintln!("rostrace: warning: {}", crate::info::describe_loss(l));
-    }
+        Ok(failed)
+    };
+    let failed = set.with_events(a.traces.jobs, read)?;
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

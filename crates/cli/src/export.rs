@@ -86,6 +86,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut p = analysis::Processor::standard();
+    p.set_jobs(a.traces.jobs);
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let an = p.analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
@@ -129,11 +130,17 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Err(e) => return fail(e.to_string()),
             };
             let mut progress = Progress::new(set.total_bytes(), "exporting events");
-            let (events, errs) =
-                match export::events::write(&set, &recording, &*keep, sink.as_mut(), &mut |d, _| progress.tick(|| d)) {
-                    Ok(x) => x,
-                    Err(e) => return fail(e.to_string()),
-                };
+            let (events, errs) = match export::events::write(
+                &set,
+                &recording,
+                &*keep,
+                sink.as_mut(),
+                &mut |d, _| progress.tick(|| d),
+                a.traces.jobs,
+            ) {
+                Ok(x) => x,
+                Err(e) => return fail(e.to_string()),
+            };
             progress.finish();
             clean &= errs.is_empty();
             let rows = |c: &export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();

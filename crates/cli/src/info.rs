@@ -134,72 +134,150 @@ pub fn describe_loss(l: &Loss) -> String {
     format!("{}: {what}{range}", l.path.display())
 }
 
-/// Reads the traces once and summarizes them.
-pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
-    let mut counts: HashMap<String, u64> = HashMap::new();
-    let mut by_class: HashMap<(usize, usize), u64> = HashMap::new();
-    let mut procs: BTreeMap<(usize, i64), Process> = BTreeMap::new();
-    let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
-    let mut versions = Vec::new();
-    let mut distros = Vec::new();
-    let mut begin = None;
-    let mut end = None;
-    let mut n = 0u64;
-    let mut errs = errors;
-    let mut events = set.events();
-    let mut progress = Progress::new(set.total_bytes(), "reading");
-    while let Some(r) = events.next() {
-        let ev = match r {
-            Ok(ev) => ev,
+/// What one stream file holds.
+#[derive(Default)]
+struct StreamSummary {
+    n: u64,
+    begin: Option<i64>,
+    end: Option<i64>,
+    /// Events per class index.
+    by_class: HashMap<usize, u64>,
+    /// Per vpid: events, and the first time and process name seen.
+    procs: HashMap<i64, (u64, i64, String)>,
+    /// tracetools versions and distributions, with the time each was first seen.
+    versions: Vec<(i64, String)>,
+    distros: Vec<(i64, String)>,
+    errors: Vec<String>,
+    losses: Vec<Loss>,
+}
+
+fn summarize(r: &mut ctf::StreamReader<'_>, done: &std::sync::atomic::AtomicU64) -> StreamSummary {
+    let mut s = StreamSummary::default();
+    let mut reported = 0;
+    loop {
+        let res = r.advance();
+        s.losses.append(&mut r.losses);
+        match res {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
-                errs.push(e.to_string());
+                s.errors.push(e.to_string());
                 continue;
             }
-        };
-        n += 1;
-        if let Some(t) = ev.timestamp() {
-            begin = Some(begin.map_or(t, |b: i64| b.min(t)));
-            end = Some(end.map_or(t, |e: i64| e.max(t)));
         }
-        *by_class.entry((ev.trace_index(), ev.class().index)).or_default() += 1;
+        let Some(ev) = r.event() else { continue };
+        s.n += 1;
+        let t = ev.timestamp();
+        if let Some(t) = t {
+            s.begin = Some(s.begin.map_or(t, |b: i64| b.min(t)));
+            s.end = Some(s.end.map_or(t, |e: i64| e.max(t)));
+        }
+        let t = t.unwrap_or(i64::MIN);
+        *s.by_class.entry(ev.class().index).or_default() += 1;
         if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
-            let ti = ev.trace_index();
-            let p = procs.entry((ti, vpid)).or_insert_with(|| Process {
-                trace: ti,
-                host: hosts[ti].clone(),
-                vpid,
-                procname: String::new(),
-                events: 0,
-            });
-            p.events += 1;
-            if p.procname.is_empty() {
-                if let Some(FieldValue::Str(s)) = ev.context_field("procname") {
-                    p.procname = String::from_utf8_lossy(s).into_owned();
+            let p = s.procs.entry(vpid).or_insert_with(|| (0, t, String::new()));
+            p.0 += 1;
+            if p.2.is_empty() {
+                if let Some(FieldValue::Str(name)) = ev.context_field("procname") {
+                    p.2 = String::from_utf8_lossy(name).into_owned();
+                    p.1 = t;
                 }
             }
         }
         let name = ev.name();
-        if name.ends_with(":rcl_init") {
-            if let Some(v) = ev.field("version").and_then(|v| v.as_str()) {
-                if !versions.contains(&v.to_string()) {
-                    versions.push(v.to_string());
-                }
-            }
+        let (list, field) = if name.ends_with(":rcl_init") {
+            (&mut s.versions, "version")
         } else if name.ends_with(":caret_init") {
-            if let Some(v) = ev.field("distribution").and_then(|v| v.as_str()) {
-                if !distros.contains(&v.to_string()) {
-                    distros.push(v.to_string());
-                }
+            (&mut s.distros, "distribution")
+        } else {
+            continue;
+        };
+        if let Some(v) = ev.field(field).and_then(|v| v.as_str()) {
+            if !list.iter().any(|(_, x)| *x == v) {
+                list.push((t, v.into_owned()));
             }
         }
-        progress.tick(|| events.progress().0);
-    }
-    progress.finish();
-    for ((ti, ci), c) in by_class {
-        if let Some(ec) = set.traces[ti].schema.event_classes().find(|e| e.index == ci) {
-            *counts.entry(ec.name.clone()).or_default() += c;
+        if s.n.is_multiple_of(65536) {
+            let now = r.bytes_done();
+            done.fetch_add(now - reported, std::sync::atomic::Ordering::Relaxed);
+            reported = now;
         }
     }
+    done.fetch_add(r.bytes_done() - reported, std::sync::atomic::Ordering::Relaxed);
+    s
+}
+
+/// Reads the traces once, each stream file on its own (`jobs` threads, 0: all cores), and
+/// summarizes them; the same summary whatever the number of threads.
+pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
+    let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
+    let progress = Progress::new(set.total_bytes(), "reading");
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let read = || set.map_streams(jobs, |r| summarize(r, &done));
+    let streams: Vec<StreamSummary> = if progress.shown() {
+        std::thread::scope(|sc| {
+            let worker = sc.spawn(read);
+            while !worker.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                progress.set(done.load(std::sync::atomic::Ordering::Relaxed));
+            }
+            worker.join().unwrap_or_default()
+        })
+    } else {
+        read()
+    };
+    progress.finish();
+    let trace_of: Vec<usize> =
+        set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut procs: BTreeMap<(usize, i64), (Process, i64)> = BTreeMap::new();
+    let (mut versions, mut distros): (Vec<(i64, String)>, Vec<(i64, String)>) = Default::default();
+    let (mut begin, mut end) = (None, None);
+    let mut n = 0u64;
+    let mut errs = errors;
+    let mut all_losses = Vec::new();
+    for (k, mut s) in streams.into_iter().enumerate() {
+        let ti = trace_of[k];
+        n += s.n;
+        begin = s.begin.into_iter().chain(begin).min();
+        end = s.end.into_iter().chain(end).max();
+        for ec in set.traces[ti].schema.event_classes() {
+            if let Some(c) = s.by_class.get(&ec.index) {
+                *counts.entry(ec.name.clone()).or_default() += c;
+            }
+        }
+        let mut vp: Vec<_> = s.procs.into_iter().collect();
+        vp.sort_by_key(|(vpid, _)| *vpid);
+        for (vpid, (events, t, name)) in vp {
+            let (p, first) = procs.entry((ti, vpid)).or_insert_with(|| {
+                let p = Process { trace: ti, host: hosts[ti].clone(), vpid, procname: String::new(), events: 0 };
+                (p, i64::MAX)
+            });
+            p.events += events;
+            // The name seen first in time (of the earliest stream file, on a tie).
+            if !name.is_empty() && t < *first {
+                p.procname = name;
+                *first = t;
+            }
+        }
+        versions.append(&mut s.versions);
+        distros.append(&mut s.distros);
+        errs.append(&mut s.errors);
+        all_losses.append(&mut s.losses);
+    }
+    // In the order first seen in time.
+    let firsts = |mut v: Vec<(i64, String)>| {
+        v.sort_by_key(|(t, _)| *t);
+        let mut out: Vec<String> = Vec::new();
+        for (_, x) in v {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+        out
+    };
+    let versions = firsts(versions);
+    let mut distros = firsts(distros);
     if distros.is_empty() {
         for v in &versions {
             if let Some(d) = distro_of(v) {
@@ -211,8 +289,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
     }
     let mut per_name: Vec<(String, u64)> = counts.into_iter().collect();
     per_name.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let losses: Vec<LossOut> = events
-        .losses()
+    let discarded_events = all_losses.iter().map(|l| if let LossKind::Events(c) = l.kind { c } else { 0 }).sum();
+    let losses: Vec<LossOut> = all_losses
         .iter()
         .map(|l| {
             let (kind, count) = match l.kind {
@@ -250,8 +328,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>) -> Info {
         event_count: n,
         events_per_name: per_name,
         streams: set.traces.iter().map(|t| t.streams.len()).sum(),
-        processes: procs.into_values().collect(),
-        discarded_events: events.discarded_events(),
+        processes: procs.into_values().map(|(p, _)| p).collect(),
+        discarded_events,
         lost_packets: losses.iter().filter(|l| l.kind == "packets").map(|l| l.count).sum(),
         losses,
         tracetools_versions: versions,
@@ -278,7 +356,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
         return Ok(ExitCode::from(1));
     }
-    let info = collect(&set, errors);
+    let info = collect(&set, errors, a.traces.jobs);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info).map_err(std::io::Error::other)?);
     } else {

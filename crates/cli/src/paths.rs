@@ -99,7 +99,7 @@ fn parse_case(s: &str) -> Result<Case, String> {
 }
 
 /// The analysis of the traces, with the read errors printed; None when nothing could be read.
-fn load(traces: &[PathBuf]) -> Option<(Analysis, bool)> {
+fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
     let (set, errors) = TraceSet::open(traces);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
@@ -108,7 +108,9 @@ fn load(traces: &[PathBuf]) -> Option<(Analysis, bool)> {
         return None;
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::analyze_traces(&set, |d, _| progress.tick(|| d));
+    let a = analysis::Processor::standard()
+        .set_jobs(jobs)
+        .analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -187,7 +189,7 @@ fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> Strin
 
 /// `rostrace architecture`.
 pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
-    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
     let arch = match architecture(&an, a.architecture.as_deref()) {
         Ok(x) => x,
         Err(e) => return fail(e),
@@ -259,7 +261,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_depth < 2 || a.max_paths == 0 {
         return fail("--max-depth must be 2 or more and --max-paths 1 or more");
     }
-    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
     let arch = match architecture(&an, a.common.architecture.as_deref()) {
         Ok(x) => x,
         Err(e) => return fail(e),
@@ -283,7 +285,8 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         found.push(p);
         true
     });
-    let index = PathIndex::new(&an);
+    let mut index = PathIndex::new(&an);
+    index.set_jobs(a.traces.jobs);
     let ranked = rank(&index, &arch, found, options(&a.common));
     #[derive(Serialize)]
     struct Out<'a> {
@@ -552,7 +555,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let Some((an, clean)) = load(&a.traces.traces) else { return Ok(ExitCode::from(1)) };
+    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
     let arch = match architecture(&an, a.common.architecture.as_deref()) {
         Ok(x) => x,
         Err(e) => return fail(e),

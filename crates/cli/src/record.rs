@@ -523,7 +523,7 @@ pub fn summary(dir: &Path) {
     for e in &errors {
         eprintln!("rostrace: warning: {e}");
     }
-    let info = crate::info::collect(&set, Vec::new());
+    let info = crate::info::collect(&set, Vec::new(), 0);
     println!("trace written to {}", dir.display());
     println!(
         "  {}, {}, {} discarded, {} lost",

@@ -20,7 +20,7 @@ pub struct Args {
 
 /// Analyzes `traces` and writes the report to `out`; Ok(false) when a trace could not be read
 /// whole (the report still holds what could be).
-pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>) -> Result<bool, String> {
+pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -> Result<bool, String> {
     let (set, errors) = TraceSet::open(traces);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
@@ -29,13 +29,15 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>) -> Result<bool
         return Err("no trace to report".into());
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::analyze_traces(&set, |d, _| progress.tick(|| d));
+    let a = analysis::Processor::standard()
+        .set_jobs(jobs)
+        .analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
     }
     let mut report = a.report.clone();
-    report.longest_paths = Some(crate::analyze::longest(&a, None, None));
+    report.longest_paths = Some(crate::analyze::longest(&a, None, None, jobs));
     let title = match title {
         Some(t) => t.to_string(),
         None => {
@@ -50,7 +52,7 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>) -> Result<bool
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    match write(&a.traces.traces, &a.output, a.title.as_deref()) {
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.traces.jobs) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {

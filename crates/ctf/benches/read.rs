@@ -2,7 +2,8 @@
 //!
 //! `cargo bench -p rostrace-ctf --bench read [-- TRACE]` (default: `../shared/traces/tum-autoware-carla`).
 //! rostrace decodes every field of every event (walking each value) and counts events per
-//! name, on one core; babeltrace2 reads the trace with `-o dummy` (decodes everything, prints nothing).
+//! name, in time order, on one core and then with a second thread decoding ahead; babeltrace2
+//! reads the trace with `-o dummy` (decodes everything, prints nothing).
 
 use ctf::{FieldValue, StructRef, TraceSet};
 use std::path::PathBuf;
@@ -29,23 +30,25 @@ fn touch_value(v: &FieldValue, acc: &mut u64) {
 
 /// One full read: (events, checksum, per-name counts). Every field is always decoded; with
 /// `walk`, every value is also visited through the value API.
-fn read_once(trace: &PathBuf, walk: bool) -> (u64, u64, usize) {
+fn read_once(trace: &PathBuf, walk: bool, jobs: usize) -> (u64, u64, usize) {
     let (set, errors) = TraceSet::open(&[trace]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut counts: Vec<Vec<u64>> = set.traces.iter().map(|t| vec![0; t.schema.event_classes().count()]).collect();
-    let mut events = set.events();
-    let (mut n, mut acc) = (0u64, 0u64);
-    while let Some(ev) = events.next() {
-        let ev = ev.expect("decodable trace");
-        n += 1;
-        counts[ev.trace_index()][ev.class().index] += 1;
-        acc = acc.wrapping_add(ev.timestamp().unwrap_or(0) as u64);
-        if walk {
-            for s in [ev.stream_context(), ev.event_context(), ev.payload()].into_iter().flatten() {
-                touch(&s, &mut acc);
+    let (n, acc) = set.with_events(jobs, |events| {
+        let (mut n, mut acc) = (0u64, 0u64);
+        while let Some(ev) = events.next() {
+            let ev = ev.expect("decodable trace");
+            n += 1;
+            counts[ev.trace_index()][ev.class().index] += 1;
+            acc = acc.wrapping_add(ev.timestamp().unwrap_or(0) as u64);
+            if walk {
+                for s in [ev.stream_context(), ev.event_context(), ev.payload()].into_iter().flatten() {
+                    touch(&s, &mut acc);
+                }
             }
         }
-    }
+        (n, acc)
+    });
     let names = counts.iter().flatten().filter(|c| **c > 0).count();
     (n, acc, names)
 }
@@ -56,12 +59,12 @@ fn main() {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/tum-autoware-carla")
         });
     let runs = 7;
-    let (n, _, names) = read_once(&trace, true);
-    let best = |walk: bool| {
+    let (n, _, names) = read_once(&trace, true, 1);
+    let best = |walk: bool, jobs: usize| {
         let mut best = f64::MAX;
         for _ in 0..runs {
             let t = Instant::now();
-            let (m, acc, _) = read_once(&trace, walk);
+            let (m, acc, _) = read_once(&trace, walk, jobs);
             let dt = t.elapsed().as_secs_f64();
             assert_eq!(m, n);
             std::hint::black_box(acc);
@@ -69,7 +72,8 @@ fn main() {
         }
         best
     };
-    let (decode, walk) = (best(false), best(true));
+    let (decode, walk) = (best(false, 1), best(true, 1));
+    let (decode2, walk2) = (best(false, 2), best(true, 2));
     println!("trace: {}", trace.display());
     println!(
         "rostrace:    {n} events ({names} event names), every field decoded: {:.1} ms = {:.2} M events/s (best of {runs})",
@@ -80,6 +84,13 @@ fn main() {
         "rostrace:    same, and every value walked through the API: {:.1} ms = {:.2} M events/s",
         walk * 1e3,
         n as f64 / walk / 1e6
+    );
+    println!(
+        "rostrace:    with 2 threads: {:.1} ms ({:.2}x), walking every value {:.1} ms ({:.2}x)",
+        decode2 * 1e3,
+        decode / decode2,
+        walk2 * 1e3,
+        walk / walk2
     );
     let bt = (0..3)
         .filter_map(|_| {
@@ -98,8 +109,10 @@ fn main() {
         n as f64 / bt / 1e6
     );
     println!(
-        "ratio:       rostrace reads {:.1}x as fast as babeltrace2 ({:.1}x walking every value)",
+        "ratio:       rostrace reads {:.1}x as fast as babeltrace2 ({:.1}x walking every value); with 2 threads {:.1}x ({:.1}x)",
         bt / decode,
-        bt / walk
+        bt / walk,
+        bt / decode2,
+        bt / walk2
     );
 }

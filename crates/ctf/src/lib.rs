@@ -16,6 +16,7 @@ pub mod decode;
 pub mod error;
 pub mod json;
 pub mod metadata;
+mod parallel;
 pub mod schema;
 pub mod stream;
 pub mod time;
@@ -25,7 +26,8 @@ pub mod value;
 pub mod write;
 
 pub use error::{Error, Result};
+pub use parallel::threads;
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
-pub use stream::{Event, Loss, LossKind, PacketInfo};
+pub use stream::{Event, Loss, LossKind, PacketInfo, StreamReader};
 pub use trace::{find_traces, find_traces_all, Events, Trace, TraceSet};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -479,15 +479,53 @@ impl<'a> StreamReader<'a> {
     /// The current event, after [`advance`](Self::advance) returned `Ok(true)`.
     pub fn event(&self) -> Option<Event<'_>> {
         let class = self.class?;
-        Some(Event { r: self, class })
+        Some(Event {
+            class,
+            sc: self.sc,
+            data: self.data,
+            path: self.path,
+            packet: &self.packet,
+            pkt_nodes: &self.pkt_nodes,
+            ctx: &self.ctx,
+            ectx: &self.ectx,
+            payload: &self.payload,
+            ts: self.ts,
+            ts_ns: self.ts_ns,
+            trace_index: self.trace_index,
+        })
+    }
+
+    /// The current packet's context nodes.
+    pub(crate) fn packet_nodes(&self) -> &[Node] {
+        &self.pkt_nodes
+    }
+
+    /// The current packet's stream class.
+    pub(crate) fn stream_class(&self) -> Option<&'a StreamClass> {
+        self.sc
+    }
+
+    /// The current event's class, clock value, time and nodes (context, event context, payload).
+    pub(crate) fn current(&self) -> Option<(&'a Arc<EventClass>, u64, Option<i64>, [&[Node]; 3])> {
+        Some((self.class?, self.ts, self.ts_ns, [&self.ctx, &self.ectx, &self.payload]))
     }
 }
 
 /// An event: its class, time, contexts and payload, borrowed from the reader until it advances.
 #[derive(Clone, Copy)]
 pub struct Event<'r> {
-    r: &'r StreamReader<'r>,
-    class: &'r Arc<EventClass>,
+    pub(crate) class: &'r Arc<EventClass>,
+    pub(crate) sc: Option<&'r StreamClass>,
+    pub(crate) data: &'r [u8],
+    pub(crate) path: &'r Path,
+    pub(crate) packet: &'r PacketInfo,
+    pub(crate) pkt_nodes: &'r [Node],
+    pub(crate) ctx: &'r [Node],
+    pub(crate) ectx: &'r [Node],
+    pub(crate) payload: &'r [Node],
+    pub(crate) ts: u64,
+    pub(crate) ts_ns: Option<i64>,
+    pub(crate) trace_index: usize,
 }
 
 impl<'r> Event<'r> {
@@ -506,33 +544,33 @@ impl<'r> Event<'r> {
     /// Time in nanoseconds from the clock's origin (the Unix epoch for LTTng), if the stream has a clock.
     #[inline]
     pub fn timestamp(&self) -> Option<i64> {
-        self.r.timestamp()
+        self.ts_ns
     }
 
     /// Clock value in cycles.
     pub fn cycles(&self) -> u64 {
-        self.r.ts
+        self.ts
     }
 
     /// Position of the trace in its set.
     pub fn trace_index(&self) -> usize {
-        self.r.trace_index
+        self.trace_index
     }
 
     /// The data stream file.
     pub fn stream_path(&self) -> &'r Path {
-        self.r.path
+        self.path
     }
 
     /// Byte offset of the current packet in the stream file.
     pub fn packet_offset(&self) -> u64 {
-        self.r.packet.offset
+        self.packet.offset
     }
 
     /// `cpu_id` of the packet context, if any.
     #[inline]
     pub fn cpu_id(&self) -> Option<u64> {
-        self.r.packet.cpu_id
+        self.packet.cpu_id
     }
 
     fn scope(&self, ty: Option<&'r Ty>, nodes: &'r [Node]) -> Option<StructRef<'r>> {
@@ -540,13 +578,13 @@ impl<'r> Event<'r> {
         if nodes.is_empty() {
             return None;
         }
-        Some(StructRef::new(s, nodes, self.r.data))
+        Some(StructRef::new(s, nodes, self.data))
     }
 
     /// The payload.
     #[inline]
     pub fn payload(&self) -> Option<StructRef<'r>> {
-        self.scope(self.class.fields.as_ref(), &self.r.payload)
+        self.scope(self.class.fields.as_ref(), self.payload)
     }
 
     /// Payload member by position (see `EventClass::field_index`).
@@ -562,12 +600,12 @@ impl<'r> Event<'r> {
 
     /// The per-stream event context (`vpid`, `vtid`, `procname` for ROS 2 sessions).
     pub fn stream_context(&self) -> Option<StructRef<'r>> {
-        self.scope(self.r.sc.and_then(|s| s.event_context.as_ref()), &self.r.ctx)
+        self.scope(self.sc.and_then(|s| s.event_context.as_ref()), self.ctx)
     }
 
     /// The event-specific context.
     pub fn event_context(&self) -> Option<StructRef<'r>> {
-        self.scope(self.class.context.as_ref(), &self.r.ectx)
+        self.scope(self.class.context.as_ref(), self.ectx)
     }
 
     /// A context member by name, from the event-specific context, then the stream's.
@@ -577,12 +615,12 @@ impl<'r> Event<'r> {
 
     /// The packet context of the packet this event is in.
     pub fn packet_context(&self) -> Option<StructRef<'r>> {
-        self.scope(self.r.sc.and_then(|s| s.packet_context.as_ref()), &self.r.pkt_nodes)
+        self.scope(self.sc.and_then(|s| s.packet_context.as_ref()), self.pkt_nodes)
     }
 
     /// A value by type and first node, for callers walking nodes themselves.
     #[doc(hidden)]
     pub fn value(&self, ty: &'r Ty, nodes: &'r [Node], k: usize) -> FieldValue<'r> {
-        value_at(ty, nodes, k, self.r.data)
+        value_at(ty, nodes, k, self.data)
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
+use crate::parallel::ParStreams;
 use crate::schema::Schema;
 use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
@@ -210,29 +211,95 @@ impl TraceSet {
         self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
     }
 
-    /// All events of all traces, merged in time order (ties: trace, then stream file order).
-    pub fn events(&self) -> Events<'_> {
+    fn readers(&self) -> (Vec<StreamReader<'_>>, Vec<(&Path, &[u8], usize)>) {
         let mut readers = Vec::new();
+        let mut files = Vec::new();
         for (ti, t) in self.traces.iter().enumerate() {
             for s in &t.streams {
                 readers.push(StreamReader::new(&s.path, s.data(), &t.schema, ti));
+                files.push((s.path.as_path(), s.data(), ti));
             }
         }
-        Events {
-            readers,
-            heap: BinaryHeap::new(),
-            current: None,
-            started: false,
-            delivered: false,
-            errors: VecDeque::new(),
-            losses: Vec::new(),
+        (readers, files)
+    }
+
+    /// Runs `f` on a reader of each data stream file, on `jobs` threads (0: as many as there are
+    /// cores), the largest files first; the results in stream order (traces in order, each
+    /// trace's files by name). For what needs no time order across streams (counts, ranges).
+    pub fn map_streams<R: Send>(&self, jobs: usize, f: impl Fn(&mut StreamReader<'_>) -> R + Sync) -> Vec<R> {
+        let (readers, _) = self.readers();
+        let n = readers.len();
+        let threads = crate::parallel::threads(jobs).min(n);
+        if threads <= 1 {
+            return readers.into_iter().map(|mut r| f(&mut r)).collect();
         }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(readers[i].bytes_total()));
+        let slots: Vec<std::sync::Mutex<Option<StreamReader<'_>>>> =
+            readers.into_iter().map(|r| std::sync::Mutex::new(Some(r))).collect();
+        let results: Vec<std::sync::Mutex<Option<R>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let run = || loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else { return };
+            let Some(mut r) = slots[i].lock().ok().and_then(|mut s| s.take()) else { continue };
+            let out = f(&mut r);
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(out);
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(run);
+            }
+            run();
+        });
+        results.into_iter().filter_map(|m| m.into_inner().ok().flatten()).collect()
+    }
+
+    /// All events of all traces, merged in time order (ties: trace, then stream file order),
+    /// decoded in this thread.
+    pub fn events(&self) -> Events<'_, '_> {
+        let (readers, _) = self.readers();
+        Events::new(Streams::Seq(readers))
+    }
+
+    /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
+    /// gives them (the same events, errors and losses in the same order), decoded ahead on
+    /// `jobs` threads besides this one (0: as many as there are cores; 1: in this thread only).
+    pub fn with_events<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
+        let (readers, files) = self.readers();
+        let workers = crate::parallel::threads(jobs).saturating_sub(1).min(readers.len().saturating_sub(1));
+        if workers == 0 {
+            return f(&mut Events::new(Streams::Seq(readers)));
+        }
+        let shared = crate::parallel::Shared::new(readers);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| shared.work());
+            }
+            // The workers stop however `f` ends.
+            struct Stop<'x, 'a>(&'x crate::parallel::Shared<'a>);
+            impl Drop for Stop<'_, '_> {
+                fn drop(&mut self) {
+                    self.0.stop();
+                }
+            }
+            let _stop = Stop(&shared);
+            f(&mut Events::new(Streams::Par(ParStreams::new(&shared, files))))
+        })
     }
 }
 
+/// The streams being merged: read here, or decoded ahead by workers.
+enum Streams<'a, 's> {
+    Seq(Vec<StreamReader<'a>>),
+    Par(ParStreams<'a, 's>),
+}
+
 /// Time-ordered events of a [`TraceSet`]; a lending iterator (each event borrows it until the next call).
-pub struct Events<'a> {
-    readers: Vec<StreamReader<'a>>,
+pub struct Events<'a, 's> {
+    streams: Streams<'a, 's>,
     heap: BinaryHeap<Reverse<u128>>,
     current: Option<usize>,
     started: bool,
@@ -241,25 +308,51 @@ pub struct Events<'a> {
     losses: Vec<Loss>,
 }
 
-impl<'a> Events<'a> {
+impl<'a, 's> Events<'a, 's> {
+    fn new(streams: Streams<'a, 's>) -> Self {
+        Events {
+            streams,
+            heap: BinaryHeap::new(),
+            current: None,
+            started: false,
+            delivered: false,
+            errors: VecDeque::new(),
+            losses: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.streams {
+            Streams::Seq(r) => r.len(),
+            Streams::Par(p) => p.len(),
+        }
+    }
+
     /// Merge key: time (order-preserving as unsigned), then reader index.
     #[inline]
     fn key(&self, i: usize) -> u128 {
-        let t = self.readers[i].timestamp().unwrap_or(i64::MIN);
+        let t = match &self.streams {
+            Streams::Seq(r) => r[i].timestamp(),
+            Streams::Par(p) => p.timestamp(i),
+        };
+        let t = t.unwrap_or(i64::MIN);
         (((t as u64) ^ (1 << 63)) as u128) << 64 | i as u128
     }
 
-    /// Advances reader `i` to its next event; returns whether it has one. Errors are queued.
+    /// Advances stream `i` to its next event; returns whether it has one. Errors are queued.
     fn step(&mut self, i: usize) -> bool {
-        loop {
-            let r = self.readers[i].advance();
-            if !self.readers[i].losses.is_empty() {
-                self.losses.append(&mut self.readers[i].losses);
-            }
-            match r {
-                Ok(has) => return has,
-                Err(e) => self.errors.push_back(e),
-            }
+        match &mut self.streams {
+            Streams::Seq(readers) => loop {
+                let r = readers[i].advance();
+                if !readers[i].losses.is_empty() {
+                    self.losses.append(&mut readers[i].losses);
+                }
+                match r {
+                    Ok(has) => return has,
+                    Err(e) => self.errors.push_back(e),
+                }
+            },
+            Streams::Par(p) => p.step(i, &mut self.errors, &mut self.losses),
         }
     }
 
@@ -268,7 +361,7 @@ impl<'a> Events<'a> {
     pub fn next(&mut self) -> Option<Result<Event<'_>>> {
         if !self.started {
             self.started = true;
-            for i in 0..self.readers.len() {
+            for i in 0..self.len() {
                 if self.step(i) {
                     let k = self.key(i);
                     self.heap.push(Reverse(k));
@@ -295,7 +388,11 @@ impl<'a> Events<'a> {
         }
         let i = self.current?;
         self.delivered = true;
-        self.readers[i].event().map(Ok)
+        match &self.streams {
+            Streams::Seq(r) => r[i].event(),
+            Streams::Par(p) => p.event(i),
+        }
+        .map(Ok)
     }
 
     /// Losses (discarded events, lost packets) seen so far.
@@ -316,6 +413,9 @@ impl<'a> Events<'a> {
 
     /// Bytes of data read so far and in all.
     pub fn progress(&self) -> (u64, u64) {
-        self.readers.iter().fold((0, 0), |(d, t), r| (d + r.bytes_done(), t + r.bytes_total()))
+        match &self.streams {
+            Streams::Seq(r) => r.iter().fold((0, 0), |(d, t), r| (d + r.bytes_done(), t + r.bytes_total())),
+            Streams::Par(p) => p.progress(),
+        }
     }
 }

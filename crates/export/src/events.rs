@@ -86,14 +86,16 @@ fn fill<'a>(row: &mut [Cell<'a>], s: Option<StructRef<'a>>, cols: &[usize], kind
 }
 
 /// Writes every event of the traces, in time order, to a table per event name (`keep`
-/// chooses the names; `progress` gets bytes read and total now and then). Returns the rows per table and the read errors (the events that could
-/// be read are written).
+/// chooses the names; `progress` gets bytes read and total now and then), decoding on `jobs`
+/// threads (0: one per core; the same tables whatever the number). Returns the rows per table
+/// and the read errors (the events that could be read are written).
 pub fn write(
     set: &TraceSet,
     recording: &str,
     keep: &dyn Fn(&str) -> bool,
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(u64, u64),
+    jobs: usize,
 ) -> io::Result<(Counts, Vec<String>)> {
     // The layout of each event name, and where each class's fields go.
     let mut layouts: Vec<Layout> = Vec::new();
@@ -125,39 +127,41 @@ pub fn write(
     let kinds: Vec<Vec<Kind>> = layouts.iter().map(|l| l.columns.iter().map(|c| c.kind).collect()).collect();
     let mut writers: Vec<Option<(Box<dyn TableWriter>, u64)>> = (0..layouts.len()).map(|_| None).collect();
     let mut errors = Vec::new();
-    let mut events = set.events();
-    let mut n = 0u64;
-    loop {
-        n += 1;
-        if n.is_multiple_of(65536) {
-            let (done, total) = events.progress();
-            progress(done, total);
-        }
-        let Some(ev) = events.next() else { break };
-        let ev = match ev {
-            Ok(ev) => ev,
-            Err(e) => {
-                errors.push(e.to_string());
-                continue;
+    set.with_events(jobs, |events| -> io::Result<()> {
+        let mut n = 0u64;
+        loop {
+            n += 1;
+            if n.is_multiple_of(65536) {
+                let (done, total) = events.progress();
+                progress(done, total);
             }
-        };
-        let Some((li, sctx, ectx, payload)) = classes.get(&(ev.trace_index(), ev.class().index)) else { continue };
-        let w = match &mut writers[*li] {
-            Some(w) => w,
-            slot => slot.insert((sink.table(&layouts[*li].name, &layouts[*li].columns)?, 0)),
-        };
-        let k = &kinds[*li];
-        let mut row = vec![Cell::Null; k.len()];
-        row[0] = Cell::Str(Cow::Borrowed(recording));
-        row[1] = Cell::I64(ev.trace_index() as i64);
-        row[2] = ev.timestamp().into();
-        row[3] = ev.cpu_id().map(|c| c as i64).into();
-        fill(&mut row, ev.stream_context(), sctx, k);
-        fill(&mut row, ev.event_context(), ectx, k);
-        fill(&mut row, ev.payload(), payload, k);
-        w.0.row(&row)?;
-        w.1 += 1;
-    }
+            let Some(ev) = events.next() else { break };
+            let ev = match ev {
+                Ok(ev) => ev,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    continue;
+                }
+            };
+            let Some((li, sctx, ectx, payload)) = classes.get(&(ev.trace_index(), ev.class().index)) else { continue };
+            let w = match &mut writers[*li] {
+                Some(w) => w,
+                slot => slot.insert((sink.table(&layouts[*li].name, &layouts[*li].columns)?, 0)),
+            };
+            let k = &kinds[*li];
+            let mut row = vec![Cell::Null; k.len()];
+            row[0] = Cell::Str(Cow::Borrowed(recording));
+            row[1] = Cell::I64(ev.trace_index() as i64);
+            row[2] = ev.timestamp().into();
+            row[3] = ev.cpu_id().map(|c| c as i64).into();
+            fill(&mut row, ev.stream_context(), sctx, k);
+            fill(&mut row, ev.event_context(), ectx, k);
+            fill(&mut row, ev.payload(), payload, k);
+            w.0.row(&row)?;
+            w.1 += 1;
+        }
+        Ok(())
+    })?;
     let mut counts = Counts::new();
     for (l, w) in layouts.iter().zip(writers) {
         if let Some((w, n)) = w {

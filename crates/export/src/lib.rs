@@ -9,7 +9,7 @@
 //! let a = p.analyze(&set, analysis::Window::default(), |_, _| {});
 //! let mut sink = export::parquet::ParquetSink::new("out".as_ref(), "robot1");
 //! export::write_tables(&set, &p, &a, "robot1", &mut sink).unwrap();
-//! export::events::write(&set, "robot1", &|_| true, &mut sink, &mut |_, _| {}).unwrap();
+//! export::events::write(&set, "robot1", &|_| true, &mut sink, &mut |_, _| {}, 0).unwrap();
 //! let f = std::fs::File::create("trace.pftrace").unwrap();
 //! export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
 //! ```

@@ -127,9 +127,18 @@ pub struct PathIndex<'a> {
     /// Per publication, the runs of subscription callbacks that took it: (subscribing node,
     /// run).
     taken_by: HashMap<u32, Vec<(u32, u32)>>,
+    /// Threads following paths in [`crate::paths::rank`] (0: one per core).
+    pub(crate) jobs: usize,
 }
 
 impl<'a> PathIndex<'a> {
+    /// Follows paths on `jobs` threads in [`crate::paths::rank`] (0, the default: one per core;
+    /// the results are the same whatever the number).
+    pub fn set_jobs(&mut self, jobs: usize) -> &mut Self {
+        self.jobs = jobs;
+        self
+    }
+
     /// Indexes `a`.
     pub fn new(a: &'a Analysis) -> PathIndex<'a> {
         let m = &a.model;
@@ -181,7 +190,7 @@ impl<'a> PathIndex<'a> {
                 taken_by.entry(f.publication).or_default().push((name_of[n as usize], run));
             }
         }
-        PathIndex { a, pubs, names, runs_of, runs_on, taken_by }
+        PathIndex { a, pubs, names, runs_of, runs_on, taken_by, jobs: 0 }
     }
 
     fn run_start(&self, run: u32) -> i64 {

@@ -28,24 +28,22 @@ pub struct RankedPath {
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
 /// message went the whole way last, the one with more hops first). A path the trace cannot
-/// follow is left out.
+/// follow is left out. The paths are followed on the index's threads ([`PathIndex::set_jobs`]).
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
-    let mut out: Vec<RankedPath> = paths
-        .into_iter()
-        .filter_map(|p| {
-            let r = index.records(arch, &p, opt).ok()?;
-            let (dropped, in_flight) = r.incomplete();
-            Some(RankedPath {
-                label: p.label(),
-                path: p,
-                latency: r.stats(),
-                records: r.rows.len(),
-                complete: r.complete(),
-                dropped,
-                in_flight,
-            })
+    let follow = |p: PathSpec| {
+        let r = index.records(arch, &p, opt).ok()?;
+        let (dropped, in_flight) = r.incomplete();
+        Some(RankedPath {
+            label: p.label(),
+            path: p,
+            latency: r.stats(),
+            records: r.rows.len(),
+            complete: r.complete(),
+            dropped,
+            in_flight,
         })
-        .collect();
+    };
+    let mut out: Vec<RankedPath> = crate::par::map(index.jobs, paths, follow).into_iter().flatten().collect();
     out.sort_by(|a, b| {
         (b.latency.count > 0)
             .cmp(&(a.latency.count > 0))
@@ -121,12 +119,13 @@ pub fn longest_paths(
     let (sources, sinks) = (arch.sources(), arch.sinks());
     let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
     let mut found: Vec<PathSpec> = Vec::new();
+    let edges = arch.out_edges();
     'all: for (src, first_topics) in &sources {
         for (dst, last_topics) in &sinks {
             if src == dst {
                 continue;
             }
-            let outcome = arch.search(&Endpoint::Node(*src), &[], &Endpoint::Node(*dst), limits, |p| {
+            let outcome = arch.search_on(&edges, &Endpoint::Node(*src), &[], &Endpoint::Node(*dst), limits, |p| {
                 let first_ok = p.topics.first().is_some_and(|t| first_topics.contains(t));
                 let last_ok = p.topics.last().is_some_and(|t| last_topics.contains(t));
                 if first_ok && last_ok {

@@ -73,9 +73,13 @@ impl Architecture {
         through: &[Endpoint],
         to: &Endpoint,
         limits: SearchLimits,
-        mut found: impl FnMut(PathSpec) -> bool,
+        found: impl FnMut(PathSpec) -> bool,
     ) -> SearchOutcome {
-        // Out-edges per node: (node, communication), sorted for a stable order.
+        self.search_on(&self.out_edges(), from, through, to, limits, found)
+    }
+
+    /// Out-edges per node: (node, communication), sorted for a stable order.
+    pub(crate) fn out_edges(&self) -> Vec<Vec<(usize, usize)>> {
         let mut out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.nodes.len()];
         for (ci, c) in self.communications.iter().enumerate() {
             out[c.from].push((c.to, ci));
@@ -86,6 +90,20 @@ impl Architecture {
                     .cmp(&(self.nodes[b.0].name.as_str(), self.communications[b.1].topic.as_str()))
             });
         }
+        out
+    }
+
+    /// [`search`](Self::search) over the edges `out` ([`out_edges`](Self::out_edges)), for many
+    /// searches over one architecture.
+    pub(crate) fn search_on(
+        &self,
+        out: &[Vec<(usize, usize)>],
+        from: &Endpoint,
+        through: &[Endpoint],
+        to: &Endpoint,
+        limits: SearchLimits,
+        mut found: impl FnMut(PathSpec) -> bool,
+    ) -> SearchOutcome {
         // Starts: the node, or each publisher of the topic with its first edge fixed.
         let starts: Vec<(usize, Option<&str>)> = match from {
             Endpoint::Node(n) => vec![(*n, None)],

@@ -1,0 +1,164 @@
+//! Scale: whole processes, as a user runs them, against babeltrace2 in the same run.
+//!
+//! - `rostrace info` on one thread, two, and all cores, against `babeltrace2 -o dummy` (target:
+//!   20x on 2 cores), and its speed-up from 1 to 2 threads (target: 1.8x);
+//! - `rostrace analyze` on 1 and 2 threads (target: 1.5x);
+//! - `rostrace analyze` on ten copies of the trace at once: peak memory (target: 500 MB for ten
+//!   Autoware traces);
+//! - how the reading work is spread over stream files and packets, and the speed-up that
+//!   spread allows on more cores (stream files handed out largest first; the merge and the
+//!   analysis pass are one thread each).
+//!
+//! `cargo bench -p rostrace --bench scale` (default trace: ../shared/traces/tum-autoware-carla),
+//! `-- TRACE` for another.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Runs `cmd` (output discarded): wall time in s and peak RSS in MB of that process.
+fn measure(cmd: &mut Command) -> (f64, f64) {
+    let t = Instant::now();
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut status = 0;
+    // SAFETY: wait4 writes the status and usage it is given, for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let secs = t.elapsed().as_secs_f64();
+    assert!(pid > 0, "wait4");
+    (secs, ru.ru_maxrss as f64 / 1024.0)
+}
+
+/// Best wall time (and the peak memory of that run) of `runs` runs.
+fn best(runs: usize, mut make: impl FnMut() -> Command) -> (f64, f64) {
+    (0..runs).map(|_| measure(&mut make())).fold((f64::MAX, 0.0), |a, b| if b.0 < a.0 { b } else { a })
+}
+
+fn rostrace(args: &[&str], traces: &[&Path], jobs: usize) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rostrace"));
+    c.args(args).args(traces).args(["-j", &jobs.to_string()]);
+    c
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+/// Largest-first assignment of `work` items to `n` workers: the busiest worker's load.
+fn makespan(work: &[u64], n: usize) -> u64 {
+    let mut sorted = work.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let mut load = vec![0u64; n];
+    for w in sorted {
+        let i = (0..n).min_by_key(|&i| load[i]).unwrap_or(0);
+        load[i] += w;
+    }
+    load.into_iter().max().unwrap_or(0)
+}
+
+fn main() {
+    let trace =
+        std::env::args().skip(1).find(|a| !a.starts_with('-')).map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/tum-autoware-carla")
+        });
+    let t: &Path = &trace;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = 7;
+    println!("trace: {} ({cores} cores)", t.display());
+
+    let info1 = best(runs, || rostrace(&["info"], &[t], 1));
+    let info2 = best(runs, || rostrace(&["info"], &[t], 2));
+    let info_all = best(runs, || rostrace(&["info"], &[t], 0));
+    let bt = (0..3)
+        .map(|_| {
+            let mut c = Command::new("babeltrace2");
+            c.args(["-o", "dummy"]).arg(t);
+            measure(&mut c)
+        })
+        .fold((f64::MAX, 0.0), |a, b| if b.0 < a.0 { b } else { a });
+    println!("rostrace info -j 1:         {:7.1} ms  {:6.1} MB", info1.0 * 1e3, info1.1);
+    println!("rostrace info -j 2:         {:7.1} ms  {:6.1} MB", info2.0 * 1e3, info2.1);
+    println!("rostrace info (all cores):  {:7.1} ms  {:6.1} MB", info_all.0 * 1e3, info_all.1);
+    println!("babeltrace2 -o dummy:       {:7.1} ms  {:6.1} MB", bt.0 * 1e3, bt.1);
+    let r = bt.0 / info2.0;
+    println!("info vs babeltrace2, 2 threads: {r:.1}x (target 20x: {})", verdict(r >= 20.0));
+    let s = info1.0 / info2.0;
+    println!("info, 1 -> 2 threads:           {s:.2}x (target 1.8x: {})", verdict(s >= 1.8));
+
+    let an1 = best(5, || rostrace(&["analyze"], &[t], 1));
+    let an2 = best(5, || rostrace(&["analyze"], &[t], 2));
+    println!("rostrace analyze -j 1:      {:7.1} ms  {:6.1} MB", an1.0 * 1e3, an1.1);
+    println!("rostrace analyze -j 2:      {:7.1} ms  {:6.1} MB", an2.0 * 1e3, an2.1);
+    let sa = an1.0 / an2.0;
+    println!("analyze, 1 -> 2 threads:        {sa:.2}x (target 1.5x: {})", verdict(sa >= 1.5));
+
+    // Ten copies at once (links: the same files, read as ten traces).
+    let dir = std::env::temp_dir().join(format!("rostrace-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let abs = std::fs::canonicalize(t).expect("trace");
+    for k in 0..10 {
+        std::os::unix::fs::symlink(&abs, dir.join(format!("copy{k}"))).expect("symlink");
+    }
+    let (set, _) = ctf::TraceSet::open(&[&dir]);
+    let events: u64 = set.map_streams(0, count).iter().map(|c| c.0).sum();
+    drop(set);
+    let ten = best(2, || rostrace(&["analyze"], &[&dir], 0));
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "rostrace analyze, ten copies ({:.1} M events): {:.2} s, peak {:.0} MB (target 500 MB: {})",
+        events as f64 / 1e6,
+        ten.0,
+        ten.1,
+        verdict(ten.1 < 500.0)
+    );
+
+    // How the work is spread: per stream file, its events and packets.
+    let (set, _) = ctf::TraceSet::open(&[t]);
+    let per_stream = set.map_streams(0, count);
+    let files: Vec<u64> = per_stream.iter().map(|c| c.0).collect();
+    let packets: Vec<u64> = per_stream.iter().flat_map(|c| c.1.iter().copied()).collect();
+    let total: u64 = files.iter().sum();
+    println!(
+        "work: {total} events in {} stream files (largest {:.1}% of the events) and {} packets (largest {:.2}%)",
+        files.len(),
+        100.0 * *files.iter().max().unwrap_or(&0) as f64 / total.max(1) as f64,
+        packets.len(),
+        100.0 * *packets.iter().max().unwrap_or(&0) as f64 / total.max(1) as f64,
+    );
+    // Serial share of `info` and `analyze` from the measured 1 -> 2 speed-up (Amdahl: S2 =
+    // 1 / (s + (1 - s) / 2)); the parallel share is bounded by the stream files' spread.
+    let serial = |s2: f64| (2.0 / s2 - 1.0).clamp(0.0, 1.0);
+    let (si, sa2) = (serial(s), serial(sa));
+    println!("expected speed-up on more cores (stream files largest first; serial share measured: info {:.0}%, analyze {:.0}%):", si * 100.0, sa2 * 100.0);
+    println!("  cores  stream files  info   analyze");
+    for n in [1usize, 2, 4, 8, 16, 32, 64] {
+        let spread = total as f64 / makespan(&files, n).max(1) as f64;
+        let amdahl = |s: f64| 1.0 / (s + (1.0 - s) / spread);
+        println!("  {n:5}  {spread:11.1}x  {:4.1}x  {:6.1}x", amdahl(si), amdahl(sa2));
+    }
+}
+
+/// Events of one stream file, and per packet.
+fn count(r: &mut ctf::StreamReader<'_>) -> (u64, Vec<u64>) {
+    let (mut n, mut per_packet, mut at) = (0u64, Vec::new(), u64::MAX);
+    loop {
+        match r.advance() {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(_) => continue,
+        }
+        if r.packet.offset != at {
+            at = r.packet.offset;
+            per_packet.push(0);
+        }
+        n += 1;
+        if let Some(p) = per_packet.last_mut() {
+            *p += 1;
+        }
+    }
+    (n, per_packet)
+}

@@ -1,0 +1,114 @@
+//! `-j N`: every command that reads traces gives the same output whatever the number of threads
+//! (one thread, two, more threads than stream files), on the shared traces.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// stdout, stderr and exit code of `rostrace ARGS -j jobs`.
+fn run(args: &[&str], trace: &Path, jobs: usize) -> (Vec<u8>, String, Option<i32>) {
+    let out = rostrace().args(args).arg(trace).args(["-j", &jobs.to_string()]).output().expect("run rostrace");
+    (out.stdout, String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code())
+}
+
+fn same_for_all_jobs(args: &[&str], trace: &Path) -> usize {
+    let one = run(args, trace, 1);
+    assert!(one.2.is_some(), "{args:?} {}: {}", trace.display(), one.1);
+    for jobs in [2, 8] {
+        let many = run(args, trace, jobs);
+        assert!(
+            one == many,
+            "rostrace {args:?} {} differs with -j 1 and -j {jobs}:\n{}\n---\n{}",
+            trace.display(),
+            String::from_utf8_lossy(&one.0).chars().take(2000).collect::<String>(),
+            String::from_utf8_lossy(&many.0).chars().take(2000).collect::<String>(),
+        );
+    }
+    one.0.len()
+}
+
+fn traces() -> Option<Vec<PathBuf>> {
+    let root = shared().join("traces");
+    if !root.is_dir() {
+        assert!(!testkit::tools_required(), "{} missing", root.display());
+        return None;
+    }
+    Some(
+        ["tum-autoware-carla", "caret-demos-e2e-jazzy", "caret-analyze-samples", "rosworld2021-pingpong"]
+            .iter()
+            .map(|t| root.join(t))
+            .collect(),
+    )
+}
+
+#[test]
+fn info_events_and_analyze_are_the_same_with_any_number_of_threads() {
+    let Some(traces) = traces() else { return };
+    for t in &traces {
+        assert!(same_for_all_jobs(&["info", "--json"], t) > 1000);
+        assert!(same_for_all_jobs(&["analyze", "--json", "-"], t) > 1000);
+    }
+    // Every event as text, on the largest trace and on the edge cases (losses, damaged or odd
+    // streams, many stream classes).
+    assert!(same_for_all_jobs(&["events"], &traces[0]) > 10_000_000);
+    let edge = shared().join("ctf-edge");
+    for name in ["tc-hello-lost", "tc-ctfwriter_JF8nq3", "tc-synctraces_scp_src", "tc-many-threads"] {
+        same_for_all_jobs(&["info", "--json"], &edge.join(name));
+        same_for_all_jobs(&["events", "--format", "jsonl"], &edge.join(name));
+    }
+}
+
+#[test]
+fn paths_e2e_report_and_export_are_the_same_with_any_number_of_threads() {
+    let Some(traces) = traces() else { return };
+    let jazzy = &traces[1];
+    assert!(
+        same_for_all_jobs(
+            &["paths", "--from", "/sensor_dummy_node", "--to", "/actuator_dummy_node", "--json", "-"],
+            jazzy
+        ) > 100
+    );
+    assert!(same_for_all_jobs(&["architecture"], jazzy) > 100);
+    let tmp = testkit::TempDir::new("jobs-cli");
+    for t in [&traces[0], jazzy] {
+        let mut outputs = Vec::new();
+        for jobs in [1, 2, 8] {
+            let html = tmp.join(format!("r{jobs}.html"));
+            let out =
+                rostrace().arg("report").arg(t).arg("-o").arg(&html).args(["-j", &jobs.to_string()]).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let dir = tmp.join(format!("csv{jobs}"));
+            let out = rostrace()
+                .arg("export")
+                .arg(t)
+                .args(["--format", "csv", "--name", "r", "-o"])
+                .arg(&dir)
+                .args(["-j", &jobs.to_string()])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let mut files: Vec<(String, Vec<u8>)> = walk(&dir)
+                .into_iter()
+                .map(|p| (p.strip_prefix(&dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()))
+                .collect();
+            files.sort();
+            assert!(files.len() > 5);
+            outputs.push((std::fs::read(&html).unwrap(), files));
+        }
+        assert!(outputs[0] == outputs[1] && outputs[0] == outputs[2], "{}: report or export differs", t.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

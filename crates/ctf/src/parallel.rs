@@ -1,0 +1,346 @@
+//! Decoding stream files on several threads: workers decode each stream's events ahead into
+//! batches (owned copies of the decoded nodes), and the merger in the calling thread takes them in
+//! the same time order, with the same errors and losses at the same places, as the one-thread
+//! reader.
+
+use crate::decode::Node;
+use crate::error::Error;
+use crate::schema::{EventClass, StreamClass};
+use crate::stream::{Event, Loss, PacketInfo, StreamReader};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// How many threads to use when asked for `jobs` (0: all cores).
+pub fn threads(jobs: usize) -> usize {
+    if jobs > 0 {
+        jobs
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// One decoded event of a batch: where its nodes are.
+struct Rec<'a> {
+    class: &'a Arc<EventClass>,
+    ts: u64,
+    ts_ns: Option<i64>,
+    packet: u32,
+    nodes: u32,
+    lens: [u32; 3],
+}
+
+/// A packet of a batch: its values, stream class and context nodes.
+struct Pkt<'a> {
+    info: PacketInfo,
+    sc: Option<&'a StreamClass>,
+    nodes: (u32, u32),
+}
+
+/// Events decoded ahead from one stream, with the errors and losses met before each.
+pub(crate) struct Batch<'a> {
+    recs: Vec<Rec<'a>>,
+    nodes: Vec<Node>,
+    packets: Vec<Pkt<'a>>,
+    /// (index of the event they come before, error).
+    errors: VecDeque<(usize, Error)>,
+    losses: VecDeque<(usize, Loss)>,
+    /// Bytes of the file decoded after this batch.
+    bytes_done: u64,
+    /// The stream ends after this batch.
+    last: bool,
+}
+
+impl<'a> Batch<'a> {
+    fn new() -> Self {
+        Batch {
+            recs: Vec::new(),
+            nodes: Vec::new(),
+            packets: Vec::new(),
+            errors: VecDeque::new(),
+            losses: VecDeque::new(),
+            bytes_done: 0,
+            last: false,
+        }
+    }
+
+    /// Decodes up to `max` events (or about `max * 16` nodes) of `r` into the batch.
+    fn fill(&mut self, r: &mut StreamReader<'a>, max: usize) {
+        self.recs.clear();
+        self.nodes.clear();
+        self.packets.clear();
+        self.errors.clear();
+        self.losses.clear();
+        self.last = false;
+        while self.recs.len() < max && self.nodes.len() < max * 16 {
+            let res = r.advance();
+            for l in r.losses.drain(..) {
+                self.losses.push_back((self.recs.len(), l));
+            }
+            match res {
+                Ok(true) => {
+                    let Some((class, ts, ts_ns, scopes)) = r.current() else { continue };
+                    if self.packets.last().is_none_or(|p| p.info.offset != r.packet.offset) {
+                        let start = self.nodes.len() as u32;
+                        self.nodes.extend_from_slice(r.packet_nodes());
+                        let end = self.nodes.len() as u32;
+                        self.packets.push(Pkt { info: r.packet, sc: r.stream_class(), nodes: (start, end) });
+                    }
+                    let start = self.nodes.len() as u32;
+                    let mut lens = [0u32; 3];
+                    for (k, s) in scopes.iter().enumerate() {
+                        self.nodes.extend_from_slice(s);
+                        lens[k] = s.len() as u32;
+                    }
+                    let packet = (self.packets.len() - 1) as u32;
+                    self.recs.push(Rec { class, ts, ts_ns, packet, nodes: start, lens });
+                }
+                Ok(false) => {
+                    self.last = true;
+                    break;
+                }
+                Err(e) => self.errors.push_back((self.recs.len(), e)),
+            }
+        }
+        self.bytes_done = r.bytes_done();
+    }
+}
+
+/// What the workers and the merger share.
+struct State<'a> {
+    /// Each stream's reader, when no thread is decoding it (and it has not ended).
+    readers: Vec<Option<StreamReader<'a>>>,
+    /// Batches decoded and not yet taken, per stream.
+    ready: Vec<VecDeque<Batch<'a>>>,
+    /// Whether the stream's last batch has been decoded.
+    ended: Vec<bool>,
+    /// Batches given back, to be filled again.
+    free: Vec<Batch<'a>>,
+    /// The stream the merger waits for.
+    wanted: Option<usize>,
+    /// The merger is done: workers stop.
+    stop: bool,
+}
+
+pub(crate) struct Shared<'a> {
+    state: Mutex<State<'a>>,
+    cond: Condvar,
+    /// Events per batch.
+    max: usize,
+    /// Batches decoded ahead per stream.
+    ahead: usize,
+}
+
+impl<'a> Shared<'a> {
+    pub(crate) fn new(readers: Vec<StreamReader<'a>>) -> Self {
+        let n = readers.len();
+        // About 32 Ki events decoded ahead in all (a few MiB), at least 64 per stream.
+        let max = (32768 / n.max(1)).clamp(64, 1024);
+        Shared {
+            state: Mutex::new(State {
+                readers: readers.into_iter().map(Some).collect(),
+                ready: (0..n).map(|_| VecDeque::new()).collect(),
+                ended: vec![false; n],
+                free: Vec::new(),
+                wanted: None,
+                stop: false,
+            }),
+            cond: Condvar::new(),
+            max,
+            ahead: 2,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<'a>> {
+        // A worker that panicked leaves its stream out; the others are still sound.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A worker: decodes batches ahead, the stream the merger waits for first, then the streams
+    /// with the fewest batches ready, until the merger stops.
+    pub(crate) fn work(&self) {
+        let mut st = self.lock();
+        loop {
+            if st.stop {
+                return;
+            }
+            let pick = match st.wanted {
+                Some(w) if st.readers[w].is_some() => Some(w),
+                _ => (0..st.readers.len())
+                    .filter(|&i| st.readers[i].is_some() && st.ready[i].len() < self.ahead)
+                    .min_by_key(|&i| st.ready[i].len()),
+            };
+            let Some(i) = pick else {
+                if st.readers.iter().all(|r| r.is_none()) && st.ended.iter().all(|e| *e) {
+                    return;
+                }
+                st = self.cond.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            };
+            let mut r = st.readers[i].take().expect("picked a stream with its reader");
+            let mut b = st.free.pop().unwrap_or_else(Batch::new);
+            drop(st);
+            b.fill(&mut r, self.max);
+            st = self.lock();
+            if b.last {
+                st.ended[i] = true;
+            } else {
+                st.readers[i] = Some(r);
+            }
+            st.ready[i].push_back(b);
+            self.cond.notify_all();
+        }
+    }
+
+    /// The next batch of stream `i`, decoded here when no worker has it under way.
+    fn take(&self, i: usize) -> Batch<'a> {
+        let mut st = self.lock();
+        loop {
+            if let Some(b) = st.ready[i].pop_front() {
+                if st.wanted == Some(i) {
+                    st.wanted = None;
+                }
+                self.cond.notify_all();
+                return b;
+            }
+            if let Some(mut r) = st.readers[i].take() {
+                let mut b = st.free.pop().unwrap_or_else(Batch::new);
+                drop(st);
+                b.fill(&mut r, self.max);
+                st = self.lock();
+                if b.last {
+                    st.ended[i] = true;
+                } else {
+                    st.readers[i] = Some(r);
+                }
+                // (No worker decoded this stream meanwhile: its reader was here.)
+                return b;
+            }
+            st.wanted = Some(i);
+            self.cond.notify_all();
+            st = self.cond.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn give_back(&self, b: Batch<'a>) {
+        self.lock().free.push(b);
+    }
+
+    /// Tells the workers to stop.
+    pub(crate) fn stop(&self) {
+        self.lock().stop = true;
+        self.cond.notify_all();
+    }
+}
+
+/// The merger's side of one stream: the batch it reads and where.
+struct Cursor<'a> {
+    batch: Option<Batch<'a>>,
+    /// Index of the next event of the batch.
+    next: usize,
+    done: bool,
+}
+
+/// The streams of a set, decoded by workers, read one event at a time by the merger.
+pub(crate) struct ParStreams<'a, 's> {
+    shared: &'s Shared<'a>,
+    files: Vec<(&'a Path, &'a [u8], usize)>,
+    cursors: Vec<Cursor<'a>>,
+    bytes: Vec<u64>,
+}
+
+impl<'a, 's> ParStreams<'a, 's> {
+    pub(crate) fn new(shared: &'s Shared<'a>, files: Vec<(&'a Path, &'a [u8], usize)>) -> Self {
+        let n = files.len();
+        ParStreams {
+            shared,
+            cursors: (0..n).map(|_| Cursor { batch: None, next: 0, done: false }).collect(),
+            bytes: vec![0; n],
+            files,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Advances stream `i` to its next event, passing on the errors and losses met before it;
+    /// whether it has one.
+    pub(crate) fn step(&mut self, i: usize, errors: &mut VecDeque<Error>, losses: &mut Vec<Loss>) -> bool {
+        let c = &mut self.cursors[i];
+        if c.done {
+            return false;
+        }
+        loop {
+            if let Some(b) = &mut c.batch {
+                let at = c.next;
+                while b.errors.front().is_some_and(|(k, _)| *k <= at) {
+                    errors.extend(b.errors.pop_front().map(|(_, e)| e));
+                }
+                while b.losses.front().is_some_and(|(k, _)| *k <= at) {
+                    losses.extend(b.losses.pop_front().map(|(_, l)| l));
+                }
+                if at < b.recs.len() {
+                    c.next += 1;
+                    return true;
+                }
+                self.bytes[i] = b.bytes_done;
+                if b.last {
+                    c.done = true;
+                    let b = c.batch.take().expect("a batch");
+                    self.shared.give_back(b);
+                    return false;
+                }
+                let b = c.batch.take().expect("a batch");
+                self.shared.give_back(b);
+            }
+            c.batch = Some(self.shared.take(i));
+            c.next = 0;
+        }
+    }
+
+    fn rec(&self, i: usize) -> Option<(&Batch<'a>, &Rec<'a>)> {
+        let c = &self.cursors[i];
+        let b = c.batch.as_ref()?;
+        Some((b, b.recs.get(c.next.checked_sub(1)?)?))
+    }
+
+    /// Time of stream `i`'s current event.
+    #[inline]
+    pub(crate) fn timestamp(&self, i: usize) -> Option<i64> {
+        self.rec(i).and_then(|(_, r)| r.ts_ns)
+    }
+
+    /// Stream `i`'s current event.
+    pub(crate) fn event(&self, i: usize) -> Option<Event<'_>> {
+        let (b, r) = self.rec(i)?;
+        let p = &b.packets[r.packet as usize];
+        let (path, data, trace_index) = self.files[i];
+        let mut at = r.nodes as usize;
+        let mut scope = |k: usize| {
+            let s = &b.nodes[at..at + r.lens[k] as usize];
+            at += r.lens[k] as usize;
+            s
+        };
+        let (ctx, ectx, payload) = (scope(0), scope(1), scope(2));
+        Some(Event {
+            class: r.class,
+            sc: p.sc,
+            data,
+            path,
+            packet: &p.info,
+            pkt_nodes: &b.nodes[p.nodes.0 as usize..p.nodes.1 as usize],
+            ctx,
+            ectx,
+            payload,
+            ts: r.ts,
+            ts_ns: r.ts_ns,
+            trace_index,
+        })
+    }
+
+    /// Bytes decoded and taken so far, and in all.
+    pub(crate) fn progress(&self) -> (u64, u64) {
+        (self.bytes.iter().sum(), self.files.iter().map(|f| f.1.len() as u64).sum())
+    }
+}

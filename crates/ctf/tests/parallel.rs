@@ -1,0 +1,148 @@
+//! Reading with workers gives what reading in one thread gives: the same events (time, stream,
+//! packet, contexts, payload), errors and losses, in the same order, on every trace in `../shared`
+//! and on damaged copies.
+
+use ctf::json::json_struct;
+use ctf::{Events, TraceSet};
+use std::path::{Path, PathBuf};
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// Everything the reader gives, one line each, with a digest of the lines.
+fn transcript(events: &mut Events) -> (Vec<String>, u64) {
+    let mut lines = Vec::new();
+    let mut n = 0u64;
+    while let Some(r) = events.next() {
+        match r {
+            Err(e) => lines.push(format!("error {e}")),
+            Ok(ev) => {
+                n += 1;
+                let mut out = Vec::new();
+                for s in [ev.stream_context(), ev.event_context(), ev.payload(), ev.packet_context()].iter().flatten() {
+                    json_struct(&mut out, s);
+                }
+                lines.push(format!(
+                    "{} {:?} {} {} {} {} {:?} {}",
+                    ev.name(),
+                    ev.timestamp(),
+                    ev.cycles(),
+                    ev.trace_index(),
+                    ev.stream_path().display(),
+                    ev.packet_offset(),
+                    ev.cpu_id(),
+                    String::from_utf8_lossy(&out)
+                ));
+            }
+        }
+        // Losses as they are known at each step.
+        if n.is_multiple_of(997) {
+            lines.push(format!("losses {:?}", events.losses()));
+        }
+    }
+    lines.push(format!("losses {:?} discarded {}", events.losses(), events.discarded_events()));
+    (lines, n)
+}
+
+fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
+    let (set, _) = TraceSet::open(paths);
+    let (seq, n) = transcript(&mut set.events());
+    for &jobs in jobs {
+        let (par, _) = set.with_events(jobs, |e| transcript(e));
+        assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs");
+        for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
+            assert_eq!(a, b, "{paths:?} with {jobs} jobs: line {k}");
+        }
+    }
+    n
+}
+
+#[test]
+fn workers_read_every_shared_trace_as_one_thread_does() {
+    // The edge cases one by one, with more workers than streams and fewer.
+    let root = shared().join("ctf-edge");
+    let Ok(rd) = std::fs::read_dir(&root) else {
+        assert!(!testkit::tools_required(), "{} missing", root.display());
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    entries.sort();
+    let mut total = 0;
+    for p in &entries {
+        total += check(std::slice::from_ref(p), &[2, 3, 8]);
+    }
+    // The ROS 2 traces all at once: streams of several traces interleave.
+    let ros = check(&[shared().join("traces")], &[2, 8]);
+    assert!(
+        entries.len() >= 10 && total > 10_000 && ros > 500_000,
+        "{} edge traces, {total} + {ros} events",
+        entries.len()
+    );
+}
+
+#[test]
+fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
+    // A copy of a multi-stream trace with damage in several streams: a flipped packet begin, a
+    // torn end, a counter that goes backwards.
+    let src = shared().join("traces/caret-demos-e2e-2021");
+    let Ok(found) = ctf::find_traces(&src) else {
+        assert!(!testkit::tools_required(), "{} missing", src.display());
+        return;
+    };
+    let tmp = testkit::TempDir::new("parallel-damaged");
+    let dir = tmp.join("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = &found[0];
+    let mut streams = Vec::new();
+    for e in std::fs::read_dir(trace).unwrap().flatten() {
+        if e.path().is_file() {
+            let to = dir.join(e.file_name());
+            std::fs::copy(e.path(), &to).unwrap();
+            let mut perm = std::fs::metadata(&to).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perm.set_readonly(false);
+            std::fs::set_permissions(&to, perm).unwrap();
+            if e.file_name() != "metadata" {
+                streams.push(dir.join(e.file_name()));
+            }
+        }
+    }
+    streams.sort();
+    let (set, _) = TraceSet::open(&[&dir]);
+    assert!(set.traces[0].streams.len() >= 2);
+    let mut damaged = 0;
+    for (k, s) in streams.iter().enumerate() {
+        let mut data = std::fs::read(s).unwrap();
+        if data.len() < 4096 {
+            continue;
+        }
+        match k % 3 {
+            // Noise in the middle of the first packet's events.
+            0 => {
+                let at = data.len().min(4096) / 2;
+                for b in &mut data[at..at + 64] {
+                    *b ^= 0x5a;
+                }
+            }
+            // Torn at an odd place.
+            1 => data.truncate(data.len() - 777),
+            // Noise in the second packet's context.
+            _ => {
+                let at = 4096 + 20;
+                if data.len() > at + 16 {
+                    for b in &mut data[at..at + 16] {
+                        *b ^= 0xff;
+                    }
+                }
+            }
+        }
+        std::fs::write(s, data).unwrap();
+        damaged += 1;
+    }
+    assert!(damaged >= 2);
+    let (set, _) = TraceSet::open(&[&dir]);
+    let (seq, _) = transcript(&mut set.events());
+    assert!(seq.iter().any(|l| l.starts_with("error")), "the damage is seen");
+    check(&[dir], &[2, 3, 8]);
+}
