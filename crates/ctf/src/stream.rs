@@ -108,7 +108,15 @@ pub struct StreamReader<'a> {
     payload: Vec<Node>,
     scratch: Vec<Node>,
     done: bool,
+    /// The data is a mapped file whose pages behind the reader may be given back.
+    mapped: bool,
+    /// Bytes from the start already given back.
+    released: u64,
 }
+
+/// Pages of a mapped file the reader is done with are given back in steps of this many bytes,
+/// so that reading many large traces at once does not keep them all resident.
+const RELEASE_STEP: u64 = 256 << 10;
 
 impl<'a> StreamReader<'a> {
     /// A reader at the start of `data`, the content of the file `path` of a trace with `schema`.
@@ -142,7 +150,41 @@ impl<'a> StreamReader<'a> {
             payload: Vec::with_capacity(32),
             scratch: Vec::new(),
             done: data.is_empty(),
+            mapped: false,
+            released: 0,
         }
+    }
+
+    /// Declares the data a read-only mapping of a file that stays as it is: the pages the
+    /// reader has gone past are given back to the system as it goes (they are read from the
+    /// file again if an event still looks at them), which keeps memory flat on large traces.
+    ///
+    /// # Safety
+    /// The data must be a private or shared read-only memory mapping of a file, that nothing
+    /// writes to while it is read.
+    pub unsafe fn set_mapped(&mut self) {
+        self.mapped = true;
+    }
+
+    /// Gives back the pages of the data before `upto`, in [`RELEASE_STEP`]s (all when at the end).
+    fn release(&mut self, upto: u64, all: bool) {
+        if !self.mapped || (!all && upto < self.released + RELEASE_STEP) {
+            return;
+        }
+        let page = 4096u64;
+        let upto = if all { (self.data.len() as u64).div_ceil(page) * page } else { upto / page * page };
+        if upto <= self.released {
+            return;
+        }
+        #[cfg(unix)]
+        // SAFETY: the range is page-aligned and within the mapping (the mapping starts at a page
+        // boundary and covers its last page whole); `set_mapped`'s contract makes dropping
+        // the pages harmless: they are read from the file again when touched.
+        unsafe {
+            let base = self.data.as_ptr().add(self.released as usize) as *mut libc::c_void;
+            libc::madvise(base, (upto - self.released) as usize, libc::MADV_DONTNEED);
+        }
+        self.released = upto;
     }
 
     /// Bytes of the file consumed so far.
@@ -204,6 +246,7 @@ impl<'a> StreamReader<'a> {
                 if self.next_packet >= self.data.len() as u64 {
                     self.done = true;
                     self.class = None;
+                    self.release(0, true);
                     return Ok(false);
                 }
                 match self.read_packet() {
@@ -324,6 +367,7 @@ impl<'a> StreamReader<'a> {
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = c.pos;
         self.next_packet = start + info.packet_bits / 8;
+        self.release(start, false);
         self.st.clock_updates = true;
         self.packet = info;
         // Time must not go backwards within a stream: a packet that begins after it ends, or

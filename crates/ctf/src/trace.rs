@@ -216,7 +216,12 @@ impl TraceSet {
         let mut files = Vec::new();
         for (ti, t) in self.traces.iter().enumerate() {
             for s in &t.streams {
-                readers.push(StreamReader::new(&s.path, s.data(), &t.schema, ti));
+                let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
+                if s.map.is_some() {
+                    // SAFETY: a read-only mapping of the file (traces are not written while read).
+                    unsafe { r.set_mapped() };
+                }
+                readers.push(r);
                 files.push((s.path.as_path(), s.data(), ti));
             }
         }
