@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Runs `cmd` (output discarded): wall time in s and peak RSS in MB of that process.
+#[allow(clippy::zombie_processes)] // waited for with wait4, for its own resource usage
 fn measure(cmd: &mut Command) -> (f64, f64) {
     let t = Instant::now();
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");

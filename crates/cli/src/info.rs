@@ -231,7 +231,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
         set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut procs: BTreeMap<(usize, i64), (Process, i64)> = BTreeMap::new();
-    let (mut versions, mut distros): (Vec<(i64, String)>, Vec<(i64, String)>) = Default::default();
+    let mut versions: Vec<(i64, String)> = Vec::new();
+    let mut distros: Vec<(i64, String)> = Vec::new();
     let (mut begin, mut end) = (None, None);
     let mut n = 0u64;
     let mut errs = errors;

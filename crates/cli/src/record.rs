@@ -532,9 +532,42 @@ pub fn summary(dir: &Path) {
         count(info.discarded_events, "event"),
         count(info.lost_packets, "packet"),
     );
-    if info.discarded_events > 0 {
+    let failed = write_failures(dir, 0);
+    if let Some(first) = failed.first() {
+        // Once for the recording, however many streams and processes it hit.
+        let more =
+            if failed.len() > 1 { format!(" (and in {} more processes)", failed.len() - 1) } else { String::new() };
+        eprintln!(
+            "rostrace: error: the trace could not be written whole: {first}{more}; each stream ends at its last whole packet, and the events after it are counted as discarded"
+        );
+    } else if info.discarded_events > 0 {
         println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
     }
+}
+
+/// What the tracers said of the stream files they could not write, below `dir`.
+fn write_failures(dir: &Path, depth: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else { return out };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(errno) = name.strip_prefix(tracetools::tracer::WRITE_FAILED_FILE).and_then(|n| n.strip_prefix('-'))
+        {
+            let said = std::fs::read_to_string(&p).unwrap_or_default();
+            out.push(if said.trim().is_empty() {
+                let error = std::io::Error::from_raw_os_error(errno.parse().unwrap_or(0));
+                format!("{}: {error}", dir.display())
+            } else {
+                said.trim().to_string()
+            });
+        } else if depth < 8 && e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(write_failures(&p, depth + 1));
+        }
+    }
+    out
 }
 
 /// A recording in progress: the session directory and backend are set up, the traced processes

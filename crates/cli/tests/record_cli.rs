@@ -627,3 +627,58 @@ int main(void) {
         assert!(!dir.join(&kname).exists(), "{err}");
     }
 }
+
+/// The disk fills while 4 threads emit as fast as they can: every stream ends at a whole
+/// packet (rostrace and babeltrace2 read the trace without error), every event emitted is
+/// recorded or counted as discarded, exactly, the program runs to its end, and `rostrace
+/// record` says once that the trace could not be written whole.
+#[test]
+fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
+    let dir = tmp("disk-full");
+    let prog = flows(&dir);
+    let Some(disk) = Mount::tmpfs(dir.join("disk"), "3M") else {
+        require(false, "root, to mount a small tmpfs (the full-disk test)");
+        return;
+    };
+    let count = dir.join("count.txt");
+    let out = rostrace()
+        .args(["record", "--buffer-size", "256K", "-s", "full", "-p"])
+        .arg(&disk.0)
+        .arg("--")
+        .arg(&prog)
+        .arg(&count)
+        .args(["4", "0", "stress", "1.5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("could not be written whole").count(), 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    let emitted: u64 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
+    let session = disk.0.join("full");
+    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let (mut recorded, mut read_errors) = (0u64, Vec::new());
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        match e {
+            Ok(e) if e.name() == "ros2:callback_start" => recorded += 1,
+            Ok(_) => {}
+            Err(e) => read_errors.push(e.to_string()),
+        }
+    }
+    let discarded = evs.discarded_events();
+    drop(evs);
+    eprintln!("full disk: {emitted} events emitted, {recorded} recorded, {discarded} discarded");
+    assert!(read_errors.is_empty(), "{read_errors:?}");
+    assert!(recorded > 0 && discarded > 0, "the disk should fill: {recorded} recorded, {discarded} discarded");
+    assert_eq!(recorded + discarded, emitted);
+    // babeltrace2 reads it whole, and counts the same losses.
+    if require(have_babeltrace2(), "babeltrace2") {
+        let out = Command::new("babeltrace2").arg(&session).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !err.contains("ERROR"), "{err}");
+        let lines = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("ros2:callback_start")).count();
+        assert_eq!(lines as u64, recorded);
+    }
+}

@@ -79,7 +79,7 @@ impl<'a> Batch<'a> {
             }
             match res {
                 Ok(true) => {
-                    let Some((class, ts, ts_ns, scopes)) = r.current() else { continue };
+                    let Some(crate::stream::Current { class, ts, ts_ns, scopes }) = r.current() else { continue };
                     if self.packets.last().is_none_or(|p| p.info.offset != r.packet.offset) {
                         let start = self.nodes.len() as u32;
                         self.nodes.extend_from_slice(r.packet_nodes());

@@ -549,10 +549,24 @@ impl<'a> StreamReader<'a> {
         self.sc
     }
 
-    /// The current event's class, clock value, time and nodes (context, event context, payload).
-    pub(crate) fn current(&self) -> Option<(&'a Arc<EventClass>, u64, Option<i64>, [&[Node]; 3])> {
-        Some((self.class?, self.ts, self.ts_ns, [&self.ctx, &self.ectx, &self.payload]))
+    /// The current event's class, clock value, time and nodes.
+    pub(crate) fn current(&self) -> Option<Current<'a, '_>> {
+        Some(Current {
+            class: self.class?,
+            ts: self.ts,
+            ts_ns: self.ts_ns,
+            scopes: [&self.ctx, &self.ectx, &self.payload],
+        })
     }
+}
+
+/// The current event of a reader, for copying it out.
+pub(crate) struct Current<'a, 'r> {
+    pub class: &'a Arc<EventClass>,
+    pub ts: u64,
+    pub ts_ns: Option<i64>,
+    /// Nodes of the stream context, the event context and the payload.
+    pub scopes: [&'r [Node]; 3],
 }
 
 /// An event: its class, time, contexts and payload, borrowed from the reader until it advances.

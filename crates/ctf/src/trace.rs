@@ -211,7 +211,7 @@ impl TraceSet {
         self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
     }
 
-    fn readers(&self) -> (Vec<StreamReader<'_>>, Vec<(&Path, &[u8], usize)>) {
+    fn readers(&self) -> (Vec<StreamReader<'_>>, Vec<FileRef<'_>>) {
         let mut readers = Vec::new();
         let mut files = Vec::new();
         for (ti, t) in self.traces.iter().enumerate() {
@@ -295,6 +295,9 @@ impl TraceSet {
         })
     }
 }
+
+/// A stream file's path and data, and its trace's index.
+type FileRef<'a> = (&'a Path, &'a [u8], usize);
 
 /// The streams being merged: read here, or decoded ahead by workers.
 enum Streams<'a, 's> {

@@ -231,8 +231,73 @@ impl Payload {
 /// Size of the packet header and context, in bytes.
 pub const PACKET_PREAMBLE: usize = 32 + 52;
 
-/// One data stream file being written: whole packets, LTTng's layout.
-pub struct StreamWriter<W: Write> {
+/// Where a stream's packets go: a file, or memory. When a write fails (a full disk), the
+/// stream is cut back to its last whole packet and a small packet there reports the loss.
+pub trait PacketOut {
+    /// Appends `buf`; `at` is where it goes (the end of what was written).
+    fn append(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()>;
+    /// Writes `buf` at `at` and ends the stream after it (what was after `at` is cut off).
+    fn rewrite_end(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()>;
+    /// Reserves room for `len` bytes at `at` without growing the stream, so that the packet
+    /// reporting a loss can still be written when the disk is full (best effort).
+    fn reserve(&mut self, _at: u64, _len: u64) {}
+}
+
+impl PacketOut for std::fs::File {
+    fn append(&mut self, _at: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.write_all(buf)
+    }
+
+    fn rewrite_end(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        // Write first, then cut: the bytes at `at` are already allocated (reserved, or written
+        // by the failed write), so this needs no new room on a full disk.
+        self.seek(SeekFrom::Start(at))?;
+        self.write_all(buf)?;
+        self.set_len(at + buf.len() as u64)
+    }
+
+    fn reserve(&mut self, at: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fallocate on our own open file; KEEP_SIZE leaves its size as it is.
+            unsafe { libc::fallocate(self.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, at as i64, len as i64) };
+        }
+        let _ = (at, len);
+    }
+}
+
+impl PacketOut for Vec<u8> {
+    fn append(&mut self, _at: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.extend_from_slice(buf);
+        Ok(())
+    }
+
+    fn rewrite_end(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.truncate(at as usize);
+        self.extend_from_slice(buf);
+        Ok(())
+    }
+}
+
+/// Size of the packet that reports a loss: an empty packet (header and context), 8-aligned.
+const LOSS_PACKET: usize = PACKET_PREAMBLE.div_ceil(8) * 8;
+
+/// The packet at the end of a stream that could not be written further: where it is, and the
+/// values it keeps when it is written again with a new count.
+#[derive(Clone, Copy)]
+struct Tail {
+    at: u64,
+    seq: u64,
+    ts_begin: u64,
+}
+
+/// One data stream file being written: whole packets, LTTng's layout. When a packet cannot be
+/// written (a full disk), the stream ends there: it is cut back to its last whole packet, a small
+/// packet after it reports the events lost, and every later event is counted in it, so that
+/// events recorded + discarded = events emitted.
+pub struct StreamWriter<W: PacketOut> {
     out: W,
     uuid: [u8; 16],
     instance: u64,
@@ -246,6 +311,10 @@ pub struct StreamWriter<W: Write> {
     /// `discarded` as the last packet written says it.
     reported: u64,
     events_in_packet: u64,
+    /// Bytes of whole packets written.
+    end: u64,
+    /// Set when a write failed: the stream ends with this packet.
+    tail: Option<Tail>,
 }
 
 /// Bytes one event takes in a stream (header, context, payload), at most.
@@ -254,10 +323,14 @@ pub fn event_size(payload_len: usize, procname_len: usize) -> usize {
     2 + 4 + 8 + 4 + 4 + 17 + payload_len
 }
 
-impl<W: Write> StreamWriter<W> {
+/// Room kept reserved after the last whole packet of a file.
+const RESERVE: u64 = 4096;
+
+impl<W: PacketOut> StreamWriter<W> {
     /// A stream with packets of `packet_size` bytes (a multiple of 4096; bigger events get bigger packets).
-    pub fn new(out: W, uuid: [u8; 16], instance: u64, cpu: u32, packet_size: usize) -> Self {
+    pub fn new(mut out: W, uuid: [u8; 16], instance: u64, cpu: u32, packet_size: usize) -> Self {
         let packet_size = packet_size.max(4096).div_ceil(4096) * 4096;
+        out.reserve(0, RESERVE);
         StreamWriter {
             out,
             uuid,
@@ -271,6 +344,8 @@ impl<W: Write> StreamWriter<W> {
             discarded: 0,
             reported: 0,
             events_in_packet: 0,
+            end: 0,
+            tail: None,
         }
     }
 
@@ -282,6 +357,11 @@ impl<W: Write> StreamWriter<W> {
     /// Events discarded so far.
     pub fn discarded(&self) -> u64 {
         self.discarded
+    }
+
+    /// Whether a write failed: the stream ends, and later events are counted as discarded.
+    pub fn ended(&self) -> bool {
+        self.tail.is_some()
     }
 
     fn start_packet(&mut self, ts: u64) {
@@ -306,11 +386,22 @@ impl<W: Write> StreamWriter<W> {
         procname: &[u8],
         payload: &[u8],
     ) -> std::io::Result<()> {
+        if self.tail.is_some() {
+            // The stream ended at a failed write: counted, reported by its last packet.
+            self.discarded += 1;
+            self.ts_last = self.ts_last.max(ts);
+            return Ok(());
+        }
         let need = event_size(payload.len(), procname.len());
         if self.buf.is_empty() {
             self.start_packet(ts);
         } else if self.buf.len() + need > self.packet_size {
-            self.close_packet(self.ts_last)?;
+            if let Err(e) = self.close_packet(self.ts_last) {
+                // The stream ended there: this event is counted with the others.
+                self.discarded += 1;
+                self.ts_last = self.ts_last.max(ts);
+                return Err(e);
+            }
             self.start_packet(ts);
         }
         let ts = ts.max(self.ts_last);
@@ -344,10 +435,7 @@ impl<W: Write> StreamWriter<W> {
     /// aligned), and hands it to the operating system: what a periodic flush (LTTng's switch
     /// timer) does, so that a process killed later loses nothing written before.
     pub fn switch_packet(&mut self) -> std::io::Result<()> {
-        if self.write_packet(self.ts_last, true)? {
-            self.out.flush()?;
-        }
-        Ok(())
+        self.write_packet(self.ts_last, true).map(drop)
     }
 
     /// Whether there is something to write: events, or discarded events no packet reported
@@ -359,9 +447,43 @@ impl<W: Write> StreamWriter<W> {
         !self.buf.is_empty()
     }
 
+    /// Fills the packet context of the packet in `buf` and pads it to `size` bytes.
+    fn seal(&mut self, ts_end: u64, size: usize, seq: u64) {
+        let content = self.buf.len();
+        let ctx = &mut self.buf[32..PACKET_PREAMBLE];
+        ctx[0..8].copy_from_slice(&self.ts_begin.to_le_bytes());
+        ctx[8..16].copy_from_slice(&ts_end.max(self.ts_last).to_le_bytes());
+        ctx[16..24].copy_from_slice(&((content * 8) as u64).to_le_bytes());
+        ctx[24..32].copy_from_slice(&((size * 8) as u64).to_le_bytes());
+        ctx[32..40].copy_from_slice(&seq.to_le_bytes());
+        ctx[40..48].copy_from_slice(&self.discarded.to_le_bytes());
+        ctx[48..52].copy_from_slice(&self.cpu.to_le_bytes());
+        self.buf.resize(size, 0);
+    }
+
+    /// Writes the stream's last packet (after a failed write) again with the count so far.
+    fn write_tail(&mut self, tail: Tail) -> std::io::Result<bool> {
+        let last = self.ts_last;
+        self.start_packet(tail.ts_begin);
+        self.ts_last = last;
+        self.seal(last, LOSS_PACKET, tail.seq);
+        let r = self.out.rewrite_end(tail.at, &self.buf);
+        self.buf.clear();
+        r?;
+        self.reported = self.discarded;
+        Ok(true)
+    }
+
     /// Writes the current packet, if there is one: `compact`, or with no event, as big as its
     /// content; else padded to the stream's packet size. Whether a packet was written.
     fn write_packet(&mut self, ts_end: u64, compact: bool) -> std::io::Result<bool> {
+        if let Some(tail) = self.tail {
+            self.buf.clear();
+            if self.discarded == self.reported {
+                return Ok(false);
+            }
+            return self.write_tail(tail);
+        }
         if !self.pending() {
             return Ok(false);
         }
@@ -370,35 +492,36 @@ impl<W: Write> StreamWriter<W> {
         } else {
             self.buf.len().max(self.packet_size).div_ceil(4096) * 4096
         };
-        let content = self.buf.len();
-        let ctx = &mut self.buf[32..PACKET_PREAMBLE];
-        ctx[0..8].copy_from_slice(&self.ts_begin.to_le_bytes());
-        ctx[8..16].copy_from_slice(&ts_end.max(self.ts_last).to_le_bytes());
-        ctx[16..24].copy_from_slice(&((content * 8) as u64).to_le_bytes());
-        ctx[24..32].copy_from_slice(&((size * 8) as u64).to_le_bytes());
-        ctx[32..40].copy_from_slice(&self.seq.to_le_bytes());
-        ctx[40..48].copy_from_slice(&self.discarded.to_le_bytes());
-        ctx[48..52].copy_from_slice(&self.cpu.to_le_bytes());
-        self.buf.resize(size, 0);
-        let written = self.out.write_all(&self.buf);
-        self.buf.clear();
-        match written {
+        self.seal(ts_end, size, self.seq);
+        match self.out.append(self.end, &self.buf) {
             Ok(()) => {
+                self.buf.clear();
                 self.seq += 1;
+                self.end += size as u64;
                 self.reported = self.discarded;
+                self.out.reserve(self.end, RESERVE);
+                Ok(true)
             }
-            // A packet that could not be written (a full disk): its events count as discarded,
-            // reported by the next packet that is written.
-            Err(_) => self.discarded += self.events_in_packet,
+            Err(e) => {
+                // A full disk: the packet's events are lost, and the stream ends with a packet
+                // that reports them (and every later event).
+                self.discarded += self.events_in_packet;
+                let tail = Tail { at: self.end, seq: self.seq, ts_begin: self.ts_last };
+                self.tail = Some(tail);
+                if self.write_tail(tail).is_err() {
+                    // Not even that: at least no torn packet is left behind.
+                    let _ = self.out.rewrite_end(tail.at, &[]);
+                }
+                Err(e)
+            }
         }
-        written.map(|()| true)
     }
 
-    /// Closes the last packet and flushes; returns the writer.
+    /// Closes the last packet (and writes the count of the stream's last packet, when it ended
+    /// at a failed write); returns the output.
     pub fn finish(mut self) -> std::io::Result<W> {
         let end = self.ts_last;
         self.close_packet(end)?;
-        self.out.flush()?;
         Ok(self.out)
     }
 }
@@ -434,24 +557,26 @@ mod tests {
         assert_eq!(crate::metadata::metadata_text(&packed).unwrap().text, text);
     }
 
-    /// Refuses the write of the second packet (a full disk), then writes again.
+    /// A disk that fills at the second packet: half of it is written, then the write fails.
     struct FullOnce {
         out: Vec<u8>,
         writes: u32,
     }
 
-    impl Write for FullOnce {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+    impl PacketOut for FullOnce {
+        fn append(&mut self, at: u64, b: &[u8]) -> std::io::Result<()> {
+            assert_eq!(at, self.out.len() as u64);
             self.writes += 1;
-            if self.writes == 2 {
+            if self.writes >= 2 {
+                self.out.extend_from_slice(&b[..b.len() / 2]);
                 return Err(std::io::Error::other("no space left on device"));
             }
             self.out.extend_from_slice(b);
-            Ok(b.len())
+            Ok(())
         }
 
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+        fn rewrite_end(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()> {
+            self.out.rewrite_end(at, buf)
         }
     }
 
@@ -481,21 +606,45 @@ mod tests {
         assert_eq!(&packets[1..], &[(PACKET_PREAMBLE as u64, 1, 2), (PACKET_PREAMBLE as u64, 2, 5)]);
     }
 
+    /// Events that fill packets on a disk that fills: each is in the packet written or counted,
+    /// the one whose packet could not be written too.
     #[test]
-    fn events_of_a_packet_that_cannot_be_written_count_as_discarded() {
+    fn every_event_is_written_or_counted_when_a_full_packet_cannot_be_written() {
+        let mut w = StreamWriter::new(FullOnce { out: Vec::new(), writes: 0 }, [0; 16], 0, 0, 4096);
+        let mut failures = 0;
+        for i in 0..20 {
+            failures += w.event(0, i, 1, 1, b"p", &[7; 1000]).is_err() as u64;
+        }
+        assert_eq!(failures, 1);
+        let discarded = w.discarded();
+        let out = w.finish().unwrap().out;
+        // The first packet holds what fit of the first events: 3 of 1,039 bytes each.
+        assert_eq!(out.len(), 4096 + LOSS_PACKET);
+        assert_eq!(discarded, 20 - 3);
+        let ctx = &out[4096 + 32..4096 + PACKET_PREAMBLE];
+        assert_eq!(u64::from_le_bytes(ctx[40..48].try_into().unwrap()), 17);
+    }
+
+    #[test]
+    fn a_stream_that_cannot_be_written_ends_with_a_packet_counting_every_later_event() {
         let mut w = StreamWriter::new(FullOnce { out: Vec::new(), writes: 0 }, [0; 16], 0, 0, 4096);
         for packet in 0..3u64 {
             for i in 0..3 {
                 w.event(0, packet * 100 + i, 1, 1, b"p", b"").unwrap();
             }
             assert_eq!(w.close_packet(packet * 100 + 10).is_err(), packet == 1);
+            assert_eq!(w.ended(), packet >= 1);
         }
-        assert_eq!(w.discarded(), 3);
+        w.discard(4);
+        // The second packet's events, the third's, and 4 the ring could not keep.
+        assert_eq!(w.discarded(), 10);
         let out = w.finish().unwrap().out;
-        assert_eq!(out.len(), 2 * 4096);
-        // The packet after the lost one: the next sequence number, and its 3 events discarded.
+        // The first packet whole; the torn second one cut off, replaced by the packet that
+        // reports the loss: the next sequence number, and the final count.
+        assert_eq!(out.len(), 4096 + LOSS_PACKET);
         let ctx = &out[4096 + 32..4096 + PACKET_PREAMBLE];
-        assert_eq!(u64::from_le_bytes(ctx[32..40].try_into().unwrap()), 1);
-        assert_eq!(u64::from_le_bytes(ctx[40..48].try_into().unwrap()), 3);
+        let u = |i: usize| u64::from_le_bytes(ctx[i..i + 8].try_into().unwrap());
+        assert_eq!((u(16), u(24), u(32), u(40)), (PACKET_PREAMBLE as u64 * 8, LOSS_PACKET as u64 * 8, 1, 10));
+        assert_eq!((u(0), u(8)), (102, 202), "from the last event written to the last one lost");
     }
 }

@@ -49,7 +49,7 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     let (set, _) = TraceSet::open(paths);
     let (seq, n) = transcript(&mut set.events());
     for &jobs in jobs {
-        let (par, _) = set.with_events(jobs, |e| transcript(e));
+        let (par, _) = set.with_events(jobs, transcript);
         assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs");
         for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
             assert_eq!(a, b, "{paths:?} with {jobs} jobs: line {k}");

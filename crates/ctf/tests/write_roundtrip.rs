@@ -53,7 +53,7 @@ fn write_trace(dir: &Path, n: u64) {
     std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
     for cpu in 0..2u32 {
         let f = std::fs::File::create(dir.join(format!("channel0_{cpu}"))).unwrap();
-        let mut w = StreamWriter::new(std::io::BufWriter::new(f), d.uuid, cpu as u64, cpu, 4096);
+        let mut w = StreamWriter::new(f, d.uuid, cpu as u64, cpu, 4096);
         // Timestamps with gaps over 2^32 ns to exercise the extended header.
         let mut ts = 1_000 + cpu as u64;
         for i in 0..n {

@@ -17,7 +17,6 @@ use ctf::write::{metadata_text, packetize_metadata, StreamWriter};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -333,7 +332,7 @@ static SESSION: OnceLock<Session> = OnceLock::new();
 
 struct Stream {
     ring: Arc<Ring>,
-    out: Option<StreamWriter<BufWriter<File>>>,
+    out: Option<StreamWriter<File>>,
     reported: u64,
     kept: VecDeque<(u16, u64, Vec<u8>)>,
     kept_bytes: usize,
@@ -347,7 +346,23 @@ struct Writer {
     replays: u32,
     state: Option<Control>,
     snapshots: u64,
+    write_failed: bool,
 }
+
+/// The stream file of ring `index` in chunk `chunk` (the files of a session stopped and started
+/// again).
+fn ring_path(dir: &std::path::Path, index: u32, chunk: u64) -> PathBuf {
+    if chunk == 0 {
+        dir.join(format!("channel0_{index}"))
+    } else {
+        dir.join(format!("channel0_{index}_{chunk}"))
+    }
+}
+
+/// Created in a process's trace directory when a stream could not be written (a full disk),
+/// named `.rostrace-write-failed-ERRNO` and holding the stream and error when it can: the stream
+/// ends at its last whole packet, and its last packet counts the events written no more.
+pub const WRITE_FAILED_FILE: &str = ".rostrace-write-failed";
 
 fn random_uuid() -> [u8; 16] {
     let mut u = [0u8; 16];
@@ -510,15 +525,11 @@ impl Session {
             }
             if st.out.is_none() {
                 let chunk = self.chunk.load(Ordering::Relaxed);
-                let path = if chunk == 0 {
-                    self.dir.join(format!("channel0_{}", ring.index))
-                } else {
-                    self.dir.join(format!("channel0_{}_{chunk}", ring.index))
-                };
+                let path = ring_path(&self.dir, ring.index, chunk);
                 match File::create(&path) {
                     Ok(f) => {
                         st.out = Some(StreamWriter::new(
-                            BufWriter::with_capacity(1 << 16, f),
+                            f,
                             self.uuid,
                             ring.index as u64 | chunk << 32,
                             ring.cpu.load(Ordering::Relaxed),
@@ -534,17 +545,35 @@ impl Session {
                 st.reported = discarded;
             }
             let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
+            // A write that fails (a full disk) ends the stream at its last whole packet; the
+            // writer counts every later event as discarded (see StreamWriter).
+            let mut failed = None;
             for (id, ts, p) in st.kept.drain(..) {
-                let _ = out.event(id as u32, ts, vpid, vtid, name, &p);
+                if let Err(e) = out.event(id as u32, ts, vpid, vtid, name, &p) {
+                    failed.get_or_insert(e);
+                }
             }
             st.kept_bytes = 0;
             ring.drain(|id, ts, p| {
-                let _ = out.event(id as u32, ts, vpid, vtid, name, p);
+                if let Err(e) = out.event(id as u32, ts, vpid, vtid, name, p) {
+                    failed.get_or_insert(e);
+                }
             });
             if !finish {
                 // Every period, what was drained goes to the file as a packet of its own: a
                 // process killed later (SIGKILL) loses at most the last period.
-                let _ = out.switch_packet();
+                if let Err(e) = out.switch_packet() {
+                    failed.get_or_insert(e);
+                }
+            }
+            if let (Some(e), false) = (failed, w.write_failed) {
+                // Said once, for `rostrace record` to report: the error number in the file's
+                // name (creating a file takes no room on a full disk), the stream and the
+                // error in it when that can be written.
+                w.write_failed = true;
+                let chunk = self.chunk.load(Ordering::Relaxed);
+                let file = self.dir.join(format!("{WRITE_FAILED_FILE}-{}", e.raw_os_error().unwrap_or(0)));
+                let _ = std::fs::write(file, format!("{}: {e}", ring_path(&self.dir, ring.index, chunk).display()));
             }
         }
         if finish {
@@ -612,7 +641,7 @@ impl Session {
         w.replays += 1;
         let path = self.dir.join(format!("channel0_init_{chunk}_{}", w.replays));
         let Ok(f) = File::create(&path) else { return };
-        let mut out = StreamWriter::new(BufWriter::new(f), self.uuid, 1_000_000 + w.replays as u64, 0, 1 << 16);
+        let mut out = StreamWriter::new(f, self.uuid, 1_000_000 + w.replays as u64, 0, 1 << 16);
         for e in &pending {
             let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
         }
