@@ -26,7 +26,6 @@ pub mod handler;
 pub mod hash;
 pub mod model;
 pub mod notes;
-mod par;
 pub mod pass;
 pub mod paths;
 pub mod processor;

@@ -127,7 +127,7 @@ impl Processor {
         let mut n = 0u64;
         let mut read = 0u64;
         let mut bounds: Option<(i64, i64)> = None;
-        let losses = set.with_events(self.jobs, |events| {
+        set.with_events(self.jobs, |events| {
             while let Some(r) = events.next() {
                 let ev = match r {
                     Ok(ev) => ev,
@@ -196,7 +196,15 @@ impl Processor {
                     progress(d, total);
                 }
             }
-            events.losses().to_vec()
+            for l in events.losses() {
+                if let ctf::LossKind::Events(k) = l.kind {
+                    c.discarded += k;
+                }
+                c.losses.push(match l.kind {
+                    ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
+                    ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
+                });
+            }
         });
         c.events = n;
         if !window.is_all() {
@@ -221,15 +229,6 @@ impl Processor {
         c.runs.shrink_to_fit();
         c.pubs.shrink_to_fit();
         c.takes.shrink_to_fit();
-        for l in &losses {
-            if let ctf::LossKind::Events(k) = l.kind {
-                c.discarded += k;
-            }
-            c.losses.push(match l.kind {
-                ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
-                ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
-            });
-        }
         let cx = Context { ros2: &c };
         for h in &mut self.handlers {
             h.finish(&cx);

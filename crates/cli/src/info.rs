@@ -2,10 +2,11 @@
 
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::{FieldValue, Loss, LossKind, TraceSet};
+use ctf::{Loss, LossKind, TraceSet};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Arguments of `rostrace info`.
 #[derive(clap::Args)]
@@ -142,8 +143,8 @@ struct StreamSummary {
     end: Option<i64>,
     /// Events per class index.
     by_class: HashMap<usize, u64>,
-    /// Per vpid: events, and the first time and process name seen.
-    procs: HashMap<i64, (u64, i64, String)>,
+    /// Per vpid.
+    procs: HashMap<i64, Seen>,
     /// tracetools versions and distributions, with the time each was first seen.
     versions: Vec<(i64, String)>,
     distros: Vec<(i64, String)>,
@@ -151,7 +152,15 @@ struct StreamSummary {
     losses: Vec<Loss>,
 }
 
-fn summarize(r: &mut ctf::StreamReader<'_>, done: &std::sync::atomic::AtomicU64) -> StreamSummary {
+/// A process in one stream file: its events, and the first name it was seen with, and when.
+#[derive(Default)]
+struct Seen {
+    events: u64,
+    name: Option<(i64, String)>,
+}
+
+/// Reads one stream file; `done` counts the bytes read by all, shown by `progress`.
+fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progress) -> StreamSummary {
     let mut s = StreamSummary::default();
     let mut reported = 0;
     loop {
@@ -175,12 +184,11 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &std::sync::atomic::AtomicU64)
         let t = t.unwrap_or(i64::MIN);
         *s.by_class.entry(ev.class().index).or_default() += 1;
         if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
-            let p = s.procs.entry(vpid).or_insert_with(|| (0, t, String::new()));
-            p.0 += 1;
-            if p.2.is_empty() {
-                if let Some(FieldValue::Str(name)) = ev.context_field("procname") {
-                    p.2 = String::from_utf8_lossy(name).into_owned();
-                    p.1 = t;
+            let p = s.procs.entry(vpid).or_default();
+            p.events += 1;
+            if p.name.is_none() {
+                if let Some(name) = ev.context_field("procname").and_then(|v| v.as_bytes()).filter(|b| !b.is_empty()) {
+                    p.name = Some((t, String::from_utf8_lossy(name).into_owned()));
                 }
             }
         }
@@ -199,11 +207,11 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &std::sync::atomic::AtomicU64)
         }
         if s.n.is_multiple_of(65536) {
             let now = r.bytes_done();
-            done.fetch_add(now - reported, std::sync::atomic::Ordering::Relaxed);
+            progress.set(done.fetch_add(now - reported, Relaxed) + now - reported);
             reported = now;
         }
     }
-    done.fetch_add(r.bytes_done() - reported, std::sync::atomic::Ordering::Relaxed);
+    done.fetch_add(r.bytes_done() - reported, Relaxed);
     s
 }
 
@@ -212,24 +220,13 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &std::sync::atomic::AtomicU64)
 pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
     let progress = Progress::new(set.total_bytes(), "reading");
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let read = || set.map_streams(jobs, |r| summarize(r, &done));
-    let streams: Vec<StreamSummary> = if progress.shown() {
-        std::thread::scope(|sc| {
-            let worker = sc.spawn(read);
-            while !worker.is_finished() {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                progress.set(done.load(std::sync::atomic::Ordering::Relaxed));
-            }
-            worker.join().unwrap_or_default()
-        })
-    } else {
-        read()
-    };
+    let done = AtomicU64::new(0);
+    let streams = set.map_streams(jobs, |r| summarize(r, &done, &progress));
     progress.finish();
     let trace_of: Vec<usize> =
         set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();
     let mut counts: HashMap<String, u64> = HashMap::new();
+    // With the time of the name they have.
     let mut procs: BTreeMap<(usize, i64), (Process, i64)> = BTreeMap::new();
     let mut versions: Vec<(i64, String)> = Vec::new();
     let mut distros: Vec<(i64, String)> = Vec::new();
@@ -249,14 +246,14 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
         }
         let mut vp: Vec<_> = s.procs.into_iter().collect();
         vp.sort_by_key(|(vpid, _)| *vpid);
-        for (vpid, (events, t, name)) in vp {
+        for (vpid, seen) in vp {
             let (p, first) = procs.entry((ti, vpid)).or_insert_with(|| {
                 let p = Process { trace: ti, host: hosts[ti].clone(), vpid, procname: String::new(), events: 0 };
                 (p, i64::MAX)
             });
-            p.events += events;
+            p.events += seen.events;
             // The name seen first in time (of the earliest stream file, on a tie).
-            if !name.is_empty() && t < *first {
+            if let Some((t, name)) = seen.name.filter(|(t, _)| t < first) {
                 p.procname = name;
                 *first = t;
             }

@@ -37,11 +37,6 @@ impl Progress {
         }
     }
 
-    /// Whether a bar is shown.
-    pub fn shown(&self) -> bool {
-        self.bar.is_some()
-    }
-
     /// Sets the position, in bytes.
     pub fn set(&self, pos: u64) {
         if let Some(b) = &self.bar {

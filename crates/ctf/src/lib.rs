@@ -26,7 +26,7 @@ pub mod value;
 pub mod write;
 
 pub use error::{Error, Result};
-pub use parallel::threads;
+pub use parallel::{map_in_order, threads};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 pub use stream::{Event, Loss, LossKind, PacketInfo, StreamReader};
 pub use trace::{find_traces, find_traces_all, Events, Trace, TraceSet};

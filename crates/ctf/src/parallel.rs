@@ -9,6 +9,7 @@ use crate::schema::{EventClass, StreamClass};
 use crate::stream::{Event, Loss, PacketInfo, StreamReader};
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How many threads to use when asked for `jobs` (0: all cores).
@@ -19,6 +20,38 @@ pub fn threads(jobs: usize) -> usize {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     }
 }
+
+/// `f` of each item, on `jobs` threads (0: one per core) taking the items in turn, the results
+/// in the items' order.
+pub fn map_in_order<T: Send, R: Send>(jobs: usize, items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = threads(jobs).min(items.len());
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let slots: Vec<Mutex<(Option<T>, Option<R>)>> = items.into_iter().map(|t| Mutex::new((Some(t), None))).collect();
+    let next = AtomicUsize::new(0);
+    let run = || {
+        while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let item = slot.lock().ok().and_then(|mut s| s.0.take());
+            if let Some(item) = item {
+                let r = f(item);
+                if let Ok(mut s) = slot.lock() {
+                    s.1 = Some(r);
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(run);
+        }
+        run();
+    });
+    slots.into_iter().filter_map(|m| m.into_inner().ok().and_then(|s| s.1)).collect()
+}
+
+/// A stream file's path and data, and its trace's index.
+pub(crate) type FileRef<'a> = (&'a Path, &'a [u8], usize);
 
 /// One decoded event of a batch: where its nodes are.
 struct Rec<'a> {
@@ -79,21 +112,21 @@ impl<'a> Batch<'a> {
             }
             match res {
                 Ok(true) => {
-                    let Some(crate::stream::Current { class, ts, ts_ns, scopes }) = r.current() else { continue };
-                    if self.packets.last().is_none_or(|p| p.info.offset != r.packet.offset) {
+                    let Some(ev) = r.current() else { continue };
+                    if self.packets.last().is_none_or(|p| p.info.offset != ev.packet.offset) {
                         let start = self.nodes.len() as u32;
-                        self.nodes.extend_from_slice(r.packet_nodes());
+                        self.nodes.extend_from_slice(ev.pkt_nodes);
                         let end = self.nodes.len() as u32;
-                        self.packets.push(Pkt { info: r.packet, sc: r.stream_class(), nodes: (start, end) });
+                        self.packets.push(Pkt { info: *ev.packet, sc: ev.sc, nodes: (start, end) });
                     }
                     let start = self.nodes.len() as u32;
                     let mut lens = [0u32; 3];
-                    for (k, s) in scopes.iter().enumerate() {
+                    for (k, s) in ev.scopes.into_iter().enumerate() {
                         self.nodes.extend_from_slice(s);
                         lens[k] = s.len() as u32;
                     }
                     let packet = (self.packets.len() - 1) as u32;
-                    self.recs.push(Rec { class, ts, ts_ns, packet, nodes: start, lens });
+                    self.recs.push(Rec { class: ev.class, ts: ev.ts, ts_ns: ev.ts_ns, packet, nodes: start, lens });
                 }
                 Ok(false) => {
                     self.last = true;
@@ -171,25 +204,33 @@ impl<'a> Shared<'a> {
                     .min_by_key(|&i| st.ready[i].len()),
             };
             let Some(i) = pick else {
-                if st.readers.iter().all(|r| r.is_none()) && st.ended.iter().all(|e| *e) {
+                if st.ended.iter().all(|e| *e) {
                     return;
                 }
                 st = self.cond.wait(st).unwrap_or_else(|p| p.into_inner());
                 continue;
             };
-            let mut r = st.readers[i].take().expect("picked a stream with its reader");
-            let mut b = st.free.pop().unwrap_or_else(Batch::new);
-            drop(st);
-            b.fill(&mut r, self.max);
-            st = self.lock();
-            if b.last {
-                st.ended[i] = true;
-            } else {
-                st.readers[i] = Some(r);
-            }
+            let b;
+            (st, b) = self.decode(st, i);
             st.ready[i].push_back(b);
             self.cond.notify_all();
         }
+    }
+
+    /// Decodes the next batch of stream `i`, whose reader is in `st`, with the lock released
+    /// meanwhile; the lock again, with the reader put back (or the stream marked ended).
+    fn decode<'g>(&'g self, mut st: MutexGuard<'g, State<'a>>, i: usize) -> (MutexGuard<'g, State<'a>>, Batch<'a>) {
+        let mut r = st.readers[i].take().expect("a stream with its reader");
+        let mut b = st.free.pop().unwrap_or_else(Batch::new);
+        drop(st);
+        b.fill(&mut r, self.max);
+        let mut st = self.lock();
+        if b.last {
+            st.ended[i] = true;
+        } else {
+            st.readers[i] = Some(r);
+        }
+        (st, b)
     }
 
     /// The next batch of stream `i`, decoded here when no worker has it under way.
@@ -203,18 +244,9 @@ impl<'a> Shared<'a> {
                 self.cond.notify_all();
                 return b;
             }
-            if let Some(mut r) = st.readers[i].take() {
-                let mut b = st.free.pop().unwrap_or_else(Batch::new);
-                drop(st);
-                b.fill(&mut r, self.max);
-                st = self.lock();
-                if b.last {
-                    st.ended[i] = true;
-                } else {
-                    st.readers[i] = Some(r);
-                }
-                // (No worker decoded this stream meanwhile: its reader was here.)
-                return b;
+            if st.readers[i].is_some() {
+                // (No worker decodes this stream meanwhile: its reader is here.)
+                return self.decode(st, i).1;
             }
             st.wanted = Some(i);
             self.cond.notify_all();
@@ -244,13 +276,13 @@ struct Cursor<'a> {
 /// The streams of a set, decoded by workers, read one event at a time by the merger.
 pub(crate) struct ParStreams<'a, 's> {
     shared: &'s Shared<'a>,
-    files: Vec<(&'a Path, &'a [u8], usize)>,
+    files: Vec<FileRef<'a>>,
     cursors: Vec<Cursor<'a>>,
     bytes: Vec<u64>,
 }
 
 impl<'a, 's> ParStreams<'a, 's> {
-    pub(crate) fn new(shared: &'s Shared<'a>, files: Vec<(&'a Path, &'a [u8], usize)>) -> Self {
+    pub(crate) fn new(shared: &'s Shared<'a>, files: Vec<FileRef<'a>>) -> Self {
         let n = files.len();
         ParStreams {
             shared,
@@ -285,14 +317,12 @@ impl<'a, 's> ParStreams<'a, 's> {
                     return true;
                 }
                 self.bytes[i] = b.bytes_done;
-                if b.last {
+                let last = b.last;
+                self.shared.give_back(c.batch.take().expect("a batch"));
+                if last {
                     c.done = true;
-                    let b = c.batch.take().expect("a batch");
-                    self.shared.give_back(b);
                     return false;
                 }
-                let b = c.batch.take().expect("a batch");
-                self.shared.give_back(b);
             }
             c.batch = Some(self.shared.take(i));
             c.next = 0;

@@ -108,8 +108,9 @@ pub struct StreamReader<'a> {
     payload: Vec<Node>,
     scratch: Vec<Node>,
     done: bool,
-    /// The data is a mapped file whose pages behind the reader may be given back.
-    mapped: bool,
+    /// The page size, when the data is a mapped file whose pages behind the reader may be given
+    /// back (else 0).
+    page: u64,
     /// Bytes from the start already given back.
     released: u64,
 }
@@ -150,7 +151,7 @@ impl<'a> StreamReader<'a> {
             payload: Vec::with_capacity(32),
             scratch: Vec::new(),
             done: data.is_empty(),
-            mapped: false,
+            page: 0,
             released: 0,
         }
     }
@@ -163,16 +164,19 @@ impl<'a> StreamReader<'a> {
     /// The data must be a private or shared read-only memory mapping of a file, that nothing
     /// writes to while it is read.
     pub unsafe fn set_mapped(&mut self) {
-        self.mapped = true;
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf has no preconditions.
+            self.page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+        }
     }
 
-    /// Gives back the pages of the data before `upto`, in [`RELEASE_STEP`]s (all when at the end).
-    fn release(&mut self, upto: u64, all: bool) {
-        if !self.mapped || (!all && upto < self.released + RELEASE_STEP) {
+    /// Gives back the whole pages of the data before `upto`.
+    fn release(&mut self, upto: u64) {
+        if self.page == 0 {
             return;
         }
-        let page = 4096u64;
-        let upto = if all { (self.data.len() as u64).div_ceil(page) * page } else { upto / page * page };
+        let upto = upto / self.page * self.page;
         if upto <= self.released {
             return;
         }
@@ -246,7 +250,8 @@ impl<'a> StreamReader<'a> {
                 if self.next_packet >= self.data.len() as u64 {
                     self.done = true;
                     self.class = None;
-                    self.release(0, true);
+                    // The mapping covers the last page whole.
+                    self.release((self.data.len() as u64).next_multiple_of(self.page.max(1)));
                     return Ok(false);
                 }
                 match self.read_packet() {
@@ -367,7 +372,9 @@ impl<'a> StreamReader<'a> {
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = c.pos;
         self.next_packet = start + info.packet_bits / 8;
-        self.release(start, false);
+        if start >= self.released + RELEASE_STEP {
+            self.release(start);
+        }
         self.st.clock_updates = true;
         self.packet = info;
         // Time must not go backwards within a stream: a packet that begins after it ends, or
@@ -539,32 +546,29 @@ impl<'a> StreamReader<'a> {
         })
     }
 
-    /// The current packet's context nodes.
-    pub(crate) fn packet_nodes(&self) -> &[Node] {
-        &self.pkt_nodes
-    }
-
-    /// The current packet's stream class.
-    pub(crate) fn stream_class(&self) -> Option<&'a StreamClass> {
-        self.sc
-    }
-
-    /// The current event's class, clock value, time and nodes.
+    /// The current event, with its class and stream class for as long as the schema lives (an
+    /// [`Event`] borrows them from the reader), for copying it out.
     pub(crate) fn current(&self) -> Option<Current<'a, '_>> {
         Some(Current {
             class: self.class?,
+            sc: self.sc,
             ts: self.ts,
             ts_ns: self.ts_ns,
+            packet: &self.packet,
+            pkt_nodes: &self.pkt_nodes,
             scopes: [&self.ctx, &self.ectx, &self.payload],
         })
     }
 }
 
-/// The current event of a reader, for copying it out.
+/// The current event of a reader (see [`StreamReader::current`]).
 pub(crate) struct Current<'a, 'r> {
     pub class: &'a Arc<EventClass>,
+    pub sc: Option<&'a StreamClass>,
     pub ts: u64,
     pub ts_ns: Option<i64>,
+    pub packet: &'r PacketInfo,
+    pub pkt_nodes: &'r [Node],
     /// Nodes of the stream context, the event context and the payload.
     pub scopes: [&'r [Node]; 3],
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
-use crate::parallel::ParStreams;
+use crate::parallel::{FileRef, ParStreams};
 use crate::schema::Schema;
 use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
@@ -233,33 +233,11 @@ impl TraceSet {
     /// trace's files by name). For what needs no time order across streams (counts, ranges).
     pub fn map_streams<R: Send>(&self, jobs: usize, f: impl Fn(&mut StreamReader<'_>) -> R + Sync) -> Vec<R> {
         let (readers, _) = self.readers();
-        let n = readers.len();
-        let threads = crate::parallel::threads(jobs).min(n);
-        if threads <= 1 {
-            return readers.into_iter().map(|mut r| f(&mut r)).collect();
-        }
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(readers[i].bytes_total()));
-        let slots: Vec<std::sync::Mutex<Option<StreamReader<'_>>>> =
-            readers.into_iter().map(|r| std::sync::Mutex::new(Some(r))).collect();
-        let results: Vec<std::sync::Mutex<Option<R>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let run = || loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&i) = order.get(k) else { return };
-            let Some(mut r) = slots[i].lock().ok().and_then(|mut s| s.take()) else { continue };
-            let out = f(&mut r);
-            if let Ok(mut slot) = results[i].lock() {
-                *slot = Some(out);
-            }
-        };
-        std::thread::scope(|s| {
-            for _ in 1..threads {
-                s.spawn(run);
-            }
-            run();
-        });
-        results.into_iter().filter_map(|m| m.into_inner().ok().flatten()).collect()
+        let mut items: Vec<(usize, StreamReader<'_>)> = readers.into_iter().enumerate().collect();
+        items.sort_by_key(|(_, r)| std::cmp::Reverse(r.bytes_total()));
+        let mut out = crate::parallel::map_in_order(jobs, items, |(i, mut r)| (i, f(&mut r)));
+        out.sort_by_key(|(i, _)| *i);
+        out.into_iter().map(|(_, r)| r).collect()
     }
 
     /// All events of all traces, merged in time order (ties: trace, then stream file order),
@@ -270,8 +248,8 @@ impl TraceSet {
     }
 
     /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
-    /// gives them (the same events, errors and losses in the same order), decoded ahead on
-    /// `jobs` threads besides this one (0: as many as there are cores; 1: in this thread only).
+    /// gives them (the same events, errors and losses in the same order), on `jobs` threads (0:
+    /// as many as there are cores; 1: this one only): this one merges, the others decode ahead.
     pub fn with_events<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
         let (readers, files) = self.readers();
         let workers = crate::parallel::threads(jobs).saturating_sub(1).min(readers.len().saturating_sub(1));
@@ -295,9 +273,6 @@ impl TraceSet {
         })
     }
 }
-
-/// A stream file's path and data, and its trace's index.
-type FileRef<'a> = (&'a Path, &'a [u8], usize);
 
 /// The streams being merged: read here, or decoded ahead by workers.
 enum Streams<'a, 's> {

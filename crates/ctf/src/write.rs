@@ -284,13 +284,21 @@ impl PacketOut for Vec<u8> {
 /// Size of the packet that reports a loss: an empty packet (header and context), 8-aligned.
 const LOSS_PACKET: usize = PACKET_PREAMBLE.div_ceil(8) * 8;
 
-/// The packet at the end of a stream that could not be written further: where it is, and the
-/// values it keeps when it is written again with a new count.
-#[derive(Clone, Copy)]
+/// The packet at the end of a stream that could not be written further: where it is, the
+/// values it keeps when it is written again with a new count, and why the stream ended.
 struct Tail {
     at: u64,
     seq: u64,
     ts_begin: u64,
+    error: std::io::Error,
+}
+
+/// The same error, for a second owner.
+fn copy_error(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
 }
 
 /// One data stream file being written: whole packets, LTTng's layout. When a packet cannot be
@@ -362,6 +370,11 @@ impl<W: PacketOut> StreamWriter<W> {
     /// Whether a write failed: the stream ends, and later events are counted as discarded.
     pub fn ended(&self) -> bool {
         self.tail.is_some()
+    }
+
+    /// The failed write's error, when the stream ended at one.
+    pub fn failure(&self) -> Option<&std::io::Error> {
+        self.tail.as_ref().map(|t| &t.error)
     }
 
     fn start_packet(&mut self, ts: u64) {
@@ -462,27 +475,28 @@ impl<W: PacketOut> StreamWriter<W> {
     }
 
     /// Writes the stream's last packet (after a failed write) again with the count so far.
-    fn write_tail(&mut self, tail: Tail) -> std::io::Result<bool> {
+    fn write_tail(&mut self) -> std::io::Result<()> {
+        let Some(&Tail { at, seq, ts_begin, .. }) = self.tail.as_ref() else { return Ok(()) };
         let last = self.ts_last;
-        self.start_packet(tail.ts_begin);
+        self.start_packet(ts_begin);
         self.ts_last = last;
-        self.seal(last, LOSS_PACKET, tail.seq);
-        let r = self.out.rewrite_end(tail.at, &self.buf);
+        self.seal(last, LOSS_PACKET, seq);
+        let r = self.out.rewrite_end(at, &self.buf);
         self.buf.clear();
         r?;
         self.reported = self.discarded;
-        Ok(true)
+        Ok(())
     }
 
     /// Writes the current packet, if there is one: `compact`, or with no event, as big as its
     /// content; else padded to the stream's packet size. Whether a packet was written.
     fn write_packet(&mut self, ts_end: u64, compact: bool) -> std::io::Result<bool> {
-        if let Some(tail) = self.tail {
-            self.buf.clear();
+        if self.tail.is_some() {
+            // (Events are counted, not buffered, once the stream ended.)
             if self.discarded == self.reported {
                 return Ok(false);
             }
-            return self.write_tail(tail);
+            return self.write_tail().map(|()| true);
         }
         if !self.pending() {
             return Ok(false);
@@ -506,13 +520,14 @@ impl<W: PacketOut> StreamWriter<W> {
                 // A full disk: the packet's events are lost, and the stream ends with a packet
                 // that reports them (and every later event).
                 self.discarded += self.events_in_packet;
-                let tail = Tail { at: self.end, seq: self.seq, ts_begin: self.ts_last };
-                self.tail = Some(tail);
-                if self.write_tail(tail).is_err() {
+                let at = self.end;
+                let returned = copy_error(&e);
+                self.tail = Some(Tail { at, seq: self.seq, ts_begin: self.ts_last, error: e });
+                if self.write_tail().is_err() {
                     // Not even that: at least no torn packet is left behind.
-                    let _ = self.out.rewrite_end(tail.at, &[]);
+                    let _ = self.out.rewrite_end(at, &[]);
                 }
-                Err(e)
+                Err(returned)
             }
         }
     }

@@ -547,26 +547,19 @@ impl Session {
             let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
             // A write that fails (a full disk) ends the stream at its last whole packet; the
             // writer counts every later event as discarded (see StreamWriter).
-            let mut failed = None;
             for (id, ts, p) in st.kept.drain(..) {
-                if let Err(e) = out.event(id as u32, ts, vpid, vtid, name, &p) {
-                    failed.get_or_insert(e);
-                }
+                let _ = out.event(id as u32, ts, vpid, vtid, name, &p);
             }
             st.kept_bytes = 0;
             ring.drain(|id, ts, p| {
-                if let Err(e) = out.event(id as u32, ts, vpid, vtid, name, p) {
-                    failed.get_or_insert(e);
-                }
+                let _ = out.event(id as u32, ts, vpid, vtid, name, p);
             });
             if !finish {
                 // Every period, what was drained goes to the file as a packet of its own: a
                 // process killed later (SIGKILL) loses at most the last period.
-                if let Err(e) = out.switch_packet() {
-                    failed.get_or_insert(e);
-                }
+                let _ = out.switch_packet();
             }
-            if let (Some(e), false) = (failed, w.write_failed) {
+            if let (Some(e), false) = (out.failure(), w.write_failed) {
                 // Said once, for `rostrace record` to report: the error number in the file's
                 // name (creating a file takes no room on a full disk), the stream and the
                 // error in it when that can be written.

@@ -43,7 +43,7 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
             in_flight,
         })
     };
-    let mut out: Vec<RankedPath> = crate::par::map(index.jobs, paths, follow).into_iter().flatten().collect();
+    let mut out: Vec<RankedPath> = ctf::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
     out.sort_by(|a, b| {
         (b.latency.count > 0)
             .cmp(&(a.latency.count > 0))
