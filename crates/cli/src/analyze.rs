@@ -873,19 +873,14 @@ pub(crate) fn longest(
     topics: Option<&Regex>,
     jobs: usize,
 ) -> analysis::paths::LongestPaths {
-    use analysis::paths::{Architecture, PathIndex, SearchLimits};
-    let arch = Architecture::from_analysis(an);
-    let mut index = PathIndex::new(an);
-    index.set_jobs(jobs);
-    // Bounded work: at most 20 paths per (source, sink) and 300 in all are followed.
-    let limits = SearchLimits { max_depth: 15, max_paths: 20 };
-    let mut lp = analysis::paths::longest_paths(&index, &arch, limits, 300, usize::MAX, Default::default());
-    lp.paths.retain(|p| {
-        nodes.is_none_or(|re| p.path.nodes.iter().any(|n| re.is_match(n)))
-            && topics.is_none_or(|re| p.path.topics.iter().any(|t| re.is_match(t)))
-    });
-    lp.paths.truncate(10);
-    lp
+    analysis::paths::longest_of(
+        an,
+        |p| {
+            nodes.is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
+                && topics.is_none_or(|re| p.topics.iter().any(|t| re.is_match(t)))
+        },
+        jobs,
+    )
 }
 
 /// Runs the command.

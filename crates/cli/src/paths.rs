@@ -6,9 +6,9 @@ use crate::progress::Progress;
 use crate::record::fail;
 use crate::TraceArgs;
 use analysis::paths::{
-    rank, yaml, Architecture, Case, Endpoint, PathIndex, PathOptions, PathRecords, PathSpec, SearchLimits,
+    e2e_summary, rank, yaml, Architecture, Case, E2eSummary, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,
 };
-use analysis::{Analysis, Stats};
+use analysis::Analysis;
 use ctf::TraceSet;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -226,32 +226,6 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// A node or topic named on the command line: as given, or with a leading `/` added.
-fn endpoint(arch: &Architecture, name: &str, what: &str) -> Result<Endpoint, String> {
-    let slashed = format!("/{name}");
-    if let Some(e) = arch.endpoint(name).or_else(|| (!name.starts_with('/')).then(|| arch.endpoint(&slashed)).flatten())
-    {
-        return Ok(e);
-    }
-    let key = name.trim_start_matches('/');
-    let mut near: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).collect();
-    near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)));
-    near.sort();
-    near.dedup();
-    let hint = if near.is_empty() {
-        format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
-    } else {
-        let n = near.len();
-        let shown: Vec<&str> = near.into_iter().take(8).collect();
-        format!(
-            "did you mean {}{}?",
-            shown.join(", "),
-            if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
-        )
-    };
-    Err(format!("{what} {name:?}: no such node or topic (with publishers and subscribers) in the trace; {hint}"))
-}
-
 fn options(c: &PathArgs) -> PathOptions {
     PathOptions { include_first_callback: c.include_first_callback, include_last_callback: c.include_last_callback }
 }
@@ -267,9 +241,9 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let resolve = || -> Result<(Endpoint, Vec<Endpoint>, Endpoint), String> {
-        let from = endpoint(&arch, &a.from, "--from")?;
-        let to = endpoint(&arch, &a.to, "--to")?;
-        let through = a.through.iter().map(|t| endpoint(&arch, t, "--through")).collect::<Result<Vec<_>, _>>()?;
+        let from = arch.resolve(&a.from, "--from")?;
+        let to = arch.resolve(&a.to, "--to")?;
+        let through = a.through.iter().map(|t| arch.resolve(t, "--through")).collect::<Result<Vec<_>, _>>()?;
         Ok((from, through, to))
     };
     let (from, through, to) = match resolve() {
@@ -325,58 +299,6 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// The path of `--path`: nodes, and topics between them (given, or the only one two nodes
-/// communicate over).
-fn parse_path(arch: &Architecture, s: &str) -> Result<PathSpec, String> {
-    let mut nodes: Vec<usize> = Vec::new();
-    let mut topics: Vec<Option<String>> = Vec::new();
-    for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        match endpoint(arch, item, "--path")? {
-            Endpoint::Node(n) => {
-                if !nodes.is_empty() && topics.len() < nodes.len() {
-                    topics.push(None);
-                }
-                nodes.push(n);
-            }
-            Endpoint::Topic(t) => {
-                if nodes.is_empty() || topics.len() == nodes.len() {
-                    return Err(format!("--path: topic {t} must come between two nodes"));
-                }
-                topics.push(Some(t));
-            }
-        }
-    }
-    if nodes.len() < 2 || topics.len() != nodes.len() - 1 {
-        return Err("--path: a path needs two nodes or more (NODE,NODE,... with topics between where needed)".into());
-    }
-    let mut spec = PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
-    for (k, t) in topics.into_iter().enumerate() {
-        let (u, v) = (nodes[k], nodes[k + 1]);
-        let mut between: Vec<&str> =
-            arch.communications.iter().filter(|c| c.from == u && c.to == v).map(|c| c.topic.as_str()).collect();
-        between.sort();
-        between.dedup();
-        let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
-        let topic = match t {
-            Some(t) if between.contains(&t.as_str()) => t,
-            Some(t) => return Err(format!("--path: {un} does not send {t} to {vn} in the trace")),
-            None => match between.as_slice() {
-                [one] => one.to_string(),
-                [] => return Err(format!("--path: {un} sends nothing to {vn} in the trace")),
-                many => {
-                    return Err(format!(
-                        "--path: {un} sends {} topics to {vn} ({}): name the one between them",
-                        many.len(),
-                        many.join(", ")
-                    ))
-                }
-            },
-        };
-        spec.topics.push(topic);
-    }
-    Ok(spec)
-}
-
 /// A named path of the architecture file.
 fn named_path(arch: &Architecture, name: &str) -> Result<PathSpec, String> {
     let Some(p) = arch.named_paths.iter().find(|p| p.name == name) else {
@@ -394,100 +316,6 @@ fn named_path(arch: &Architecture, name: &str) -> Result<PathSpec, String> {
     Ok(spec)
 }
 
-/// The JSON of `rostrace e2e`.
-#[derive(Serialize)]
-struct E2eOut<'a> {
-    path: &'a PathSpec,
-    label: String,
-    include_first_callback: bool,
-    include_last_callback: bool,
-    /// Segment names and kinds, in order.
-    segments: Vec<SegmentOut>,
-    latency: Stats,
-    records: usize,
-    complete: usize,
-    dropped: usize,
-    in_flight: usize,
-    /// Every record that went the whole way.
-    instances: Vec<Instance>,
-    /// Per case: (input ns, response time ns).
-    response_time: Vec<ResponseOut>,
-    /// CARET's records: column names and every row (null where a message did not get).
-    columns: &'a [String],
-    rows: &'a [Vec<Option<i64>>],
-}
-
-#[derive(Serialize)]
-struct SegmentOut {
-    name: String,
-    kind: &'static str,
-    latency: Stats,
-}
-
-#[derive(Serialize)]
-struct Instance {
-    start_ns: i64,
-    end_ns: i64,
-    latency_ns: i64,
-    segments_ns: Vec<i64>,
-}
-
-#[derive(Serialize)]
-struct ResponseOut {
-    case: &'static str,
-    stats: Stats,
-    instances: Vec<(i64, i64)>,
-}
-
-fn e2e_out<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: &[Case]) -> E2eOut<'a> {
-    let (dropped, in_flight) = r.incomplete();
-    let instances = r
-        .rows
-        .iter()
-        .filter(|row| PathRecords::is_complete(row))
-        .map(|row| {
-            let (s, e) = (row[0].unwrap_or(0), row[row.len() - 1].unwrap_or(0));
-            Instance {
-                start_ns: s,
-                end_ns: e,
-                latency_ns: e - s,
-                segments_ns: r
-                    .segments
-                    .iter()
-                    .map(|g| row[g.columns.1].unwrap_or(0) - row[g.columns.0].unwrap_or(0))
-                    .collect(),
-            }
-        })
-        .collect();
-    E2eOut {
-        path: spec,
-        label: spec.label(),
-        include_first_callback: opt.include_first_callback,
-        include_last_callback: opt.include_last_callback,
-        segments: r
-            .segment_stats()
-            .into_iter()
-            .map(|(s, st)| SegmentOut { name: s.name, kind: s.kind, latency: st })
-            .collect(),
-        latency: r.stats(),
-        records: r.rows.len(),
-        complete: r.complete(),
-        dropped,
-        in_flight,
-        instances,
-        response_time: cases
-            .iter()
-            .map(|&c| {
-                let v = r.response_time(c);
-                let mut ns: Vec<i64> = v.iter().map(|x| x.1).collect();
-                ResponseOut { case: c.name(), stats: Stats::of(&mut ns), instances: v }
-            })
-            .collect(),
-        columns: &r.columns,
-        rows: &r.rows,
-    }
-}
-
 /// A share (0-100 %) as a bar of up to 20 cells, in eighths, after a space (empty for 0).
 fn bar(share: f64) -> String {
     const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
@@ -503,7 +331,7 @@ fn bar(share: f64) -> String {
     b
 }
 
-fn render_e2e(o: &E2eOut) -> String {
+fn render_e2e(o: &E2eSummary) -> String {
     let mut s = String::new();
     crate::analyze::wrap(&mut s, &o.label, crate::analyze::width(false), "Path ", "    ");
     let mut bounds = Vec::new();
@@ -561,7 +389,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let spec = match (&a.path, &a.name) {
-        (Some(p), _) => parse_path(&arch, p),
+        (Some(p), _) => arch.parse_path(p, "--path"),
         (None, Some(n)) => named_path(&arch, n),
         (None, None) => unreachable!("checked above"),
     };
@@ -585,7 +413,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         Some(c) => vec![c],
         None => Case::ALL.to_vec(),
     };
-    let out = e2e_out(&spec, &records, opt, &cases);
+    let out = e2e_summary(&spec, &records, opt, &cases);
     if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_e2e(&out)) {
         return fail(e);
     }

@@ -14,6 +14,7 @@
 //! export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
 //! ```
 
+pub mod arrow;
 pub mod csv;
 pub mod events;
 pub mod parquet;

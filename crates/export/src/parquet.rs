@@ -1,20 +1,17 @@
 //! Parquet: `DIR/<table>/<recording>.parquet`, the schema's types (int64, uint64, double,
 //! boolean, string; every column nullable), Snappy-compressed, a row group per 64 Ki rows.
 
-use crate::schema::{Column, Kind};
+use crate::arrow::{schema, Builder, BATCH};
+use crate::schema::Column;
 use crate::tables::{Cell, Sink, TableWriter};
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-const BATCH: usize = 64 * 1024;
 
 /// Writes tables as Parquet files under a directory.
 pub struct ParquetSink {
@@ -26,72 +23,6 @@ impl ParquetSink {
     /// Tables go to `dir/<table>/<recording>.parquet`.
     pub fn new(dir: &Path, recording: &str) -> ParquetSink {
         ParquetSink { dir: dir.to_path_buf(), file: format!("{recording}.parquet") }
-    }
-}
-
-enum Builder {
-    I(Int64Builder),
-    U(UInt64Builder),
-    F(Float64Builder),
-    B(BooleanBuilder),
-    S(StringBuilder),
-}
-
-impl Builder {
-    fn new(k: Kind) -> Builder {
-        match k {
-            Kind::I64 => Builder::I(Int64Builder::with_capacity(BATCH)),
-            Kind::U64 => Builder::U(UInt64Builder::with_capacity(BATCH)),
-            Kind::F64 => Builder::F(Float64Builder::with_capacity(BATCH)),
-            Kind::Bool => Builder::B(BooleanBuilder::with_capacity(BATCH)),
-            Kind::Str => Builder::S(StringBuilder::new()),
-        }
-    }
-
-    /// Appends a cell, converted to the column's type where it has another (a value that
-    /// cannot be converted is null).
-    fn push(&mut self, c: &Cell<'_>) {
-        match self {
-            Builder::I(b) => b.append_option(match c {
-                Cell::I64(v) => Some(*v),
-                Cell::U64(v) => i64::try_from(*v).ok(),
-                Cell::Bool(v) => Some(*v as i64),
-                _ => None,
-            }),
-            Builder::U(b) => b.append_option(match c {
-                Cell::U64(v) => Some(*v),
-                Cell::I64(v) => u64::try_from(*v).ok(),
-                _ => None,
-            }),
-            Builder::F(b) => b.append_option(match c {
-                Cell::F64(v) => Some(*v),
-                Cell::I64(v) => Some(*v as f64),
-                Cell::U64(v) => Some(*v as f64),
-                _ => None,
-            }),
-            Builder::B(b) => b.append_option(match c {
-                Cell::Bool(v) => Some(*v),
-                _ => None,
-            }),
-            Builder::S(b) => match c {
-                Cell::Null => b.append_null(),
-                Cell::Str(s) => b.append_value(s),
-                Cell::I64(v) => b.append_value(v.to_string()),
-                Cell::U64(v) => b.append_value(v.to_string()),
-                Cell::F64(v) => b.append_value(v.to_string()),
-                Cell::Bool(v) => b.append_value(v.to_string()),
-            },
-        }
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Builder::I(b) => Arc::new(b.finish()),
-            Builder::U(b) => Arc::new(b.finish()),
-            Builder::F(b) => Arc::new(b.finish()),
-            Builder::B(b) => Arc::new(b.finish()),
-            Builder::S(b) => Arc::new(b.finish()),
-        }
     }
 }
 
@@ -125,20 +56,7 @@ impl Sink for ParquetSink {
         let dir = self.dir.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
         let path = dir.join(&self.file);
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|c| {
-                let t = match c.kind {
-                    Kind::I64 => DataType::Int64,
-                    Kind::U64 => DataType::UInt64,
-                    Kind::F64 => DataType::Float64,
-                    Kind::Bool => DataType::Boolean,
-                    Kind::Str => DataType::Utf8,
-                };
-                Field::new(&c.name, t, true)
-            })
-            .collect();
-        let schema = Arc::new(Schema::new(fields));
+        let schema = schema(columns);
         let f = File::create(&path).map_err(|e| err(&path, e))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
@@ -146,7 +64,7 @@ impl Sink for ParquetSink {
             .set_created_by("rostrace".into())
             .build();
         let writer = ArrowWriter::try_new(f, schema.clone(), Some(props)).map_err(|e| err(&path, e))?;
-        let builders = columns.iter().map(|c| Builder::new(c.kind)).collect();
+        let builders = columns.iter().map(|c| Builder::new(c.kind, BATCH)).collect();
         Ok(Box::new(ParquetTable { schema, builders, rows: 0, writer, path }))
     }
 }

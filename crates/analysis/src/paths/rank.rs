@@ -146,3 +146,17 @@ pub fn longest_paths(
     out.paths = ranked;
     out
 }
+
+/// The ten longest paths of an analysis as `rostrace analyze` reports them: between its
+/// sources and sinks, keeping those `keep` accepts, with bounded work (at most 20 paths per
+/// (source, sink) and 300 in all are followed), on `jobs` threads (0: one per core).
+pub fn longest_of(an: &crate::Analysis, keep: impl Fn(&PathSpec) -> bool, jobs: usize) -> LongestPaths {
+    let arch = Architecture::from_analysis(an);
+    let mut index = PathIndex::new(an);
+    index.set_jobs(jobs);
+    let limits = SearchLimits { max_depth: 15, max_paths: 20 };
+    let mut lp = longest_paths(&index, &arch, limits, 300, usize::MAX, Default::default());
+    lp.paths.retain(|p| keep(&p.path));
+    lp.paths.truncate(10);
+    lp
+}

@@ -42,6 +42,91 @@ pub enum Endpoint {
 }
 
 impl Architecture {
+    /// A node or topic named by a user: as given, or with a leading `/` added. The error
+    /// (starting with `what`, the argument's name) suggests names that contain it.
+    pub fn resolve(&self, name: &str, what: &str) -> Result<Endpoint, String> {
+        let arch = self;
+        let slashed = format!("/{name}");
+        if let Some(e) =
+            arch.endpoint(name).or_else(|| (!name.starts_with('/')).then(|| arch.endpoint(&slashed)).flatten())
+        {
+            return Ok(e);
+        }
+        let key = name.trim_start_matches('/');
+        let mut near: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).collect();
+        near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)));
+        near.sort();
+        near.dedup();
+        let hint = if near.is_empty() {
+            format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
+        } else {
+            let n = near.len();
+            let shown: Vec<&str> = near.into_iter().take(8).collect();
+            format!(
+                "did you mean {}{}?",
+                shown.join(", "),
+                if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
+            )
+        };
+        Err(format!("{what} {name:?}: no such node or topic (with publishers and subscribers) in the trace; {hint}"))
+    }
+
+    /// The path written `NODE,NODE,...` with topics between where two nodes communicate over
+    /// several (a topic left out is the only one between its nodes). Errors start with `what`.
+    pub fn parse_path(&self, s: &str, what: &str) -> Result<PathSpec, String> {
+        let arch = self;
+        let mut nodes: Vec<usize> = Vec::new();
+        let mut topics: Vec<Option<String>> = Vec::new();
+        for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            match arch.resolve(item, what)? {
+                Endpoint::Node(n) => {
+                    if !nodes.is_empty() && topics.len() < nodes.len() {
+                        topics.push(None);
+                    }
+                    nodes.push(n);
+                }
+                Endpoint::Topic(t) => {
+                    if nodes.is_empty() || topics.len() == nodes.len() {
+                        return Err(format!("{what}: topic {t} must come between two nodes"));
+                    }
+                    topics.push(Some(t));
+                }
+            }
+        }
+        if nodes.len() < 2 || topics.len() != nodes.len() - 1 {
+            return Err(format!(
+                "{what}: a path needs two nodes or more (NODE,NODE,... with topics between where needed)"
+            ));
+        }
+        let mut spec =
+            PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
+        for (k, t) in topics.into_iter().enumerate() {
+            let (u, v) = (nodes[k], nodes[k + 1]);
+            let mut between: Vec<&str> =
+                arch.communications.iter().filter(|c| c.from == u && c.to == v).map(|c| c.topic.as_str()).collect();
+            between.sort();
+            between.dedup();
+            let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
+            let topic = match t {
+                Some(t) if between.contains(&t.as_str()) => t,
+                Some(t) => return Err(format!("{what}: {un} does not send {t} to {vn} in the trace")),
+                None => match between.as_slice() {
+                    [one] => one.to_string(),
+                    [] => return Err(format!("{what}: {un} sends nothing to {vn} in the trace")),
+                    many => {
+                        return Err(format!(
+                            "--path: {un} sends {} topics to {vn} ({}): name the one between them",
+                            many.len(),
+                            many.join(", ")
+                        ))
+                    }
+                },
+            };
+            spec.topics.push(topic);
+        }
+        Ok(spec)
+    }
+
     /// The node named `name`, or else the topic, if any node publishes or subscribes to it.
     pub fn endpoint(&self, name: &str) -> Option<Endpoint> {
         if let Some(i) = self.node(name) {

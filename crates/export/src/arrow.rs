@@ -1,0 +1,190 @@
+//! The tables as Arrow record batches in memory (what the Parquet files are written from, and
+//! what the Python package hands to pyarrow without copying).
+
+use crate::schema::{Column, Kind};
+use crate::tables::{Cell, Sink, TableWriter};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+/// Rows per record batch.
+pub(crate) const BATCH: usize = 64 * 1024;
+
+/// The Arrow schema of `columns`: the schema's types (int64, uint64, float64, boolean, utf8),
+/// every column nullable.
+pub fn schema(columns: &[Column]) -> SchemaRef {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| {
+            let t = match c.kind {
+                Kind::I64 => DataType::Int64,
+                Kind::U64 => DataType::UInt64,
+                Kind::F64 => DataType::Float64,
+                Kind::Bool => DataType::Boolean,
+                Kind::Str => DataType::Utf8,
+            };
+            Field::new(&c.name, t, true)
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+pub(crate) enum Builder {
+    I(Int64Builder),
+    U(UInt64Builder),
+    F(Float64Builder),
+    B(BooleanBuilder),
+    S(StringBuilder),
+}
+
+impl Builder {
+    pub(crate) fn new(k: Kind, capacity: usize) -> Builder {
+        match k {
+            Kind::I64 => Builder::I(Int64Builder::with_capacity(capacity)),
+            Kind::U64 => Builder::U(UInt64Builder::with_capacity(capacity)),
+            Kind::F64 => Builder::F(Float64Builder::with_capacity(capacity)),
+            Kind::Bool => Builder::B(BooleanBuilder::with_capacity(capacity)),
+            Kind::Str => Builder::S(StringBuilder::new()),
+        }
+    }
+
+    /// Appends a cell, converted to the column's type where it has another (a value that
+    /// cannot be converted is null).
+    pub(crate) fn push(&mut self, c: &Cell<'_>) {
+        match self {
+            Builder::I(b) => b.append_option(match c {
+                Cell::I64(v) => Some(*v),
+                Cell::U64(v) => i64::try_from(*v).ok(),
+                Cell::Bool(v) => Some(*v as i64),
+                _ => None,
+            }),
+            Builder::U(b) => b.append_option(match c {
+                Cell::U64(v) => Some(*v),
+                Cell::I64(v) => u64::try_from(*v).ok(),
+                _ => None,
+            }),
+            Builder::F(b) => b.append_option(match c {
+                Cell::F64(v) => Some(*v),
+                Cell::I64(v) => Some(*v as f64),
+                Cell::U64(v) => Some(*v as f64),
+                _ => None,
+            }),
+            Builder::B(b) => b.append_option(match c {
+                Cell::Bool(v) => Some(*v),
+                _ => None,
+            }),
+            Builder::S(b) => match c {
+                Cell::Null => b.append_null(),
+                Cell::Str(s) => b.append_value(s),
+                Cell::I64(v) => b.append_value(v.to_string()),
+                Cell::U64(v) => b.append_value(v.to_string()),
+                Cell::F64(v) => b.append_value(v.to_string()),
+                Cell::Bool(v) => b.append_value(v.to_string()),
+            },
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::I(b) => Arc::new(b.finish()),
+            Builder::U(b) => Arc::new(b.finish()),
+            Builder::F(b) => Arc::new(b.finish()),
+            Builder::B(b) => Arc::new(b.finish()),
+            Builder::S(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// A table in memory: its schema and record batches of up to 64 Ki rows.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The table's name (`callbacks`, `events/ros2.callback_start`).
+    pub name: String,
+    /// Its schema.
+    pub schema: SchemaRef,
+    /// Its rows.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Table {
+    /// Rows in all.
+    pub fn rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
+/// Keeps tables in memory, in the order they were completed.
+#[derive(Debug, Default, Clone)]
+pub struct ArrowSink {
+    done: Arc<Mutex<Vec<Table>>>,
+}
+
+impl ArrowSink {
+    /// An empty sink.
+    pub fn new() -> ArrowSink {
+        ArrowSink::default()
+    }
+
+    /// The tables completed so far (taken out of the sink).
+    pub fn take(&self) -> Vec<Table> {
+        std::mem::take(&mut *self.done.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+struct ArrowTable {
+    table: Table,
+    builders: Vec<Builder>,
+    rows: usize,
+    done: Arc<Mutex<Vec<Table>>>,
+}
+
+impl ArrowTable {
+    fn flush(&mut self) -> io::Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let cols: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        let batch = RecordBatch::try_new(self.table.schema.clone(), cols)
+            .map_err(|e| io::Error::other(format!("{}: {e}", self.table.name)))?;
+        self.table.batches.push(batch);
+        self.rows = 0;
+        Ok(())
+    }
+}
+
+impl Sink for ArrowSink {
+    fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>> {
+        Ok(Box::new(ArrowTable {
+            table: Table { name: name.to_string(), schema: schema(columns), batches: Vec::new() },
+            builders: columns.iter().map(|c| Builder::new(c.kind, 1024)).collect(),
+            rows: 0,
+            done: self.done.clone(),
+        }))
+    }
+}
+
+impl TableWriter for ArrowTable {
+    fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
+        for (b, c) in self.builders.iter_mut().zip(cells) {
+            b.push(c);
+        }
+        self.rows += 1;
+        if self.rows >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> io::Result<()> {
+        self.flush()?;
+        let table = Table {
+            name: self.table.name.clone(),
+            schema: self.table.schema.clone(),
+            batches: std::mem::take(&mut self.table.batches),
+        };
+        self.done.lock().unwrap_or_else(|e| e.into_inner()).push(table);
+        Ok(())
+    }
+}

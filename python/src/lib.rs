@@ -1,0 +1,488 @@
+//! `rostrace._rostrace`: the native half of the `rostrace` Python package. It reads traces and
+//! analyzes them in Rust, with the GIL released, and hands the tables to pyarrow through the
+//! Arrow C stream interface (no copy, no row-by-row conversion). The Python half
+//! (`python/rostrace/`) makes DataFrames of them.
+//!
+//! No Rust panic reaches Python: every entry point turns one into a `RuntimeError`.
+
+use analysis::paths::{Architecture, Case, PathIndex, PathOptions, SearchLimits};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use ctf::{FieldValue, TraceSet};
+use export::arrow::{ArrowSink, Table};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyList};
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
+
+/// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            Err(PyRuntimeError::new_err(format!("rostrace: internal error (please report it): {msg}")))
+        }
+    }
+}
+
+/// Opens the traces; none readable is a `TraceError` naming each path and what is wrong.
+/// Returns the set and the errors of the paths that could not be opened (when others could).
+fn open(paths: &[PathBuf]) -> PyResult<(TraceSet, Vec<String>)> {
+    if paths.is_empty() {
+        return Err(TraceError::new_err("no trace given"));
+    }
+    let (set, errors) = TraceSet::open(paths);
+    let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    if set.traces.is_empty() {
+        let msg = if errors.is_empty() {
+            format!(
+                "{}: no CTF trace found",
+                paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            errors.join("\n")
+        };
+        return Err(TraceError::new_err(msg));
+    }
+    Ok((set, errors))
+}
+
+/// Calls `progress(done, total)` at most every 100 ms, holding the GIL only for the call.
+struct Progress {
+    callback: Option<Py<PyAny>>,
+    last: Instant,
+}
+
+impl Progress {
+    fn new(callback: Option<Py<PyAny>>) -> Progress {
+        Progress { callback, last: Instant::now() }
+    }
+
+    fn tick(&mut self, done: u64, total: u64) {
+        let Some(cb) = &self.callback else { return };
+        if self.last.elapsed() < Duration::from_millis(100) && done < total {
+            return;
+        }
+        self.last = Instant::now();
+        // A failing progress callback does not stop the work.
+        Python::attach(|py| {
+            let _ = cb.call1(py, (done, total));
+        });
+    }
+}
+
+/// An Arrow table made in Rust. pyarrow takes it without copying (`pyarrow.table(t)`,
+/// through `__arrow_c_stream__`).
+#[pyclass(frozen, module = "rostrace._rostrace")]
+struct ArrowTable {
+    table: Table,
+}
+
+#[pymethods]
+impl ArrowTable {
+    /// The table's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.table.name
+    }
+
+    fn __len__(&self) -> usize {
+        self.table.rows()
+    }
+
+    /// The Arrow PyCapsule stream interface.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema; // the table's own schema is always given
+        let batches: Vec<RecordBatch> = self.table.batches.clone();
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), self.table.schema.clone());
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        // The consumer moves the stream out (leaving its release callback null); the capsule
+        // then frees only the empty shell.
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+}
+
+/// A table and the event name it holds.
+type Named = (String, ArrowTable);
+
+fn tables(v: Vec<Table>) -> Vec<ArrowTable> {
+    v.into_iter().map(|table| ArrowTable { table }).collect()
+}
+
+/// The raw events of the traces: a table per event name (as `rostrace export`'s
+/// `events/<provider>.<event>`), with the event's name, rows in time order, and the read errors (the events before and after
+/// damage are kept). `names`: the event names to read (None: all).
+#[pyfunction]
+#[pyo3(signature = (paths, names=None, jobs=0, progress=None))]
+fn read_tables(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    names: Option<Vec<String>>,
+    jobs: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<Named>, Vec<String>)> {
+    py.detach(|| {
+        guarded(|| {
+            let (set, mut errors) = open(&paths)?;
+            let keep: Option<HashSet<String>> = names.map(|v| v.into_iter().collect());
+            let keep = |n: &str| keep.as_ref().is_none_or(|k| k.contains(n));
+            let mut sink = ArrowSink::new();
+            let mut p = Progress::new(progress);
+            let (_, read_errors) = export::events::write(&set, "", &keep, &mut sink, &mut |d, t| p.tick(d, t), jobs)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            p.tick(set.total_bytes(), set.total_bytes());
+            errors.extend(read_errors);
+            // Each table's event name (table names have `:` replaced).
+            let mut names: std::collections::HashMap<String, String> = Default::default();
+            for t in &set.traces {
+                for c in t.schema.streams.iter().flat_map(|sc| &sc.events) {
+                    names.entry(export::events::table_name(&c.name)).or_insert_with(|| c.name.clone());
+                }
+            }
+            let out = tables(sink.take())
+                .into_iter()
+                .map(|t| (names.get(&t.table.name).cloned().unwrap_or_else(|| t.table.name.clone()), t))
+                .collect();
+            Ok((out, errors))
+        })
+    })
+}
+
+/// The analysis of the traces: its tables (as `rostrace export`), the report as JSON (as
+/// `rostrace analyze --json`, the longest paths included), and the read errors.
+#[pyfunction]
+#[pyo3(signature = (paths, jobs=0, progress=None))]
+fn analyze(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    jobs: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<ArrowTable>, String, Vec<String>, Paths)> {
+    py.detach(|| {
+        guarded(|| {
+            let (set, mut errors) = open(&paths)?;
+            let mut p = Progress::new(progress);
+            let mut proc = analysis::Processor::standard();
+            proc.set_jobs(jobs);
+            let mut an = proc.analyze(&set, analysis::Window::default(), |d, t| p.tick(d, t));
+            p.tick(set.total_bytes(), set.total_bytes());
+            let mut sink = ArrowSink::new();
+            export::write_tables(&set, &proc, &an, "", &mut sink)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            an.report.longest_paths = Some(analysis::paths::longest_of(&an, |_| true, jobs));
+            let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            errors.extend(an.report.read_errors.iter().cloned());
+            let arch = Architecture::from_analysis(&an);
+            Ok((tables(sink.take()), json, errors, Paths { an, arch, jobs }))
+        })
+    })
+}
+
+/// The end-to-end paths of an analysis (`rostrace paths` and `rostrace e2e`).
+#[pyclass(frozen, module = "rostrace._rostrace")]
+struct Paths {
+    an: analysis::Analysis,
+    arch: Architecture,
+    jobs: usize,
+}
+
+#[pymethods]
+impl Paths {
+    /// The architecture (CARET's YAML, as `rostrace architecture`).
+    fn architecture(&self) -> String {
+        analysis::paths::yaml::export(&self.arch)
+    }
+
+    /// The paths from `from_` through each of `through` to `to` (nodes or topics), ranked by
+    /// mean latency, as `rostrace paths --json`.
+    #[pyo3(signature = (from_, to, through=Vec::new(), max_depth=15, max_paths=100, include_first_callback=false, include_last_callback=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn paths(
+        &self,
+        py: Python<'_>,
+        from_: String,
+        to: String,
+        through: Vec<String>,
+        max_depth: usize,
+        max_paths: usize,
+        include_first_callback: bool,
+        include_last_callback: bool,
+    ) -> PyResult<String> {
+        if max_depth < 2 || max_paths == 0 {
+            return Err(PyValueError::new_err("max_depth must be 2 or more and max_paths 1 or more"));
+        }
+        py.detach(|| {
+            guarded(|| {
+                let arch = &self.arch;
+                let resolve = || -> Result<_, String> {
+                    let f = arch.resolve(&from_, "from_")?;
+                    let t = arch.resolve(&to, "to")?;
+                    let th = through.iter().map(|x| arch.resolve(x, "through")).collect::<Result<Vec<_>, _>>()?;
+                    Ok((f, th, t))
+                };
+                let (f, th, t) = resolve().map_err(PyValueError::new_err)?;
+                let mut found = Vec::new();
+                let outcome = arch.search(&f, &th, &t, SearchLimits { max_depth, max_paths }, |p| {
+                    found.push(p);
+                    true
+                });
+                let mut index = PathIndex::new(&self.an);
+                index.set_jobs(self.jobs);
+                let ranked = analysis::paths::rank(
+                    &index,
+                    arch,
+                    found,
+                    PathOptions { include_first_callback, include_last_callback },
+                );
+                let out = serde_json::json!({
+                    "truncated_at_max_paths": outcome.truncated_paths,
+                    "truncated_at_max_depth": outcome.truncated_depth,
+                    "paths": ranked,
+                });
+                Ok(out.to_string())
+            })
+        })
+    }
+
+    /// The records of a path (`NODE,NODE,...` with topics between where needed), message by
+    /// message, as `rostrace e2e --json`.
+    #[pyo3(signature = (path, include_first_callback=false, include_last_callback=false))]
+    fn e2e(
+        &self,
+        py: Python<'_>,
+        path: String,
+        include_first_callback: bool,
+        include_last_callback: bool,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            guarded(|| {
+                let spec = self.arch.parse_path(&path, "path").map_err(PyValueError::new_err)?;
+                let opt = PathOptions { include_first_callback, include_last_callback };
+                let records =
+                    PathIndex::new(&self.an).records(&self.arch, &spec, opt).map_err(PyValueError::new_err)?;
+                let out = analysis::paths::e2e_summary(&spec, &records, opt, &Case::ALL);
+                serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+            })
+        })
+    }
+}
+
+/// A decoded value, owned, on its way to Python.
+enum Value {
+    U(u64),
+    I(i64),
+    Big(i128),
+    F(f64),
+    S(String),
+    List(Vec<Value>),
+    Struct(Vec<(String, Value)>),
+}
+
+fn value(v: FieldValue<'_>) -> Value {
+    match v {
+        FieldValue::U64(x) => Value::U(x),
+        FieldValue::I64(x) => Value::I(x),
+        FieldValue::Enum { label: Some(l), .. } => Value::S(l.to_string()),
+        FieldValue::Enum { value, .. } => Value::Big(value),
+        FieldValue::F64(x) => Value::F(x),
+        FieldValue::Str(b) => Value::S(String::from_utf8_lossy(b).into_owned()),
+        FieldValue::Struct(s) => Value::Struct(s.iter().map(|(n, v)| (n.to_string(), value(v))).collect()),
+        FieldValue::Array(a) => Value::List(a.iter().map(value).collect()),
+    }
+}
+
+impl Value {
+    fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Value::U(x) => x.into_pyobject(py)?.into_any(),
+            Value::I(x) => x.into_pyobject(py)?.into_any(),
+            Value::Big(x) => x.into_pyobject(py)?.into_any(),
+            Value::F(x) => x.into_pyobject(py)?.into_any(),
+            Value::S(s) => s.into_pyobject(py)?.into_any(),
+            Value::List(v) => {
+                let l = PyList::empty(py);
+                for x in v {
+                    l.append(x.to_py(py)?)?;
+                }
+                l.into_any()
+            }
+            Value::Struct(v) => {
+                let d = PyDict::new(py);
+                for (k, x) in v {
+                    d.set_item(k, x.to_py(py)?)?;
+                }
+                d.into_any()
+            }
+        })
+    }
+}
+
+/// One event: name, timestamp, CPU, then the context and payload fields.
+struct Row {
+    name: String,
+    timestamp: Option<i64>,
+    cpu: Option<u64>,
+    fields: Vec<(String, Value)>,
+}
+
+enum Item {
+    Rows(Vec<Row>),
+    Error(String),
+}
+
+/// Events one by one, as dicts like tracetools_read's (`_name`, `_timestamp`, `cpu_id`, the
+/// context and payload fields). A thread reads ahead, at most a few thousand events.
+#[pyclass(module = "rostrace._rostrace")]
+struct EventIter {
+    rx: Option<Mutex<mpsc::Receiver<Item>>>,
+    rows: std::vec::IntoIter<Row>,
+    errors: Vec<String>,
+}
+
+const CHUNK: usize = 1024;
+
+fn produce(set: TraceSet, keep: Option<HashSet<String>>, jobs: usize, tx: mpsc::SyncSender<Item>) {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        set.with_events(jobs, |events| {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            while let Some(ev) = events.next() {
+                let ev = match ev {
+                    Ok(ev) => ev,
+                    Err(e) => {
+                        if tx.send(Item::Error(e.to_string())).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let name = ev.class().name.as_str();
+                if keep.as_ref().is_some_and(|k| !k.contains(name)) {
+                    continue;
+                }
+                let mut fields = Vec::new();
+                for s in [ev.stream_context(), ev.event_context(), ev.payload()].into_iter().flatten() {
+                    fields.extend(s.iter().map(|(n, v)| (n.to_string(), value(v))));
+                }
+                chunk.push(Row { name: name.to_string(), timestamp: ev.timestamp(), cpu: ev.cpu_id(), fields });
+                if chunk.len() == CHUNK
+                    && tx.send(Item::Rows(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))).is_err()
+                {
+                    return;
+                }
+            }
+            let _ = tx.send(Item::Rows(chunk));
+        })
+    }));
+    if r.is_err() {
+        let _ = tx.send(Item::Error("rostrace: internal error while reading (please report it)".into()));
+    }
+}
+
+#[pymethods]
+impl EventIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        loop {
+            if let Some(r) = self.rows.next() {
+                let d = PyDict::new(py);
+                d.set_item("_name", r.name)?;
+                d.set_item("_timestamp", r.timestamp)?;
+                if let Some(c) = r.cpu {
+                    d.set_item("cpu_id", c)?;
+                }
+                for (k, v) in &r.fields {
+                    d.set_item(k, v.to_py(py)?)?;
+                }
+                return Ok(d);
+            }
+            let Some(rx) = &self.rx else { return Err(PyStopIteration::new_err(())) };
+            match py.detach(|| rx.lock().map_err(|_| mpsc::RecvError).and_then(|r| r.recv())) {
+                Ok(Item::Rows(rows)) => self.rows = rows.into_iter(),
+                Ok(Item::Error(e)) => self.errors.push(e),
+                Err(_) => {
+                    self.rx = None;
+                    return Err(PyStopIteration::new_err(()));
+                }
+            }
+        }
+    }
+
+    /// The read errors met so far (the events around them are still given).
+    #[getter]
+    fn errors(&self) -> Vec<String> {
+        self.errors.clone()
+    }
+}
+
+/// Iterates over the events of the traces in time order (see `EventIter`).
+#[pyfunction]
+#[pyo3(signature = (paths, names=None, jobs=0))]
+fn iter_events(py: Python<'_>, paths: Vec<PathBuf>, names: Option<Vec<String>>, jobs: usize) -> PyResult<EventIter> {
+    py.detach(|| {
+        guarded(|| {
+            let (set, errors) = open(&paths)?;
+            let (tx, rx) = mpsc::sync_channel(4);
+            let keep = names.map(|v| v.into_iter().collect());
+            std::thread::Builder::new()
+                .name("rostrace-read".into())
+                .spawn(move || produce(set, keep, jobs, tx))
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            Ok(EventIter { rx: Some(Mutex::new(rx)), rows: Vec::new().into_iter(), errors })
+        })
+    })
+}
+
+/// The number of events in the traces, and the read errors.
+#[pyfunction]
+#[pyo3(signature = (paths, jobs=0))]
+fn count_events(py: Python<'_>, paths: Vec<PathBuf>, jobs: usize) -> PyResult<(u64, Vec<String>)> {
+    py.detach(|| {
+        guarded(|| {
+            let (set, mut errors) = open(&paths)?;
+            let n = set.with_events(jobs, |events| {
+                let mut n = 0u64;
+                while let Some(ev) = events.next() {
+                    match ev {
+                        Ok(_) => n += 1,
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                n
+            });
+            Ok((n, errors))
+        })
+    })
+}
+
+#[pymodule]
+fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<ArrowTable>()?;
+    m.add_class::<EventIter>()?;
+    m.add_class::<Paths>()?;
+    m.add_function(wrap_pyfunction!(read_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_events, m)?)?;
+    m.add_function(wrap_pyfunction!(count_events, m)?)?;
+    Ok(())
+}
