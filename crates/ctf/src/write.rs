@@ -357,9 +357,15 @@ impl<W: PacketOut> StreamWriter<W> {
         }
     }
 
-    /// Counts events that could not be recorded (reported in the next packet's `events_discarded`).
-    pub fn discard(&mut self, n: u64) {
+    /// Counts `n` events that could not be recorded, the last of them at time `at` (reported
+    /// in the next packet's `events_discarded`). That packet ends no earlier than `at`, since a
+    /// reader places a packet's discarded events between the previous packet's end and its
+    /// own; events given later are not placed before `at`.
+    pub fn discard(&mut self, n: u64, at: u64) {
         self.discarded += n;
+        if n > 0 {
+            self.ts_last = self.ts_last.max(at);
+        }
     }
 
     /// Events discarded so far.
@@ -406,6 +412,9 @@ impl<W: PacketOut> StreamWriter<W> {
             return Ok(());
         }
         let need = event_size(payload.len(), procname.len());
+        // Time never goes back within a stream (a packet starts no earlier than the last one
+        // ended).
+        let ts = ts.max(self.ts_last);
         if self.buf.is_empty() {
             self.start_packet(ts);
         } else if self.buf.len() + need > self.packet_size {
@@ -417,7 +426,6 @@ impl<W: PacketOut> StreamWriter<W> {
             }
             self.start_packet(ts);
         }
-        let ts = ts.max(self.ts_last);
         // Large header: compact (u16 id, u32 time) when the id fits and the clock did not move
         // by 2^32 or more since the previous event; else extended (full id and time).
         if id < 65535 && ts - self.ts_last < (1 << 32) && self.events_in_packet > 0 {
@@ -595,6 +603,29 @@ mod tests {
         }
     }
 
+    /// A packet that reports discarded events ends no earlier than the last of them, and the
+    /// events after it do not go back before them.
+    #[test]
+    fn a_packet_reporting_discards_ends_after_them() {
+        let mut w = StreamWriter::new(Vec::new(), [0; 16], 0, 0, 4096);
+        w.event(0, 10, 1, 1, b"p", b"").unwrap();
+        w.event(0, 20, 1, 1, b"p", b"").unwrap();
+        w.discard(7, 500);
+        w.switch_packet().unwrap();
+        w.event(0, 450, 1, 1, b"p", b"").unwrap(); // taken before 500, written after
+        w.event(0, 600, 1, 1, b"p", b"").unwrap();
+        let out = w.finish().unwrap();
+        let mut packets = Vec::new();
+        let mut at = 0;
+        while at < out.len() {
+            let u = |i: usize| u64::from_le_bytes(out[at + 32 + i..at + 40 + i].try_into().unwrap());
+            packets.push((u(0), u(8), u(40)));
+            at += u(24) as usize / 8;
+        }
+        // First packet: 10..500, 7 discarded; second: 500..600 (the late event not before 500).
+        assert_eq!(packets, [(10, 500, 7), (500, 600, 7)]);
+    }
+
     /// Events discarded after the last packet: an empty packet reports them (the count stays
     /// exact), on a switch and at the end.
     #[test]
@@ -603,9 +634,9 @@ mod tests {
         w.event(0, 10, 1, 1, b"p", b"").unwrap();
         w.switch_packet().unwrap();
         w.switch_packet().unwrap(); // nothing new: nothing written
-        w.discard(2);
+        w.discard(2, 20);
         w.switch_packet().unwrap();
-        w.discard(3);
+        w.discard(3, 30);
         let out = w.finish().unwrap();
         let mut at = 0;
         let mut packets = Vec::new();
@@ -650,7 +681,7 @@ mod tests {
             assert_eq!(w.close_packet(packet * 100 + 10).is_err(), packet == 1);
             assert_eq!(w.ended(), packet >= 1);
         }
-        w.discard(4);
+        w.discard(4, 400);
         // The second packet's events, the third's, and 4 the ring could not keep.
         assert_eq!(w.discarded(), 10);
         let out = w.finish().unwrap().out;
@@ -660,6 +691,6 @@ mod tests {
         let ctx = &out[4096 + 32..4096 + PACKET_PREAMBLE];
         let u = |i: usize| u64::from_le_bytes(ctx[i..i + 8].try_into().unwrap());
         assert_eq!((u(16), u(24), u(32), u(40)), (PACKET_PREAMBLE as u64 * 8, LOSS_PACKET as u64 * 8, 1, 10));
-        assert_eq!((u(0), u(8)), (102, 202), "from the last event written to the last one lost");
+        assert_eq!((u(0), u(8)), (102, 400), "from the last event written to the last one lost");
     }
 }

@@ -72,7 +72,7 @@ fn write_trace(dir: &Path, n: u64) {
             ts += 1;
         }
         if cpu == 1 {
-            w.discard(5);
+            w.discard(5, ts);
         }
         w.finish().unwrap();
     }

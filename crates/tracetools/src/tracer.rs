@@ -511,6 +511,8 @@ impl Session {
         }
         for (k, st) in w.streams.iter_mut().enumerate() {
             let ring = &st.ring;
+            // Every discard counted below happened before this time.
+            let counted_at = clock::monotonic();
             let discarded = ring.discarded.load(Ordering::Relaxed)
                 + if k == 0 {
                     let u = UNBUFFERED.load(Ordering::Relaxed);
@@ -540,10 +542,6 @@ impl Session {
                 }
             }
             let out = st.out.as_mut().expect("just created");
-            if discarded > st.reported {
-                out.discard(discarded - st.reported);
-                st.reported = discarded;
-            }
             let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
             // A write that fails (a full disk) ends the stream at its last whole packet; the
             // writer counts every later event as discarded (see StreamWriter).
@@ -554,6 +552,12 @@ impl Session {
             ring.drain(|id, ts, p| {
                 let _ = out.event(id as u32, ts, vpid, vtid, name, p);
             });
+            // The ring discarded events when it was full, after those it held: counted after
+            // them, in a packet that ends after the discards (CTF places them there).
+            if discarded > st.reported {
+                out.discard(discarded - st.reported, counted_at);
+                st.reported = discarded;
+            }
             if !finish {
                 // Every period, what was drained goes to the file as a packet of its own: a
                 // process killed later (SIGKILL) loses at most the last period.
