@@ -83,9 +83,15 @@ def _progress(progress: Progress, desc: str):
     return _Bar(desc)
 
 
-def _close(cb) -> None:
-    if isinstance(cb, _Bar):
-        cb.close()
+def _with_progress(progress: Progress, desc: str, native: Callable, *args):
+    """``native(*args, callback)`` with the progress callback of ``progress``, the bar closed
+    after."""
+    cb = _progress(progress, desc)
+    try:
+        return native(*args, cb)
+    finally:
+        if isinstance(cb, _Bar):
+            cb.close()
 
 
 def _warn(errors: List[str]) -> None:
@@ -128,6 +134,14 @@ def _event_table(t: Any) -> pa.Table:
     return table.rename_columns([_EVENT_COLUMNS.get(n, n) for n in table.column_names])
 
 
+def _event_tables(path: Paths, names, jobs: int, progress: Progress):
+    """The event tables read in Rust: ([(event name, pyarrow table)], events read in all);
+    the read errors warned about."""
+    tables, errors, read = _with_progress(progress, "reading", _rostrace.read_tables, _paths(path), _names(names), jobs)
+    _warn(errors)
+    return [(name, _event_table(t)) for name, t in tables], read
+
+
 def read_tables(
     path: Paths, names: Union[None, str, Iterable[str]] = None, *, jobs: int = 0, progress: Progress = None
 ) -> Dict[str, pd.DataFrame]:
@@ -138,13 +152,8 @@ def read_tables(
 
     ``names``: the event names to read (None: all). ``jobs``: threads (0: one per core).
     Read errors become a warning; the events around them are kept."""
-    cb = _progress(progress, "reading")
-    try:
-        tables, errors = _rostrace.read_tables(_paths(path), _names(names), jobs, cb)
-    finally:
-        _close(cb)
-    _warn(errors)
-    return {name: to_pandas(_event_table(t)) for name, t in tables}
+    tables, _ = _event_tables(path, names, jobs, progress)
+    return {name: to_pandas(t) for name, t in tables}
 
 
 def read(
@@ -155,16 +164,8 @@ def read(
     the events read (null where an event has no such field). Events of the same timestamp are
     grouped by name. See :func:`read_tables` for the arguments; for traces too large for
     memory, :func:`iter_events` or ``names``."""
-    cb = _progress(progress, "reading")
-    try:
-        tables, errors = _rostrace.read_tables(_paths(path), _names(names), jobs, cb)
-    finally:
-        _close(cb)
-    _warn(errors)
-    parts = []
-    for name, t in tables:
-        table = _event_table(t)
-        parts.append(table.add_column(0, "_name", pa.array([name] * table.num_rows, pa.string())))
+    tables, _ = _event_tables(path, names, jobs, progress)
+    parts = [t.add_column(0, "_name", pa.array([name] * t.num_rows, pa.string())) for name, t in tables]
     if not parts:
         return pd.DataFrame({"_name": pd.Series([], dtype=object), "_trace": [], "_timestamp": [], "cpu_id": []})
     # A field whose type differs between event names becomes a string column.
@@ -367,11 +368,7 @@ class PathLatency:
 def analyze(path: Paths, *, jobs: int = 0, progress: Progress = None) -> Analysis:
     """Analyzes the traces (one recording: a session directory, or several traces analyzed
     together) as ``rostrace analyze`` does; the GIL is released meanwhile."""
-    cb = _progress(progress, "analyzing")
-    try:
-        tables, report, errors, paths = _rostrace.analyze(_paths(path), jobs, cb)
-    finally:
-        _close(cb)
+    tables, report, errors, paths = _with_progress(progress, "analyzing", _rostrace.analyze, _paths(path), jobs)
     _warn(errors)
     arrow = {}
     for t in tables:

@@ -126,7 +126,8 @@ fn tables(v: Vec<Table>) -> Vec<ArrowTable> {
 }
 
 /// The raw events of the traces: a table per event name (as `rostrace export`'s
-/// `events/<provider>.<event>`), with the event's name, rows in time order, and the read errors (the events before and after
+/// `events/<provider>.<event>`), with the event's name, rows in time order; the read errors
+/// and the number of events read (of every name) (the events before and after
 /// damage are kept). `names`: the event names to read (None: all).
 #[pyfunction]
 #[pyo3(signature = (paths, names=None, jobs=0, progress=None))]
@@ -136,7 +137,7 @@ fn read_tables(
     names: Option<Vec<String>>,
     jobs: usize,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Vec<Named>, Vec<String>)> {
+) -> PyResult<(Vec<Named>, Vec<String>, u64)> {
     py.detach(|| {
         guarded(|| {
             let (set, mut errors) = open(&paths)?;
@@ -144,10 +145,10 @@ fn read_tables(
             let keep = |n: &str| keep.as_ref().is_none_or(|k| k.contains(n));
             let mut sink = ArrowSink::new();
             let mut p = Progress::new(progress);
-            let (_, read_errors) = export::events::write(&set, "", &keep, &mut sink, &mut |d, t| p.tick(d, t), jobs)
+            let written = export::events::write(&set, "", &keep, &mut sink, &mut |d, t| p.tick(d, t), jobs)
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             p.tick(set.total_bytes(), set.total_bytes());
-            errors.extend(read_errors);
+            errors.extend(written.errors);
             // Each table's event name (table names have `:` replaced).
             let mut names: std::collections::HashMap<String, String> = Default::default();
             for t in &set.traces {
@@ -159,7 +160,7 @@ fn read_tables(
                 .into_iter()
                 .map(|t| (names.get(&t.table.name).cloned().unwrap_or_else(|| t.table.name.clone()), t))
                 .collect();
-            Ok((out, errors))
+            Ok((out, errors, written.events))
         })
     })
 }

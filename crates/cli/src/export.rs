@@ -130,7 +130,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Err(e) => return fail(e.to_string()),
             };
             let mut progress = Progress::new(set.total_bytes(), "exporting events");
-            let (events, errs) = match export::events::write(
+            let written = match export::events::write(
                 &set,
                 &recording,
                 &*keep,
@@ -142,7 +142,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Err(e) => return fail(e.to_string()),
             };
             progress.finish();
-            clean &= errs.is_empty();
+            clean &= written.errors.is_empty();
+            let events = written.tables;
             let rows = |c: &export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
             eprintln!(
                 "{}: recording {recording}: {} tables ({} rows), {} event tables ({} events)",

@@ -5,7 +5,7 @@ use crate::schema::{Column, Kind};
 use crate::tables::{Cell, Sink, TableWriter};
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +31,7 @@ pub fn schema(columns: &[Column]) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-pub(crate) enum Builder {
+enum Builder {
     I(Int64Builder),
     U(UInt64Builder),
     F(Float64Builder),
@@ -40,7 +40,7 @@ pub(crate) enum Builder {
 }
 
 impl Builder {
-    pub(crate) fn new(k: Kind, capacity: usize) -> Builder {
+    fn new(k: Kind, capacity: usize) -> Builder {
         match k {
             Kind::I64 => Builder::I(Int64Builder::with_capacity(capacity)),
             Kind::U64 => Builder::U(UInt64Builder::with_capacity(capacity)),
@@ -52,7 +52,7 @@ impl Builder {
 
     /// Appends a cell, converted to the column's type where it has another (a value that
     /// cannot be converted is null).
-    pub(crate) fn push(&mut self, c: &Cell<'_>) {
+    fn push(&mut self, c: &Cell<'_>) {
         match self {
             Builder::I(b) => b.append_option(match c {
                 Cell::I64(v) => Some(*v),
@@ -86,7 +86,7 @@ impl Builder {
         }
     }
 
-    pub(crate) fn finish(&mut self) -> ArrayRef {
+    fn finish(&mut self) -> ArrayRef {
         match self {
             Builder::I(b) => Arc::new(b.finish()),
             Builder::U(b) => Arc::new(b.finish()),
@@ -94,6 +94,50 @@ impl Builder {
             Builder::B(b) => Arc::new(b.finish()),
             Builder::S(b) => Arc::new(b.finish()),
         }
+    }
+}
+
+/// Rows gathered into record batches of up to [`BATCH`] rows, in a table's schema.
+pub(crate) struct Batcher {
+    schema: SchemaRef,
+    builders: Vec<Builder>,
+    rows: usize,
+}
+
+impl Batcher {
+    /// A batcher for `columns`, its builders starting with room for `capacity` rows.
+    pub(crate) fn new(columns: &[Column], capacity: usize) -> Batcher {
+        Batcher {
+            schema: schema(columns),
+            builders: columns.iter().map(|c| Builder::new(c.kind, capacity)).collect(),
+            rows: 0,
+        }
+    }
+
+    pub(crate) fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Adds a row; gives the batch when it is full.
+    pub(crate) fn push(&mut self, cells: &[Cell<'_>]) -> Result<Option<RecordBatch>, ArrowError> {
+        for (b, c) in self.builders.iter_mut().zip(cells) {
+            b.push(c);
+        }
+        self.rows += 1;
+        if self.rows >= BATCH {
+            return self.finish();
+        }
+        Ok(None)
+    }
+
+    /// The rows not given yet, as a batch (none when there are none).
+    pub(crate) fn finish(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        self.rows = 0;
+        let cols: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        RecordBatch::try_new(self.schema.clone(), cols).map(Some)
     }
 }
 
@@ -134,22 +178,16 @@ impl ArrowSink {
 }
 
 struct ArrowTable {
-    table: Table,
-    builders: Vec<Builder>,
-    rows: usize,
+    name: String,
+    rows: Batcher,
+    batches: Vec<RecordBatch>,
     done: Arc<Mutex<Vec<Table>>>,
 }
 
 impl ArrowTable {
-    fn flush(&mut self) -> io::Result<()> {
-        if self.rows == 0 {
-            return Ok(());
-        }
-        let cols: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(self.table.schema.clone(), cols)
-            .map_err(|e| io::Error::other(format!("{}: {e}", self.table.name)))?;
-        self.table.batches.push(batch);
-        self.rows = 0;
+    fn keep(&mut self, batch: Result<Option<RecordBatch>, ArrowError>) -> io::Result<()> {
+        let batch = batch.map_err(|e| io::Error::other(format!("{}: {e}", self.name)))?;
+        self.batches.extend(batch);
         Ok(())
     }
 }
@@ -157,9 +195,9 @@ impl ArrowTable {
 impl Sink for ArrowSink {
     fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>> {
         Ok(Box::new(ArrowTable {
-            table: Table { name: name.to_string(), schema: schema(columns), batches: Vec::new() },
-            builders: columns.iter().map(|c| Builder::new(c.kind, 1024)).collect(),
-            rows: 0,
+            name: name.to_string(),
+            rows: Batcher::new(columns, 1024),
+            batches: Vec::new(),
             done: self.done.clone(),
         }))
     }
@@ -167,23 +205,14 @@ impl Sink for ArrowSink {
 
 impl TableWriter for ArrowTable {
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        for (b, c) in self.builders.iter_mut().zip(cells) {
-            b.push(c);
-        }
-        self.rows += 1;
-        if self.rows >= BATCH {
-            self.flush()?;
-        }
-        Ok(())
+        let batch = self.rows.push(cells);
+        self.keep(batch)
     }
 
     fn finish(mut self: Box<Self>) -> io::Result<()> {
-        self.flush()?;
-        let table = Table {
-            name: self.table.name.clone(),
-            schema: self.table.schema.clone(),
-            batches: std::mem::take(&mut self.table.batches),
-        };
+        let batch = self.rows.finish();
+        self.keep(batch)?;
+        let table = Table { name: self.name, schema: self.rows.schema().clone(), batches: self.batches };
         self.done.lock().unwrap_or_else(|e| e.into_inner()).push(table);
         Ok(())
     }

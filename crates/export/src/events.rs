@@ -85,10 +85,21 @@ fn fill<'a>(row: &mut [Cell<'a>], s: Option<StructRef<'a>>, cols: &[usize], kind
     }
 }
 
+/// What [`write`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    /// Rows per table.
+    pub tables: Counts,
+    /// Read errors.
+    pub errors: Vec<String>,
+    /// Events read, of every name (those `keep` refused included).
+    pub events: u64,
+}
+
 /// Writes every event of the traces, in time order, to a table per event name (`keep`
 /// chooses the names; `progress` gets bytes read and total now and then), decoding on `jobs`
-/// threads (0: one per core; the same tables whatever the number). Returns the rows per table
-/// and the read errors (the events that could be read are written).
+/// threads (0: one per core; the same tables whatever the number). Returns the rows per table,
+/// the read errors (the events that could be read are written) and the events read in all.
 pub fn write(
     set: &TraceSet,
     recording: &str,
@@ -96,7 +107,7 @@ pub fn write(
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(u64, u64),
     jobs: usize,
-) -> io::Result<(Counts, Vec<String>)> {
+) -> io::Result<Written> {
     // The layout of each event name, and where each class's fields go.
     let mut layouts: Vec<Layout> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
@@ -127,6 +138,7 @@ pub fn write(
     let kinds: Vec<Vec<Kind>> = layouts.iter().map(|l| l.columns.iter().map(|c| c.kind).collect()).collect();
     let mut writers: Vec<Option<(Box<dyn TableWriter>, u64)>> = (0..layouts.len()).map(|_| None).collect();
     let mut errors = Vec::new();
+    let mut read = 0u64;
     set.with_events(jobs, |events| -> io::Result<()> {
         let mut n = 0u64;
         loop {
@@ -143,6 +155,7 @@ pub fn write(
                     continue;
                 }
             };
+            read += 1;
             let Some((li, sctx, ectx, payload)) = classes.get(&(ev.trace_index(), ev.class().index)) else { continue };
             let w = match &mut writers[*li] {
                 Some(w) => w,
@@ -169,5 +182,5 @@ pub fn write(
             counts.push((l.name.clone(), n));
         }
     }
-    Ok((counts, errors))
+    Ok(Written { tables: counts, errors, events: read })
 }

@@ -1,11 +1,11 @@
 //! Parquet: `DIR/<table>/<recording>.parquet`, the schema's types (int64, uint64, double,
 //! boolean, string; every column nullable), Snappy-compressed, a row group per 64 Ki rows.
 
-use crate::arrow::{schema, Builder, BATCH};
+use crate::arrow::{Batcher, BATCH};
 use crate::schema::Column;
 use crate::tables::{Cell, Sink, TableWriter};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::SchemaRef;
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -27,9 +27,7 @@ impl ParquetSink {
 }
 
 struct ParquetTable {
-    schema: SchemaRef,
-    builders: Vec<Builder>,
-    rows: usize,
+    rows: Batcher,
     writer: ArrowWriter<File>,
     path: PathBuf,
 }
@@ -39,14 +37,10 @@ fn err(path: &Path, e: impl std::fmt::Display) -> io::Error {
 }
 
 impl ParquetTable {
-    fn flush(&mut self) -> io::Result<()> {
-        if self.rows == 0 {
-            return Ok(());
+    fn write(&mut self, batch: Result<Option<RecordBatch>, ArrowError>) -> io::Result<()> {
+        if let Some(batch) = batch.map_err(|e| err(&self.path, e))? {
+            self.writer.write(&batch).map_err(|e| err(&self.path, e))?;
         }
-        let cols: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), cols).map_err(|e| err(&self.path, e))?;
-        self.writer.write(&batch).map_err(|e| err(&self.path, e))?;
-        self.rows = 0;
         Ok(())
     }
 }
@@ -56,33 +50,27 @@ impl Sink for ParquetSink {
         let dir = self.dir.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
         let path = dir.join(&self.file);
-        let schema = schema(columns);
+        let rows = Batcher::new(columns, BATCH);
         let f = File::create(&path).map_err(|e| err(&path, e))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_row_count(Some(BATCH))
             .set_created_by("rostrace".into())
             .build();
-        let writer = ArrowWriter::try_new(f, schema.clone(), Some(props)).map_err(|e| err(&path, e))?;
-        let builders = columns.iter().map(|c| Builder::new(c.kind, BATCH)).collect();
-        Ok(Box::new(ParquetTable { schema, builders, rows: 0, writer, path }))
+        let writer = ArrowWriter::try_new(f, rows.schema().clone(), Some(props)).map_err(|e| err(&path, e))?;
+        Ok(Box::new(ParquetTable { rows, writer, path }))
     }
 }
 
 impl TableWriter for ParquetTable {
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        for (b, c) in self.builders.iter_mut().zip(cells) {
-            b.push(c);
-        }
-        self.rows += 1;
-        if self.rows >= BATCH {
-            self.flush()?;
-        }
-        Ok(())
+        let batch = self.rows.push(cells);
+        self.write(batch)
     }
 
     fn finish(mut self: Box<Self>) -> io::Result<()> {
-        self.flush()?;
+        let batch = self.rows.finish();
+        self.write(batch)?;
         let path = self.path.clone();
         self.writer.close().map_err(|e| err(&path, e))?;
         Ok(())

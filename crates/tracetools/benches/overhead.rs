@@ -4,19 +4,13 @@
 //! `cargo bench -p rostrace-tracetools --bench overhead`. LTTng needs lttng-tools and root or
 //! the tracing group; without it, its line says so.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{flows, lttng, lttng_ready};
+use std::path::Path;
 use std::process::Command;
 
 const N: &str = "2000000";
-
-fn lib_dir() -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    if deps.join("libtracetools.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
 
 /// (ns per tracepoint, ns per empty library call).
 fn run(prog: &Path, out: &Path, env: &[(&str, String)]) -> Option<(f64, f64)> {
@@ -39,16 +33,10 @@ fn best(prog: &Path, out: &Path, env: &[(&str, String)]) -> Option<(f64, f64)> {
     (0..5).filter_map(|_| run(prog, out, env)).reduce(|a, b| (a.0.min(b.0), a.1.min(b.1)))
 }
 
-fn lttng(args: &[&str]) -> bool {
-    Command::new("timeout").arg("120").arg("lttng").args(args).output().is_ok_and(|o| o.status.success())
-}
-
 fn main() {
     let dir = std::env::temp_dir().join(format!("rostrace-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let lib = lib_dir();
-    let prog = dir.join("flows");
-    tracetools::compile_c(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c"), &prog, &lib).expect("cc");
+    let prog = flows(&dir);
     let out = dir.join("ns.txt");
     let (disabled, call) = best(&prog, &out, &[]).expect("disabled run");
     let session = dir.join("session");
@@ -61,10 +49,7 @@ fn main() {
     .0;
     let name = format!("rostrace-overhead-{}", std::process::id());
     let mut lttng_ns = None;
-    if Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        if !Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success()) {
-            let _ = Command::new("lttng-sessiond").arg("--daemonize").status();
-        }
+    if lttng_ready() {
         if lttng(&["create", &name, &format!("--output={}", dir.join("lttng").display())])
             && lttng(&["enable-event", "-u", "ros2:*", "-s", &name])
             && lttng(&["add-context", "-u", "-s", &name, "-t", "vpid", "-t", "vtid", "-t", "procname"])

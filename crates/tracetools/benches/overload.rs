@@ -9,20 +9,14 @@
 //! is scaled to the machine's CPUs to keep 1 MiB per process). LTTng needs lttng-tools and root
 //! or the tracing group; without it, its line says so.
 
+mod common;
+
+use common::{flows, lttng, lttng_ready};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Instant;
 
 const RING: usize = 1 << 20;
-
-fn lib_dir() -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    if deps.join("libtracetools.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
 
 /// What one backend did.
 struct Outcome {
@@ -82,10 +76,6 @@ fn count(dir: &Path) -> (u64, u64, u64, Vec<String>) {
     (kept, discarded, packets, errors)
 }
 
-fn lttng(args: &[&str]) -> bool {
-    Command::new("timeout").arg("120").arg("lttng").args(args).output().is_ok_and(|o| o.status.success())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
@@ -93,9 +83,7 @@ fn main() {
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
     let dir = std::env::temp_dir().join(format!("rostrace-overload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let lib = lib_dir();
-    let prog = dir.join("flows");
-    tracetools::compile_c(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c"), &prog, &lib).expect("cc");
+    let prog = flows(&dir);
 
     // Embedded: a 1 MiB ring per thread (one thread per process).
     let session = dir.join("embedded");
@@ -112,10 +100,7 @@ fn main() {
     // LTTng-UST: per-process buffers, 2 sub-buffers per CPU, 1 MiB per process in all.
     let mut lttng_out = None;
     let subbuf = (RING / 2 / cpus).next_power_of_two().max(4096);
-    if Command::new("lttng").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        if !Command::new("pgrep").args(["-x", "lttng-sessiond"]).output().is_ok_and(|o| o.status.success()) {
-            let _ = Command::new("lttng-sessiond").arg("--daemonize").status();
-        }
+    if lttng_ready() {
         let name = format!("rostrace-overload-{}", std::process::id());
         let out = dir.join("lttng");
         let sub = subbuf.to_string();

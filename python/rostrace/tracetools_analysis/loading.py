@@ -34,6 +34,10 @@ class TraceEvents:
             self._len = n
         return self._len
 
+    def counted(self, n: int) -> None:
+        """Notes the number of events, found while reading them for another purpose."""
+        self._len = n
+
     def __getitem__(self, i):
         if self._list is None:
             self._list = list(iter_events(self.paths))

@@ -160,11 +160,13 @@ class Processor:
 def event_frames(events: Any, names: List[str]) -> Dict[str, pd.DataFrame]:
     """The events of ``names`` as one DataFrame per name: read in Rust for a trace
     (``load_file``'s result), grouped from the dicts otherwise (a converted file, a list)."""
-    from ... import read_tables  # noqa: PLC0415
+    from ... import _event_tables, to_pandas  # noqa: PLC0415
     from ..loading import TraceEvents  # noqa: PLC0415
 
     if isinstance(events, TraceEvents):
-        return read_tables(events.paths, names=names)
+        tables, read = _event_tables(events.paths, names, 0, None)
+        events.counted(read)  # the whole trace was read: its length is known
+        return {name: to_pandas(t) for name, t in tables}
     wanted = set(names)
     rows: Dict[str, List[Dict]] = {}
     for e in events:

@@ -176,13 +176,7 @@ class Ros2DataModelUtil(DataModelUtil):
 
     def get_publisher_handle_info(self, publisher_handle: int) -> Optional[Mapping[str, Any]]:
         """node, tid and topic of an rcl publisher."""
-        pubs = self.data.rcl_publishers
-        if publisher_handle not in pubs.index:
-            return None
-        node = self.get_node_handle_info(pubs.loc[publisher_handle, "node_handle"])
-        if node is None:
-            return None
-        return {**node, "topic": pubs.loc[publisher_handle, "topic_name"]}
+        return self._owned_handle_info(self.data.rcl_publishers, publisher_handle, "topic_name", "topic")
 
     def get_subscription_reference_info(self, subscription_reference: int) -> Optional[Mapping[str, Any]]:
         """node, tid and topic of a subscription object (values of several joined with
@@ -197,8 +191,6 @@ class Ros2DataModelUtil(DataModelUtil):
             if handle not in subs.index:
                 continue
             for node_handle, topic in zip(_as_list(subs.loc[handle, "node_handle"]), _as_list(subs.loc[handle, "topic_name"])):
-                if node_handle not in self.data.nodes.index:
-                    continue
                 info = self.get_node_handle_info(node_handle)
                 if info is None:
                     return None
@@ -209,21 +201,22 @@ class Ros2DataModelUtil(DataModelUtil):
         node = {k: " and ".join({str(i[k]) for i in infos}) for k in infos[0]}
         return {**node, "topic": " and ".join(topics)}
 
-    def _named_handle_info(self, table: pd.DataFrame, handle: int) -> Optional[Mapping[str, Any]]:
+    def _owned_handle_info(self, table: pd.DataFrame, handle: int, column: str, key: str) -> Optional[Mapping[str, Any]]:
+        """node and tid of the node owning ``handle`` in ``table``, and its ``column`` as ``key``."""
         if handle not in table.index:
             return None
         node = self.get_node_handle_info(table.loc[handle, "node_handle"])
         if node is None:
             return None
-        return {**node, "service": table.loc[handle, "service_name"]}
+        return {**node, key: table.loc[handle, column]}
 
     def get_service_handle_info(self, service_handle: int) -> Optional[Mapping[str, Any]]:
         """node, tid and service of a service server."""
-        return self._named_handle_info(self.data.services, service_handle)
+        return self._owned_handle_info(self.data.services, service_handle, "service_name", "service")
 
     def get_client_handle_info(self, client_handle: int) -> Optional[Mapping[str, Any]]:
         """node, tid and service of a service client."""
-        return self._named_handle_info(self.data.clients, client_handle)
+        return self._owned_handle_info(self.data.clients, client_handle, "service_name", "service")
 
     def get_node_handle_info(self, node_handle: int) -> Optional[Mapping[str, Any]]:
         """node (name) and tid of a node handle."""
