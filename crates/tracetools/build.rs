@@ -102,7 +102,7 @@ fn parse(text: &str) -> Vec<Tp> {
 mod abis {
     include!("src/abis.rs");
 }
-use abis::{Abi, ABIS};
+use abis::{message_only_event, Abi, ABIS};
 
 fn rust_ffi_type(c: &str) -> &'static str {
     match c {
@@ -224,7 +224,7 @@ fn gen_emit(tp: &Tp) -> String {
         };
         let _ = write!(body, "\n                {line}");
     }
-    if tp.provider == "ros2" && tp.name == "rmw_publish" {
+    if message_only_event(&tp.provider, &tp.name) {
         // Humble and Iron record the message only.
         body = format!(
             "\n                if crate::distro::current().rmw_publish_message_only() {{\n                    e.u64(message as u64);\n                }} else {{{}\n                }}",
@@ -298,14 +298,101 @@ fn gen_abi(tp: &Tp) -> String {
     } else {
         ""
     };
+    // CARET's hooks that ride on tracetools' own calls: the DDS write after an `rcl_publish`
+    // follows its filter decision; `rcl_init` brings CARET's once-per-process events.
+    let before = if tp.name == "rcl_publish" {
+        "\n    crate::ffi::guard(|| crate::hooks::note_rcl_publish(publisher_handle as usize));"
+    } else {
+        ""
+    };
+    let after = if tp.name == "rcl_init" { "\n    crate::ffi::guard(crate::hooks::process_init);" } else { "" };
     format!(
-        "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}\n    record_{id}({names});\n}}\n\n#[inline(never)]\n#[allow(clippy::too_many_arguments)]\nunsafe fn record_{id}({p}) {{{remap}\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
+        "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}{before}\n    record_{id}({names});{after}\n}}\n\n#[inline(never)]\n#[allow(clippy::too_many_arguments)]\nunsafe fn record_{id}({p}) {{{remap}\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
             crate::lttng::with(|t| (t.ros2_{id})({names}));
         }}\n        Mode::Embedded => {{{conv}\n            crate::api::embedded_{id}({});\n        }}\n        Mode::Off => {{}}\n    }});\n}}\n\n\
 /// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
 /// `ros_trace_do_{id}`: records `ros2:{id}`.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_do_{id}({p}) {{\n    ros_trace_{id}({names});\n}}\n\n",
         call_exprs.join(", "),
+        before = before,
+        after = after,
     )
+}
+
+/// `ros_trace_caret_X` and `ros_trace_enabled_caret_X` for a `ros2_caret` tracepoint: CARET's
+/// events for C and C++ code (CARET calls LTTng's `tracepoint(ros2_caret, X, ...)` directly).
+fn gen_caret_abi(tp: &Tp) -> String {
+    let id = ident(tp);
+    let params: Vec<String> = tp.args.iter().map(|a| format!("{}: {}", a.name, rust_ffi_type(&a.c_type))).collect();
+    let call: Vec<String> = tp
+        .args
+        .iter()
+        .map(|a| match a.c_type.as_str() {
+            "const void *" => format!("{} as usize", a.name),
+            "const char *" => format!("crate::ffi::c_str({})", a.name),
+            _ => a.name.clone(),
+        })
+        .collect();
+    let remap = if message_only_event(&tp.provider, &tp.name) {
+        "\n    let (rmw_publisher_handle, message, timestamp) = if crate::distro::current().rmw_publish_message_only() {\n        (std::ptr::null(), rmw_publisher_handle, 0)\n    } else {\n        (rmw_publisher_handle, message, timestamp)\n    };"
+    } else {
+        ""
+    };
+    format!(
+        "/// `ros_trace_caret_{n}`: records `ros2_caret:{n}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_caret_{n}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}{remap}\n    crate::ffi::guard(|| crate::api::{id}({call}));\n}}\n\n\
+/// `ros_trace_enabled_caret_{n}`: whether `ros2_caret:{n}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_caret_{n}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n",
+        n = tp.name,
+        p = params.join(", "),
+        call = call.join(", "),
+    )
+}
+
+/// `tracetools/caret.h`: the C ABI of CARET's events.
+fn gen_caret_header(tps: &[Tp]) -> String {
+    let mut s = String::from(
+        "// Generated by rostrace from its tracepoint catalog (crates/tracetools/tracepoints.def).\n\
+// CARET's `ros2_caret` events (tier4/caret_trace, tp.h) as functions of rostrace's libtracetools:\n\
+// ros_trace_caret_<event>(args) records ros2_caret:<event> with the process's backend.\n\
+#ifndef TRACETOOLS__CARET_H_\n#define TRACETOOLS__CARET_H_\n\n\
+#include <stdbool.h>\n#include <stdint.h>\n#include <stddef.h>\n\n\
+#ifdef __cplusplus\nextern \"C\"\n{\n#endif\n\n",
+    );
+    for tp in tps.iter().filter(|t| t.provider == "ros2_caret") {
+        let args = tp.args.iter().map(|a| format!("{} {}", a.c_type, a.name)).collect::<Vec<_>>().join(", ");
+        let args = if args.is_empty() { "void".to_string() } else { args };
+        let _ = write!(
+            s,
+            "/// `ros2_caret:{n}` ({init}; {since}).\nvoid ros_trace_caret_{n}({args});\nbool ros_trace_enabled_caret_{n}(void);\n\n",
+            n = tp.name,
+            init = if tp.init { "initialization" } else { "runtime" },
+            since = tp.since,
+        );
+    }
+    s.push_str("#ifdef __cplusplus\n}\n#endif\n\n#endif  // TRACETOOLS__CARET_H_\n");
+    s
+}
+
+/// The C++ part of the rclcpp hooks (`src/hooks/shared_get.cpp`), as a static library linked
+/// into this crate. It uses `std::shared_ptr` only (header code: no libstdc++ symbol is needed).
+fn build_hooks_cpp(manifest: &Path, out: &Path) {
+    let src = manifest.join("src/hooks/shared_get.cpp");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let obj = out.join("shared_get.o");
+    let st = std::process::Command::new(&cxx)
+        .args(["-c", "-fPIC", "-O2", "-fno-exceptions", "-fno-rtti", "-std=c++14", "-Wall", "-Werror"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .status()
+        .unwrap_or_else(|e| panic!("running the C++ compiler {cxx}: {e} (install g++)"));
+    assert!(st.success(), "compiling {} failed", src.display());
+    let ar = std::env::var("AR").unwrap_or_else(|_| "ar".into());
+    let lib = out.join("librostrace_hooks.a");
+    let _ = std::fs::remove_file(&lib);
+    let st = std::process::Command::new(&ar).arg("crs").arg(&lib).arg(&obj).status().expect("ar");
+    assert!(st.success(), "ar failed");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=rostrace_hooks");
 }
 
 /// The table of the LTTng provider's functions, looked up with `dlsym`.
@@ -391,7 +478,7 @@ fn gen_lttng(tps: &[Tp], provider: &str, abi: &Abi) -> (String, String) {
     );
     for tp in tps.iter().filter(|t| t.provider == provider) {
         let present = abi.has_since(&tp.provider, &tp.since);
-        let message_only = tp.provider == "ros2" && tp.name == "rmw_publish" && abi.rmw_publish_message_only();
+        let message_only = message_only_event(&tp.provider, &tp.name) && abi.rmw_publish_message_only();
         let tp_arg_list: Vec<&Arg> = tp.args.iter().filter(|a| !message_only || a.name == "message").collect();
         let args: Vec<String> = tp_arg_list
             .iter()
@@ -498,16 +585,22 @@ fn main() {
     std::fs::write(out.join("api_gen.rs"), api).unwrap();
     let abi: String = tps.iter().filter(|t| t.provider == "ros2").map(gen_abi).collect();
     std::fs::write(out.join("abi_gen.rs"), abi).unwrap();
+    let caret_abi: String = tps.iter().filter(|t| t.provider == "ros2_caret").map(gen_caret_abi).collect();
+    std::fs::write(out.join("caret_abi_gen.rs"), caret_abi).unwrap();
+    build_hooks_cpp(&manifest, &out);
     std::fs::write(out.join("lttng_gen.rs"), gen_lttng_table(&tps)).unwrap();
     let inc = out.join("include/tracetools");
     std::fs::create_dir_all(&inc).unwrap();
     let header = gen_header(&tps);
     std::fs::write(inc.join("tracetools.h"), &header).unwrap();
+    let caret_header = gen_caret_header(&tps);
+    std::fs::write(inc.join("caret.h"), &caret_header).unwrap();
     // Beside the built library too: target/<profile>/include/tracetools/tracetools.h.
     if let Some(profile_dir) = out.ancestors().nth(3) {
         let d = profile_dir.join("include/tracetools");
         if std::fs::create_dir_all(&d).is_ok() {
             let _ = std::fs::write(d.join("tracetools.h"), &header);
+            let _ = std::fs::write(d.join("caret.h"), &caret_header);
         }
     }
     println!("cargo:rustc-env=ROSTRACE_INCLUDE_DIR={}", out.join("include").display());

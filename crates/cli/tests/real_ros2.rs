@@ -94,6 +94,7 @@ impl Val {
 struct Ev {
     name: String,
     vpid: i128,
+    vtid: i128,
     fields: BTreeMap<String, Val>,
 }
 
@@ -115,6 +116,8 @@ struct Run {
     label: &'static str,
     dir: PathBuf,
     events: Vec<Ev>,
+    /// CARET's `ros2_caret:` events of the system's processes (rostrace's hooks), apart.
+    caret: Vec<Ev>,
     schema: BTreeMap<String, Vec<(String, String)>>,
     others: usize,
     system: serde_json::Value,
@@ -158,7 +161,7 @@ fn val_of(v: ctf::FieldValue<'_>) -> Val {
 /// Fields per event name: (field, value).
 type FieldsByEvent = BTreeMap<String, Vec<(String, String)>>;
 
-fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, FieldsByEvent, usize) {
+fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, Vec<Ev>, FieldsByEvent, usize) {
     let (set, errors) = ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     assert!(!set.traces.is_empty(), "no trace under {}", dir.display());
@@ -178,16 +181,18 @@ fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, FieldsByEvent, usize) {
         }
         schema.entry(name.clone()).or_insert(types);
         let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
-        all.push(Ev { name, vpid, fields });
+        let vtid = e.context_field("vtid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        all.push(Ev { name, vpid, vtid, fields });
     }
     let ours: BTreeSet<i128> =
         all.iter().filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns).map(|e| e.vpid).collect();
     let total = all.len();
-    let events: Vec<Ev> = all.into_iter().filter(|e| ours.contains(&e.vpid)).collect();
-    let others = total - events.len();
+    let (caret, events): (Vec<Ev>, Vec<Ev>) =
+        all.into_iter().filter(|e| ours.contains(&e.vpid)).partition(|e| e.name.starts_with("ros2_caret:"));
+    let others = total - events.len() - caret.len();
     let names: BTreeSet<&str> = events.iter().map(|e| e.name.as_str()).collect();
     schema.retain(|k, _| names.contains(k.as_str()));
-    (events, schema, others)
+    (events, caret, schema, others)
 }
 
 /// The system's report (its last stdout line that is a JSON object).
@@ -256,8 +261,8 @@ fn run_upstream(s: &Setup, root: &Path) -> Run {
     let out = cmd.output().unwrap();
     session.stop();
     let system = system_report(&out, "upstream");
-    let (events, schema, others) = read_trace(&dir, &s.ns);
-    Run { label: "upstream", dir, events, schema, others, system }
+    let (events, caret, schema, others) = read_trace(&dir, &s.ns);
+    Run { label: "upstream", dir, events, caret, schema, others, system }
 }
 
 /// Runs 2 and 3: `rostrace record [--backend lttng]`.
@@ -270,9 +275,9 @@ fn run_rostrace(s: &Setup, root: &Path, backend: &str, run: u32) -> Run {
     let out = cmd.output().unwrap();
     let system = system_report(&out, backend);
     let dir = root.join(&name);
-    let (events, schema, others) = read_trace(&dir, &s.ns);
+    let (events, caret, schema, others) = read_trace(&dir, &s.ns);
     let label = if backend == "embedded" { "embedded" } else { "lttng" };
-    Run { label, dir, events, schema, others, system }
+    Run { label, dir, events, caret, schema, others, system }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,6 +617,13 @@ fn real_stack(d: &Distro, index: u32) {
             }
         }
     }
+    // CARET's hooked events, in rostrace's traces only (upstream's library has no hooks).
+    assert!(runs[0].caret.is_empty(), "upstream's trace has ros2_caret events");
+    for r in &runs[1..] {
+        let (lines, bad) = caret_check(r, d, &ns);
+        table += &lines;
+        failures.extend(bad);
+    }
     eprintln!("{table}");
     if !failures.is_empty() {
         eprintln!("=== {} differences ({}):", d.name, failures.len());
@@ -626,6 +638,132 @@ fn real_stack(d: &Distro, index: u32) {
         d.name,
         failures.join("\n")
     );
+}
+
+/// CARET's events in a rostrace trace of the system: per process one `caret_init` (the distro)
+/// and one `rmw_implementation` (`rmw_fastrtps_cpp`); per publication on the test's topics one
+/// `dds_bind_addr_to_stamp` (the next on the publishing thread after its `rcl_publish`, from the
+/// Fast DDS hook) whose `source_stamp` equals its `rmw_publish` timestamp and the
+/// `source_timestamp` of the subscriber's `rmw_take` of that message, every one.
+/// Returns the table lines and the failures.
+fn caret_check(r: &Run, d: &Distro, ns: &str) -> (String, Vec<String>) {
+    let mut fails = Vec::new();
+    let mut lines = format!("   CARET events ({}):\n", r.label);
+    let pids: BTreeSet<i128> = r.events.iter().map(|e| e.vpid).collect();
+    for (event, field, want) in [
+        ("ros2_caret:caret_init", "distribution", d.name),
+        ("ros2_caret:rmw_implementation", "rmw_impl", "rmw_fastrtps_cpp"),
+    ] {
+        for p in &pids {
+            let got: Vec<String> =
+                r.caret.iter().filter(|e| e.name == event && e.vpid == *p).map(|e| e.str(field)).collect();
+            if got != [want] {
+                fails.push(format!(
+                    "{}: {}: process {p}: {event} {field} {got:?}, expected one {want:?}",
+                    d.name, r.label
+                ));
+            }
+        }
+        lines += &format!(
+            "      {event}: {} processes of {}\n",
+            pids.len(),
+            r.caret.iter().filter(|e| e.name == event).count()
+        );
+    }
+    // The trace in order, with the CARET events back in place (both lists keep trace order, and
+    // are merged by thread below: only the order within a thread matters).
+    let topic_of_pub: BTreeMap<(i128, i128), String> = r
+        .events
+        .iter()
+        .filter(|e| e.name == "rcl_publisher_init")
+        .filter_map(|e| Some(((e.vpid, e.int("publisher_handle")?), e.str("topic_name"))))
+        .collect();
+    let topic_of_rmw_sub: BTreeMap<(i128, i128), String> = r
+        .events
+        .iter()
+        .filter(|e| e.name == "rcl_subscription_init")
+        .filter_map(|e| Some(((e.vpid, e.int("rmw_subscription_handle")?), e.str("topic_name"))))
+        .collect();
+    let dir_events = thread_order(&r.dir, &pids);
+    for t in ["fast", "slow"] {
+        let topic = format!("{ns}/{t}");
+        // Per thread: after an rcl_publish on the topic, its rmw_publish and the next bind.
+        let mut stamps: Vec<(i128, Option<i128>)> = Vec::new(); // (bind stamp, rmw_publish timestamp)
+        let mut missing = 0;
+        for evs in dir_events.values() {
+            let mut i = 0;
+            while i < evs.len() {
+                let e = &evs[i];
+                if e.name == "rcl_publish"
+                    && e.int("publisher_handle").and_then(|h| topic_of_pub.get(&(e.vpid, h))) == Some(&topic)
+                {
+                    let rest = &evs[i + 1..];
+                    let next_pub = rest.iter().position(|x| x.name == "rcl_publish").unwrap_or(rest.len());
+                    let rmw =
+                        rest[..next_pub].iter().find(|x| x.name == "rmw_publish").and_then(|x| x.int("timestamp"));
+                    match rest[..next_pub].iter().find(|x| x.name == "ros2_caret:dds_bind_addr_to_stamp") {
+                        Some(b) => stamps.push((b.int("source_stamp").unwrap_or(-1), rmw)),
+                        None => missing += 1,
+                    }
+                }
+                i += 1;
+            }
+        }
+        let mut takes: Vec<i128> = r
+            .events
+            .iter()
+            .filter(|e| e.name == "rmw_take" && e.int("taken") == Some(1))
+            .filter(|e| {
+                e.int("rmw_subscription_handle").and_then(|h| topic_of_rmw_sub.get(&(e.vpid, h))) == Some(&topic)
+            })
+            .filter_map(|e| e.int("source_timestamp"))
+            .collect();
+        takes.sort();
+        let mut binds: Vec<i128> = stamps.iter().map(|s| s.0).collect();
+        binds.sort();
+        let rmw_equal = stamps.iter().filter(|(b, rmw)| Some(*b) == *rmw).count();
+        lines += &format!(
+            "      {topic}: {} publications bound, {missing} without a bind, {rmw_equal} equal to rmw_publish's timestamp, {} takes, bind stamps == take stamps: {}\n",
+            stamps.len(),
+            takes.len(),
+            binds == takes
+        );
+        if stamps.len() != MESSAGES || missing != 0 || rmw_equal != MESSAGES || binds != takes {
+            fails.push(format!(
+                "{}: {}: {topic}: {} binds ({missing} publications without), {rmw_equal} equal to rmw_publish, bind stamps {binds:?} vs take source timestamps {takes:?}",
+                d.name,
+                r.label,
+                stamps.len()
+            ));
+        }
+    }
+    (lines, fails)
+}
+
+/// Every event of the processes `pids` under `dir`, per (vpid, vtid), in trace order
+/// (`ros2:` prefix dropped, `ros2_caret:` kept).
+fn thread_order(dir: &Path, pids: &BTreeSet<i128>) -> BTreeMap<(i128, i128), Vec<Ev>> {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut m: BTreeMap<(i128, i128), Vec<Ev>> = BTreeMap::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap();
+        let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        if !pids.contains(&vpid) {
+            continue;
+        }
+        let vtid = e.context_field("vtid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        let name = e.name().strip_prefix("ros2:").unwrap_or(e.name()).to_string();
+        let mut fields = BTreeMap::new();
+        if let Some(p) = e.payload() {
+            for (f, _, v) in p.iter_typed() {
+                fields.insert(f.to_string(), val_of(v));
+            }
+        }
+        m.entry((vpid, vtid)).or_default().push(Ev { name, vpid, vtid, fields });
+    }
+    m
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -43,3 +43,9 @@ impl Abi {
     }
 }
 
+/// Events whose only field is `message` in Humble and Iron: `ros2:rmw_publish` (its function
+/// then takes the message only) and CARET's `ros2_caret:dds_write` (caret_trace's `tp.h`: the
+/// `rmw_publisher_handle, message, timestamp` layout under `ROS_DISTRO_JAZZY` only).
+pub fn message_only_event(provider: &str, name: &str) -> bool {
+    matches!((provider, name), ("ros2", "rmw_publish") | ("ros2_caret", "dds_write"))
+}

@@ -77,7 +77,7 @@ impl Abi {
 
     /// The payload fields of a tracepoint in this ABI.
     pub fn fields(&self, tp: &Tracepoint) -> Vec<(&'static str, FieldType)> {
-        let message_only = tp.provider == "ros2" && tp.name == "rmw_publish" && self.rmw_publish_message_only();
+        let message_only = message_only_event(tp.provider, tp.name) && self.rmw_publish_message_only();
         tp.fields
             .iter()
             .filter(|(n, _)| !message_only || *n == "message")

@@ -19,6 +19,7 @@ mod clock;
 pub mod distro;
 pub mod ffi;
 pub mod filter;
+pub mod hooks;
 mod lttng;
 mod ring;
 pub mod tracer;
@@ -29,6 +30,7 @@ mod abi {
     use std::ffi::{c_char, c_void};
 
     include!(concat!(env!("OUT_DIR"), "/abi_gen.rs"));
+    include!(concat!(env!("OUT_DIR"), "/caret_abi_gen.rs"));
 
     /// Whether tracing support is compiled in: always.
     #[no_mangle]
