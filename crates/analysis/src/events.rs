@@ -105,9 +105,11 @@ pub enum Kind {
     CallbackGroupAdd,
     /// CARET `caret_init`
     CaretInit,
+    /// CARET `rmw_implementation`
+    RmwImplementation,
 }
 
-const _: () = assert!((Kind::CaretInit as u32) < 64, "a set of kinds must fit a u64");
+const _: () = assert!((Kind::RmwImplementation as u32) < 64, "a set of kinds must fit a u64");
 
 /// Providers whose events are ROS 2 events.
 const PROVIDERS: &[&str] = &["ros2", "ros2_caret", "ros2_hook", "dds"];
@@ -151,6 +153,7 @@ impl Kind {
                 | CollectorToExecutor
                 | CallbackGroupAdd
                 | CaretInit
+                | RmwImplementation
         )
     }
 
@@ -215,6 +218,7 @@ impl Kind {
             | (_, "callback_group_add_service")
             | (_, "callback_group_add_client") => Kind::CallbackGroupAdd,
             (_, "caret_init") => Kind::CaretInit,
+            (_, "rmw_implementation") => Kind::RmwImplementation,
             _ => return None,
         })
     }
@@ -267,6 +271,7 @@ pub enum F {
     InitTimestamp,
     ClockOffset,
     Distribution,
+    RmwImpl,
     ExecutorAddr,
     ExecutorTypeName,
     CallbackGroupAddr,
@@ -324,6 +329,7 @@ const FIELD_NAMES: &[(F, &str)] = &[
     (F::InitTimestamp, "init_timestamp"),
     (F::ClockOffset, "clock_offset"),
     (F::Distribution, "distribution"),
+    (F::RmwImpl, "rmw_impl"),
     (F::ExecutorAddr, "executor_addr"),
     (F::ExecutorTypeName, "executor_type_name"),
     (F::CallbackGroupAddr, "callback_group_addr"),

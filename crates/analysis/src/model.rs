@@ -86,6 +86,8 @@ pub struct Process {
     pub tracetools_version: Option<String>,
     /// ROS distribution from CARET's `caret_init`.
     pub distribution: Option<String>,
+    /// The rmw implementation, from CARET's `rmw_implementation`.
+    pub rmw_implementation: Option<String>,
     /// CARET clock offset: event time minus `init_timestamp` clock.
     #[serde(skip)]
     pub caret_offset: Option<i64>,

@@ -170,13 +170,16 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
         .copied()
         .filter(|p| p.has(Kind::RclcppPublish) || p.has(Kind::RclPublish) || p.has(Kind::RmwPublish))
         .collect();
-    let lacking: Vec<&Process> =
-        pubs.iter().copied().filter(|p| !p.has(Kind::RmwPublish) && !p.has(Kind::DdsWrite)).collect();
+    let lacking: Vec<&Process> = pubs
+        .iter()
+        .copied()
+        .filter(|p| !p.has(Kind::RmwPublish) && !p.has(Kind::DdsWrite) && !p.has(Kind::DdsBindAddrToStamp))
+        .collect();
     if !lacking.is_empty() {
         out.push(Note {
             metric: "message latency (publishing side)".into(),
-            needs: vec!["rmw_publish".into(), "dds:write".into(), "CARET dds_write with dds_bind_addr_to_stamp".into()],
-            missing: vec!["rmw_publish".into(), "dds:write".into(), "dds_write".into()],
+            needs: vec!["rmw_publish".into(), "dds:write".into(), "CARET dds_bind_addr_to_stamp".into()],
+            missing: vec!["rmw_publish".into(), "dds:write".into(), "dds_bind_addr_to_stamp".into()],
             processes: labels(&lacking, with_host),
             of_processes: pubs.len(),
             reason: format!(
@@ -186,7 +189,7 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
                 verb(&lacking, pubs.len())
             ),
             advice: "record rmw_publish (Humble+; on Jazzy+ it carries the source timestamp) or trace with \
-                     CARET (dds_write, dds_bind_addr_to_stamp)"
+                     CARET (dds_bind_addr_to_stamp)"
                 .into(),
         });
     }

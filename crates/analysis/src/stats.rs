@@ -36,15 +36,16 @@ impl Stats {
         let sum: i128 = v.iter().map(|x| *x as i128).sum();
         let mean = sum as f64 / n as f64;
         let var = v.iter().map(|x| (*x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-        let rank = |p: f64| v[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
+        // Nearest rank, ceil(pct / 100 * n), in integers (0.9 * 30 in floating point is 27.000000000000004).
+        let rank = |pct: usize| v[(pct * n).div_ceil(100).clamp(1, n) - 1];
         Stats {
             count: n as u64,
             mean,
             std: var.sqrt(),
             min: v[0],
-            p50: rank(0.5),
-            p90: rank(0.9),
-            p99: rank(0.99),
+            p50: rank(50),
+            p90: rank(90),
+            p99: rank(99),
             max: v[n - 1],
             sum,
         }
@@ -65,5 +66,9 @@ mod tests {
         assert_eq!(Stats::of(&mut []), Stats::default());
         let s = Stats::of(&mut [7]);
         assert_eq!((s.p50, s.p99, s.std), (7, 7, 0.0));
+        // Nearest rank of 30 values: p90 is the 27th (0.9 * 30 is not 27 in floating point).
+        let mut v: Vec<i64> = (1..=30).collect();
+        let s = Stats::of(&mut v);
+        assert_eq!((s.p50, s.p90, s.p99), (15, 27, 30));
     }
 }

@@ -40,6 +40,21 @@ pub struct Args {
     /// Do not abbreviate: full symbols and lists, lines as long as they need.
     #[arg(long)]
     wide: bool,
+    /// The time base of the times printed (trace span, window; in the JSON `begin_ns`, `end_ns`,
+    /// `window_ns` and the memory peaks and timelines): `system` (the trace's clock), or `sim`
+    /// (ROS time of `/clock`, mapped from the trace's `ros2_caret:sim_time` samples: record with
+    /// `rostrace record --record-clock`). Durations and latencies stay in system time.
+    #[arg(long, value_enum, default_value = "system", value_name = "BASE")]
+    time: TimeBase,
+}
+
+/// The time base of `--time`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TimeBase {
+    /// The trace's clock (ns since the epoch).
+    System,
+    /// ROS time of `/clock`.
+    Sim,
 }
 
 impl Args {
@@ -54,6 +69,7 @@ impl Args {
             nodes: None,
             topics: None,
             wide: false,
+            time: TimeBase::System,
         }
     }
 }
@@ -280,6 +296,12 @@ fn owner(c: &analysis::CallbackReport) -> String {
     }
 }
 
+/// A distribution's name as written in prose: `jazzy` → `Jazzy`.
+fn capitalized(d: &str) -> String {
+    let mut c = d.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
 /// The ROS 2 distributions of the processes: CARET's `caret_init`, or the one of the
 /// tracetools version of `rcl_init`, with that version.
 fn distros(r: &Report) -> Vec<String> {
@@ -290,6 +312,7 @@ fn distros(r: &Report) -> Vec<String> {
                 .distribution
                 .clone()
                 .filter(|d| !d.is_empty())
+                .map(|d| capitalized(&d))
                 .or_else(|| p.tracetools_version.as_deref().and_then(crate::info::distro_of).map(str::to_string));
             match (d, &p.tracetools_version) {
                 (Some(d), Some(v)) => Some(format!("{d} (tracetools {v})")),
@@ -679,12 +702,104 @@ fn bytes(b: i64) -> String {
     }
 }
 
+/// `--time sim`'s lines under the text report's first: the trace's span and the window in sim time.
+fn sim_lines(r: &Report, f: &analysis::system::SimClock, width: usize) -> String {
+    let s = |t: i64| format!("{:.3} s", f.to_sim(t) as f64 / 1e9);
+    let mut o = String::new();
+    wrap(
+        &mut o,
+        &format!("Times in sim time (/clock, {:.4} × system time); durations and latencies in system time.", f.slope),
+        width,
+        "",
+        "  ",
+    );
+    if let (Some(a), Some(b)) = (r.begin_ns, r.end_ns) {
+        let _ = writeln!(o, "sim time: {} to {} ({})", s(a), s(b), dur((f.to_sim(b) - f.to_sim(a)) as f64));
+    }
+    if let Some((a, b)) = r.window_ns {
+        let show = |t: i64| if t == i64::MIN || t == i64::MAX { "-".to_string() } else { s(t) };
+        let _ = writeln!(o, "window: sim {} to {}", show(a), show(b));
+    }
+    o
+}
+
+/// The report's JSON with its times since the epoch in sim time: `begin_ns`, `end_ns`,
+/// `window_ns`, the memory peaks and timelines; `"time": "sim"` says so.
+fn to_sim_json(v: &mut serde_json::Value, f: &analysis::system::SimClock) {
+    use serde_json::Value;
+    let conv = |x: &mut Value| {
+        if let Some(t) = x.as_i64().filter(|t| *t != i64::MIN && *t != i64::MAX) {
+            *x = Value::from(f.to_sim(t));
+        }
+    };
+    for k in ["begin_ns", "end_ns"] {
+        if let Some(x) = v.get_mut(k) {
+            conv(x);
+        }
+    }
+    if let Some(w) = v.get_mut("window_ns").and_then(Value::as_array_mut) {
+        w.iter_mut().for_each(conv);
+    }
+    if let Some(ps) = v.pointer_mut("/system/memory/processes").and_then(Value::as_array_mut) {
+        for p in ps {
+            if let Some(x) = p.get_mut("max_at_ns") {
+                conv(x);
+            }
+            if let Some(tl) = p.get_mut("timeline").and_then(Value::as_array_mut) {
+                for point in tl {
+                    if let Some(x) = point.get_mut(0) {
+                        conv(x);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.insert("time".into(), Value::from("sim"));
+    }
+}
+
 /// The system analyses' sections, for the traces that have their events.
 fn system(o: &mut String, r: &Report, top: usize) {
     let span = match (r.begin_ns, r.end_ns) {
         (Some(a), Some(b)) if b > a => (b - a) as f64,
         _ => 1.0,
     };
+    if let Some(st) = &r.system.sim_time {
+        let _ = writeln!(o, "\nSim time (ros2_caret:sim_time: /clock sampled every second of wall time)");
+        match &st.fit {
+            Some(f) => {
+                let _ = writeln!(
+                    o,
+                    "  {}: sim = {:.6} × system time; residual rms {}, max {}",
+                    count(st.samples, "sample"),
+                    f.slope,
+                    dur(st.residual_rms_ns),
+                    dur(st.residual_max_ns)
+                );
+                let _ = writeln!(
+                    o,
+                    "  sim {:.3} s at {}",
+                    f.sim_ref_ns as f64 / 1e9,
+                    crate::info::date_time(f.system_ref_ns)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "  {}: at least 2 are needed to map system time to sim time",
+                    count(st.samples, "sample")
+                );
+            }
+        }
+        if st.backwards > 0 {
+            let _ = writeln!(
+                o,
+                "  sim time went backwards {} (a restarted simulation or bag?)",
+                count(st.backwards, "time")
+            );
+        }
+    }
     if let Some(c) = &r.system.cpu_time {
         let _ = writeln!(o, "\nCPU time per process (kernel sched_switch)");
         for p in take(&c.processes, top) {
@@ -939,7 +1054,37 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         eprintln!("rostrace: error: {e}");
     }
     let width = width(a.wide);
-    if let Err(e) = emit(a.json.as_deref(), r, || render(r, a.top, width)) {
+    let sim = match a.time {
+        TimeBase::System => None,
+        TimeBase::Sim => match r.system.sim_time.as_ref().and_then(|s| s.fit) {
+            Some(f) => Some(f),
+            None => {
+                let n = r.system.sim_time.as_ref().map_or(0, |s| s.samples);
+                let traces: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
+                return fail(format!(
+                    "--time sim: {} {} {} (ros2_caret:sim_time); at least 2 are needed to map system time to \
+                     sim time: record with `rostrace record --record-clock` (CARET: ros2 caret record --record-clock), \
+                     while something publishes /clock",
+                    traces.join(", "),
+                    if n == 1 { "has" } else { "have" },
+                    count(n, "sim_time sample")
+                ));
+            }
+        },
+    };
+    let written = match sim {
+        None => emit(a.json.as_deref(), r, || render(r, a.top, width)),
+        Some(f) => {
+            let mut v = serde_json::to_value(r).map_err(std::io::Error::other)?;
+            to_sim_json(&mut v, &f);
+            emit(a.json.as_deref(), &v, || {
+                let text = render(r, a.top, width);
+                let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
+                format!("{head}\n{}{rest}", sim_lines(r, &f, width))
+            })
+        }
+    };
+    if let Err(e) = written {
         return fail(e);
     }
     if r.events == 0 && window.begin.is_some() | window.end.is_some() {

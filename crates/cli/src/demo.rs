@@ -256,10 +256,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none: the command cannot be traced (build it: cargo build --release, and set ROSTRACE_LIB)"),
         },
     };
-    let rec = match Recording::begin(&a.record, "demo", a.output.clone(), lib.as_deref()) {
+    let mut rec = match Recording::begin(&a.record, "demo", a.output.clone(), lib.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
+    if let Err(e) = rec.start_clock(Some(domain)) {
+        rec.abort();
+        return fail(e);
+    }
     let dir = rec.dir().to_path_buf();
     let beside = match a.command.first() {
         Some(c) => format!(" and `{}`", c.to_string_lossy()),

@@ -63,6 +63,9 @@ enum Command {
     List(record::ListArgs),
     /// Print the path of rostrace's libtracetools.so (for LD_PRELOAD), or of its LTTng-UST provider.
     Lib(record::LibArgs),
+    /// Record sim time (`/clock`) into the session of the environment (run by `record --record-clock`).
+    #[command(hide = true)]
+    ClockRecorder(record::ClockArgs),
 }
 
 /// Paths of traces as given on the command line.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Snapshot(a) => record::snapshot(a),
         Command::List(a) => record::list(a),
         Command::Lib(a) => record::lib(a),
+        Command::ClockRecorder(a) => record::clock_recorder(a),
     };
     match r {
         Ok(code) => code,

@@ -136,7 +136,40 @@ pub struct RecordOptions {
     /// LTTng-UST's cyg-profile helper preloaded into the command (LTTng backend).
     #[arg(long)]
     with_profile: bool,
+    /// Record CARET's light event list (`ros2 caret record --light`): callbacks, dispatch, takes,
+    /// rclcpp and rmw events, executors and callback groups, initialization, caret_init and
+    /// sim_time (and rcl_publish from Iron on) instead of all `ros2:*` and `ros2_caret:*`.
+    #[arg(long, conflicts_with = "ust")]
+    light: bool,
+    /// Also record sim time (`ros2_caret:sim_time`, as CARET's clock_recorder): a process of its
+    /// own follows `/clock` on the traced programs' DDS domain and records the ROS time every
+    /// second of wall time, from the start of the recording to its end (`rostrace analyze --time sim`).
+    #[arg(long)]
+    record_clock: bool,
 }
+
+/// CARET's `--light` event list (ros2caret/verb/record.py), without Iron's `ros2:rcl_publish`
+/// (added for the distributions that have it).
+pub const LIGHT_EVENTS: [&str; 18] = [
+    "ros2:*callback*",
+    "ros2_caret:*callback*",
+    "ros2:dispatch*",
+    "ros2_caret:dispatch*",
+    "ros2:rclcpp*",
+    "ros2_caret:rclcpp*",
+    "ros2_caret:rmw*",
+    "ros2:rmw_take",
+    "*callback_group*",
+    "ros2_caret:*executor",
+    "ros2_caret:dds_bind*",
+    "ros2:rcl_*init",
+    "ros2_caret:rcl_*init",
+    "ros2_caret:caret_init",
+    "ros2_caret:sim_time",
+    "ros2:message_construct",
+    "agnocast:agnocast*",
+    "ros2_caret:agnocast*",
+];
 
 /// The kernel events of `--with-kernel`: what the CPU time, scheduling and kernel memory
 /// analyses read (statedump: which process each thread belongs to).
@@ -193,6 +226,19 @@ impl RecordOptions {
 }
 
 impl RecordOptions {
+    /// The userspace events to record: `--ust`'s, or CARET's light list with `--light`.
+    fn ust_events(&self) -> Vec<String> {
+        if !self.light {
+            return self.ust.clone();
+        }
+        let mut v: Vec<String> = LIGHT_EVENTS.iter().map(|e| e.to_string()).collect();
+        // As ros2caret: rcl_publish from Iron on (Humble's rclcpp publishes through its own events).
+        if !distro_of(self).is_ok_and(|abi| abi.name == "humble") {
+            v.push("ros2:rcl_publish".into());
+        }
+        v
+    }
+
     fn filters(&self) -> Vec<(&'static str, &String)> {
         [
             ("ROSTRACE_SELECT_NODES", &self.select_nodes),
@@ -354,7 +400,7 @@ fn write_session_file(dir: &Path, file: &str, state: &str) -> Result<bool, Strin
 fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(String, OsString)> {
     let mut env = vec![
         ("ROSTRACE_SESSION_DIR".to_string(), dir.as_os_str().to_owned()),
-        ("ROSTRACE_EVENTS".to_string(), o.ust.join(",").into()),
+        ("ROSTRACE_EVENTS".to_string(), o.ust_events().join(",").into()),
     ];
     if let Some(abi) = o.distro {
         env.push(("ROSTRACE_DISTRO".to_string(), abi.name.into()));
@@ -387,7 +433,7 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(Strin
 
 fn check_options(o: &RecordOptions) -> Result<(), String> {
     distro_of(o).map_err(|e| format!("{e}: give the distribution with --distro"))?;
-    if o.ust.is_empty() && o.kernel.is_empty() && !o.syscall {
+    if o.ust_events().is_empty() && o.kernel.is_empty() && !o.syscall {
         return Err("no events enabled".into());
     }
     if let Some(b) = &o.buffer_size {
@@ -483,9 +529,10 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
         let num = o.num_subbuf.unwrap_or(2).to_string();
         chan.extend(["--subbuf-size", &sub, "--num-subbuf", &num, "rostrace"]);
         let (_, helper_events) = o.helpers()?;
-        if !o.ust.is_empty() || !helper_events.is_empty() {
+        let ust = o.ust_events();
+        if !ust.is_empty() || !helper_events.is_empty() {
             lttng(&chan)?;
-            for e in o.ust.iter().chain(&helper_events) {
+            for e in ust.iter().chain(&helper_events) {
                 lttng(&["enable-event", "-u", "-s", name, "-c", "rostrace", e])?;
             }
             let mut ctx = vec!["add-context", "-u", "-s", name, "-c", "rostrace"];
@@ -580,6 +627,9 @@ pub struct Recording {
     remove_on_abort: bool,
     filtered: bool,
     env: Vec<(String, OsString)>,
+    record_clock: bool,
+    /// The clock recorder (`--record-clock`), while it runs.
+    clock: Option<std::process::Child>,
 }
 
 impl Recording {
@@ -617,6 +667,8 @@ impl Recording {
             remove_on_abort: !o.append,
             filtered: !o.filters().is_empty() || tracetools::filter::configured_in_env(),
             env: Vec::new(),
+            record_clock: o.record_clock,
+            clock: None,
         };
         match o.backend {
             Backend::Embedded => {
@@ -685,8 +737,53 @@ impl Recording {
         self.backend
     }
 
+    /// With `--record-clock`, starts the clock recorder (`rostrace clock-recorder`, traced in the
+    /// session like the demo's processes) on `domain` (default: `ROS_DOMAIN_ID`, as the traced
+    /// programs). It runs until [`Recording::finish`].
+    pub fn start_clock(&mut self, domain: Option<u16>) -> Result<(), String> {
+        if !self.record_clock {
+            return Ok(());
+        }
+        let exe = std::env::current_exe().map_err(|e| format!("--record-clock: {e}"))?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("clock-recorder").stdin(std::process::Stdio::null()).env_remove("ROSTRACE_BACKEND");
+        if let Some(d) = domain {
+            cmd.args(["--domain", &d.to_string()]);
+        }
+        // It links rostrace's tracer: no preload.
+        for (k, v) in self.env.iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().map_err(|e| format!("--record-clock: cannot start the clock recorder: {e}"))?;
+        self.clock = Some(child);
+        Ok(())
+    }
+
+    /// Stops the clock recorder (SIGTERM; it writes its trace and exits), if it runs.
+    fn stop_clock(&mut self) {
+        let Some(mut c) = self.clock.take() else { return };
+        if matches!(c.try_wait(), Ok(None)) {
+            // SAFETY: kill(2) with our own child's pid.
+            unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while matches!(c.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if matches!(c.try_wait(), Ok(None)) {
+                eprintln!("rostrace: error: the clock recorder did not stop 10 s after SIGTERM: killed");
+                let _ = c.kill();
+            }
+        }
+        match c.wait() {
+            Ok(s) if !s.success() => eprintln!("rostrace: error: the clock recorder ended with {s}"),
+            Err(e) => eprintln!("rostrace: error: the clock recorder: {e}"),
+            _ => {}
+        }
+    }
+
     /// Undoes [`Recording::begin`] when the traced processes could not start.
-    pub fn abort(self) {
+    pub fn abort(mut self) {
+        self.stop_clock();
         if self.backend == Backend::Lttng {
             let _ = lttng(&["destroy", &self.name]);
         }
@@ -698,7 +795,8 @@ impl Recording {
     /// Stops the recording once the traced processes ended (LTTng: snapshot if asked, stop, destroy).
     /// An error is reported on stderr, once. Returns whether something was recorded; when
     /// nothing was, says why and removes the session directory it created.
-    pub fn finish(self, command: &str) -> bool {
+    pub fn finish(mut self, command: &str) -> bool {
+        self.stop_clock();
         if self.backend == Backend::Lttng {
             if self.snapshot_mode {
                 let _ = lttng(&["snapshot", "record", "-s", &self.name]);
@@ -744,6 +842,11 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
              processes use {}'s tracetools ABI; give --distro for another distribution",
             tracetools::distro::DEFAULT
         );
+    }
+    let mut rec = rec;
+    if let Err(e) = rec.start_clock(None) {
+        rec.abort();
+        return fail(e);
     }
     let mut cmd = Command::new(&a.command[0]);
     cmd.args(&a.command[1..]);
@@ -845,6 +948,12 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     let o = &a.opts;
     if let Err(e) = check_options(o) {
         return fail(e);
+    }
+    if o.record_clock {
+        return fail(
+            "--record-clock runs the clock recorder for as long as rostrace runs: use it with `rostrace record` \
+             (or run `rostrace clock-recorder` yourself with the session's environment)",
+        );
     }
     if o.backend == Backend::Lttng {
         if let Err(e) = distro_of(o).and_then(lttng_provider_check) {
@@ -1007,4 +1116,55 @@ pub fn list(a: ListArgs) -> std::io::Result<ExitCode> {
         println!("{name:<32} {state:<10} {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `rostrace clock-recorder` (hidden: `record --record-clock` runs it).
+#[derive(clap::Args)]
+pub struct ClockArgs {
+    /// DDS domain (default: $ROS_DOMAIN_ID, else 0).
+    #[arg(long, value_name = "ID")]
+    domain: Option<u16>,
+    /// Wall time between two sim_time samples, in seconds (CARET: 1).
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    period: f64,
+}
+
+static CLOCK_STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_clock_stop(_: libc::c_int) {
+    CLOCK_STOP.store(true, Ordering::Relaxed);
+}
+
+/// `rostrace clock-recorder`: CARET's clock_recorder (node `clock_recorder`, `/clock` → a
+/// `ros2_caret:sim_time` event every second of wall time), traced in the session of its
+/// environment, until SIGTERM (or its parent's end). Ctrl-C is left to the traced command:
+/// `record` stops the recorder once the command has ended.
+pub fn clock_recorder(a: ClockArgs) -> std::io::Result<ExitCode> {
+    if !(a.period > 0.0 && a.period <= 3600.0) {
+        return fail(format!("invalid --period {}", a.period));
+    }
+    let domain = match a.domain.map(Ok).unwrap_or_else(|| rostrace_ros2::domain_from_env().map_err(|e| e.to_string())) {
+        Ok(d) if d <= 232 => d,
+        Ok(d) => return fail(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+        Err(e) => return fail(e),
+    };
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string; PR_SET_PDEATHSIG takes a signal number;
+    // the handler only stores an atomic.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"clock_recorder".as_ptr());
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        libc::signal(libc::SIGTERM, on_clock_stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, on_clock_stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    match rostrace_ros2::run_clock_recorder(domain, std::time::Duration::from_secs_f64(a.period), &CLOCK_STOP) {
+        Ok(s) => {
+            eprintln!(
+                "rostrace: clock recorder: {} sim_time samples recorded ({} /clock messages received on domain {domain})",
+                s.recorded, s.received
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => fail(format!("clock recorder: {e}")),
+    }
 }

@@ -388,7 +388,7 @@ fn distro_from_caret_init_without_rcl_init() {
     let out = rostrace().arg("analyze").arg(&tmp.0).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.lines().nth(1) == Some("ROS 2: humble"), "{text}");
+    assert!(text.lines().nth(1) == Some("ROS 2: Humble"), "{text}");
     // caret_init gave it: no note about the distribution.
     let (_, v, _) = analyze_json(&[], std::slice::from_ref(&tmp.0));
     assert!(v["notes"].as_array().unwrap().iter().all(|n| n["metric"] != "ROS 2 distribution"));

@@ -94,7 +94,6 @@ impl Val {
 struct Ev {
     name: String,
     vpid: i128,
-    vtid: i128,
     fields: BTreeMap<String, Val>,
 }
 
@@ -181,8 +180,7 @@ fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, Vec<Ev>, FieldsByEvent, usize) 
         }
         schema.entry(name.clone()).or_insert(types);
         let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
-        let vtid = e.context_field("vtid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
-        all.push(Ev { name, vpid, vtid, fields });
+        all.push(Ev { name, vpid, fields });
     }
     let ours: BTreeSet<i128> =
         all.iter().filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns).map(|e| e.vpid).collect();
@@ -761,7 +759,7 @@ fn thread_order(dir: &Path, pids: &BTreeSet<i128>) -> BTreeMap<(i128, i128), Vec
                 fields.insert(f.to_string(), val_of(v));
             }
         }
-        m.entry((vpid, vtid)).or_default().push(Ev { name, vpid, vtid, fields });
+        m.entry((vpid, vtid)).or_default().push(Ev { name, vpid, fields });
     }
     m
 }

@@ -37,7 +37,8 @@ impl Context {
         Context::with_domain(domain_from_env()?)
     }
 
-    /// A context on DDS domain `domain` (0 to 232).
+    /// A context on DDS domain `domain` (0 to 232). The first context of the process also emits
+    /// CARET's `caret_init` and `rmw_implementation`, as CARET's libcaret.so does in an rclcpp process.
     pub fn with_domain(domain: u16) -> Result<Context> {
         let what = || format!("context on domain {domain}");
         let ros = ros2_client::Context::with_options(ContextOptions::new().domain_id(domain))
@@ -49,6 +50,7 @@ impl Context {
             .map_err(|e| Error::Create { what: what(), why: e.to_string() })?;
         let shared = Arc::new(Shared { ros, dds_publisher, handles: Handles::new() });
         tracetools::api::rcl_init(shared.handles.object());
+        crate::caret::process_init();
         Ok(Context { shared })
     }
 

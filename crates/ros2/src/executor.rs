@@ -1,7 +1,9 @@
 //! A single-threaded executor, traced like rclcpp's: `rclcpp_executor_wait_for_work` before waiting,
 //! `rclcpp_executor_get_next_ready` when looking for work, `rclcpp_executor_execute` before each callback.
+//! Creating one and adding nodes to it emit CARET's executor and callback-group events (see `caret.rs`).
 
 use crate::entity::{Timer, Waitable};
+use crate::handles::Handles;
 use crate::node::Node;
 use crate::Result;
 use ros2_client::dds::rustdds::mio1::{Events, Poll, Token};
@@ -23,11 +25,15 @@ pub struct Executor {
     timers: Vec<Timer>,
     next_waitable: usize,
     stop: Arc<AtomicBool>,
+    /// The executor's address (`object()`) and its entities collector's (`rcl()`) in CARET's events.
+    handles: Handles,
 }
 
 impl Executor {
     /// An executor with no nodes.
     pub fn new() -> Result<Executor> {
+        let handles = Handles::new();
+        crate::caret::executor_created(handles.object(), handles.rcl());
         Ok(Executor {
             poll: Poll::new()?,
             events: Events::with_capacity(64),
@@ -37,11 +43,13 @@ impl Executor {
             timers: Vec::new(),
             next_waitable: 0,
             stop: Arc::new(AtomicBool::new(false)),
+            handles,
         })
     }
 
     /// Adds a node: its subscriptions, services, clients and timers run from now on.
     pub fn add_node(&mut self, mut node: Node) -> Result<()> {
+        crate::caret::group_added(self.handles.object(), self.handles.rcl(), node.callback_group());
         for mut w in node.waitables.drain(..) {
             w.register(self.poll.registry(), Token(self.waitables.len()))?;
             self.waitables.push(w);

@@ -12,6 +12,11 @@
 //!   sample's DDS source timestamp, and `callback_start`/`callback_end` around every callback;
 //! - [`Publisher::publish`] emits `rclcpp_publish`, `rcl_publish` and `rmw_publish` carrying the DDS
 //!   source timestamp the sample is written with, so publish and take match exactly across processes;
+//! - like CARET's `libcaret.so` in an rclcpp process, each process records `ros2_caret:caret_init`
+//!   and `ros2_caret:rmw_implementation` once, each publish `ros2_caret:dds_bind_addr_to_stamp`
+//!   (message address, source timestamp), and executors and callback groups their `ros2_caret`
+//!   events (each node has one mutually exclusive callback group), so CARET's analyzer
+//!   (caret_analyze) reads the trace and builds its architecture;
 //! - services emit `rmw_take_request`/`rmw_send_response` with the client GID and sequence number,
 //!   clients `rmw_send_request`/`rmw_take_response`.
 //!
@@ -34,6 +39,8 @@
 //! # Ok(()) }
 //! ```
 
+mod caret;
+mod clock_recorder;
 mod context;
 mod entity;
 mod executor;
@@ -43,6 +50,8 @@ mod node;
 mod publisher;
 mod time;
 
+pub use caret::RMW_IMPLEMENTATION;
+pub use clock_recorder::{clock_qos, run_clock_recorder, Clock, ClockRecorderStats};
 pub use context::{domain_from_env, Context};
 pub use executor::Executor;
 pub use node::{Client, Node};

@@ -1,6 +1,7 @@
 //! Traced nodes: creating publishers, subscriptions, timers, services and clients emits the
 //! initialization events rclcpp emits for them.
 
+use crate::caret;
 use crate::context::Context;
 use crate::entity::{ClientEntity, ClientShared, ServiceEntity, SubscriptionEntity, Timer, Waitable};
 use crate::handles::Handles;
@@ -24,6 +25,8 @@ pub struct Node {
     ros: ros2_client::dds::Node,
     name: NodeName,
     handles: Handles,
+    /// The node's callback group (its address: `group.object()`), in CARET's events.
+    group: Handles,
     pub(crate) waitables: Vec<Box<dyn Waitable>>,
     pub(crate) timers: Vec<Timer>,
 }
@@ -45,7 +48,13 @@ impl Node {
     pub(crate) fn new(context: Context, ros: ros2_client::dds::Node, name: NodeName) -> Node {
         let handles = Handles::new();
         api::rcl_node_init(handles.rcl(), handles.rmw(), name.base_name().as_bytes(), name.namespace().as_bytes());
-        Node { context, ros, name, handles, waitables: Vec::new(), timers: Vec::new() }
+        Node { context, ros, name, handles, group: Handles::new(), waitables: Vec::new(), timers: Vec::new() }
+    }
+
+    /// The address of the node's callback group in CARET's events (each node has one, mutually
+    /// exclusive: an executor runs its callbacks one at a time).
+    pub(crate) fn callback_group(&self) -> usize {
+        self.group.object()
     }
 
     /// The node's name, without namespace.
@@ -130,6 +139,7 @@ impl Node {
         api::rclcpp_subscription_init(handles.rcl(), handles.object());
         api::rclcpp_subscription_callback_added(handles.object(), handles.callback());
         api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        api::ros2_caret_callback_group_add_subscription(self.callback_group(), handles.rcl(), caret::monotonic_ns());
         self.waitables.push(Box::new(SubscriptionEntity {
             sub,
             handles,
@@ -157,6 +167,7 @@ impl Node {
         api::rclcpp_timer_callback_added(handles.rcl(), handles.callback());
         api::rclcpp_timer_link_node(handles.rcl(), self.handle());
         api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        api::ros2_caret_callback_group_add_timer(self.callback_group(), handles.rcl(), caret::monotonic_ns());
         self.timers.push(Timer { period, next: Instant::now() + period, handles, callback: Box::new(callback) });
         Ok(())
     }
@@ -183,6 +194,7 @@ impl Node {
         api::rcl_service_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes());
         api::rclcpp_service_callback_added(handles.rcl(), handles.callback());
         api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
+        api::ros2_caret_callback_group_add_service(self.callback_group(), handles.rcl(), caret::monotonic_ns());
         self.waitables.push(Box::new(ServiceEntity { server, handles, callback, name: full, staged: None, errors: 0 }));
         Ok(())
     }
@@ -211,6 +223,7 @@ impl Node {
             .map_err(Self::create_err(format!("client {full}")))?;
         let handles = Handles::new();
         api::rcl_client_init(handles.rcl(), self.handle(), handles.rmw(), full.as_bytes());
+        api::ros2_caret_callback_group_add_client(self.callback_group(), handles.rcl(), caret::monotonic_ns());
         let shared = Arc::new(ClientShared {
             client: Mutex::new(client),
             handles,

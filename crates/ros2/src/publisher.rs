@@ -15,7 +15,9 @@ struct Inner<M: Serialize> {
 /// A publisher on one topic. Cheap to clone (clones share the DDS writer), usable from callbacks.
 ///
 /// Each [`publish`](Publisher::publish) emits `rclcpp_publish`, `rcl_publish` and `rmw_publish`
-/// with the DDS source timestamp the sample is written with.
+/// with the DDS source timestamp the sample is written with, then, once the sample is written,
+/// CARET's `ros2_caret:dds_bind_addr_to_stamp` (message address, that source timestamp), as
+/// CARET's hook of the DDS write does.
 pub struct Publisher<M: Serialize> {
     inner: Arc<Inner<M>>,
 }
@@ -49,10 +51,10 @@ impl<M: Serialize> Publisher<M> {
         api::rcl_publish(h.rcl(), address);
         let (stamp, nanos) = crate::time::source_now();
         api::rmw_publish(h.rmw(), address, nanos);
-        self.inner
-            .writer
-            .write(message, Some(stamp))
-            .map_err(|e| PublishError { topic: self.inner.topic.clone(), why: e.to_string() })
+        let written = self.inner.writer.write(message, Some(stamp));
+        // As CARET's hook of the DDS write: the message's address and the sample's source timestamp.
+        api::ros2_caret_dds_bind_addr_to_stamp(address, nanos as u64);
+        written.map_err(|e| PublishError { topic: self.inner.topic.clone(), why: e.to_string() })
     }
 
     /// The fully qualified topic name.

@@ -48,6 +48,11 @@ impl Objects {
                     }
                 }
             }
+            Kind::RmwImplementation => {
+                if let Some(p) = m.processes.get_mut(&(t, vpid)) {
+                    p.rmw_implementation = Some(info.s(ev, F::RmwImpl));
+                }
+            }
             Kind::NodeInit => {
                 let node = Node {
                     key: key(info.u(ev, F::NodeHandle)),

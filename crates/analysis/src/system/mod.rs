@@ -7,6 +7,7 @@ pub mod memory;
 pub mod message_age;
 pub mod profile;
 pub mod scheduling;
+pub mod sim_time;
 pub mod symbols;
 
 pub use cpu_time::{CpuTime, ThreadCpu};
@@ -14,6 +15,7 @@ pub use memory::{Memory, ThreadMemory};
 pub use message_age::MessageAge;
 pub use profile::{FunctionProfile, Profile};
 pub use scheduling::{RunSched, Scheduling};
+pub use sim_time::{SimClock, SimTime, SimTimeReport};
 
 use crate::hash::HashMap;
 use crate::report::CallbackReport;
@@ -27,6 +29,7 @@ pub fn add_standard(p: &mut crate::Processor) {
     p.add(MessageAge::default());
     p.add(Memory::default());
     p.add(Profile::default());
+    p.add(SimTime::default());
 }
 
 /// The system analyses' results, as reported (absent when the trace lacks their events).
@@ -47,6 +50,9 @@ pub struct SystemReport {
     /// Function profile per thread (cyg-profile).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileReport>,
+    /// System time → sim time (CARET's `sim_time` events: `record --record-clock`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim_time: Option<SimTimeReport>,
 }
 
 /// Memory per thread and process.
@@ -352,6 +358,7 @@ impl SystemReport {
                 unfinished: p.unfinished(),
             }
         });
-        SystemReport { cpu_time, scheduling, message_age, memory, profile }
+        let sim_time = p.get::<SimTime>().and_then(|s| SimTimeReport::of(&s.samples));
+        SystemReport { cpu_time, scheduling, message_age, memory, profile, sim_time }
     }
 }

@@ -1,0 +1,314 @@
+//! CARET interoperability: caret_analyze (TIER IV's CARET analyzer, v0.7.3) reads rostrace's
+//! recordings of the demo, with its validation on, and computes the same latencies as
+//! `rostrace analyze`.
+//!
+//! caret_analyze cannot be installed in CI (its sources are on GitHub only), so its output on a
+//! short recording of the demo is stored with that recording (`tests/data/caret-interop/`,
+//! produced by `tools/caret-interop.py`): the first test compares `rostrace analyze --json` on
+//! that recording with it, exactly. The second records a fresh demo and checks, per process, what
+//! caret_analyze requires to load and analyze a trace (the conditions of its `EventCounter._validate`,
+//! `Ros2Handler._is_valid_data` and `RecordsSource.publish_records`), so that the Rust node layer
+//! cannot stop producing it unnoticed.
+
+mod common;
+
+use common::{repo, rostrace, TempDir};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+fn data() -> PathBuf {
+    repo().join("crates/cli/tests/data/caret-interop")
+}
+
+fn load(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+/// count, min, max and sum of a latency statistic, as exact integers.
+fn exact(v: &Value) -> [u64; 4] {
+    let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} of {v} is not an integer"));
+    [n("count"), n("min"), n("max"), n("sum")]
+}
+
+/// rostrace's statistic `ours` equals caret_analyze's latencies `theirs` (`latency_ns`, and every
+/// latency in `latencies_ns`): count, min, max and sum exactly, the mean, and the percentiles
+/// rostrace reports (nearest rank) of caret_analyze's latencies.
+fn assert_same(ours: &Value, theirs: &Value, what: &str) {
+    let lat = &theirs["latency_ns"];
+    assert!(lat["count"].as_u64().unwrap() > 0, "{what}: caret_analyze has none");
+    assert_eq!(exact(ours), exact(lat), "{what}: rostrace {ours}, caret_analyze {lat}");
+    let mut all: Vec<u64> = theirs["latencies_ns"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    all.sort_unstable();
+    assert_eq!([all.len() as u64, all[0], all[all.len() - 1], all.iter().sum()], exact(lat), "{what}");
+    let (a, b) = (ours["mean"].as_f64().unwrap(), lat["mean"].as_f64().unwrap());
+    assert!((a - b).abs() <= 1e-9 * b.abs(), "{what}: mean {a} != {b}");
+    // Nearest rank: ceil(pct / 100 * n), in integers.
+    for (k, pct) in [("p50", 50usize), ("p90", 90), ("p99", 99)] {
+        let rank = (pct * all.len()).div_ceil(100).clamp(1, all.len());
+        assert_eq!(ours[k].as_u64(), Some(all[rank - 1]), "{what}: {k}");
+    }
+}
+
+#[test]
+fn latencies_equal_caret_analyze() {
+    let caret = load(&data().join("caret_analyze.json"));
+    let trace = data().join("trace");
+    let out = rostrace().args(["analyze", "--json", "-"]).arg(&trace).output().unwrap();
+    assert!(out.status.success(), "analyze: {}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    // caret_analyze loaded the recording with its validation on and built the demo's architecture.
+    assert_eq!(s(&caret["validation"]), "on");
+    assert_eq!(s(&caret["rmw_implementation"]), rostrace_ros2::RMW_IMPLEMENTATION);
+    let names = |v: &Value| -> BTreeSet<String> { v.as_array().unwrap().iter().map(|n| s(n).to_string()).collect() };
+    let demo_nodes: BTreeSet<String> = demo::NODES.iter().map(|n| n.to_string()).collect();
+    assert_eq!(names(&caret["nodes"]), demo_nodes);
+    let rostrace_nodes: BTreeSet<String> =
+        r["nodes"].as_array().unwrap().iter().map(|n| s(&n["name"]).to_string()).collect();
+    assert_eq!(rostrace_nodes, demo_nodes);
+
+    // Callbacks: callback_start -> callback_end of every run, per callback (node and symbol).
+    let mut ours: BTreeMap<(String, String), &Value> = BTreeMap::new();
+    for c in r["callbacks"].as_array().unwrap() {
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        assert!(ours.insert(key.clone(), c).is_none(), "two callbacks {key:?}");
+    }
+    let caret_callbacks = caret["callbacks"].as_array().unwrap();
+    // caret_analyze leaves out callback groups that hold only service callbacks (its
+    // `CallbackGroupsLoaded`): the map server's node, whose only callback serves /map/speed_limit.
+    let service_only: Vec<&(String, String)> = ours
+        .iter()
+        .filter(|(k, o)| {
+            s(&o["kind"]) == "service" && ours.iter().all(|(k2, o2)| k2.0 != k.0 || s(&o2["kind"]) == "service")
+        })
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(service_only.iter().map(|k| k.0.as_str()).collect::<Vec<_>>(), ["/map/map_server"]);
+    assert_eq!(
+        caret_callbacks.len() + service_only.len(),
+        ours.len(),
+        "callbacks: caret_analyze {caret_callbacks:?}, rostrace {:?}",
+        ours.keys()
+    );
+    let kinds =
+        [("timer_callback", "timer"), ("subscription_callback", "subscription"), ("service_callback", "service")];
+    for c in caret_callbacks {
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        let o =
+            ours.get(&key).unwrap_or_else(|| panic!("caret_analyze's callback {key:?} is not in rostrace's analysis"));
+        let kind = kinds.iter().find(|k| k.0 == s(&c["type"])).unwrap_or_else(|| panic!("{}", c["type"])).1;
+        assert_eq!(s(&o["kind"]), kind, "{key:?}");
+        if kind == "timer" {
+            assert_eq!(c["period_ns"], o["timer_period_ns"], "{key:?}");
+        }
+        if kind == "subscription" {
+            assert_eq!(c["topic"], o["topic"], "{key:?}");
+        }
+        assert_eq!(c["columns"].as_array().unwrap().len(), 2, "{key:?}: {}", c["columns"]);
+        assert_same(&o["duration_ns"], c, &format!("callback {key:?}"));
+    }
+
+    // Communications: rclcpp_publish -> the subscription's callback_start, per publisher and
+    // subscription node of a topic (caret_analyze matches them by DDS source timestamp:
+    // dds_bind_addr_to_stamp on the publishing side, rmw_take on the subscribing side).
+    let caret_comms = caret["communications"].as_array().unwrap();
+    let mut compared = 0;
+    for t in r["topics"].as_array().unwrap() {
+        for p in t["pairs"].as_array().unwrap() {
+            let (topic, publisher, subscriber) = (s(&t["name"]), s(&p["publisher_node"]), s(&p["subscription_node"]));
+            let c = caret_comms
+                .iter()
+                .find(|c| {
+                    s(&c["topic"]) == topic
+                        && s(&c["publisher_node"]) == publisher
+                        && s(&c["subscription_node"]) == subscriber
+                })
+                .unwrap_or_else(|| panic!("caret_analyze has no communication {topic} {publisher} -> {subscriber}"));
+            assert_eq!(c["intra_process"], Value::Bool(false));
+            // rclcpp_publish, rcl_publish, source_timestamp (dds_bind_addr_to_stamp), callback_start.
+            let columns: Vec<&str> = c["columns"].as_array().unwrap().iter().map(s).collect();
+            assert!(
+                columns.len() == 4
+                    && columns[0].ends_with("/rclcpp_publish_timestamp")
+                    && columns[2].ends_with("/source_timestamp")
+                    && columns[3].ends_with("/callback_start_timestamp"),
+                "{columns:?}"
+            );
+            assert_same(&p["pub_to_callback_ns"], c, &format!("{topic} {publisher} -> {subscriber}"));
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, caret_comms.len(), "communications: caret_analyze {caret_comms:?}");
+    // The demo's five topics.
+    assert_eq!(compared, 5);
+}
+
+/// The events of one trace set, with the fields these checks read.
+#[derive(Debug, Default, Clone)]
+struct Ev {
+    name: String,
+    vpid: i64,
+    vtid: i64,
+    cycles: u64,
+    u: HashMap<String, u64>,
+    s: HashMap<String, String>,
+}
+
+fn read_events(dir: &Path) -> Vec<Ev> {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut evs = Vec::new();
+    let mut it = set.events();
+    while let Some(ev) = it.next() {
+        let ev = ev.unwrap();
+        let ctx =
+            |k: &str| ev.context_field(k).and_then(|v| v.as_i64()).unwrap_or_else(|| panic!("no {k} in {}", ev.name()));
+        let mut e = Ev {
+            name: ev.name().to_string(),
+            vpid: ctx("vpid"),
+            vtid: ctx("vtid"),
+            cycles: ev.cycles(),
+            ..Default::default()
+        };
+        if let Some(p) = ev.payload() {
+            for (name, v) in p.iter() {
+                let name = name.to_string();
+                if let Some(x) = v.as_u64() {
+                    e.u.insert(name, x);
+                } else if let Some(x) = v.as_i64() {
+                    e.u.insert(name, x as u64);
+                } else if let Some(x) = v.as_str() {
+                    e.s.insert(name, x.into_owned());
+                }
+            }
+        }
+        evs.push(e);
+    }
+    evs
+}
+
+#[test]
+fn fresh_demo_has_what_caret_analyze_requires() {
+    let tmp = TempDir::new("caret-interop");
+    let dir = tmp.join("trace");
+    let domain = 10 + std::process::id() % 30;
+    let out =
+        rostrace().args(["demo", "--duration", "2", "--domain", &domain.to_string(), "-o"]).arg(&dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "demo: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let evs = read_events(&dir.join("ust"));
+    check_caret_requirements(&evs);
+}
+
+/// What caret_analyze v0.7.3 requires of a trace, checked per process.
+fn check_caret_requirements(evs: &[Ev]) {
+    let u = |e: &Ev, k: &str| *e.u.get(k).unwrap_or_else(|| panic!("{} has no {k}: {e:?}", e.name));
+    let st = |e: &Ev, k: &str| e.s.get(k).unwrap_or_else(|| panic!("{} has no {k}: {e:?}", e.name)).clone();
+    let pids: BTreeSet<i64> = evs.iter().map(|e| e.vpid).collect();
+    assert_eq!(pids.len(), 2, "the demo's two processes");
+    let of = |pid: i64, name: &'static str| evs.iter().filter(move |e| e.vpid == pid && e.name == name);
+
+    // EventCounter._validate: a `dds_bind_addr_to_stamp` ("Failed to find dds trace point added
+    // by LD_PRELOAD" otherwise) -- here, of every process and for every publication.
+    let mut distributions = BTreeSet::new();
+    for &pid in &pids {
+        // Ros2Handler._is_valid_data: once a trace has a caret_init, the runtime events of a
+        // process without one are dropped.
+        let init: Vec<&Ev> = of(pid, "ros2_caret:caret_init").collect();
+        assert_eq!(init.len(), 1, "process {pid}: caret_init {init:?}");
+        // clock_offset: the tracer's clock when it was emitted (caret_analyze converts the
+        // init_timestamp of CARET's initialization events with event time - clock_offset).
+        let offset = u(init[0], "clock_offset");
+        assert!(offset <= init[0].cycles && init[0].cycles - offset < 1_000_000_000, "process {pid}: {init:?}");
+        distributions.insert(st(init[0], "distribution"));
+        let rmw: Vec<&Ev> = of(pid, "ros2_caret:rmw_implementation").collect();
+        assert_eq!(rmw.len(), 1, "process {pid}: rmw_implementation {rmw:?}");
+        assert_eq!(st(rmw[0], "rmw_impl"), rostrace_ros2::RMW_IMPLEMENTATION);
+        let published = of(pid, "ros2:rmw_publish").count();
+        assert!(published > 0, "process {pid} published nothing");
+        assert_eq!(of(pid, "ros2_caret:dds_bind_addr_to_stamp").count(), published, "process {pid}");
+        assert!(of(pid, "ros2:rmw_take").count() > 0, "process {pid} took nothing");
+    }
+    // One distribution; before Iron, caret_analyze also wants caret-rclcpp's events unless every
+    // take is an rmw_take and no callback is intra-process.
+    assert_eq!(distributions.len(), 1, "{distributions:?}");
+    let d = distributions.into_iter().next().unwrap();
+    assert!(!d.is_empty());
+    assert!(evs.iter().filter(|e| e.name == "ros2:callback_start").all(|e| u(e, "is_intra_process") == 0));
+
+    // RecordsSource.publish_records: rclcpp_publish, then on the same thread rcl_publish, then
+    // dds_bind_addr_to_stamp, whose source_stamp is the sample's source timestamp; rostrace
+    // records it in rmw_publish, between the two.
+    let mut pending: HashMap<(i64, i64), Vec<&Ev>> = HashMap::new();
+    let mut stamps: Vec<(i64, u64, u64)> = Vec::new(); // (vpid, source stamp, rmw publisher handle)
+    for e in evs {
+        let key = (e.vpid, e.vtid);
+        match e.name.as_str() {
+            "ros2:rclcpp_publish" => {
+                let p = pending.entry(key).or_default();
+                assert!(p.is_empty(), "a publication before the previous one's dds_bind_addr_to_stamp: {p:?} {e:?}");
+                p.push(e);
+            }
+            "ros2:rcl_publish" | "ros2:rmw_publish" => pending.entry(key).or_default().push(e),
+            "ros2_caret:dds_bind_addr_to_stamp" => {
+                let p = pending.remove(&key).unwrap_or_default();
+                let names: Vec<&str> = p.iter().map(|e| e.name.as_str()).collect();
+                assert_eq!(
+                    names,
+                    ["ros2:rclcpp_publish", "ros2:rcl_publish", "ros2:rmw_publish"],
+                    "before {e:?}: {p:?}"
+                );
+                let rmw = p[2];
+                assert_eq!(u(e, "addr"), u(rmw, "message"), "{e:?} {rmw:?}");
+                assert_eq!(u(e, "source_stamp"), u(rmw, "timestamp"), "{e:?} {rmw:?}");
+                assert!(p.iter().all(|x| u(x, "message") == u(e, "addr")), "{p:?} {e:?}");
+                let stamp = u(e, "source_stamp");
+                assert!(stamp > 0);
+                stamps.push((e.vpid, stamp, u(rmw, "rmw_publisher_handle")));
+            }
+            _ => {}
+        }
+    }
+    assert!(pending.values().all(|p| p.is_empty()), "publications without dds_bind_addr_to_stamp: {pending:?}");
+    assert!(!stamps.is_empty());
+
+    // Every take: its source timestamp is the source_stamp of a dds_bind_addr_to_stamp of a
+    // publisher on the same topic.
+    let mut pub_topic: HashMap<(i64, u64), String> = HashMap::new();
+    let mut sub_topic: HashMap<(i64, u64), String> = HashMap::new();
+    for e in evs {
+        match e.name.as_str() {
+            "ros2:rcl_publisher_init" => {
+                pub_topic.insert((e.vpid, u(e, "rmw_publisher_handle")), st(e, "topic_name"));
+            }
+            "ros2:rcl_subscription_init" => {
+                sub_topic.insert((e.vpid, u(e, "rmw_subscription_handle")), st(e, "topic_name"));
+            }
+            _ => {}
+        }
+    }
+    let by_stamp: HashMap<u64, Vec<String>> = stamps.iter().fold(HashMap::new(), |mut m, (pid, stamp, h)| {
+        m.entry(*stamp).or_default().push(pub_topic[&(*pid, *h)].clone());
+        m
+    });
+    let mut takes = 0;
+    for e in evs.iter().filter(|e| e.name == "ros2:rmw_take") {
+        let topic = &sub_topic[&(e.vpid, u(e, "rmw_subscription_handle"))];
+        let stamp = u(e, "source_timestamp");
+        let published = by_stamp.get(&stamp).unwrap_or_else(|| {
+            panic!("take of {topic} with source timestamp {stamp}: no dds_bind_addr_to_stamp has it")
+        });
+        assert!(published.contains(topic), "take of {topic} with source timestamp {stamp}: published on {published:?}");
+        takes += 1;
+    }
+    assert!(takes > 0);
+}
