@@ -15,7 +15,7 @@
 
 pub mod api;
 pub mod catalog;
-mod clock;
+pub mod clock;
 pub mod distro;
 pub mod ffi;
 pub mod filter;

@@ -8,12 +8,19 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 const HEADER: usize = 16;
 const PAD: u16 = u16::MAX;
 
+/// A value alone on its cache line: the producer's and the consumer's positions do not share one.
+#[repr(align(64))]
+struct Line<T>(T);
+
 /// The ring of one thread.
 pub struct Ring {
     buf: Box<[UnsafeCell<u8>]>,
     mask: usize,
-    head: AtomicUsize,
-    tail: AtomicUsize,
+    head: Line<AtomicUsize>,
+    tail: Line<AtomicUsize>,
+    /// The producer's last view of `tail` (only the producer uses it): it reads `tail`, a line
+    /// the consumer writes, only when that view leaves too little room.
+    seen_tail: Line<UnsafeCell<usize>>,
     /// Events dropped because the ring was full.
     pub discarded: AtomicU64,
     /// Thread id.
@@ -44,8 +51,9 @@ impl Ring {
         Ring {
             buf,
             mask: cap - 1,
-            head: AtomicUsize::new(0),
-            tail: AtomicUsize::new(0),
+            head: Line(AtomicUsize::new(0)),
+            tail: Line(AtomicUsize::new(0)),
+            seen_tail: Line(UnsafeCell::new(0)),
             discarded: AtomicU64::new(0),
             vtid,
             cpu: AtomicU32::new(0),
@@ -68,12 +76,16 @@ impl Ring {
     pub fn push(&self, id: u16, ts: u64, payload: &[u8]) -> bool {
         let need = (HEADER + payload.len() + 7) & !7;
         let cap = self.capacity();
-        let head = self.head.load(Ordering::Relaxed);
-        let tail = self.tail.load(Ordering::Acquire);
+        let head = self.head.0.load(Ordering::Relaxed);
         let off = head & self.mask;
         let room = cap - off;
         let total = if need <= room { need } else { room + need };
-        if need > cap / 2 || head + total - tail > cap {
+        // SAFETY: only the producer (this thread) touches `seen_tail`.
+        let seen = unsafe { &mut *self.seen_tail.0.get() };
+        if head + total - *seen > cap {
+            *seen = self.tail.0.load(Ordering::Acquire);
+        }
+        if need > cap / 2 || head + total - *seen > cap {
             self.discarded.fetch_add(1, Ordering::Relaxed);
             return false;
         }
@@ -94,14 +106,14 @@ impl Ring {
             std::ptr::copy_nonoverlapping(ts.to_le_bytes().as_ptr(), p.add(8), 8);
             std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(HEADER), payload.len());
         }
-        self.head.store(h + need, Ordering::Release);
+        self.head.0.store(h + need, Ordering::Release);
         true
     }
 
     /// Hands every record to `f(id, ts, payload)` (consumer side), then frees their space.
     pub fn drain(&self, mut f: impl FnMut(u16, u64, &[u8])) -> usize {
-        let head = self.head.load(Ordering::Acquire);
-        let mut t = self.tail.load(Ordering::Relaxed);
+        let head = self.head.0.load(Ordering::Acquire);
+        let mut t = self.tail.0.load(Ordering::Relaxed);
         let mut n = 0;
         while t < head {
             let off = t & self.mask;
@@ -137,13 +149,13 @@ impl Ring {
             }
             t += len;
         }
-        self.tail.store(t, Ordering::Release);
+        self.tail.0.store(t, Ordering::Release);
         n
     }
 
     /// Whether there is nothing to drain.
     pub fn is_empty(&self) -> bool {
-        self.head.load(Ordering::Acquire) == self.tail.load(Ordering::Relaxed)
+        self.head.0.load(Ordering::Acquire) == self.tail.0.load(Ordering::Relaxed)
     }
 }
 

@@ -8,6 +8,7 @@
 //! - `ROSTRACE_BUFFER_SIZE`: bytes of each thread's ring (default 1 MiB);
 //! - `ROSTRACE_MEMORY_BUDGET`: bytes of all rings together (default 256 MiB); threads beyond it
 //!   record nothing and their events are counted as discarded;
+//! - `ROSTRACE_CLOCK=monotonic`: read CLOCK_MONOTONIC at each event, never the TSC (see `clock`);
 //! - `TRACETOOLS_RUNTIME_DISABLE=1`: no tracing at all.
 
 use crate::catalog::{self, TRACEPOINTS};
@@ -257,7 +258,7 @@ fn cpu() -> u32 {
 /// Records an event: takes the time, encodes the payload with `f`, appends to this thread's ring.
 #[inline]
 pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
-    let ts = clock::monotonic();
+    let ts = clock::stamp();
     if KEEP_INIT.load(Ordering::Relaxed) && is_init(id) {
         keep_init(id, ts, event_on(id), f);
         return;
@@ -293,8 +294,10 @@ fn push_local(id: u16, ts: u64, encode: impl FnOnce(&mut Vec<u8>)) {
 
 /// Keeps an initialization event for replay (once per content: the store stays small when a
 /// program initializes the same thing again and again), and records it, every call, if recording.
+/// `stamp` is the event's [`clock::stamp`]; the store keeps its time in ns.
 #[cold]
-fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
+fn keep_init(id: u16, stamp: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
+    let ts = if clock::stamps_are_tsc() { clock::monotonic() } else { stamp };
     let mut payload = Vec::new();
     f(&mut Enc(&mut payload));
     crate::filter::observe(id, &payload);
@@ -305,7 +308,7 @@ fn keep_init(id: u16, ts: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
         }
     }
     if recording {
-        push_local(id, ts, |buf| buf.extend_from_slice(&payload));
+        push_local(id, stamp, |buf| buf.extend_from_slice(&payload));
     }
 }
 
@@ -347,6 +350,8 @@ struct Writer {
     state: Option<Control>,
     snapshots: u64,
     write_failed: bool,
+    /// The rings' stamps to ns.
+    clock: clock::StampClock,
 }
 
 /// The stream file of ring `index` in chunk `chunk` (the files of a session stopped and started
@@ -408,6 +413,7 @@ impl Session {
     fn start(root: PathBuf) -> Result<(), String> {
         let vpid = std::process::id() as i32;
         let procname = procname();
+        clock::use_tsc();
         let offset = clock::offset();
         let now = clock::realtime();
         let name = format!("{}-{}-{}", String::from_utf8_lossy(&procname), vpid, datetime(now));
@@ -492,12 +498,13 @@ impl Session {
         if self.snapshot_budget > 0 && !finish {
             // Flight recorder: keep the newest events in memory, the oldest go first.
             let per_stream = (self.snapshot_budget / w.streams.len().max(1)).max(4096);
+            let clock = &mut w.clock;
             for st in &mut w.streams {
                 st.ring.drain(|id, ts, p| {
                     // Initialization events are kept apart (never evicted) and written with each snapshot.
                     if !is_init(id) {
                         st.kept_bytes += p.len() + 16;
-                        st.kept.push_back((id, ts, p.to_vec()));
+                        st.kept.push_back((id, clock.ns(ts), p.to_vec()));
                     }
                 });
                 while st.kept_bytes > per_stream {
@@ -509,6 +516,7 @@ impl Session {
             }
             return;
         }
+        let clock = &mut w.clock;
         for (k, st) in w.streams.iter_mut().enumerate() {
             let ring = &st.ring;
             // Every discard counted below happened before this time.
@@ -550,7 +558,7 @@ impl Session {
             }
             st.kept_bytes = 0;
             ring.drain(|id, ts, p| {
-                let _ = out.event(id as u32, ts, vpid, vtid, name, p);
+                let _ = out.event(id as u32, clock.ns(ts), vpid, vtid, name, p);
             });
             // The ring discarded events when it was full, after those it held: counted after
             // them, in a packet that ends after the discards (CTF places them there).
@@ -711,6 +719,8 @@ fn writer_loop() {
     while !s.stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
+        // A calibration point every period keeps the TSC map's segments short.
+        w.clock.sample();
         let state = control_state(Some(&s.root));
         if s.snapshot_budget > 0 {
             let req = std::fs::read_to_string(s.root.join(SNAPSHOT_FILE))

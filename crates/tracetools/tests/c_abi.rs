@@ -313,3 +313,57 @@ fn events_survive_a_crash() {
     let n: usize = got.values().map(|v| v.len()).sum();
     assert_eq!(n, 1000);
 }
+
+/// Event times are CLOCK_MONOTONIC ns whether the tracepoint reads the TSC (where the kernel's
+/// clocksource is `tsc`) or the clock itself (`ROSTRACE_CLOCK=monotonic`): each `rmw_take`
+/// carries the clock read just before it, and its time lies between that read and the next
+/// one (to the calibration's error, at most 2 µs, over pauses that span many calibration
+/// periods), in order, in every thread.
+#[test]
+fn event_times_are_the_monotonic_clock() {
+    let dir = tmp("clock");
+    let prog = compile(&dir);
+    let tsc = tracetools::clock::tsc_usable();
+    eprintln!("this machine's clocksource {} the TSC", if tsc { "is" } else { "is not" });
+    for clock in ["default", "monotonic"] {
+        let session = dir.join(clock);
+        let st = run(
+            &prog,
+            &[&dir.join("e.txt"), &"2", &"3000", &"clock"],
+            &[("ROSTRACE_SESSION_DIR", &session), ("ROSTRACE_CLOCK", &clock), ("ROSTRACE_BUFFER_SIZE", &"4M")],
+        );
+        assert!(st.success());
+        let (set, errors) = ctf::TraceSet::open(&[&session]);
+        assert!(errors.is_empty(), "{errors:?}");
+        // Per thread: (event time, clock read before it).
+        let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64)>> = Default::default();
+        let mut events = set.events();
+        while let Some(ev) = events.next() {
+            let ev = ev.unwrap();
+            if ev.name() != "ros2:rmw_take" {
+                continue;
+            }
+            let tid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap();
+            let before = ev.field("source_timestamp").and_then(|v| v.as_i64()).unwrap();
+            // The clock counts ns (frequency 1 GHz): its cycles are CLOCK_MONOTONIC.
+            per.entry(tid).or_default().push((ev.cycles() as i64, before));
+        }
+        assert_eq!(events.discarded_events(), 0);
+        assert_eq!(per.len(), 2, "{clock}: threads");
+        let (mut early, mut late) = (0i64, 0i64);
+        for (tid, evs) in &per {
+            assert_eq!(evs.len(), 3001, "{clock}: thread {tid}");
+            for (k, w) in evs.windows(2).enumerate() {
+                assert!(w[1].0 >= w[0].0, "{clock}: thread {tid}, event {k}: time goes back: {w:?}");
+                early = early.max(w[0].1 - w[0].0);
+                late = late.max(w[0].0 - w[1].1);
+            }
+        }
+        eprintln!("{clock} clock: events at most {early} ns before their clock read, {late} ns after the next one");
+        if clock == "monotonic" || !tsc {
+            assert!(early <= 0 && late <= 0, "{clock}: {early} {late}");
+        } else {
+            assert!(early <= 2_000 && late <= 2_000, "{clock}: {early} {late}");
+        }
+    }
+}

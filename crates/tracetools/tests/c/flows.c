@@ -223,6 +223,21 @@ static void * stress_main(void * arg)
   return NULL;
 }
 
+static void * clock_main(void * arg)
+{
+  uintptr_t k = (uintptr_t) arg;
+  struct timespec now, pause = {0, 1000000};
+  for (long i = 0; i < iterations; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    TRACETOOLS_TRACEPOINT(rmw_take, P(0x3000 + k), P(i), (int64_t) now.tv_sec * 1000000000 + now.tv_nsec, true);
+    if (i % 16 == 15) nanosleep(&pause, NULL);
+  }
+  /* The last event's bound. */
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  TRACETOOLS_TRACEPOINT(rmw_take, P(0x3000 + k), P(iterations), (int64_t) now.tv_sec * 1000000000 + now.tv_nsec, false);
+  return NULL;
+}
+
 int main(int argc, char ** argv)
 {
   if (argc < 4) {
@@ -262,6 +277,15 @@ int main(int argc, char ** argv)
     printf("recorded\n");
     fflush(stdout);
     for (;;) pause();
+  }
+  if (argc >= 5 && strcmp(argv[4], "clock") == 0) {
+    /* THREADS threads each record ITERATIONS rmw_take whose source_timestamp is CLOCK_MONOTONIC
+       read just before the call, pausing 1 ms every 16: each event's time lies between its own
+       clock read and the next one. */
+    pthread_t t[16];
+    for (int i = 0; i < threads && i < 16; i++) pthread_create(&t[i], NULL, clock_main, (void *) (uintptr_t) i);
+    for (int i = 0; i < threads && i < 16; i++) pthread_join(t[i], NULL);
+    return 0;
   }
   if (argc >= 5 && strcmp(argv[4], "bench") == 0) {
     struct timespec a, b;
