@@ -269,7 +269,7 @@ pub struct TransitionReport {
 }
 
 /// The whole result, for the terminal report and JSON.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// Events read.
     pub events: u64,
@@ -392,6 +392,33 @@ fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
 
 /// Resolves the collected data and computes every metric.
 pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
+    let (mut a, rest) = link(c);
+    a.report = report(&a, rest, p);
+    a
+}
+
+/// What the report needs besides the linked tables of [`link`].
+pub(crate) struct Rest {
+    unmatched_ends: u64,
+    events: u64,
+    ros_events: u64,
+    range: Option<(i64, i64)>,
+    errors: Vec<String>,
+    discarded: u64,
+    window: Option<(i64, i64)>,
+    unused_events: Vec<(String, u64)>,
+    warnings: Vec<String>,
+    pub_count: HashMap<String, u64>,
+    takes_by_topic: HashMap<String, u64>,
+    unmatched_by_topic: HashMap<String, u64>,
+    reasons_by_topic: HashMap<String, BTreeMap<&'static str, u64>>,
+    dropped_by_topic: HashMap<String, u64>,
+}
+
+/// The collected instances linked: callback runs to their callbacks, takes to their
+/// subscriptions, publications to their topics, and takes matched to their publications (the
+/// flows). The report is empty: [`report`] makes it from these tables and the rest.
+pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
     let Collected {
         model: m,
         runs,
@@ -409,7 +436,6 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         unused_events,
         ..
     } = c;
-    let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
 
@@ -542,7 +568,48 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
             }
         }
     }
-    let dropped_by_topic = dropped(&pubs, &takes, &flows, &matchable, &m);
+    let dropped_by_topic: HashMap<String, u64> =
+        dropped(&pubs, &takes, &flows, &matchable, &m).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let pub_count: HashMap<String, u64> = pub_count.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let rest = Rest {
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        discarded,
+        window,
+        unused_events,
+        warnings,
+        pub_count,
+        takes_by_topic,
+        unmatched_by_topic,
+        reasons_by_topic,
+        dropped_by_topic,
+    };
+    (Analysis { model: m, runs, slots, pubs, takes, flows, report: Report::default() }, rest)
+}
+
+/// The report of linked tables (see [`link`]) and of the standard handlers of `p`.
+pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
+    let Rest {
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        discarded,
+        window,
+        unused_events,
+        mut warnings,
+        pub_count,
+        takes_by_topic,
+        unmatched_by_topic,
+        reasons_by_topic,
+        dropped_by_topic,
+    } = rest;
+    let (m, runs, slots, pubs, takes, flows) = (&a.model, &a.runs, &a.slots, &a.pubs, &a.takes, &a.flows);
+    let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
 
     // Callbacks.
     let mut groups: BTreeMap<(Key, Option<u32>), Vec<u32>> = BTreeMap::new();
@@ -647,7 +714,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     // Time shares.
     let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
     let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
-    for (r, _) in &runs {
+    for (r, _) in runs {
         if let Some(d) = r.duration() {
             let k = slots[r.slot as usize];
             let x = per_thread.entry((k.0, k.1, r.vtid as i64)).or_default();
@@ -700,7 +767,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         topic_names.insert(s.topic.clone(), ());
     }
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
-    for f in &flows {
+    for f in flows {
         flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
     }
     let mut topics = Vec::new();
@@ -725,7 +792,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
             let (t, sub) = &takes[f.take as usize];
             let pk = (
                 p.vpid,
-                m.node_name(pub_node(&m, p)),
+                m.node_name(pub_node(m, p)),
                 t.vpid,
                 m.node_name(sub.and_then(|s| m.subscriptions.get(s).node)),
             );
@@ -851,7 +918,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         .collect();
     let no_services = crate::services::ServiceHandler::default();
     let calls = p.get::<crate::services::ServiceHandler>().unwrap_or(&no_services);
-    let services = services(&m, &calls.client_calls, &calls.server_calls);
+    let services = services(m, &calls.client_calls, &calls.server_calls);
     let no_executor = HashMap::default();
     let executor = p.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     let mut executor_threads: Vec<ExecutorThread> = executor
@@ -868,7 +935,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         .collect();
     executor_threads.sort_by_key(|e| (e.vpid, e.vtid));
     let notes = crate::notes::notes(
-        &m,
+        m,
         &crate::notes::Inputs {
             unused_events: &unused_events,
             unknown_callbacks: &unknown_callbacks,
@@ -879,7 +946,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
     processes.sort_by_key(|p| (p.trace, p.vpid));
     let run_key = |i: u32| runs.get(i as usize).and_then(|(r, _)| slots.get(r.slot as usize)).copied();
     let system = crate::system::SystemReport::of(p, run_key, &callbacks);
-    let report = Report {
+    Report {
         system,
         longest_paths: None,
         events,
@@ -905,8 +972,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
         unmatched_callback_ends: unmatched_ends,
         discarded_events: discarded,
         warnings,
-    };
-    Analysis { model: m, runs, slots, pubs, takes, flows, report }
+    }
 }
 
 /// Matches requests client → server by (client GID, sequence number) and responses server →

@@ -1043,9 +1043,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze(&set, window, |d, _| progress.tick(|| d));
+    // The longest paths are searched while the report is made.
+    let (an, lp) = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with(
+        &set,
+        window,
+        |d, _| progress.tick(|| d),
+        |an| longest(an, res[0].as_ref(), res[1].as_ref(), a.traces.jobs),
+    );
     progress.finish();
-    let lp = longest(&an, res[0].as_ref(), res[1].as_ref(), a.traces.jobs);
     let mut report = an.report;
     report.longest_paths = Some(lp);
     filter(&mut report, res[0].as_ref(), res[1].as_ref());

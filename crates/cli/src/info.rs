@@ -142,9 +142,9 @@ struct StreamSummary {
     begin: Option<i64>,
     end: Option<i64>,
     /// Events per class index.
-    by_class: HashMap<usize, u64>,
+    by_class: Vec<u64>,
     /// Per vpid.
-    procs: HashMap<i64, Seen>,
+    procs: analysis::hash::HashMap<i64, Seen>,
     /// tracetools versions and distributions, with the time each was first seen.
     versions: Vec<(i64, String)>,
     distros: Vec<(i64, String)>,
@@ -163,6 +163,8 @@ struct Seen {
 fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progress) -> StreamSummary {
     let mut s = StreamSummary::default();
     let mut reported = 0;
+    // Per class index: whether its events carry a version (1) or a distribution (2); 3: unknown yet.
+    let mut tags: Vec<u8> = Vec::new();
     loop {
         let res = r.advance();
         s.losses.append(&mut r.losses);
@@ -176,13 +178,23 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progres
         }
         let Some(ev) = r.event() else { continue };
         s.n += 1;
+        if s.n.is_multiple_of(65536) {
+            let now = r.bytes_done();
+            progress.set(done.fetch_add(now - reported, Relaxed) + now - reported);
+            reported = now;
+        }
         let t = ev.timestamp();
         if let Some(t) = t {
             s.begin = Some(s.begin.map_or(t, |b: i64| b.min(t)));
             s.end = Some(s.end.map_or(t, |e: i64| e.max(t)));
         }
         let t = t.unwrap_or(i64::MIN);
-        *s.by_class.entry(ev.class().index).or_default() += 1;
+        let ci = ev.class().index;
+        if ci >= s.by_class.len() {
+            s.by_class.resize(ci + 1, 0);
+            tags.resize(ci + 1, 3);
+        }
+        s.by_class[ci] += 1;
         if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
             let p = s.procs.entry(vpid).or_default();
             p.events += 1;
@@ -192,23 +204,25 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progres
                 }
             }
         }
-        let name = ev.name();
-        let (list, field) = if name.ends_with(":rcl_init") {
-            (&mut s.versions, "version")
-        } else if name.ends_with(":caret_init") {
-            (&mut s.distros, "distribution")
-        } else {
-            continue;
+        if tags[ci] == 3 {
+            let name = ev.name();
+            tags[ci] = if name.ends_with(":rcl_init") {
+                1
+            } else if name.ends_with(":caret_init") {
+                2
+            } else {
+                0
+            };
+        }
+        let (list, field) = match tags[ci] {
+            1 => (&mut s.versions, "version"),
+            2 => (&mut s.distros, "distribution"),
+            _ => continue,
         };
         if let Some(v) = ev.field(field).and_then(|v| v.as_str()) {
             if !list.iter().any(|(_, x)| *x == v) {
                 list.push((t, v.into_owned()));
             }
-        }
-        if s.n.is_multiple_of(65536) {
-            let now = r.bytes_done();
-            progress.set(done.fetch_add(now - reported, Relaxed) + now - reported);
-            reported = now;
         }
     }
     done.fetch_add(r.bytes_done() - reported, Relaxed);
@@ -240,7 +254,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
         begin = s.begin.into_iter().chain(begin).min();
         end = s.end.into_iter().chain(end).max();
         for ec in set.traces[ti].schema.event_classes() {
-            if let Some(c) = s.by_class.get(&ec.index) {
+            if let Some(c) = s.by_class.get(ec.index).filter(|c| **c > 0) {
                 *counts.entry(ec.name.clone()).or_default() += c;
             }
         }

@@ -110,7 +110,7 @@ fn sequence_length_in_event_context() {
 
 #[test]
 fn not_a_trace_is_an_error() {
-    let out = rostrace().args(["info"]).arg(repo().join("crates")).output().unwrap();
+    let out = rostrace().args(["info"]).arg(repo().join("crates/analysis")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no CTF trace found"));
     let out = rostrace().args(["info"]).arg("/nonexistent/trace").output().unwrap();

@@ -24,8 +24,16 @@ fn now_ns() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
 }
 
-/// (name, ts) of every event of the session.
+/// (name, ts) of the session's events of the `ros2` provider: those the traced program emits
+/// (the library adds CARET's once-per-process `ros2_caret` events at `rcl_init`).
 fn events(dir: &Path) -> Vec<(String, i64)> {
+    let mut v = all_events(dir);
+    v.retain(|(n, _)| n.starts_with("ros2:"));
+    v
+}
+
+/// (name, ts) of every event of the session.
+fn all_events(dir: &Path) -> Vec<(String, i64)> {
     let (set, errors) = ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut v = Vec::new();
@@ -52,6 +60,11 @@ fn record_flows(
     assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
     assert_eq!(events(&dir.join(name)).len(), emitted, "{name}");
+    // And CARET's caret_init once per process, at its first rcl_init.
+    let all = all_events(&dir.join(name));
+    let count = |what: &str| all.iter().filter(|(n, _)| n == what).count();
+    let (caret, rcl) = (count("ros2_caret:caret_init"), count("ros2:rcl_init"));
+    assert!(rcl == 0 || (1..=rcl).contains(&caret), "{name}: {caret} caret_init for {rcl} rcl_init");
     (out, emitted)
 }
 
@@ -77,7 +90,8 @@ fn record_embedded() {
     let prog = flows(&dir);
     let (out, emitted) = record_flows(record(&[]), &dir, "s1", &prog, &["2", "3"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("{emitted} events, 1 process, 0 events discarded")), "{stdout}");
+    // With CARET's caret_init, once for the process.
+    assert!(stdout.contains(&format!("{} events, 1 process, 0 events discarded", emitted + 1)), "{stdout}");
     babeltrace2_reads(&dir.join("s1"));
     // Errors: existing directory, kernel events without LTTng, unknown session, stopping twice.
     let again = rostrace().args(["record", "-s", "s1", "-p"]).arg(&dir).args(["--", "true"]).output().unwrap();
