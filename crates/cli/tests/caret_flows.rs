@@ -52,7 +52,7 @@ fn humble_abi_recording_matches_through_the_dds_hook() {
     let idl = repo().join("crates/tracetools/tests/c/cyclone_sample.idl");
     let st = Command::new("idlc").current_dir(tmp.path()).args(["-l", "c"]).arg(&idl).status().unwrap();
     assert!(st.success(), "idlc");
-    let lib_dir = Path::new(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().to_path_buf();
+    let lib_dir = Path::new(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
     let prog = tmp.join("humble_dds");
     let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O2", "-I"])
