@@ -74,7 +74,8 @@ pub struct TraceArgs {
     /// Trace directories (searched recursively for CTF traces) or metadata files.
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
-    /// Threads reading the traces (0: one per core). The output is the same whatever the number.
+    /// Threads (0: one per core): reading the traces, or, for the analyses, the work beside their
+    /// pass over the events (path search, report). The output is the same whatever the number.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     pub jobs: usize,
 }
