@@ -29,15 +29,19 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
         return Err("no trace to report".into());
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::Processor::standard()
-        .set_jobs(jobs)
-        .analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
+    // The longest paths are searched while the report is made.
+    let (a, lp) = analysis::Processor::standard().set_jobs(jobs).analyze_with(
+        &set,
+        analysis::Window::default(),
+        |d, _| progress.tick(|| d),
+        |an| crate::analyze::longest(an, None, None, jobs),
+    );
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
     }
     let mut report = a.report.clone();
-    report.longest_paths = Some(crate::analyze::longest(&a, None, None, jobs));
+    report.longest_paths = Some(lp);
     let title = match title {
         Some(t) => t.to_string(),
         None => {
