@@ -291,13 +291,7 @@ fn gen_abi(tp: &Tp) -> String {
     let names = tp.args.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ");
     let call_exprs: Vec<String> =
         call.iter().map(|c| if c.ends_with("_v") { format!("&{c}") } else { c.clone() }).collect();
-    // Humble and Iron call `ros_trace_rmw_publish(const void * message)`: the first argument is
-    // the message, the other two registers hold nothing of theirs.
-    let remap = if tp.name == "rmw_publish" {
-        "\n    let (rmw_publisher_handle, message, timestamp) = if crate::distro::current().rmw_publish_message_only() {\n        (std::ptr::null(), rmw_publisher_handle, 0)\n    } else {\n        (rmw_publisher_handle, message, timestamp)\n    };"
-    } else {
-        ""
-    };
+    let remap = message_only_remap(tp);
     // CARET's hooks that ride on tracetools' own calls: the DDS write after an `rcl_publish`
     // follows its filter decision; `rcl_init` brings CARET's once-per-process events.
     let before = if tp.name == "rcl_publish" {
@@ -318,6 +312,17 @@ fn gen_abi(tp: &Tp) -> String {
     )
 }
 
+/// For the events whose Humble and Iron callers pass only the message (`rmw_publish`, CARET's
+/// `dds_write`): the arguments put back in place on those distributions (the first argument is
+/// the message, the other registers hold nothing of theirs).
+fn message_only_remap(tp: &Tp) -> &'static str {
+    if message_only_event(&tp.provider, &tp.name) {
+        "\n    let (rmw_publisher_handle, message, timestamp) = if crate::distro::current().rmw_publish_message_only() {\n        (std::ptr::null(), rmw_publisher_handle, 0)\n    } else {\n        (rmw_publisher_handle, message, timestamp)\n    };"
+    } else {
+        ""
+    }
+}
+
 /// `ros_trace_caret_X` and `ros_trace_enabled_caret_X` for a `ros2_caret` tracepoint: CARET's
 /// events for C and C++ code (CARET calls LTTng's `tracepoint(ros2_caret, X, ...)` directly).
 fn gen_caret_abi(tp: &Tp) -> String {
@@ -332,11 +337,7 @@ fn gen_caret_abi(tp: &Tp) -> String {
             _ => a.name.clone(),
         })
         .collect();
-    let remap = if message_only_event(&tp.provider, &tp.name) {
-        "\n    let (rmw_publisher_handle, message, timestamp) = if crate::distro::current().rmw_publish_message_only() {\n        (std::ptr::null(), rmw_publisher_handle, 0)\n    } else {\n        (rmw_publisher_handle, message, timestamp)\n    };"
-    } else {
-        ""
-    };
+    let remap = message_only_remap(tp);
     format!(
         "/// `ros_trace_caret_{n}`: records `ros2_caret:{n}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_caret_{n}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}{remap}\n    crate::ffi::guard(|| crate::api::{id}({call}));\n}}\n\n\
 /// `ros_trace_enabled_caret_{n}`: whether `ros2_caret:{n}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_caret_{n}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n",

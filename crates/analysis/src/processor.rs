@@ -115,14 +115,12 @@ impl Processor {
             .traces
             .iter()
             .map(|t| {
-                let mut v = vec![None; t.schema.event_classes().count()];
-                for ec in t.schema.event_classes() {
-                    v[ec.index] = ClassInfo::of(ec).map(|i| {
+                t.schema.per_class(|ec| {
+                    ClassInfo::of(ec).map(|i| {
                         let r = Core::route(i.kind);
                         (i, r)
-                    });
-                }
-                v
+                    })
+                })
             })
             .collect();
         let mut kernel_hosts: Vec<String> =
@@ -141,15 +139,10 @@ impl Processor {
                     schema: &t.schema,
                     kernel_hosts: &kernel_hosts,
                 };
-                let mut v = vec![Vec::new(); t.schema.event_classes().count()];
-                for ec in t.schema.event_classes() {
-                    for (hi, h) in self.handlers.iter_mut().enumerate() {
-                        if let Some(token) = h.subscribe(&info, ec) {
-                            v[ec.index].push((hi, token));
-                        }
-                    }
-                }
-                v
+                t.schema.per_class(|ec| {
+                    let handlers = self.handlers.iter_mut().enumerate();
+                    handlers.filter_map(|(hi, h)| h.subscribe(&info, ec).map(|token| (hi, token))).collect()
+                })
             })
             .collect();
         // Events nobody uses, per trace and class: what the notes tell about.

@@ -281,6 +281,10 @@ pub struct Report {
     pub end_ns: Option<i64>,
     /// The time window analyzed (ns since the epoch), when one was given.
     pub window_ns: Option<(i64, i64)>,
+    /// The time base of the times since the epoch when it is not the trace's clock: `sim` after
+    /// [`Report::map_times`] to sim time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<&'static str>,
     /// What the trace cannot show, and why.
     pub notes: Vec<crate::notes::Note>,
     /// Errors met while reading (also among the warnings).
@@ -324,6 +328,27 @@ pub struct Report {
     /// ([`crate::paths::longest_paths`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub longest_paths: Option<crate::paths::LongestPaths>,
+}
+
+impl Report {
+    /// Maps the times since the epoch (span, window, memory peaks and timelines) with `f` into
+    /// the time base `base` (e.g. `sim`); durations and latencies stay as they are. Open ends
+    /// of a window (`i64::MIN`, `i64::MAX`) stay open.
+    pub fn map_times(&mut self, base: &'static str, f: impl Fn(i64) -> i64) {
+        let g = |t: i64| if t == i64::MIN || t == i64::MAX { t } else { f(t) };
+        self.begin_ns = self.begin_ns.map(g);
+        self.end_ns = self.end_ns.map(g);
+        self.window_ns = self.window_ns.map(|(a, b)| (g(a), g(b)));
+        if let Some(m) = &mut self.system.memory {
+            for p in &mut m.processes {
+                p.max_at_ns = g(p.max_at_ns);
+                for point in &mut p.timeline {
+                    point.0 = g(point.0);
+                }
+            }
+        }
+        self.time = Some(base);
+    }
 }
 
 /// Collected data, resolved: the tables behind the report, for exports.
@@ -954,6 +979,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         begin_ns: range.map(|r| r.0),
         end_ns: range.map(|r| r.1),
         window_ns: window,
+        time: None,
         notes,
         read_errors: errors,
         processes,

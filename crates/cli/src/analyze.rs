@@ -43,7 +43,8 @@ pub struct Args {
     /// The time base of the times printed (trace span, window; in the JSON `begin_ns`, `end_ns`,
     /// `window_ns` and the memory peaks and timelines): `system` (the trace's clock), or `sim`
     /// (ROS time of `/clock`, mapped from the trace's `ros2_caret:sim_time` samples: record with
-    /// `rostrace record --record-clock`). Durations and latencies stay in system time.
+    /// `rostrace record --record-clock`). Durations and latencies stay in system time, and so do
+    /// `--begin` and `--end`.
     #[arg(long, value_enum, default_value = "system", value_name = "BASE")]
     time: TimeBase,
 }
@@ -723,42 +724,6 @@ fn sim_lines(r: &Report, f: &analysis::system::SimClock, width: usize) -> String
     o
 }
 
-/// The report's JSON with its times since the epoch in sim time: `begin_ns`, `end_ns`,
-/// `window_ns`, the memory peaks and timelines; `"time": "sim"` says so.
-fn to_sim_json(v: &mut serde_json::Value, f: &analysis::system::SimClock) {
-    use serde_json::Value;
-    let conv = |x: &mut Value| {
-        if let Some(t) = x.as_i64().filter(|t| *t != i64::MIN && *t != i64::MAX) {
-            *x = Value::from(f.to_sim(t));
-        }
-    };
-    for k in ["begin_ns", "end_ns"] {
-        if let Some(x) = v.get_mut(k) {
-            conv(x);
-        }
-    }
-    if let Some(w) = v.get_mut("window_ns").and_then(Value::as_array_mut) {
-        w.iter_mut().for_each(conv);
-    }
-    if let Some(ps) = v.pointer_mut("/system/memory/processes").and_then(Value::as_array_mut) {
-        for p in ps {
-            if let Some(x) = p.get_mut("max_at_ns") {
-                conv(x);
-            }
-            if let Some(tl) = p.get_mut("timeline").and_then(Value::as_array_mut) {
-                for point in tl {
-                    if let Some(x) = point.get_mut(0) {
-                        conv(x);
-                    }
-                }
-            }
-        }
-    }
-    if let Some(o) = v.as_object_mut() {
-        o.insert("time".into(), Value::from("sim"));
-    }
-}
-
 /// The system analyses' sections, for the traces that have their events.
 fn system(o: &mut String, r: &Report, top: usize) {
     let span = match (r.begin_ns, r.end_ns) {
@@ -1080,9 +1045,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let written = match sim {
         None => emit(a.json.as_deref(), r, || render(r, a.top, width)),
         Some(f) => {
-            let mut v = serde_json::to_value(r).map_err(std::io::Error::other)?;
-            to_sim_json(&mut v, &f);
-            emit(a.json.as_deref(), &v, || {
+            let mut sim = r.clone();
+            sim.map_times("sim", |t| f.to_sim(t));
+            emit(a.json.as_deref(), &sim, || {
                 let text = render(r, a.top, width);
                 let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
                 format!("{head}\n{}{rest}", sim_lines(r, &f, width))

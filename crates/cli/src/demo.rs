@@ -240,9 +240,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if !(a.duration > 0.0 && a.duration <= 3600.0) {
         return fail(format!("invalid --duration {}: give seconds, above 0 and at most 3600", a.duration));
     }
-    let domain = match a.domain.map(Ok).unwrap_or_else(|| rostrace_ros2::domain_from_env().map_err(|e| e.to_string())) {
-        Ok(d) if d <= 232 => d,
-        Ok(d) => return fail(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+    let domain = match crate::record::ros_domain(a.domain) {
+        Ok(d) => d,
         Err(e) => return fail(e),
     };
     if let Some(role) = &a.process {

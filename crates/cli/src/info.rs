@@ -159,12 +159,36 @@ struct Seen {
     name: Option<(i64, String)>,
 }
 
-/// Reads one stream file; `done` counts the bytes read by all, shown by `progress`.
-fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progress) -> StreamSummary {
+/// The initialization events whose payload names a version: tracetools' `rcl_init` (its
+/// version) and CARET's `caret_init` (the distribution).
+#[derive(Clone, Copy)]
+enum Init {
+    Version,
+    Distro,
+}
+
+impl Init {
+    fn of(class: &str) -> Option<Init> {
+        if class.ends_with(":rcl_init") {
+            Some(Init::Version)
+        } else if class.ends_with(":caret_init") {
+            Some(Init::Distro)
+        } else {
+            None
+        }
+    }
+}
+
+/// Reads one stream file; `inits` tells per trace and class index which events name a version;
+/// `done` counts the bytes read by all, shown by `progress`.
+fn summarize(
+    r: &mut ctf::StreamReader<'_>,
+    inits: &[Vec<Option<Init>>],
+    done: &AtomicU64,
+    progress: &Progress,
+) -> StreamSummary {
     let mut s = StreamSummary::default();
     let mut reported = 0;
-    // Per class index: whether its events carry a version (1) or a distribution (2); 3: unknown yet.
-    let mut tags: Vec<u8> = Vec::new();
     loop {
         let res = r.advance();
         s.losses.append(&mut r.losses);
@@ -192,7 +216,6 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progres
         let ci = ev.class().index;
         if ci >= s.by_class.len() {
             s.by_class.resize(ci + 1, 0);
-            tags.resize(ci + 1, 3);
         }
         s.by_class[ci] += 1;
         if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
@@ -204,20 +227,10 @@ fn summarize(r: &mut ctf::StreamReader<'_>, done: &AtomicU64, progress: &Progres
                 }
             }
         }
-        if tags[ci] == 3 {
-            let name = ev.name();
-            tags[ci] = if name.ends_with(":rcl_init") {
-                1
-            } else if name.ends_with(":caret_init") {
-                2
-            } else {
-                0
-            };
-        }
-        let (list, field) = match tags[ci] {
-            1 => (&mut s.versions, "version"),
-            2 => (&mut s.distros, "distribution"),
-            _ => continue,
+        let (list, field) = match inits[ev.trace_index()].get(ci).copied().flatten() {
+            Some(Init::Version) => (&mut s.versions, "version"),
+            Some(Init::Distro) => (&mut s.distros, "distribution"),
+            None => continue,
         };
         if let Some(v) = ev.field(field).and_then(|v| v.as_str()) {
             if !list.iter().any(|(_, x)| *x == v) {
@@ -235,7 +248,9 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
     let progress = Progress::new(set.total_bytes(), "reading");
     let done = AtomicU64::new(0);
-    let streams = set.map_streams(jobs, |r| summarize(r, &done, &progress));
+    let inits: Vec<Vec<Option<Init>>> =
+        set.traces.iter().map(|t| t.schema.per_class(|ec| Init::of(&ec.name))).collect();
+    let streams = set.map_streams(jobs, |r| summarize(r, &inits, &done, &progress));
     progress.finish();
     let trace_of: Vec<usize> =
         set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();

@@ -436,6 +436,12 @@ fn check_options(o: &RecordOptions) -> Result<(), String> {
     if o.ust_events().is_empty() && o.kernel.is_empty() && !o.syscall {
         return Err("no events enabled".into());
     }
+    if o.record_clock && !o.ust_events().iter().any(|p| tracetools::catalog::glob(p, "ros2_caret:sim_time")) {
+        return Err(
+            "--record-clock records ros2_caret:sim_time, which the -u/--ust events leave out: add -u ros2_caret:sim_time"
+                .into(),
+        );
+    }
     if let Some(b) = &o.buffer_size {
         if tracetools::tracer::parse_size(b).is_none() {
             return Err(format!("invalid --buffer-size {b:?}"));
@@ -744,12 +750,12 @@ impl Recording {
         if !self.record_clock {
             return Ok(());
         }
+        // A bad ROS_DOMAIN_ID is said now, not when the recorder ends.
+        let domain = ros_domain(domain).map_err(|e| format!("--record-clock: {e}"))?;
         let exe = std::env::current_exe().map_err(|e| format!("--record-clock: {e}"))?;
         let mut cmd = Command::new(exe);
         cmd.arg("clock-recorder").stdin(std::process::Stdio::null()).env_remove("ROSTRACE_BACKEND");
-        if let Some(d) = domain {
-            cmd.args(["--domain", &d.to_string()]);
-        }
+        cmd.args(["--domain", &domain.to_string()]);
         // It links rostrace's tracer: no preload.
         for (k, v) in self.env.iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {
             cmd.env(k, v);
@@ -1129,6 +1135,15 @@ pub struct ClockArgs {
     period: f64,
 }
 
+/// The DDS domain: `given` (`--domain`), else `ROS_DOMAIN_ID`'s (else 0), as the ROS 2 programs read it.
+pub(crate) fn ros_domain(given: Option<u16>) -> Result<u16, String> {
+    match given {
+        Some(d) if d > 232 => Err(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+        Some(d) => Ok(d),
+        None => rostrace_ros2::domain_from_env().map_err(|e| e.to_string()),
+    }
+}
+
 static CLOCK_STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_clock_stop(_: libc::c_int) {
@@ -1143,9 +1158,8 @@ pub fn clock_recorder(a: ClockArgs) -> std::io::Result<ExitCode> {
     if !(a.period > 0.0 && a.period <= 3600.0) {
         return fail(format!("invalid --period {}", a.period));
     }
-    let domain = match a.domain.map(Ok).unwrap_or_else(|| rostrace_ros2::domain_from_env().map_err(|e| e.to_string())) {
-        Ok(d) if d <= 232 => d,
-        Ok(d) => return fail(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+    let domain = match ros_domain(a.domain) {
+        Ok(d) => d,
         Err(e) => return fail(e),
     };
     // SAFETY: PR_SET_NAME reads a NUL-terminated string; PR_SET_PDEATHSIG takes a signal number;

@@ -226,20 +226,8 @@ impl Setup<'_> {
             .args(["--ns", &self.ns])
             .args(["--messages", &MESSAGES.to_string(), "--calls", &CALLS.to_string()])
             .args(["--idle-spins", &IDLE_SPINS.to_string()])
-            .args(["--recreated-timers", &RECREATED_TIMERS.to_string()])
-            .env("ROS_DOMAIN_ID", domain.to_string())
-            // Discovery on this machine only (Jazzy and later).
-            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-            // The wheels have no setup script to export it: as a user of a virtualenv would.
-            .env("ROS_DISTRO", self.distro.name)
-            .env_remove("ROS_LOCALHOST_ONLY")
-            .env_remove("ROS_STATIC_PEERS")
-            .env_remove("LD_PRELOAD")
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
-            .env_remove("ROSTRACE_SESSION_DIR")
-            .env_remove("ROSTRACE_BACKEND");
+            .args(["--recreated-timers", &RECREATED_TIMERS.to_string()]);
+        rclpy_env(program, self.distro.name, domain);
     }
 
     fn domain(&self, run: u32) -> u32 {

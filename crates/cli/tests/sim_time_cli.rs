@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Sim time of the publisher: from 1000 s, ten times faster than wall time, published at 50 Hz.
 const START_S: f64 = 1000.0;
@@ -20,21 +19,6 @@ fn venv() -> Option<(PathBuf, &'static str)> {
         .into_iter()
         .map(|d| (venv_root().join(d), d))
         .find(|(v, _)| v.join("bin/python").exists() && v.join(".rostrace-complete").exists())
-}
-
-/// An rclpy program's environment, as the real-stack tests give it.
-fn ros_env(cmd: &mut Command, distro: &str, domain: u32) {
-    cmd.env("ROS_DOMAIN_ID", domain.to_string())
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env("ROS_DISTRO", distro)
-        .env_remove("ROS_LOCALHOST_ONLY")
-        .env_remove("ROS_STATIC_PEERS")
-        .env_remove("LD_PRELOAD")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
-        .env_remove("ROSTRACE_SESSION_DIR")
-        .env_remove("ROSTRACE_BACKEND");
 }
 
 /// (system ns, stamp, procname) of every `ros2_caret:sim_time` of the traces under `dir`, and
@@ -87,7 +71,7 @@ fn record_clock_follows_rclpy_clock() {
         .arg(&log)
         .args(["--start", &START_S.to_string(), "--speed", &SPEED.to_string()])
         .args(["--rate", &RATE_HZ.to_string(), "--duration", &DURATION_S.to_string()]);
-    ros_env(&mut cmd, distro, domain);
+    rclpy_env(&mut cmd, distro, domain);
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "record --record-clock failed: {}\n{stderr}", out.status);

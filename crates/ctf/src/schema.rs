@@ -169,4 +169,11 @@ impl Schema {
     pub fn event_classes(&self) -> impl Iterator<Item = &Arc<EventClass>> {
         self.streams.iter().flat_map(|s| s.events.iter())
     }
+
+    /// A table indexed by [`EventClass::index`]: `f` of each event class.
+    pub fn per_class<T>(&self, mut f: impl FnMut(&Arc<EventClass>) -> T) -> Vec<T> {
+        let mut v: Vec<(usize, T)> = self.event_classes().map(|ec| (ec.index, f(ec))).collect();
+        v.sort_unstable_by_key(|(i, _)| *i);
+        v.into_iter().map(|(_, t)| t).collect()
+    }
 }

@@ -33,12 +33,8 @@ static INIT: Once = Once::new();
 const GROUP_TYPE: &[u8] = b"mutually_exclusive";
 
 /// CLOCK_MONOTONIC now, in ns: the clock of the tracer's events (`init_timestamp`).
-#[allow(clippy::unnecessary_cast)] // time_t and c_long are not i64 everywhere
 pub(crate) fn monotonic_ns() -> i64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64
+    tracetools::clock::monotonic() as i64
 }
 
 /// The distribution `caret_init` records.
@@ -46,7 +42,7 @@ fn distribution() -> &'static str {
     static D: OnceLock<String> = OnceLock::new();
     D.get_or_init(|| match std::env::var("ROS_DISTRO") {
         Ok(d) if !d.trim().is_empty() => d.trim().to_string(),
-        _ => tracetools::distro::from_env().map(|a| a.name).unwrap_or(tracetools::distro::DEFAULT).to_string(),
+        _ => tracetools::distro::current().name.to_string(),
     })
 }
 

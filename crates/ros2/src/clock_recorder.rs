@@ -49,7 +49,7 @@ pub fn clock_qos() -> ros2_client::QosProfile {
 /// records the last clock received at the tick, up to a publication period old). A tick that
 /// finds the previous tick's request unserved (no `/clock` yet, or none since: the publisher
 /// paused or ended) records nothing, and says so on stderr once; so does sim time going backwards.
-pub fn run_clock_recorder(domain: u16, period: Duration, stop: &'static AtomicBool) -> Result<ClockRecorderStats> {
+pub fn run_clock_recorder(domain: u16, period: Duration, stop: &AtomicBool) -> Result<ClockRecorderStats> {
     let ctx = Context::with_domain(domain)?;
     let mut node = ctx.create_node("/", "clock_recorder")?;
     // Whether a tick asked for a sample that no /clock has given yet.
@@ -104,15 +104,9 @@ pub fn run_clock_recorder(domain: u16, period: Duration, stop: &'static AtomicBo
     }
     let mut exec = Executor::new()?;
     exec.add_node(node)?;
-    let flag = exec.stop_flag();
-    let watcher = std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) && !flag.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        flag.store(true, Ordering::Relaxed);
-    });
-    exec.spin_until(None);
-    let _ = watcher.join();
+    while !stop.load(Ordering::Relaxed) {
+        exec.spin_for(Duration::from_millis(100));
+    }
     Ok(ClockRecorderStats {
         received: received.load(Ordering::Relaxed),
         recorded: recorded.load(Ordering::Relaxed),

@@ -16,7 +16,9 @@
 //! writing with `dds_write` and `dds_write_ts`, unhooked and hooked with no session: what a
 //! publisher pays, as a ratio to its write (skipped when Cyclone DDS or its `idlc` is missing).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 fn cc(args: &[&std::ffi::OsStr]) {
@@ -70,10 +72,7 @@ fn main() {
         "-lhooked".as_ref(),
         rpath.as_ref(),
     ]);
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let libdir: PathBuf =
-        if deps.join("libtracetools.so").exists() { deps } else { deps.parent().unwrap().to_path_buf() };
-    let ours = libdir.join("libtracetools.so");
+    let ours = common::lib_dir().join("libtracetools.so");
     let session = dir.join("session");
     let base = run(&prog, calls, &[]);
     let off = run(&prog, calls, &[("LD_PRELOAD", ours.as_os_str())]);

@@ -21,19 +21,24 @@ pub fn monotonic() -> u64 {
     read(libc::CLOCK_MONOTONIC) as u64
 }
 
-/// Realtime minus monotonic, in ns: the clock offset of the metadata.
-pub fn offset() -> i64 {
-    // The smallest bracket of three samples.
+/// Two clocks read at the same instant: `inner` between two reads of `outer`, the tightest
+/// bracket of three, as (the middle of the bracket, `inner`); None if `outer` went backwards
+/// every time.
+fn bracket(outer: impl Fn() -> u64, inner: impl Fn() -> u64) -> Option<(u64, u64)> {
     (0..3)
-        .map(|_| {
-            let a = read(libc::CLOCK_MONOTONIC);
-            let r = read(libc::CLOCK_REALTIME);
-            let b = read(libc::CLOCK_MONOTONIC);
-            (b - a, r - (a + (b - a) / 2))
+        .filter_map(|_| {
+            let a = outer();
+            let v = inner();
+            let b = outer();
+            (b >= a).then(|| (b - a, (a + (b - a) / 2, v)))
         })
         .min_by_key(|x| x.0)
         .map(|x| x.1)
-        .unwrap_or(0)
+}
+
+/// Realtime minus monotonic, in ns: the clock offset of the metadata.
+pub fn offset() -> i64 {
+    bracket(monotonic, || realtime() as u64).map_or(0, |(mono, real)| real as i64 - mono as i64)
 }
 
 /// Realtime now, in ns since the Unix epoch.
@@ -143,16 +148,7 @@ impl StampClock {
         if !self.tsc {
             return;
         }
-        let mut best = (u64::MAX, (0, 0));
-        for _ in 0..3 {
-            let a = tsc_ordered();
-            let ns = monotonic();
-            let b = tsc_ordered();
-            if b >= a && b - a < best.0 {
-                best = (b - a, (a + (b - a) / 2, ns));
-            }
-        }
-        let p = best.1;
+        let Some(p) = bracket(tsc_ordered, monotonic) else { return };
         if self.len > 0 {
             let last = self.at(self.len - 1);
             // Strictly increasing in both, or the map would not be.

@@ -178,3 +178,21 @@ pub fn check_report(html: &std::path::Path, r: &serde_json::Value) -> String {
     assert_eq!(table.matches("<tr").count() - 1, n.min(100) + usize::from(n > 100));
     dom
 }
+
+/// An rclpy program's environment in the real-stack tests: ROS domain `domain`, discovery on this
+/// machine only (Jazzy and later), Fast DDS, `ROS_DISTRO` (the wheels have no setup script to
+/// export it: as a user of a virtualenv would), and nothing of the test's own environment that
+/// would trace it or change its libraries.
+pub fn rclpy_env(cmd: &mut Command, distro: &str, domain: u32) {
+    cmd.env("ROS_DOMAIN_ID", domain.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env("ROS_DISTRO", distro)
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("LD_PRELOAD")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
+        .env_remove("ROSTRACE_SESSION_DIR")
+        .env_remove("ROSTRACE_BACKEND");
+}

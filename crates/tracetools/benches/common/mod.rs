@@ -1,13 +1,24 @@
 //! What the tracer benchmarks share: the C program of the tests, built against the library of
 //! this build, and LTTng.
 
+#![allow(dead_code)] // each benchmark uses some of it
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The directory of this build's `libtracetools.so`.
+pub fn lib_dir() -> PathBuf {
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    if deps.join("libtracetools.so").exists() {
+        deps
+    } else {
+        deps.parent().unwrap().to_path_buf()
+    }
+}
+
 /// `tests/c/flows.c` compiled into `dir/flows` against this build's `libtracetools.so`.
 pub fn flows(dir: &Path) -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let lib = if deps.join("libtracetools.so").exists() { deps } else { deps.parent().unwrap().to_path_buf() };
+    let lib = lib_dir();
     let prog = dir.join("flows");
     tracetools::compile_c(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/flows.c"), &prog, &lib).expect("cc");
     prog

@@ -25,11 +25,7 @@ type WriteTs = unsafe extern "C" fn(i32, *const c_void, i64) -> i32;
 type Write = unsafe extern "C" fn(i32, *const c_void) -> i32;
 
 fn record(data: *const c_void, stamp: i64) {
-    crate::ffi::guard(|| {
-        if super::dds_write_allowed() {
-            crate::api::ros2_caret_dds_bind_addr_to_stamp(data as usize, stamp as u64);
-        }
-    });
+    super::bind_addr_to_stamp(data as usize, stamp as u64);
 }
 
 /// Hook of `dds_return_t dds_write(dds_entity_t writer, const void *data)`.
@@ -38,7 +34,7 @@ fn record(data: *const c_void, stamp: i64) {
 /// Called as Cyclone DDS's `dds_write`.
 #[no_mangle]
 pub unsafe extern "C" fn dds_write(writer: i32, data: *const c_void) -> i32 {
-    if super::recording() {
+    if super::backend_on() {
         if let (Some(ts_fn), Some(time)) = (DDS_WRITE_TS.get(), DDS_TIME.get()) {
             // SAFETY: Cyclone's `dds_time_t dds_time(void)` and `dds_write_ts`.
             let stamp = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> i64>(time)() };
@@ -63,7 +59,7 @@ pub unsafe extern "C" fn dds_write_ts(writer: i32, data: *const c_void, timestam
     let Some(f) = DDS_WRITE_TS.get() else { return RETCODE_ERROR };
     // SAFETY: the real `dds_write_ts`.
     let ret = unsafe { std::mem::transmute::<*mut c_void, WriteTs>(f)(writer, data, timestamp) };
-    if super::recording() {
+    if super::backend_on() {
         record(data, timestamp);
     }
     ret

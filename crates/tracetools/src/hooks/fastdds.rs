@@ -31,16 +31,11 @@ impl Time {
 
 /// Fast DDS 2.x: `eprosima::fastdds::dds::DataWriter::write_w_timestamp(void*,
 /// eprosima::fastrtps::rtps::InstanceHandle_t const&, eprosima::fastrtps::Time_t const&)`.
-pub const WRITE_W_TIMESTAMP_2: &str =
-    "_ZN8eprosima7fastdds3dds10DataWriter17write_w_timestampEPvRKNS_8fastrtps4rtps16InstanceHandle_tERKNS4_6Time_tE";
-/// Fast DDS 3.x: `eprosima::fastdds::dds::DataWriter::write_w_timestamp(void const*,
-/// eprosima::fastdds::rtps::InstanceHandle_t const&, eprosima::fastdds::dds::Time_t const&)`.
-pub const WRITE_W_TIMESTAMP_3: &str =
-    "_ZN8eprosima7fastdds3dds10DataWriter17write_w_timestampEPKvRKNS0_4rtps16InstanceHandle_tERKNS1_6Time_tE";
-
 static ORIG_2: Original = Original::new(
     c"_ZN8eprosima7fastdds3dds10DataWriter17write_w_timestampEPvRKNS_8fastrtps4rtps16InstanceHandle_tERKNS4_6Time_tE",
 );
+/// Fast DDS 3.x: `eprosima::fastdds::dds::DataWriter::write_w_timestamp(void const*,
+/// eprosima::fastdds::rtps::InstanceHandle_t const&, eprosima::fastdds::dds::Time_t const&)`.
 static ORIG_3: Original = Original::new(
     c"_ZN8eprosima7fastdds3dds10DataWriter17write_w_timestampEPKvRKNS0_4rtps16InstanceHandle_tERKNS1_6Time_tE",
 );
@@ -61,14 +56,10 @@ unsafe fn write_w_timestamp(
     let Some(f) = orig.get() else { return RETCODE_ERROR };
     // SAFETY: the real function, with the arguments it was called with.
     let ret = unsafe { std::mem::transmute::<*mut c_void, WriteTs>(f)(this, data, handle, ts) };
-    if super::recording() && !ts.is_null() {
+    if super::backend_on() && !ts.is_null() {
         // SAFETY: the caller's timestamp, alive for the call.
         let stamp = unsafe { (*ts).to_ns() };
-        crate::ffi::guard(|| {
-            if super::dds_write_allowed() {
-                crate::api::ros2_caret_dds_bind_addr_to_stamp(0, stamp);
-            }
-        });
+        super::bind_addr_to_stamp(0, stamp);
     }
     ret
 }

@@ -66,21 +66,7 @@ impl Original {
 /// `name` in a loaded library other than this one, found through a handle of each library
 /// (`dlopen(RTLD_NOLOAD)`: the libraries a program loaded with `RTLD_LOCAL` too).
 fn in_local_libraries(name: &CStr) -> Option<*mut c_void> {
-    unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> libc::c_int {
-        // SAFETY: the loader hands a valid entry; `data` is our Vec.
-        let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<std::ffi::CString>)) };
-        if !info.dlpi_name.is_null() {
-            // SAFETY: a NUL-terminated path.
-            let path = unsafe { CStr::from_ptr(info.dlpi_name) };
-            if !path.is_empty() {
-                out.push(path.to_owned());
-            }
-        }
-        0
-    }
-    let mut paths: Vec<std::ffi::CString> = Vec::new();
-    // SAFETY: the callback only copies the names (dlopen is called after, outside the loader's lock).
-    unsafe { libc::dl_iterate_phdr(Some(each), &mut paths as *mut _ as *mut c_void) };
+    let paths = loaded_objects();
     let ours = object_of(in_local_libraries as *const c_void);
     for path in paths {
         // SAFETY: a loaded library's path; RTLD_NOLOAD only takes a reference to it.
@@ -118,9 +104,10 @@ pub(crate) fn symbol(name: &CStr) -> Option<*mut c_void> {
     (!p.is_null()).then_some(p)
 }
 
-/// Whether hooks record: a backend is on in this process.
+/// Whether a backend is on in this process, when the hooks record (whatever a session of the
+/// embedded tracer does: the backend drops what a paused session does not take).
 #[inline]
-pub(crate) fn recording() -> bool {
+pub(crate) fn backend_on() -> bool {
     !crate::tracer::is_off()
 }
 
@@ -137,18 +124,31 @@ thread_local! {
     static PUBLISH: Cell<u8> = const { Cell::new(0) };
 }
 
-/// Called by `ros_trace_rcl_publish`: whether the publication is recorded (node/topic filters).
+/// Called by `ros_trace_rcl_publish`: whether the publication is recorded (node/topic filters;
+/// nothing to note without filters).
 #[inline]
 pub(crate) fn note_rcl_publish(publisher_handle: usize) {
-    let allowed = crate::filter::allows(publisher_handle);
-    let _ = PUBLISH.try_with(|p| p.set(if allowed { 1 } else { 2 }));
+    if crate::filter::active() {
+        let allowed = crate::filter::allows(publisher_handle);
+        let _ = PUBLISH.try_with(|p| p.set(if allowed { 1 } else { 2 }));
+    }
 }
 
 /// Whether a DDS write of this thread is recorded (not after a filtered-out `rcl_publish`);
 /// consumes the `rcl_publish` mark.
 #[inline]
 pub(crate) fn dds_write_allowed() -> bool {
-    PUBLISH.try_with(|p| p.replace(0) != 2).unwrap_or(true)
+    !crate::filter::active() || PUBLISH.try_with(|p| p.replace(0) != 2).unwrap_or(true)
+}
+
+/// CARET's `dds_bind_addr_to_stamp` of a DDS write (the sample's address where the DDS layer
+/// gives it, and its source timestamp), unless the `rcl_publish` before it was filtered out.
+pub(crate) fn bind_addr_to_stamp(addr: usize, stamp: u64) {
+    crate::ffi::guard(|| {
+        if dds_write_allowed() {
+            crate::api::ros2_caret_dds_bind_addr_to_stamp(addr, stamp);
+        }
+    });
 }
 
 /// Called by `ros_trace_rcl_init`: CARET's once-per-process events, `caret_init` (the clock
@@ -175,29 +175,34 @@ pub fn rmw_implementation() -> Option<String> {
     loaded_rmw()
 }
 
-/// The first `librmw_<name>.so` loaded other than rmw's own front libraries.
-fn loaded_rmw() -> Option<String> {
+/// The paths of the loaded objects (the program and its libraries), in load order.
+fn loaded_objects() -> Vec<std::ffi::CString> {
     unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> libc::c_int {
-        // SAFETY: the loader hands a valid entry; `data` is our Option<String>.
-        let (info, out) = unsafe { (&*info, &mut *(data as *mut Option<String>)) };
-        if info.dlpi_name.is_null() {
-            return 0;
-        }
-        // SAFETY: a NUL-terminated path.
-        let path = unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy();
-        let file = path.rsplit('/').next().unwrap_or("");
-        if let Some(name) = file.strip_prefix("lib").and_then(|f| f.split(".so").next()) {
-            let front =
-                ["rmw", "rmw_implementation", "rmw_dds_common", "rmw_fastrtps_shared_cpp", "rmw_security_common"];
-            if name.starts_with("rmw_") && !front.contains(&name) && !name.contains("__") {
-                *out = Some(name.to_string());
-                return 1;
+        // SAFETY: the loader hands a valid entry; `data` is our Vec.
+        let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<std::ffi::CString>)) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: a NUL-terminated path.
+            let path = unsafe { CStr::from_ptr(info.dlpi_name) };
+            if !path.is_empty() {
+                out.push(path.to_owned());
             }
         }
         0
     }
-    let mut found: Option<String> = None;
-    // SAFETY: the callback only reads the entries it is given.
-    unsafe { libc::dl_iterate_phdr(Some(each), &mut found as *mut Option<String> as *mut c_void) };
-    found
+    let mut paths: Vec<std::ffi::CString> = Vec::new();
+    // SAFETY: the callback only copies the names (whatever is done with them is done after,
+    // outside the loader's lock).
+    unsafe { libc::dl_iterate_phdr(Some(each), &mut paths as *mut _ as *mut c_void) };
+    paths
+}
+
+/// The first `librmw_<name>.so` loaded other than rmw's own front libraries.
+fn loaded_rmw() -> Option<String> {
+    let front = ["rmw", "rmw_implementation", "rmw_dds_common", "rmw_fastrtps_shared_cpp", "rmw_security_common"];
+    loaded_objects().iter().find_map(|path| {
+        let path = path.to_string_lossy();
+        let file = path.rsplit('/').next().unwrap_or("");
+        let name = file.strip_prefix("lib").and_then(|f| f.split(".so").next())?;
+        (name.starts_with("rmw_") && !front.contains(&name) && !name.contains("__")).then(|| name.to_string())
+    })
 }

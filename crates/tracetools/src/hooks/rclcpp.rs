@@ -27,7 +27,7 @@
 //! (the Itanium C++ ABI passes non-trivial classes by invisible reference, and the caller
 //! destroys them): a hook hands the same pointer on, so the call is exactly the original one.
 
-use super::{init_timestamp, recording, symbol, Original};
+use super::{backend_on, init_timestamp, symbol, Original};
 use std::cell::Cell;
 use std::ffi::{c_void, CStr};
 
@@ -92,13 +92,18 @@ thread_local! {
     static COLLECTOR: Cell<usize> = const { Cell::new(0) };
 }
 
+/// Whether the object at `member` lies inside the one at `object` (a member of it: within the
+/// first 4 KiB, more than any rclcpp executor's size).
+fn member_of(member: usize, object: usize) -> bool {
+    member > object && member < object + 4096
+}
+
 /// The collector constructed inside `executor` during its constructor (Jazzy+: a member of
 /// `rclcpp::Executor`, CARET's `&collector_`), or, before Jazzy, the
 /// `StaticExecutorEntitiesCollector` it points to; 0 if none.
 fn collector_of(executor: *mut c_void) -> usize {
     let c = COLLECTOR.try_with(|c| c.replace(0)).unwrap_or(0);
-    let e = executor as usize;
-    if c > e && c < e + 4096 {
+    if member_of(c, executor as usize) {
         return c;
     }
     static_collector(executor).unwrap_or(0)
@@ -144,7 +149,7 @@ pub unsafe extern "C" fn single_threaded_executor(obj: *mut c_void, options: *co
     if let Some(f) = orig!(SINGLE, unsafe extern "C" fn(*mut c_void, *const c_void)) {
         unsafe { f(obj, options) };
     }
-    if recording() {
+    if backend_on() {
         construct_executor(obj, b"single_threaded_executor", now);
     }
 }
@@ -165,7 +170,7 @@ pub unsafe extern "C" fn multi_threaded_executor(
     if let Some(f) = orig!(MULTI, unsafe extern "C" fn(*mut c_void, *const c_void, usize, bool, i64)) {
         unsafe { f(obj, options, threads, yield_before_execute, timeout) };
     }
-    if recording() {
+    if backend_on() {
         construct_executor(obj, b"multi_threaded_executor", now);
     }
 }
@@ -180,7 +185,7 @@ pub unsafe extern "C" fn static_single_threaded_executor(obj: *mut c_void, optio
     if let Some(f) = orig!(STATIC, unsafe extern "C" fn(*mut c_void, *const c_void)) {
         unsafe { f(obj, options) };
     }
-    if recording() {
+    if backend_on() {
         crate::ffi::guard(|| {
             let collector = collector_of(obj);
             crate::api::ros2_caret_construct_static_executor(
@@ -203,12 +208,11 @@ pub unsafe extern "C" fn executor_base(obj: *mut c_void, options: *const c_void)
     if let Some(f) = orig!(EXECUTOR_C2, unsafe extern "C" fn(*mut c_void, *const c_void)) {
         unsafe { f(obj, options) };
     }
-    if recording() {
+    if backend_on() {
         crate::ffi::guard(|| {
             let c = COLLECTOR.try_with(|c| c.get()).unwrap_or(0);
-            let e = obj as usize;
-            if c > e && c < e + 4096 {
-                crate::api::ros2_caret_executor_entity_collector_to_executor(e, c, now);
+            if member_of(c, obj as usize) {
+                crate::api::ros2_caret_executor_entity_collector_to_executor(obj as usize, c, now);
             }
         });
     }
@@ -258,7 +262,7 @@ pub unsafe extern "C" fn add_callback_group_to_map(
     {
         unsafe { f(obj, group, node, map, notify) };
     }
-    if recording() {
+    if backend_on() {
         let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| crate::api::ros2_caret_add_callback_group(obj as usize, g as usize, kind, now));
     }
@@ -277,7 +281,6 @@ pub unsafe extern "C" fn static_add_callback_group(
 ) -> bool {
     let now = init_timestamp();
     let g = unsafe { shared(group) };
-    let kind = unsafe { group_type(g) };
     let ret = match orig!(
         STATIC_ADD,
         unsafe extern "C" fn(*mut c_void, *const *mut c_void, *const *mut c_void, *mut c_void) -> bool
@@ -285,7 +288,8 @@ pub unsafe extern "C" fn static_add_callback_group(
         Some(f) => unsafe { f(obj, group, node, map) },
         None => false,
     };
-    if recording() {
+    if backend_on() {
+        let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| {
             crate::api::ros2_caret_add_callback_group_static_executor(obj as usize, g as usize, kind, now)
         });
@@ -308,7 +312,7 @@ pub unsafe extern "C" fn add_callback_group_to_collection(
     if let Some(f) = orig!(ADD_TO_COLLECTION, unsafe extern "C" fn(*mut c_void, *const *mut c_void, *mut c_void)) {
         unsafe { f(obj, group, collection) };
     }
-    if recording() {
+    if backend_on() {
         let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| {
             crate::api::ros2_caret_callback_group_to_executor_entity_collector(obj as usize, g as usize, kind, now)
@@ -331,11 +335,11 @@ macro_rules! group_add {
                 unsafe { CStr::from_bytes_with_nul_unchecked(concat!($sym, "\0").as_bytes()) },
             );
             let now = init_timestamp();
-            let h = if recording() { unsafe { handle($getter, shared(entity)) } } else { 0 };
+            let h = if backend_on() { unsafe { handle($getter, shared(entity)) } } else { 0 };
             if let Some(f) = orig!(ORIG, unsafe extern "C" fn(*mut c_void, *const *mut c_void)) {
                 unsafe { f(obj, entity) };
             }
-            if recording() {
+            if backend_on() {
                 crate::ffi::guard(|| crate::api::$event(obj as usize, h, now));
             }
         }

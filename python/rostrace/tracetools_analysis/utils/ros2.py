@@ -193,7 +193,8 @@ class Ros2DataModelUtil(DataModelUtil):
             for node_handle, topic in zip(_as_list(subs.loc[handle, "node_handle"]), _as_list(subs.loc[handle, "topic_name"])):
                 info = self.get_node_handle_info(node_handle)
                 if info is None:
-                    return None
+                    # A node this trace never initialized: the other subscriptions still tell.
+                    continue
                 infos.append(info)
                 topics.append(topic)
         if not infos:
