@@ -427,10 +427,10 @@ impl Drop for Mount {
     }
 }
 
-/// Fills the file system of `dir` up.
+/// Fills the file system of `dir` up (what is free now, the filler kept).
 fn fill(dir: &Path) {
     use std::io::Write as _;
-    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("filler")).unwrap();
     let block = vec![0u8; 4096];
     while f.write_all(&block).is_ok() {}
     let _ = f.sync_all();
@@ -451,6 +451,11 @@ fn session_control_on_a_full_disk() {
     let start = rostrace().args(["start", "full", "-p"]).arg(&root).output().unwrap();
     assert!(start.status.success(), "{}", String::from_utf8_lossy(&start.stderr));
     std::thread::sleep(Duration::from_millis(300));
+    fill(&root);
+    // Each stream's writer, at its next write (every 20 ms), meets the full disk, gives back the
+    // space of its partial packet and stops writing: take that space too, so that the disk is
+    // still full when `stop` writes the session's state.
+    std::thread::sleep(Duration::from_millis(200));
     fill(&root);
     let stop = rostrace().args(["stop", "full", "-p"]).arg(&root).output().unwrap();
     let err = String::from_utf8_lossy(&stop.stderr);
@@ -494,7 +499,19 @@ fn installed_binary_records_alone() {
         c.env("XDG_CACHE_HOME", &cache).env_remove("ROSTRACE_LIB");
         c
     };
-    let lib = installed().arg("lib").output().unwrap();
+    // The first run of the fresh copy: again while it is busy (ETXTBSY: a child another test
+    // thread forked while the copy was open for writing holds it until that child's exec).
+    let mut first = installed();
+    first.arg("lib");
+    let lib = (0..100)
+        .find_map(|_| match first.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(Duration::from_millis(20));
+                None
+            }
+            r => Some(r.unwrap()),
+        })
+        .expect("the copied rostrace stays busy");
     let path = PathBuf::from(String::from_utf8_lossy(&lib.stdout).trim());
     assert!(lib.status.success() && path.starts_with(&cache), "{}", String::from_utf8_lossy(&lib.stderr));
     let mut backends = vec!["embedded"];
