@@ -152,6 +152,38 @@ struct StreamSummary {
     losses: Vec<Loss>,
 }
 
+impl StreamSummary {
+    /// The summary of a file's part `a` followed by its part `b`: as if one reader had read both.
+    fn then(mut a: StreamSummary, b: StreamSummary) -> StreamSummary {
+        a.n += b.n;
+        a.begin = a.begin.into_iter().chain(b.begin).min();
+        a.end = a.end.into_iter().chain(b.end).max();
+        if a.by_class.len() < b.by_class.len() {
+            a.by_class.resize(b.by_class.len(), 0);
+        }
+        for (x, y) in a.by_class.iter_mut().zip(&b.by_class) {
+            *x += y;
+        }
+        for (vpid, seen) in b.procs {
+            let p = a.procs.entry(vpid).or_default();
+            p.events += seen.events;
+            if p.name.is_none() {
+                p.name = seen.name;
+            }
+        }
+        for (list, more) in [(&mut a.versions, b.versions), (&mut a.distros, b.distros)] {
+            for (t, v) in more {
+                if !list.iter().any(|(_, x)| *x == v) {
+                    list.push((t, v));
+                }
+            }
+        }
+        a.errors.extend(b.errors);
+        a.losses.extend(b.losses);
+        a
+    }
+}
+
 /// A process in one stream file: its events, and the first name it was seen with, and when.
 #[derive(Default)]
 struct Seen {
@@ -179,6 +211,45 @@ impl Init {
     }
 }
 
+/// Where `vpid` and `procname` are in the streams' event contexts, by the address of the
+/// context's type: found once instead of by name on every event.
+#[derive(Default)]
+struct CtxFields(Vec<(usize, Option<usize>, Option<usize>)>);
+
+/// The context fields of one event.
+enum Ctx<'r> {
+    /// In the stream's event context, at these positions.
+    At(ctf::StructRef<'r>, Option<usize>, Option<usize>),
+    /// Found by name (the event has a context of its own, which comes first).
+    ByName,
+}
+
+impl CtxFields {
+    fn of<'r>(&mut self, ev: &ctf::Event<'r>) -> Ctx<'r> {
+        let (None, Some(c)) = (ev.event_context(), ev.stream_context()) else { return Ctx::ByName };
+        let key = c.ty() as *const _ as usize;
+        let (v, p) = match self.0.iter().find(|(k, _, _)| *k == key) {
+            Some(&(_, v, p)) => (v, p),
+            None => {
+                let e = (key, c.ty().index_of("vpid"), c.ty().index_of("procname"));
+                self.0.push(e);
+                (e.1, e.2)
+            }
+        };
+        Ctx::At(c, v, p)
+    }
+}
+
+impl<'r> Ctx<'r> {
+    /// As [`ctf::Event::context_field`] finds them.
+    fn get(&self, ev: &ctf::Event<'r>, vpid: bool) -> Option<ctf::FieldValue<'r>> {
+        match self {
+            Ctx::At(c, v, p) => (if vpid { *v } else { *p }).and_then(|i| c.field_at(i)),
+            Ctx::ByName => ev.context_field(if vpid { "vpid" } else { "procname" }),
+        }
+    }
+}
+
 /// Reads one stream file; `inits` tells per trace and class index which events name a version;
 /// `done` counts the bytes read by all, shown by `progress`.
 fn summarize(
@@ -188,6 +259,7 @@ fn summarize(
     progress: &Progress,
 ) -> StreamSummary {
     let mut s = StreamSummary::default();
+    let mut ctx = CtxFields::default();
     let mut reported = 0;
     loop {
         let res = r.advance();
@@ -218,11 +290,12 @@ fn summarize(
             s.by_class.resize(ci + 1, 0);
         }
         s.by_class[ci] += 1;
-        if let Some(vpid) = ev.context_field("vpid").and_then(|v| v.as_i64()) {
+        let cx = ctx.of(&ev);
+        if let Some(vpid) = cx.get(&ev, true).and_then(|v| v.as_i64()) {
             let p = s.procs.entry(vpid).or_default();
             p.events += 1;
             if p.name.is_none() {
-                if let Some(name) = ev.context_field("procname").and_then(|v| v.as_bytes()).filter(|b| !b.is_empty()) {
+                if let Some(name) = cx.get(&ev, false).and_then(|v| v.as_bytes()).filter(|b| !b.is_empty()) {
                     p.name = Some((t, String::from_utf8_lossy(name).into_owned()));
                 }
             }
@@ -250,7 +323,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let done = AtomicU64::new(0);
     let inits: Vec<Vec<Option<Init>>> =
         set.traces.iter().map(|t| t.schema.per_class(|ec| Init::of(&ec.name))).collect();
-    let streams = set.map_streams(jobs, |r| summarize(r, &inits, &done, &progress));
+    let streams = set.map_streams(jobs, |r| summarize(r, &inits, &done, &progress), StreamSummary::then);
     progress.finish();
     let trace_of: Vec<usize> =
         set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();

@@ -113,11 +113,32 @@ pub struct StreamReader<'a> {
     page: u64,
     /// Bytes from the start already given back.
     released: u64,
+    /// Pages are given back in steps of at least this many bytes.
+    step: u64,
+    /// Where the reader stops: the end of the data, or a packet boundary (a part of the file).
+    limit: u64,
+    /// Where its part begins (0 for the whole file).
+    origin: u64,
+    /// Whether it stopped at `limit` (by framing, not by an error).
+    at_limit: bool,
+    /// For a part not yet warmed up: where it ends.
+    pending_end: Option<u64>,
 }
 
-/// Pages of a mapped file the reader is done with are given back in steps of this many bytes,
-/// so that reading many large traces at once does not keep them all resident.
-const RELEASE_STEP: u64 = 256 << 10;
+/// What a reader carries from one packet to the next: equal at a packet boundary, two readers
+/// read the rest of the file alike. (The decoder's registers are not in it: every value read
+/// through them is decoded in the same event or packet.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Carry {
+    next_packet: u64,
+    sc: Option<u64>,
+    prev_discarded: Option<u64>,
+    prev_seq: Option<u64>,
+    prev_end_ns: Option<i64>,
+    floor: u64,
+    ts: u64,
+    clock: u64,
+}
 
 impl<'a> StreamReader<'a> {
     /// A reader at the start of `data`, the content of the file `path` of a trace with `schema`.
@@ -153,21 +174,130 @@ impl<'a> StreamReader<'a> {
             done: data.is_empty(),
             page: 0,
             released: 0,
+            step: u64::MAX,
+            limit: data.len() as u64,
+            origin: 0,
+            at_limit: false,
+            pending_end: None,
+        }
+    }
+
+    /// The packet boundaries a file can be cut at into parts of about `every` bytes, each with
+    /// where a reader should start to be where a reader of the whole file is at the cut: the
+    /// last packet before it that has events (the stream's last event time is carried over),
+    /// or the packet just before it when none has. Found by reading the packet headers only,
+    /// as far as the framing can be followed.
+    pub(crate) fn cuts(&self, every: u64) -> Vec<(u64, u64)> {
+        let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
+        let mut cuts = Vec::new();
+        let (mut prev, mut with_events, mut last_cut) = (None, None, 0);
+        while !r.done && r.next_packet < r.limit {
+            let at = r.next_packet;
+            if let Some(p) = prev {
+                if at - last_cut >= every && r.limit - at >= every / 2 {
+                    cuts.push((with_events.unwrap_or(p), at));
+                    last_cut = at;
+                }
+            }
+            match r.read_packet() {
+                Ok(()) | Err(PacketError::Damaged { keep_events: true, .. }) if r.pos < r.content_end => {
+                    with_events = Some(at);
+                }
+                Ok(()) | Err(PacketError::Damaged { .. }) => {}
+                Err(PacketError::Fatal(_)) => break,
+            }
+            if r.truncated {
+                break;
+            }
+            prev = Some(at);
+        }
+        cuts
+    }
+
+    /// A reader of the packets from `start` to `end` (packet boundaries), to be started with
+    /// [`warm_up`](Self::warm_up) from the packet at `warm` (see [`cuts`](Self::cuts)).
+    pub(crate) fn part(&self, warm: u64, start: u64, end: u64) -> StreamReader<'a> {
+        let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
+        r.page = self.page;
+        r.step = self.step;
+        // Pages before the part are another reader's to give back.
+        r.released = start.next_multiple_of(self.page.max(1));
+        r.next_packet = warm;
+        r.limit = start;
+        r.origin = start;
+        r.pending_end = Some(end);
+        r
+    }
+
+    /// Brings a reader made by [`part`](Self::part) to the start of its part, its state that
+    /// of a reader of the whole file there when the packets from `warm` on leave it so: they
+    /// are read, their events, errors and losses left out. Returns what it carries at the start
+    /// of its part (`None` when those packets did not end there). Nothing for other readers.
+    pub(crate) fn warm_up(&mut self) -> Option<Carry> {
+        let end = self.pending_end.take()?;
+        while !matches!(self.advance(), Ok(false)) {}
+        let carry = self.carry_at_limit();
+        self.losses.clear();
+        self.limit = end;
+        self.at_limit = false;
+        self.done = false;
+        carry
+    }
+
+    /// What the reader carries to the next packet, when it stopped at its limit.
+    pub(crate) fn carry_at_limit(&self) -> Option<Carry> {
+        self.at_limit.then(|| self.carry())
+    }
+
+    fn carry(&self) -> Carry {
+        Carry {
+            next_packet: self.next_packet,
+            sc: self.sc.map(|s| s.id),
+            prev_discarded: self.prev_discarded,
+            prev_seq: self.prev_seq,
+            prev_end_ns: self.prev_end_ns,
+            floor: self.floor,
+            ts: self.ts,
+            clock: self.st.clock,
+        }
+    }
+
+    /// Stops at `end` (a packet boundary) instead of the end of the file, before reading.
+    pub(crate) fn set_limit(&mut self, end: u64) {
+        self.limit = end;
+    }
+
+    /// Where the reader stops.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Reads on to `end` (a packet boundary) after stopping at its limit.
+    pub(crate) fn extend(&mut self, end: u64) {
+        if self.at_limit {
+            self.limit = end;
+            self.at_limit = false;
+            self.done = false;
         }
     }
 
     /// Declares the data a read-only mapping of a file that stays as it is: the pages the
-    /// reader has gone past are given back to the system as it goes (they are read from the
-    /// file again if an event still looks at them), which keeps memory flat on large traces.
+    /// reader has gone past are given back to the system as it goes, in steps of `step` bytes
+    /// and at the end (they are read from the file again if an event still looks at them),
+    /// which keeps memory flat on large traces.
+    ///
+    /// Each step is a `madvise` call, which in a process with several threads running
+    /// interrupts the others' cores to flush their TLBs: steps should be few.
     ///
     /// # Safety
     /// The data must be a private or shared read-only memory mapping of a file, that nothing
     /// writes to while it is read.
-    pub unsafe fn set_mapped(&mut self) {
+    pub unsafe fn set_mapped(&mut self, step: u64) {
         #[cfg(unix)]
         {
             // SAFETY: sysconf has no preconditions.
             self.page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+            self.step = step.max(self.page);
         }
     }
 
@@ -191,18 +321,18 @@ impl<'a> StreamReader<'a> {
         self.released = upto;
     }
 
-    /// Bytes of the file consumed so far.
+    /// Bytes of the file (or of the part of it this reader reads) consumed so far.
     pub fn bytes_done(&self) -> u64 {
         if self.done {
-            self.data.len() as u64
+            self.bytes_total()
         } else {
-            self.packet.offset + self.pos / 8
+            (self.packet.offset + self.pos / 8).saturating_sub(self.origin)
         }
     }
 
-    /// Size of the file.
+    /// Size of the file (or of the part of it this reader reads).
     pub fn bytes_total(&self) -> u64 {
-        self.data.len() as u64
+        self.limit - self.origin
     }
 
     fn error(&self, byte: u64, message: impl Into<String>) -> Error {
@@ -252,6 +382,14 @@ impl<'a> StreamReader<'a> {
                     self.class = None;
                     // The mapping covers the last page whole.
                     self.release((self.data.len() as u64).next_multiple_of(self.page.max(1)));
+                    return Ok(false);
+                }
+                if self.next_packet >= self.limit {
+                    // The end of a part: the page it ends in may be the next part's.
+                    self.done = true;
+                    self.at_limit = true;
+                    self.class = None;
+                    self.release(self.limit);
                     return Ok(false);
                 }
                 match self.read_packet() {
@@ -372,7 +510,7 @@ impl<'a> StreamReader<'a> {
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = c.pos;
         self.next_packet = start + info.packet_bits / 8;
-        if start >= self.released + RELEASE_STEP {
+        if start >= self.released.saturating_add(self.step) {
             self.release(start);
         }
         self.st.clock_updates = true;

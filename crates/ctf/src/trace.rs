@@ -177,6 +177,22 @@ impl Trace {
     }
 }
 
+/// [`TraceSet::map_streams`] cuts no file into parts smaller than this.
+const PART_MIN: u64 = 1 << 20;
+
+/// Mapped trace data up to this size stays resident while it is read; beyond it, the readers
+/// give back the pages they have gone past.
+pub const RESIDENT_BUDGET: u64 = 128 << 20;
+
+/// How readers of stream files of `total` bytes in all give back pages when `at_once` of them
+/// are read at the same time (all of them in a merge, one per thread when each thread reads
+/// files whole): not at all when the files fit the [`RESIDENT_BUDGET`] (giving back costs every
+/// other core running the process's threads an interrupt); else in steps that keep the files
+/// being read within it, never smaller than 256 KiB.
+fn release_step(total: u64, at_once: u64) -> Option<u64> {
+    (total > RESIDENT_BUDGET).then(|| (RESIDENT_BUDGET / at_once.max(1)).max(256 << 10))
+}
+
 /// Without a packet magic, files with names of known non-trace files are skipped.
 fn looks_binary_stream(path: &Path) -> bool {
     let n = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -211,15 +227,18 @@ impl TraceSet {
         self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
     }
 
-    fn readers(&self) -> (Vec<StreamReader<'_>>, Vec<FileRef<'_>>) {
+    /// A reader of each stream file, `at_once` of them being read at the same time.
+    fn readers(&self, at_once: Option<usize>) -> (Vec<StreamReader<'_>>, Vec<FileRef<'_>>) {
         let mut readers = Vec::new();
         let mut files = Vec::new();
+        let n: usize = self.traces.iter().map(|t| t.streams.len()).sum();
+        let step = release_step(self.total_bytes(), at_once.unwrap_or(n).min(n) as u64);
         for (ti, t) in self.traces.iter().enumerate() {
             for s in &t.streams {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
-                if s.map.is_some() {
+                if let (Some(step), Some(_)) = (step, &s.map) {
                     // SAFETY: a read-only mapping of the file (traces are not written while read).
-                    unsafe { r.set_mapped() };
+                    unsafe { r.set_mapped(step) };
                 }
                 readers.push(r);
                 files.push((s.path.as_path(), s.data(), ti));
@@ -229,21 +248,100 @@ impl TraceSet {
     }
 
     /// Runs `f` on a reader of each data stream file, on `jobs` threads (0: as many as there are
-    /// cores), the largest files first; the results in stream order (traces in order, each
-    /// trace's files by name). For what needs no time order across streams (counts, ranges).
-    pub fn map_streams<R: Send>(&self, jobs: usize, f: impl Fn(&mut StreamReader<'_>) -> R + Sync) -> Vec<R> {
-        let (readers, _) = self.readers();
-        let mut items: Vec<(usize, StreamReader<'_>)> = readers.into_iter().enumerate().collect();
-        items.sort_by_key(|(_, r)| std::cmp::Reverse(r.bytes_total()));
-        let mut out = crate::parallel::map_in_order(jobs, items, |(i, mut r)| (i, f(&mut r)));
-        out.sort_by_key(|(i, _)| *i);
-        out.into_iter().map(|(_, r)| r).collect()
+    /// cores), the largest first; the results in stream order (traces in order, each trace's
+    /// files by name). For what needs no time order across streams (counts, ranges).
+    ///
+    /// With several threads, a file of at least a quarter of a thread's share of the data (and
+    /// 2 MiB) is cut at packet boundaries (found from the packet headers, in this thread) into
+    /// parts of an eighth of a share, read at the same time, each on a reader that first reads
+    /// the packets before its part back to the last one with events (to start where a reader
+    /// of the whole file would be); `merge` adds the results of a file's parts up, in file
+    /// order. The results are those of
+    /// one reader per file: a part whose start state differs from where the part before it
+    /// left off (damaged packets) is read again by that part's reader going on, and the parts
+    /// after one whose reader stopped (an error that ends the file, or `f` stopping early) are
+    /// dropped.
+    pub fn map_streams<R: Send>(
+        &self,
+        jobs: usize,
+        f: impl Fn(&mut StreamReader<'_>) -> R + Sync,
+        merge: impl Fn(R, R) -> R,
+    ) -> Vec<R> {
+        let every = match crate::parallel::threads(jobs) {
+            1 => u64::MAX,
+            n => (self.total_bytes() / (n as u64 * 8)).max(PART_MIN),
+        };
+        self.map_streams_in_parts(jobs, every, f, merge).0
+    }
+
+    /// [`map_streams`](Self::map_streams) with files of at least twice `every` bytes cut into
+    /// parts of about `every` bytes, whatever the threads; also returns how many parts were read
+    /// again by the reader of the part before them. For tests.
+    #[doc(hidden)]
+    pub fn map_streams_in_parts<R: Send>(
+        &self,
+        jobs: usize,
+        every: u64,
+        f: impl Fn(&mut StreamReader<'_>) -> R + Sync,
+        merge: impl Fn(R, R) -> R,
+    ) -> (Vec<R>, usize) {
+        let threads = crate::parallel::threads(jobs);
+        let (readers, _) = self.readers(Some(threads));
+        let mut again = 0;
+        // (file, part, its size, its reader)
+        let mut items: Vec<(usize, usize, u64, StreamReader<'_>)> = Vec::new();
+        for (i, mut r) in readers.into_iter().enumerate() {
+            let size = r.bytes_total();
+            let cuts = if size >= every.saturating_mul(2) { r.cuts(every) } else { Vec::new() };
+            let ends: Vec<u64> = cuts.iter().map(|c| c.1).chain([size]).collect();
+            for (k, &(warm, start)) in cuts.iter().enumerate() {
+                items.push((i, k + 1, ends[k + 1] - start, r.part(warm, start, ends[k + 1])));
+            }
+            if let Some(&(_, first_end)) = cuts.first() {
+                r.set_limit(first_end);
+            }
+            items.push((i, 0, ends[0], r));
+        }
+        items.sort_by_key(|&(i, k, size, _)| (std::cmp::Reverse(size), i, k));
+        // Each part's reader warms up on its thread.
+        let mut done = crate::parallel::map_in_order(jobs, items, |(i, k, _, mut r)| {
+            let carry = r.warm_up();
+            let out = f(&mut r);
+            (i, k, r, carry, out)
+        });
+        done.sort_by_key(|(i, k, ..)| (*i, *k));
+        let mut out: Vec<R> = Vec::new();
+        let mut parts = done.into_iter().peekable();
+        while let Some((i, _, mut prev, _, mut acc)) = parts.next() {
+            // The file's other parts, in order.
+            let mut stopped = false;
+            while let Some((_, _, r, carry, res)) = parts.next_if(|p| p.0 == i) {
+                if stopped {
+                    continue;
+                }
+                let end = r.limit();
+                match prev.carry_at_limit() {
+                    None => stopped = true,
+                    Some(c) if Some(c) == carry => {
+                        acc = merge(acc, res);
+                        prev = r;
+                    }
+                    Some(_) => {
+                        prev.extend(end);
+                        acc = merge(acc, f(&mut prev));
+                        again += 1;
+                    }
+                }
+            }
+            out.push(acc);
+        }
+        (out, again)
     }
 
     /// All events of all traces, merged in time order (ties: trace, then stream file order),
     /// decoded in this thread.
     pub fn events(&self) -> Events<'_, '_> {
-        let (readers, _) = self.readers();
+        let (readers, _) = self.readers(None);
         Events::new(Streams::Seq(readers))
     }
 
@@ -251,7 +349,7 @@ impl TraceSet {
     /// gives them (the same events, errors and losses in the same order), on `jobs` threads (0:
     /// as many as there are cores; 1: this one only): this one merges, the others decode ahead.
     pub fn with_events<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
-        let (readers, files) = self.readers();
+        let (readers, files) = self.readers(None);
         let workers = crate::parallel::threads(jobs).saturating_sub(1).min(readers.len().saturating_sub(1));
         if workers == 0 {
             return f(&mut Events::new(Streams::Seq(readers)));

@@ -3,7 +3,7 @@
 //! and on damaged copies.
 
 use ctf::json::json_struct;
-use ctf::{Events, TraceSet};
+use ctf::{Events, StreamReader, TraceSet};
 use std::path::{Path, PathBuf};
 
 fn shared() -> PathBuf {
@@ -45,6 +45,67 @@ fn transcript(events: &mut Events) -> (Vec<String>, u64) {
     (lines, n)
 }
 
+/// Everything one reader gives of its file (or part of it), one line each.
+fn file_transcript(r: &mut StreamReader) -> Vec<String> {
+    let mut lines = Vec::new();
+    loop {
+        let res = r.advance();
+        lines.extend(r.losses.drain(..).map(|l| format!("loss {l:?}")));
+        match res {
+            Ok(false) => break,
+            Err(e) => lines.push(format!("error {e}")),
+            Ok(true) => {
+                let Some(ev) = r.event() else { continue };
+                let mut out = Vec::new();
+                for s in [ev.stream_context(), ev.event_context(), ev.payload(), ev.packet_context()].iter().flatten() {
+                    json_struct(&mut out, s);
+                }
+                lines.push(format!(
+                    "{} {:?} {} {} {}",
+                    ev.name(),
+                    ev.timestamp(),
+                    ev.cycles(),
+                    ev.packet_offset(),
+                    String::from_utf8_lossy(&out)
+                ));
+            }
+        }
+    }
+    lines
+}
+
+fn concat(mut a: Vec<String>, mut b: Vec<String>) -> Vec<String> {
+    a.append(&mut b);
+    a
+}
+
+/// Files cut into parts of `every` bytes give, part after part, what one reader of each file
+/// gives; returns how many parts were cut and how many read again.
+fn check_parts(paths: &[PathBuf], jobs: &[usize], every: &[u64]) -> (usize, usize) {
+    let (set, _) = TraceSet::open(paths);
+    let (whole, _) = set.map_streams_in_parts(1, u64::MAX, file_transcript, concat);
+    let (mut parts, mut again) = (0, 0);
+    for &jobs in jobs {
+        for &every in every {
+            let counted = |mut a: (Vec<String>, usize), b: (Vec<String>, usize)| {
+                a.0.extend(b.0);
+                (a.0, a.1 + b.1)
+            };
+            let (par, redone) = set.map_streams_in_parts(jobs, every, |r| (file_transcript(r), 1), counted);
+            again += redone;
+            assert_eq!(whole.len(), par.len(), "{paths:?}: files");
+            for (f, (a, (b, n))) in whole.iter().zip(&par).enumerate() {
+                parts += n - 1;
+                assert_eq!(a.len(), b.len(), "{paths:?} file {f}, {jobs} jobs, parts of {every} bytes");
+                for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                    assert_eq!(x, y, "{paths:?} file {f}, {jobs} jobs, parts of {every} bytes: line {k}");
+                }
+            }
+        }
+    }
+    (parts, again)
+}
+
 fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     let (set, _) = TraceSet::open(paths);
     let (seq, n) = transcript(&mut set.events());
@@ -72,6 +133,13 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
     for p in &entries {
         total += check(std::slice::from_ref(p), &[2, 3, 8]);
     }
+    // Files cut into parts, down to a packet each.
+    let mut parts = 0;
+    for p in &entries {
+        parts += check_parts(std::slice::from_ref(p), &[2, 3], &[4096, 65536]).0;
+    }
+    parts += check_parts(&[shared().join("traces")], &[2], &[65536, 1 << 20]).0;
+    assert!(parts > 1000, "{parts} parts");
     // The ROS 2 traces all at once: streams of several traces interleave.
     let ros = check(&[shared().join("traces")], &[2, 8]);
     assert!(
@@ -137,6 +205,12 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
                 }
             }
         }
+        // In the last stream, a packet_seq_num that jumps too far (packets of 8 KiB, the
+        // number at byte 64 of each): a reader starting at the next packet would take it as it
+        // is, a reader of the whole file as the number after the previous one.
+        if k == streams.len() - 1 && data.len() > 6 * 8192 {
+            data[3 * 8192 + 64 + 5] ^= 0x40;
+        }
         std::fs::write(s, data).unwrap();
         damaged += 1;
     }
@@ -144,5 +218,7 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     let (set, _) = TraceSet::open(&[&dir]);
     let (seq, _) = transcript(&mut set.events());
     assert!(seq.iter().any(|l| l.starts_with("error")), "the damage is seen");
-    check(&[dir], &[2, 3, 8]);
+    check(std::slice::from_ref(&dir), &[2, 3, 8]);
+    let (parts, again) = check_parts(&[dir], &[2, 3], &[4096, 16384]);
+    assert!(parts > 10 && again > 0, "{parts} parts, {again} read again");
 }
