@@ -3,14 +3,33 @@
 //! and on damaged copies.
 
 use ctf::json::json_struct;
-use ctf::{Events, StreamReader, TraceSet};
+use ctf::{Event, Events, StreamReader, TraceSet};
 use std::path::{Path, PathBuf};
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
-/// Everything the reader gives, one line each, with a digest of the lines.
+/// An event: time, stream, packet, contexts, payload.
+fn line(ev: &Event) -> String {
+    let mut out = Vec::new();
+    for s in [ev.stream_context(), ev.event_context(), ev.payload(), ev.packet_context()].iter().flatten() {
+        json_struct(&mut out, s);
+    }
+    format!(
+        "{} {:?} {} {} {} {} {:?} {}",
+        ev.name(),
+        ev.timestamp(),
+        ev.cycles(),
+        ev.trace_index(),
+        ev.stream_path().display(),
+        ev.packet_offset(),
+        ev.cpu_id(),
+        String::from_utf8_lossy(&out)
+    )
+}
+
+/// Everything the reader gives, one line each, and the number of events.
 fn transcript(events: &mut Events) -> (Vec<String>, u64) {
     let mut lines = Vec::new();
     let mut n = 0u64;
@@ -19,21 +38,7 @@ fn transcript(events: &mut Events) -> (Vec<String>, u64) {
             Err(e) => lines.push(format!("error {e}")),
             Ok(ev) => {
                 n += 1;
-                let mut out = Vec::new();
-                for s in [ev.stream_context(), ev.event_context(), ev.payload(), ev.packet_context()].iter().flatten() {
-                    json_struct(&mut out, s);
-                }
-                lines.push(format!(
-                    "{} {:?} {} {} {} {} {:?} {}",
-                    ev.name(),
-                    ev.timestamp(),
-                    ev.cycles(),
-                    ev.trace_index(),
-                    ev.stream_path().display(),
-                    ev.packet_offset(),
-                    ev.cpu_id(),
-                    String::from_utf8_lossy(&out)
-                ));
+                lines.push(line(&ev));
             }
         }
         // Losses as they are known at each step.
@@ -54,21 +59,7 @@ fn file_transcript(r: &mut StreamReader) -> Vec<String> {
         match res {
             Ok(false) => break,
             Err(e) => lines.push(format!("error {e}")),
-            Ok(true) => {
-                let Some(ev) = r.event() else { continue };
-                let mut out = Vec::new();
-                for s in [ev.stream_context(), ev.event_context(), ev.payload(), ev.packet_context()].iter().flatten() {
-                    json_struct(&mut out, s);
-                }
-                lines.push(format!(
-                    "{} {:?} {} {} {}",
-                    ev.name(),
-                    ev.timestamp(),
-                    ev.cycles(),
-                    ev.packet_offset(),
-                    String::from_utf8_lossy(&out)
-                ));
-            }
+            Ok(true) => lines.extend(r.event().map(|ev| line(&ev))),
         }
     }
     lines
