@@ -66,14 +66,6 @@ fn not_a_trace_fails_clearly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent"));
 }
 
-/// `rostrace analyze --json - ARGS...`: exit code, the JSON, stderr.
-fn analyze_json(args: &[&str], traces: &[std::path::PathBuf]) -> (Option<i32>, Value, String) {
-    let out = rostrace().arg("analyze").args(args).args(["--json", "-"]).args(traces).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code(), v, err)
-}
-
 /// `rostrace analyze ARGS...` with `COLUMNS`: exit code, stdout, stderr.
 fn analyze_text(args: &[&str], columns: &str) -> (Option<i32>, String, String) {
     let out = rostrace().arg("analyze").args(args).env("COLUMNS", columns).output().unwrap();
@@ -106,7 +98,7 @@ fn strings(v: &Value) -> Vec<String> {
 #[test]
 fn autoware_says_latency_needs_take_events() {
     let Some(t) = trace("traces/tum-autoware-carla") else { return };
-    let (code, v, _) = analyze_json(&[], std::slice::from_ref(&t));
+    let (code, v, _) = analyze_json_run(&[], std::slice::from_ref(&t));
     assert_eq!(code, Some(0));
     // Galactic without rmw or DDS events: every topic shows 0 takes, and the note says why.
     assert!(v["topics"].as_array().unwrap().iter().all(|t| t["takes"] == 0));
@@ -151,7 +143,7 @@ fn autoware_says_latency_needs_take_events() {
 #[test]
 fn oldest_caret_format_says_dispatch_is_not_read() {
     let Some(t) = trace("traces/caret-analyze-samples/end_to_end_sample@78a3d5b4") else { return };
-    let (code, v, _) = analyze_json(&[], &[t]);
+    let (code, v, _) = analyze_json_run(&[], &[t]);
     assert_eq!(code, Some(0));
     assert_eq!(v["flows_matched"], 0);
     let lat = note(&v, "message latency");
@@ -165,7 +157,7 @@ fn oldest_caret_format_says_dispatch_is_not_read() {
 #[test]
 fn ros1_trace_has_a_note_and_exits_0() {
     let Some(t) = trace("ctf-edge/ros1-tc-pub-sub-10") else { return };
-    let (code, v, _) = analyze_json(&[], &[t]);
+    let (code, v, _) = analyze_json_run(&[], &[t]);
     assert_eq!(code, Some(0));
     assert_eq!(v["notes"].as_array().unwrap().len(), 1);
     let n = note(&v, "the ROS 2 analysis (nodes, topics, callbacks, latency)");
@@ -176,7 +168,7 @@ fn ros1_trace_has_a_note_and_exits_0() {
 #[test]
 fn unmatched_reasons_and_drops_in_tc_ros2_example2() {
     let Some(t) = trace("traces/tc-ros2-example2") else { return };
-    let (_, v, _) = analyze_json(&[], &[t]);
+    let (_, v, _) = analyze_json_run(&[], &[t]);
     let topic = |n: &str| v["topics"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
     let b = topic("/topic_b");
     // The 40 takes whose dds:write is not in the trace came after the last one recorded.
@@ -203,7 +195,7 @@ fn topics_by_activity_and_lines_fit_the_terminal() {
     }
     // Topics: most publications + takes first.
     let (_, text, _) = analyze_text(&[p, "--top", "0", "--wide"], "100");
-    let (_, v, _) = analyze_json(&[], std::slice::from_ref(&t));
+    let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&t));
     let activity: std::collections::HashMap<String, u64> = v["topics"]
         .as_array()
         .unwrap()
@@ -241,12 +233,12 @@ fn topics_by_activity_and_lines_fit_the_terminal() {
 #[test]
 fn time_window_and_filters() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
-    let (_, all, _) = analyze_json(&[], std::slice::from_ref(&t));
+    let (_, all, _) = analyze_json_run(&[], std::slice::from_ref(&t));
     let begin = all["begin_ns"].as_i64().unwrap();
     // The pings and pongs run from 12 ms to 31 ms after the start: a window from 10 ms to 20 ms.
     let (lo, hi) = ("0.010", "+20ms");
     let (lo_ns, hi_ns) = (begin + 10_000_000, begin + 20_000_000);
-    let (code, v, err) = analyze_json(&["--begin", lo, "--end", hi], std::slice::from_ref(&t));
+    let (code, v, err) = analyze_json_run(&["--begin", lo, "--end", hi], std::slice::from_ref(&t));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(v["window_ns"][0].as_i64(), Some(lo_ns));
     assert_eq!(v["window_ns"][1].as_i64(), Some(hi_ns));
@@ -257,15 +249,15 @@ fn time_window_and_filters() {
     assert!(v["callbacks"].as_array().unwrap().iter().map(|c| c["count"].as_u64().unwrap()).sum::<u64>() > 0);
     // Absolute: the same window.
     let (b, e) = (lo_ns.to_string(), hi_ns.to_string());
-    let (_, w, _) = analyze_json(&["--begin", &b, "--end", &e], std::slice::from_ref(&t));
+    let (_, w, _) = analyze_json_run(&["--begin", &b, "--end", &e], std::slice::from_ref(&t));
     assert_eq!(w["events"], v["events"]);
     assert_eq!(w["window_ns"], v["window_ns"]);
     // Nodes and topics.
-    let (_, v, _) = analyze_json(&["--nodes", "^/ping$"], std::slice::from_ref(&t));
+    let (_, v, _) = analyze_json_run(&["--nodes", "^/ping$"], std::slice::from_ref(&t));
     let nodes: Vec<&str> = v["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
     assert_eq!(nodes, ["/ping"]);
     assert!(v["callbacks"].as_array().unwrap().iter().all(|c| c["node"] == "/ping"));
-    let (_, v, _) = analyze_json(&["--topics", "pong"], std::slice::from_ref(&t));
+    let (_, v, _) = analyze_json_run(&["--topics", "pong"], std::slice::from_ref(&t));
     let topics: Vec<&str> = v["topics"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
     assert!(!topics.is_empty() && topics.iter().all(|t| t.contains("pong")), "{topics:?}");
     assert!(v["callbacks"].as_array().unwrap().iter().all(|c| c["topic"].as_str().unwrap().contains("pong")));
@@ -332,7 +324,7 @@ fn info_and_analyze_count_processes_per_trace() {
     let tmp = TempDir(std::env::temp_dir().join(format!("rostrace-copies-{}", std::process::id())));
     copy_dir(&t, &tmp.0.join("one"));
     copy_dir(&t, &tmp.0.join("two"));
-    let (_, v, _) = analyze_json(&[], std::slice::from_ref(&tmp.0));
+    let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&tmp.0));
     let out = rostrace().args(["info", "--json"]).arg(&tmp.0).output().unwrap();
     assert!(out.status.success());
     let info: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -390,6 +382,6 @@ fn distro_from_caret_init_without_rcl_init() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.lines().nth(1) == Some("ROS 2: Humble"), "{text}");
     // caret_init gave it: no note about the distribution.
-    let (_, v, _) = analyze_json(&[], std::slice::from_ref(&tmp.0));
+    let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&tmp.0));
     assert!(v["notes"].as_array().unwrap().iter().all(|n| n["metric"] != "ROS 2 distribution"));
 }

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{repo, rostrace, TempDir};
+use common::{analyze_json, repo, rostrace, TempDir};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -58,9 +58,7 @@ fn assert_same(ours: &Value, theirs: &Value, what: &str) {
 fn latencies_equal_caret_analyze() {
     let caret = load(&data().join("caret_analyze.json"));
     let trace = data().join("trace");
-    let out = rostrace().args(["analyze", "--json", "-"]).arg(&trace).output().unwrap();
-    assert!(out.status.success(), "analyze: {}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = analyze_json(&[], &[&trace]);
 
     // caret_analyze loaded the recording with its validation on and built the demo's architecture.
     assert_eq!(s(&caret["validation"]), "on");

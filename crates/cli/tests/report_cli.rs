@@ -7,11 +7,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-fn analyze_json(t: &Path) -> Value {
-    let out = rostrace().arg("analyze").arg(t).args(["--json", "-"]).output().unwrap();
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn screenshot_is_not_blank(html: &Path, dir: &Path) -> u64 {
     let blank = dir.join("blank.html");
     std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
@@ -37,7 +32,7 @@ fn report_renders_in_chromium_with_the_analysis_numbers() {
         let html = dir.join("report.html");
         let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let r = analyze_json(&t);
+        let r = analyze_json(&[], &[&t]);
         let dom = check_report(&html, &r);
         if r["flows_matched"].as_u64() > Some(0) {
             assert!(attr(&dom, "data-plot=\"topic-time\"", "data-drawn").is_some_and(|d| d != "0"));

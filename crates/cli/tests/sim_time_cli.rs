@@ -4,7 +4,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Sim time of the publisher: from 1000 s, ten times faster than wall time, published at 50 Hz.
@@ -40,12 +39,6 @@ fn sim_time_events(dir: &Path) -> (Vec<(i64, i64, String)>, Vec<String>) {
         }
     }
     (out, names)
-}
-
-fn analyze_json(dir: &Path, extra: &[&str]) -> Value {
-    let out = rostrace().arg("analyze").args(extra).args(["--json", "-"]).arg(dir).output().unwrap();
-    assert!(out.status.success(), "analyze: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// An rclpy node publishes `/clock` at 10× real time from 1000 s; `record --record-clock` records
@@ -119,7 +112,7 @@ fn record_clock_follows_rclpy_clock() {
         max_err = max_err.max(published[k - 1].1 - stamp);
     }
     // The fit.
-    let r = analyze_json(&dir, &[]);
+    let r = analyze_json(&[], &[&dir]);
     let st = &r["system"]["sim_time"];
     assert_eq!(st["samples"].as_u64(), Some(samples.len() as u64), "{st:#}");
     let slope = st["fit"]["slope"].as_f64().unwrap();
@@ -142,7 +135,7 @@ fn record_clock_follows_rclpy_clock() {
     );
 
     // --time sim: the times printed are sim times.
-    let rs = analyze_json(&dir, &["--time", "sim"]);
+    let rs = analyze_json(&["--time", "sim"], &[&dir]);
     assert_eq!(rs["time"], "sim");
     let (b, e) = (rs["begin_ns"].as_i64().unwrap(), rs["end_ns"].as_i64().unwrap());
     let (sb, se) = (r["begin_ns"].as_i64().unwrap(), r["end_ns"].as_i64().unwrap());
@@ -217,7 +210,7 @@ fn light_records_carets_light_list() {
             assert!(kinds.contains(&want), "{backend}: no {want}: {kinds:?}");
         }
         assert!(!kinds.contains(&"ros2:rmw_publish"), "{backend}: {kinds:?}");
-        let r = analyze_json(&dir, &[]);
+        let r = analyze_json(&[], &[&dir]);
         assert_eq!(r["nodes"].as_array().unwrap().len(), demo::NODES.len(), "{backend}");
         let runs: u64 = r["callbacks"].as_array().unwrap().iter().map(|c| c["count"].as_u64().unwrap()).sum();
         assert!(runs > 0, "{backend}: no callback runs");

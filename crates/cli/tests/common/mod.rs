@@ -69,6 +69,24 @@ pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
 }
 
+/// `rostrace analyze ARGS --json - TRACES`: exit code, the JSON (`Null` when there is none),
+/// stderr.
+pub fn analyze_json_run<P: AsRef<std::ffi::OsStr>>(
+    args: &[&str],
+    traces: &[P],
+) -> (Option<i32>, serde_json::Value, String) {
+    let out = rostrace().arg("analyze").args(args).args(["--json", "-"]).args(traces).output().expect("run rostrace");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null), err)
+}
+
+/// The JSON of `rostrace analyze ARGS --json - TRACES`, which must succeed.
+pub fn analyze_json<P: AsRef<std::ffi::OsStr>>(args: &[&str], traces: &[P]) -> serde_json::Value {
+    let (code, v, err) = analyze_json_run(args, traces);
+    assert_eq!(code, Some(0), "rostrace analyze {args:?}: {err}");
+    v
+}
+
 /// Headless Chromium (Debian's `chromium`), if it runs.
 pub fn have_chromium() -> bool {
     Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success())
