@@ -27,7 +27,7 @@ impl Handler for PublishDelay {
         match cx.running(at) {
             Some(i) => {
                 let run = &cx.ros2.runs[i as usize];
-                let key = cx.ros2.slots[run.slot as usize];
+                let key = cx.ros2.slots[run.slot()];
                 self.delays.entry(key).or_default().push(at.ts - run.start);
             }
             None => self.outside += 1,

@@ -6,15 +6,15 @@ use crate::hash::HashMap;
 use crate::model::*;
 use ctf::{Event, TraceSet};
 
-/// One execution of a callback; compact, as there is one per callback run of the trace.
+/// One execution of a callback; compact (24 bytes), as there is one per callback run of the
+/// trace.
 #[derive(Debug, Clone, Copy)]
 pub struct Run {
-    /// Index of the callback handle in [`Collected::slots`].
-    pub slot: u32,
+    /// Index of the callback handle in [`Collected::slots`] (low 31 bits), and whether the run
+    /// was flagged intra-process (the high bit).
+    slot_intra: u32,
     /// Thread.
     pub vtid: i32,
-    /// `is_intra_process` of `callback_start`.
-    pub intra: bool,
     /// Start (ns).
     pub start: i64,
     pub(crate) end: i64,
@@ -22,7 +22,29 @@ pub struct Run {
 
 pub(crate) const NO_END: i64 = i64::MIN;
 
+/// The bit of [`Run::slot_intra`] that flags an intra-process run.
+const INTRA: u32 = 1 << 31;
+
 impl Run {
+    /// A run of the callback handle `slot` (below 2^31) on thread `vtid` from `start`, not
+    /// ended yet.
+    pub(crate) fn new(slot: u32, vtid: i32, intra: bool, start: i64) -> Run {
+        debug_assert!(slot < INTRA);
+        Run { slot_intra: slot | if intra { INTRA } else { 0 }, vtid, start, end: NO_END }
+    }
+
+    /// Index of the callback handle in [`Collected::slots`].
+    #[inline]
+    pub fn slot(&self) -> usize {
+        (self.slot_intra & !INTRA) as usize
+    }
+
+    /// `is_intra_process` of `callback_start`.
+    #[inline]
+    pub fn intra(&self) -> bool {
+        self.slot_intra & INTRA != 0
+    }
+
     /// End (ns), if the trace has it.
     #[inline]
     pub fn end(&self) -> Option<i64> {

@@ -468,7 +468,7 @@ pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
     let runs: Vec<(crate::pass::Run, Option<u32>)> = runs
         .into_iter()
         .map(|r| {
-            let id = m.callbacks.at(slots[r.slot as usize], r.start);
+            let id = m.callbacks.at(slots[r.slot()], r.start);
             (r, id)
         })
         .collect();
@@ -639,7 +639,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     // Callbacks.
     let mut groups: BTreeMap<(Key, Option<u32>), Vec<u32>> = BTreeMap::new();
     for (i, (r, id)) in runs.iter().enumerate() {
-        groups.entry((slots[r.slot as usize], *id)).or_default().push(i as u32);
+        groups.entry((slots[r.slot()], *id)).or_default().push(i as u32);
     }
     let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
@@ -712,7 +712,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
             timer_period_ns: timer_period,
             count: durations.len() as u64,
             unfinished: idx.iter().filter(|&&i| runs[i as usize].0.end().is_none()).count() as u64,
-            intra_process: idx.iter().filter(|&&i| runs[i as usize].0.intra).count() as u64,
+            intra_process: idx.iter().filter(|&&i| runs[i as usize].0.intra()).count() as u64,
             duration_ns: Stats::of(&mut durations),
             period_ns: Stats::of(&mut periods),
             jitter_ns: jitter,
@@ -741,7 +741,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
     for (r, _) in runs {
         if let Some(d) = r.duration() {
-            let k = slots[r.slot as usize];
+            let k = slots[r.slot()];
             let x = per_thread.entry((k.0, k.1, r.vtid as i64)).or_default();
             x.0 += 1;
             x.1 += d;
@@ -969,7 +969,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     );
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
-    let run_key = |i: u32| runs.get(i as usize).and_then(|(r, _)| slots.get(r.slot as usize)).copied();
+    let run_key = |i: u32| runs.get(i as usize).and_then(|(r, _)| slots.get(r.slot())).copied();
     let system = crate::system::SystemReport::of(p, run_key, &callbacks);
     Report {
         system,

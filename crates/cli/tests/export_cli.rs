@@ -46,7 +46,7 @@ fn run_nodes(a: &analysis::Analysis) -> Vec<String> {
     a.runs
         .iter()
         .map(|(r, _)| {
-            let k = a.slots[r.slot as usize];
+            let k = a.slots[r.slot()];
             a.report
                 .callbacks
                 .iter()
@@ -105,7 +105,7 @@ fn perfetto_export_decodes_with_perfettos_protos() {
             .runs
             .iter()
             .map(|(r, _)| {
-                let k = a.slots[r.slot as usize];
+                let k = a.slots[r.slot()];
                 (k.0, k.1, r.vtid as i64)
             })
             .chain(a.pubs.iter().map(|(p, _)| (p.trace, p.vpid, p.vtid)))

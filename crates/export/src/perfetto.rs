@@ -283,7 +283,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     // Threads: every (trace, vpid, vtid) that ran, published or took.
     let mut threads: Vec<(u32, i64, i64)> = Vec::new();
     threads.extend(a.runs.iter().map(|(r, _)| {
-        let k = a.slots[r.slot as usize];
+        let k = a.slots[r.slot()];
         (k.0, k.1, r.vtid as i64)
     }));
     threads.extend(a.pubs.iter().map(|(p, _)| (p.trace, p.vpid, p.vtid)));
@@ -364,7 +364,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     let by_key: HashMap<(u32, i64, u64), &analysis::CallbackReport> =
         a.report.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), c)).collect();
     let slice_name = |run: u32| -> (String, Option<&analysis::CallbackReport>, u64) {
-        let k = a.slots[a.runs[run as usize].0.slot as usize];
+        let k = a.slots[a.runs[run as usize].0.slot()];
         let c = by_key.get(&k).copied();
         let name = match c {
             Some(c) => {
@@ -421,7 +421,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
         match item {
             Item::Begin(i) => {
                 let (r, _) = &a.runs[i as usize];
-                let k = a.slots[r.slot as usize];
+                let k = a.slots[r.slot()];
                 let track = thread_uuid[&(k.0, k.1, r.vtid as i64)];
                 let (name, c, address) = slice_name(i);
                 let mut ann = vec![("callback", Ann::Pointer(address))];
@@ -430,7 +430,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
                         ann.push(("symbol", Ann::Str(&c.symbol)));
                     }
                 }
-                if r.intra {
+                if r.intra() {
                     ann.push(("intra_process", Ann::Bool(true)));
                 }
                 let term = run_flows.get(&i).map_or(none, Vec::as_slice);
@@ -439,7 +439,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
             }
             Item::End(i) => {
                 let (r, _) = &a.runs[i as usize];
-                let k = a.slots[r.slot as usize];
+                let k = a.slots[r.slot()];
                 let track = thread_uuid[&(k.0, k.1, r.vtid as i64)];
                 w.event(ts, TYPE_SLICE_END, track, None, &[], &[], &[], None)?;
             }

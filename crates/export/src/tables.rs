@@ -286,7 +286,7 @@ pub fn write(
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
     let mut t = open(sink, def("callback_runs"))?;
     for (i, (run, _)) in a.runs.iter().enumerate() {
-        let k = a.slots[run.slot as usize];
+        let k = a.slots[run.slot()];
         let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
         t.row(&instance(
             recording,
@@ -299,7 +299,7 @@ pub fn write(
                 Cell::I64(run.start),
                 run.end().into(),
                 run.duration().into(),
-                Cell::Bool(run.intra),
+                Cell::Bool(run.intra()),
             ],
         ))?;
     }

@@ -122,7 +122,7 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
     order.sort_by_key(|&i| a.runs[i].0.start);
     for i in order {
         let run = &a.runs[i].0;
-        let k = a.slots[run.slot as usize];
+        let k = a.slots[run.slot()];
         let t = thread(&mut inst, (k.0, k.1, run.vtid as i64));
         inst.run_s.push(us(run.start));
         inst.run_d.push(run.duration().unwrap_or(-1));
@@ -139,7 +139,7 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
         let (c, ct) = match k.run {
             Some(r) => {
                 let run = &a.runs[r as usize].0;
-                let key = a.slots[run.slot as usize];
+                let key = a.slots[run.slot()];
                 (run.start, thread(&mut inst, (key.0, key.1, run.vtid as i64)))
             }
             None => (k.ts, thread(&mut inst, (k.trace, k.vpid, k.vtid))),

@@ -175,7 +175,7 @@ impl<'a> PathIndex<'a> {
             if let Some(cb) = cb {
                 runs_of.entry(*cb).or_default().push(i as u32);
             }
-            let k = a.slots[r.slot as usize];
+            let k = a.slots[r.slot()];
             runs_on.entry((k.0, k.1, r.vtid as i64)).or_default().push(i as u32);
         }
         let start = |i: &u32| (a.runs[*i as usize].0.start, *i);

@@ -6,7 +6,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
-use crate::pass::{Collected, Run, NO_END};
+use crate::pass::{Collected, Run};
 use ctf::Event;
 
 /// The runs builder.
@@ -33,7 +33,7 @@ impl Callbacks {
             if slot == n {
                 c.slots.push((t, vpid, cb));
             }
-            c.runs.push(Run { slot, vtid: vtid as i32, intra, start: ts, end: NO_END });
+            c.runs.push(Run::new(slot, vtid as i32, intra, ts));
             c.open.entry((t, vpid, vtid)).or_default().push((cb, id));
         } else {
             let open = c.open.entry((t, vpid, vtid)).or_default();
