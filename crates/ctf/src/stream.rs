@@ -186,7 +186,7 @@ impl<'a> StreamReader<'a> {
     /// where a reader should start to be where a reader of the whole file is at the cut: the
     /// last packet before it that has events (the stream's last event time is carried over),
     /// or the packet just before it when none has. Found by reading the packet headers only,
-    /// as far as the framing can be followed.
+    /// as far as the framing can be followed; none when packets have no begin time.
     pub(crate) fn cuts(&self, every: u64) -> Vec<(u64, u64)> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
         let mut cuts = Vec::new();
@@ -205,6 +205,11 @@ impl<'a> StreamReader<'a> {
                 }
                 Ok(()) | Err(PacketError::Damaged { .. }) => {}
                 Err(PacketError::Fatal(_)) => break,
+            }
+            // Without a packet begin time, a reader starting inside the file cannot know the
+            // clock's upper bits: the file is read whole.
+            if r.packet.ts_begin.is_none() {
+                return Vec::new();
             }
             if r.truncated {
                 break;
@@ -240,7 +245,8 @@ impl<'a> StreamReader<'a> {
         self.losses.clear();
         self.limit = end;
         self.at_limit = false;
-        self.done = false;
+        // A part that could not be reached is not read (the part before goes on instead).
+        self.done = carry.is_none();
         carry
     }
 
@@ -275,6 +281,7 @@ impl<'a> StreamReader<'a> {
     /// Reads on to `end` (a packet boundary) after stopping at its limit.
     pub(crate) fn extend(&mut self, end: u64) {
         if self.at_limit {
+            self.origin = self.limit;
             self.limit = end;
             self.at_limit = false;
             self.done = false;

@@ -44,6 +44,8 @@ pub struct Trace {
 pub struct TraceSet {
     /// The traces, sorted by directory.
     pub traces: Vec<Trace>,
+    /// Mapped data kept resident while read (see [`RESIDENT_BUDGET`]).
+    budget: u64,
 }
 
 /// Finds every directory holding a CTF `metadata` file at or below `path`, sorted. When there is
@@ -186,11 +188,11 @@ pub const RESIDENT_BUDGET: u64 = 128 << 20;
 
 /// How readers of stream files of `total` bytes in all give back pages when `at_once` of them
 /// are read at the same time (all of them in a merge, one per thread when each thread reads
-/// files whole): not at all when the files fit the [`RESIDENT_BUDGET`] (giving back costs every
-/// other core running the process's threads an interrupt); else in steps that keep the files
-/// being read within it, never smaller than 256 KiB.
-fn release_step(total: u64, at_once: u64) -> Option<u64> {
-    (total > RESIDENT_BUDGET).then(|| (RESIDENT_BUDGET / at_once.max(1)).max(256 << 10))
+/// files or parts of files whole): not at all when the files fit the `budget` (giving back
+/// costs every other core running the process's threads an interrupt); else in steps that
+/// keep the files being read within it, never smaller than 256 KiB.
+fn release_step(total: u64, at_once: u64, budget: u64) -> Option<u64> {
+    (total > budget).then(|| (budget / at_once.max(1)).max(256 << 10))
 }
 
 /// Without a packet magic, files with names of known non-trace files are skipped.
@@ -219,7 +221,7 @@ impl TraceSet {
                 Err(e) => errors.push(e),
             }
         }
-        (TraceSet { traces }, errors)
+        (TraceSet { traces, budget: RESIDENT_BUDGET }, errors)
     }
 
     /// Total size of the data stream files.
@@ -227,12 +229,20 @@ impl TraceSet {
         self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
     }
 
-    /// A reader of each stream file, `at_once` of them being read at the same time.
+    /// Sets how much mapped data stays resident while read (default [`RESIDENT_BUDGET`]). For
+    /// tests.
+    #[doc(hidden)]
+    pub fn set_resident_budget(&mut self, bytes: u64) {
+        self.budget = bytes;
+    }
+
+    /// A reader of each stream file, `at_once` of them being read at the same time (all of
+    /// them when `None`).
     fn readers(&self, at_once: Option<usize>) -> (Vec<StreamReader<'_>>, Vec<FileRef<'_>>) {
         let mut readers = Vec::new();
         let mut files = Vec::new();
         let n: usize = self.traces.iter().map(|t| t.streams.len()).sum();
-        let step = release_step(self.total_bytes(), at_once.unwrap_or(n).min(n) as u64);
+        let step = release_step(self.total_bytes(), at_once.unwrap_or(n) as u64, self.budget);
         for (ti, t) in self.traces.iter().enumerate() {
             for s in &t.streams {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);

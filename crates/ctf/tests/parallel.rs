@@ -71,10 +71,14 @@ fn concat(mut a: Vec<String>, mut b: Vec<String>) -> Vec<String> {
 }
 
 /// Files cut into parts of `every` bytes give, part after part, what one reader of each file
-/// gives; returns how many parts were cut and how many read again.
+/// gives, pages given back as read or not; returns how many parts were cut and how many read
+/// again.
 fn check_parts(paths: &[PathBuf], jobs: &[usize], every: &[u64]) -> (usize, usize) {
-    let (set, _) = TraceSet::open(paths);
+    let (mut set, _) = TraceSet::open(paths);
     let (whole, _) = set.map_streams_in_parts(1, u64::MAX, file_transcript, concat);
+    // The parts' readers give pages back as they go (the traces here are below the default
+    // budget, where nothing is given back while reading).
+    set.set_resident_budget(0);
     let (mut parts, mut again) = (0, 0);
     for &jobs in jobs {
         for &every in every {
@@ -98,8 +102,10 @@ fn check_parts(paths: &[PathBuf], jobs: &[usize], every: &[u64]) -> (usize, usiz
 }
 
 fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
-    let (set, _) = TraceSet::open(paths);
+    let (mut set, _) = TraceSet::open(paths);
     let (seq, n) = transcript(&mut set.events());
+    // The workers give pages back as they go.
+    set.set_resident_budget(0);
     for &jobs in jobs {
         let (par, _) = set.with_events(jobs, transcript);
         assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs");
