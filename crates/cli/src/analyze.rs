@@ -1000,7 +1000,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         }
     }
-    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
     }

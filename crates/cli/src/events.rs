@@ -34,7 +34,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     let mut failed = false;
     for e in &errors {
         eprintln!("rostrace: error: {e}");

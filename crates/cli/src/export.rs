@@ -78,7 +78,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         },
     };
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
-    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
     }

@@ -447,7 +447,7 @@ pub fn date_time(ns: i64) -> String {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    let (set, errors) = TraceSet::open(&a.traces.traces);
+    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     if set.traces.is_empty() && !errors.is_empty() {
         // Nothing could be opened: a summary would only be zeros.

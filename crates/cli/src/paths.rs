@@ -100,7 +100,7 @@ fn parse_case(s: &str) -> Result<Case, String> {
 
 /// The analysis of the traces, with the read errors printed; None when nothing could be read.
 fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
-    let (set, errors) = TraceSet::open(traces);
+    let (set, errors) = TraceSet::open_jobs(traces, jobs);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
     }

@@ -21,7 +21,7 @@ pub struct Args {
 /// Analyzes `traces` and writes the report to `out`; Ok(false) when a trace could not be read
 /// whole (the report still holds what could be).
 pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -> Result<bool, String> {
-    let (set, errors) = TraceSet::open(traces);
+    let (set, errors) = TraceSet::open_jobs(traces, jobs);
     for e in &errors {
         eprintln!("rostrace: error: {e}");
     }

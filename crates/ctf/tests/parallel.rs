@@ -137,6 +137,14 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
     }
     parts += check_parts(&[shared().join("traces")], &[2], &[65536, 1 << 20]).0;
     assert!(parts > 1000, "{parts} parts");
+    // Opening on several threads: the same traces and errors, in the same order.
+    let (one, one_errors) = TraceSet::open(&[shared()]);
+    let (many, many_errors) = TraceSet::open_jobs(&[shared()], 3);
+    let dirs = |s: &TraceSet| s.traces.iter().map(|t| t.dir.clone()).collect::<Vec<_>>();
+    let errors = |e: &[ctf::Error]| e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+    assert!(one.traces.len() > 20 && !one_errors.is_empty(), "{} traces", one.traces.len());
+    assert_eq!(dirs(&one), dirs(&many));
+    assert_eq!(errors(&one_errors), errors(&many_errors));
     // The ROS 2 traces all at once: streams of several traces interleave.
     let ros = check(&[shared().join("traces")], &[2, 8]);
     assert!(
