@@ -637,10 +637,14 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
 
     // Callbacks.
-    let mut groups: BTreeMap<(Key, Option<u32>), Vec<u32>> = BTreeMap::new();
+    // Runs by callback handle and callback, in the order of (handle, callback).
+    let mut by_slot: HashMap<(usize, Option<u32>), Vec<u32>> = HashMap::default();
     for (i, (r, id)) in runs.iter().enumerate() {
-        groups.entry((slots[r.slot()], *id)).or_default().push(i as u32);
+        by_slot.entry((r.slot(), *id)).or_default().push(i as u32);
     }
+    type Group = ((Key, Option<u32>), Vec<u32>);
+    let mut groups: Vec<Group> = by_slot.into_iter().map(|((slot, id), idx)| ((slots[slot], id), idx)).collect();
+    groups.sort_unstable_by_key(|(k, _)| *k);
     let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
     let mut callbacks = Vec::new();

@@ -120,8 +120,8 @@ pub struct PathIndex<'a> {
     pubs: HashMap<(u32, &'a str), Vec<u32>>,
     /// Node full names, and their index.
     names: HashMap<String, u32>,
-    /// Callback runs (index in `a.runs`) per callback object, in time order.
-    runs_of: HashMap<u32, Vec<u32>>,
+    /// Callback runs (index in `a.runs`) per callback object (by index), in time order.
+    runs_of: Vec<Vec<u32>>,
     /// Runs per thread, in time order.
     runs_on: HashMap<(u32, i64, i64), Vec<u32>>,
     /// Per publication, the runs of subscription callbacks that took it: (subscribing node,
@@ -169,18 +169,22 @@ impl<'a> PathIndex<'a> {
         for v in pubs.values_mut() {
             v.sort_by_key(key);
         }
-        let mut runs_of: HashMap<u32, Vec<u32>> = HashMap::default();
+        let mut runs_of: Vec<Vec<u32>> = vec![Vec::new(); m.callbacks.items.len()];
         let mut runs_on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
         for (i, (r, cb)) in a.runs.iter().enumerate() {
-            if let Some(cb) = cb {
-                runs_of.entry(*cb).or_default().push(i as u32);
+            if let Some(v) = cb.and_then(|cb| runs_of.get_mut(cb as usize)) {
+                v.push(i as u32);
             }
             let k = a.slots[r.slot()];
             runs_on.entry((k.0, k.1, r.vtid as i64)).or_default().push(i as u32);
         }
-        let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
-        for v in runs_of.values_mut().chain(runs_on.values_mut()) {
-            v.sort_by_key(start);
+        // The pass records runs in time order: each list, in index order, is then in time order
+        // already.
+        if !a.runs.windows(2).all(|w| w[0].0.start <= w[1].0.start) {
+            let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
+            for v in runs_of.iter_mut().chain(runs_on.values_mut()) {
+                v.sort_by_key(start);
+            }
         }
         let mut taken_by: HashMap<u32, Vec<(u32, u32)>> = HashMap::default();
         for f in &a.flows {
@@ -199,7 +203,8 @@ impl<'a> PathIndex<'a> {
 
     /// The runs of the callback objects `ids`, in time order.
     fn runs(&self, ids: &[u32]) -> Vec<u32> {
-        let mut v: Vec<u32> = ids.iter().flat_map(|id| self.runs_of.get(id).into_iter().flatten().copied()).collect();
+        let mut v: Vec<u32> =
+            ids.iter().flat_map(|&id| self.runs_of.get(id as usize).into_iter().flatten().copied()).collect();
         v.sort_by_key(|&r| (self.run_start(r), r));
         v
     }
