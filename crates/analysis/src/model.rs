@@ -42,9 +42,13 @@ impl<T> Registry<T> {
     /// The object of `key` current at `ts`: the latest created at or before `ts`, or else the
     /// first one (initialization recorded after use, as CARET's replays are).
     pub fn at(&self, key: Key, ts: i64) -> Option<u32> {
-        let list = self.by_key.get(&key)?;
-        let k = list.partition_point(|(t, _)| *t <= ts);
-        Some(if k == 0 { list[0].1 } else { list[k - 1].1 })
+        version_at(self.versions(key)?, ts)
+    }
+
+    /// The objects of `key` with their creation times, for repeated [`version_at`] lookups
+    /// without hashing the key each time.
+    pub fn versions(&self, key: Key) -> Option<&[(i64, u32)]> {
+        self.by_key.get(&key).map(Vec::as_slice)
     }
 
     /// The latest object of `key`.
@@ -61,6 +65,13 @@ impl<T> Registry<T> {
     pub fn get(&self, id: u32) -> &T {
         &self.items[id as usize]
     }
+}
+
+/// [`Registry::at`] among the `versions` of one key (see [`Registry::versions`]).
+#[inline]
+pub fn version_at(versions: &[(i64, u32)], ts: i64) -> Option<u32> {
+    let k = versions.partition_point(|(t, _)| *t <= ts);
+    versions.get(k.saturating_sub(1)).map(|v| v.1)
 }
 
 /// A traced process: one process id of one trace (a trace belongs to one host), so that

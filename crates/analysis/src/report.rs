@@ -465,10 +465,11 @@ pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
     warnings.extend(losses.iter().cloned());
 
     // Callback runs → callback objects.
+    let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
     let runs: Vec<(crate::pass::Run, Option<u32>)> = runs
         .into_iter()
         .map(|r| {
-            let id = m.callbacks.at(slots[r.slot()], r.start);
+            let id = version_at(versions[r.slot()], r.start);
             (r, id)
         })
         .collect();
