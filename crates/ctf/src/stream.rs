@@ -186,8 +186,9 @@ impl<'a> StreamReader<'a> {
     /// where a reader should start to be where a reader of the whole file is at the cut: the
     /// last packet before it that has events (the stream's last event time is carried over),
     /// or the packet just before it when none has. Found by reading the packet headers only,
-    /// as far as the framing can be followed; none when packets have no begin time.
-    pub(crate) fn cuts(&self, every: u64) -> Vec<(u64, u64)> {
+    /// as far as the framing can be followed; none when packets have no begin time, nor, unless
+    /// `damaged_too`, when a packet is damaged (its file is read whole).
+    pub(crate) fn cuts(&self, every: u64, damaged_too: bool) -> Vec<(u64, u64)> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
         let mut cuts = Vec::new();
         let (mut prev, mut with_events, mut last_cut) = (None, None, 0);
@@ -203,6 +204,9 @@ impl<'a> StreamReader<'a> {
                 Ok(()) | Err(PacketError::Damaged { keep_events: true, .. }) if r.pos < r.content_end => {
                     with_events = Some(at);
                 }
+                // A damaged packet's neighbours are read whole, unless asked: a reader starting
+                // after it may not start as a reader of the whole file would be there.
+                Err(PacketError::Damaged { .. }) if !damaged_too => return Vec::new(),
                 Ok(()) | Err(PacketError::Damaged { .. }) => {}
                 Err(PacketError::Fatal(_)) => break,
             }

@@ -272,11 +272,11 @@ impl TraceSet {
     /// parts of an eighth of a share, read at the same time, each on a reader that first reads
     /// the packets before its part back to the last one with events (to start where a reader
     /// of the whole file would be); `merge` adds the results of a file's parts up, in file
-    /// order. The results are those of
-    /// one reader per file: a part whose start state differs from where the part before it
-    /// left off (damaged packets) is read again by that part's reader going on, and the parts
-    /// after one whose reader stopped (an error that ends the file, or `f` stopping early) are
-    /// dropped.
+    /// order. The results are those of one reader per file: a part whose start state differs
+    /// from where the part before it left off is read again by that part's reader going on,
+    /// and the parts after one whose reader stopped (an error that ends the file, or `f`
+    /// stopping early) are dropped. A file with a damaged packet context (counters or begin
+    /// time) is read whole: the parts after the damage would mostly be read again.
     pub fn map_streams<R: Send>(
         &self,
         jobs: usize,
@@ -287,17 +287,19 @@ impl TraceSet {
             1 => u64::MAX,
             n => (self.total_bytes() / (n as u64 * 8)).max(PART_MIN),
         };
-        self.map_streams_in_parts(jobs, every, f, merge).0
+        self.map_streams_in_parts(jobs, every, false, f, merge).0
     }
 
     /// [`map_streams`](Self::map_streams) with files of at least twice `every` bytes cut into
-    /// parts of about `every` bytes, whatever the threads; also returns how many parts were read
-    /// again by the reader of the part before them. For tests.
+    /// parts of about `every` bytes, whatever the threads, files with damaged packets too when
+    /// `damaged_too`; also returns how many parts were read again by the reader of the part
+    /// before them. For tests.
     #[doc(hidden)]
     pub fn map_streams_in_parts<R: Send>(
         &self,
         jobs: usize,
         every: u64,
+        damaged_too: bool,
         f: impl Fn(&mut StreamReader<'_>) -> R + Sync,
         merge: impl Fn(R, R) -> R,
     ) -> (Vec<R>, usize) {
@@ -308,7 +310,7 @@ impl TraceSet {
         let mut items: Vec<(usize, usize, u64, StreamReader<'_>)> = Vec::new();
         for (i, mut r) in readers.into_iter().enumerate() {
             let size = r.bytes_total();
-            let cuts = if size >= every.saturating_mul(2) { r.cuts(every) } else { Vec::new() };
+            let cuts = if size >= every.saturating_mul(2) { r.cuts(every, damaged_too) } else { Vec::new() };
             let ends: Vec<u64> = cuts.iter().map(|c| c.1).chain([size]).collect();
             for (k, &(warm, start)) in cuts.iter().enumerate() {
                 items.push((i, k + 1, ends[k + 1] - start, r.part(warm, start, ends[k + 1])));

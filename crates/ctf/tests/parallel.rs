@@ -75,18 +75,19 @@ fn concat(mut a: Vec<String>, mut b: Vec<String>) -> Vec<String> {
 /// again.
 fn check_parts(paths: &[PathBuf], jobs: &[usize], every: &[u64]) -> (usize, usize) {
     let (mut set, _) = TraceSet::open(paths);
-    let (whole, _) = set.map_streams_in_parts(1, u64::MAX, file_transcript, concat);
+    let (whole, _) = set.map_streams_in_parts(1, u64::MAX, false, file_transcript, concat);
     // The parts' readers give pages back as they go (the traces here are below the default
     // budget, where nothing is given back while reading).
     set.set_resident_budget(0);
     let (mut parts, mut again) = (0, 0);
-    for &jobs in jobs {
+    for (&jobs, damaged_too) in jobs.iter().flat_map(|j| [(j, false), (j, true)]) {
         for &every in every {
             let counted = |mut a: (Vec<String>, usize), b: (Vec<String>, usize)| {
                 a.0.extend(b.0);
                 (a.0, a.1 + b.1)
             };
-            let (par, redone) = set.map_streams_in_parts(jobs, every, |r| (file_transcript(r), 1), counted);
+            let (par, redone) =
+                set.map_streams_in_parts(jobs, every, damaged_too, |r| (file_transcript(r), 1), counted);
             again += redone;
             assert_eq!(whole.len(), par.len(), "{paths:?}: files");
             for (f, (a, (b, n))) in whole.iter().zip(&par).enumerate() {
