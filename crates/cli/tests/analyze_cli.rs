@@ -305,25 +305,12 @@ impl Drop for TempDir {
     }
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
-
 #[test]
 fn info_and_analyze_count_processes_per_trace() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
     let tmp = TempDir(std::env::temp_dir().join(format!("rostrace-copies-{}", std::process::id())));
-    copy_dir(&t, &tmp.0.join("one"));
-    copy_dir(&t, &tmp.0.join("two"));
+    testkit::copy_writable(&t, &tmp.0.join("one"));
+    testkit::copy_writable(&t, &tmp.0.join("two"));
     let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&tmp.0));
     let out = rostrace().args(["info", "--json"]).arg(&tmp.0).output().unwrap();
     assert!(out.status.success());

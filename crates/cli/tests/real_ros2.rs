@@ -857,26 +857,16 @@ fn interop(d: &Distro, index: u32) {
     let (dir, json) = (tmp.join("trace"), tmp.join("analysis.json"));
     // A domain of its own (101..=160, clear of the other tests').
     let domain = 101 + (std::process::id() * 5 + index * 31) % 60;
-    let out = rostrace()
-        .args(["demo", "--duration", "4", "--distro", d.name, "--domain", &domain.to_string(), "-o"])
+    let mut cmd = rostrace();
+    cmd.args(["demo", "--duration", "4", "--distro", d.name, "--domain", &domain.to_string(), "-o"])
         .arg(&dir)
         .arg("--json")
         .arg(&json)
         .arg("--")
         .arg(venv.join("bin/python"))
-        .arg(repo().join("crates/demo/python/vehicle_interface.py"))
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env("ROS_DISTRO", d.name)
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROS_LOCALHOST_ONLY")
-        .env_remove("ROS_STATIC_PEERS")
-        .env_remove("LD_PRELOAD")
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
-        .env_remove("ROSTRACE_SESSION_DIR")
-        .env_remove("ROSTRACE_BACKEND")
-        .output()
-        .unwrap();
+        .arg(repo().join("crates/demo/python/vehicle_interface.py"));
+    fastdds_env(&mut cmd, d.name);
+    let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}: demo with rclpy failed: {}\n{stdout}\n{stderr}", d.name, out.status);

@@ -8,26 +8,11 @@ fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
-/// Copies the trace directory (files only, recursively) into a fresh temporary directory.
+/// Copies the trace directory into a fresh temporary directory, writable.
 fn copy_trace(src: &Path, name: &str) -> PathBuf {
     let dst = std::env::temp_dir().join(format!("rostrace-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dst);
-    fn copy(src: &Path, dst: &Path) {
-        std::fs::create_dir_all(dst).unwrap();
-        for e in std::fs::read_dir(src).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                copy(&p, &dst.join(e.file_name()));
-            } else {
-                std::fs::copy(&p, dst.join(e.file_name())).unwrap();
-                let mut perm = std::fs::metadata(dst.join(e.file_name())).unwrap().permissions();
-                #[allow(clippy::permissions_set_readonly_false)]
-                perm.set_readonly(false);
-                std::fs::set_permissions(dst.join(e.file_name()), perm).unwrap();
-            }
-        }
-    }
-    copy(src, &dst);
+    testkit::copy_writable(src, &dst);
     dst
 }
 
@@ -141,13 +126,8 @@ fn corrupted_bytes_never_panic() {
     let original = std::fs::read(&stream).unwrap();
     let meta_path = tdir.join("metadata");
     let meta = std::fs::read(&meta_path).unwrap();
-    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = testkit::XorShift(0x2545_F491_4F6C_DD1D);
+    let mut next = move || rng.next_u64();
     for round in 0..150 {
         let mut data = original.clone();
         for _ in 0..1 + next() % 8 {

@@ -166,22 +166,13 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     };
     let tmp = testkit::TempDir::new("parallel-damaged");
     let dir = tmp.join("t");
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = &found[0];
-    let mut streams = Vec::new();
-    for e in std::fs::read_dir(trace).unwrap().flatten() {
-        if e.path().is_file() {
-            let to = dir.join(e.file_name());
-            std::fs::copy(e.path(), &to).unwrap();
-            let mut perm = std::fs::metadata(&to).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perm.set_readonly(false);
-            std::fs::set_permissions(&to, perm).unwrap();
-            if e.file_name() != "metadata" {
-                streams.push(dir.join(e.file_name()));
-            }
-        }
-    }
+    testkit::copy_writable(&found[0], &dir);
+    let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "metadata"))
+        .collect();
     streams.sort();
     let (set, _) = TraceSet::open(&[&dir]);
     assert!(set.traces[0].streams.len() >= 2);
@@ -235,28 +226,17 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
     let src = shared().join("ctf-edge/tc-hello-lost");
-    let Ok(rd) = std::fs::read_dir(&src) else {
+    if !src.is_dir() {
         assert!(!testkit::tools_required(), "{} missing", src.display());
         return;
-    };
-    let files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    }
     let tmp = testkit::TempDir::new("parallel-random");
     let dir = tmp.join("t");
-    std::fs::create_dir_all(&dir).unwrap();
+    testkit::copy_writable(&src, &dir);
     let stream = dir.join("channel1_2");
-    for f in &files {
-        let to = dir.join(f.file_name().unwrap());
-        std::fs::write(&to, std::fs::read(f).unwrap()).unwrap();
-    }
     let original = std::fs::read(&stream).unwrap();
-    // A fixed sequence (xorshift), so that a failure can be replayed.
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = testkit::XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
     let (mut parts, mut again) = (0, 0);
     for round in 0..24 {
         let mut data = original.clone();

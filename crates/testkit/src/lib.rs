@@ -45,6 +45,37 @@ impl Drop for TempDir {
     }
 }
 
+/// Copies the directory `src` (recursively) to `dst`, every file writable, to be damaged or
+/// added to (the shared traces are read-only).
+pub fn copy_writable(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap_or_else(|e| panic!("{}: {e}", dst.display()));
+    for e in std::fs::read_dir(src).unwrap_or_else(|e| panic!("{}: {e}", src.display())).flatten() {
+        let (from, to) = (e.path(), dst.join(e.file_name()));
+        if from.is_dir() {
+            copy_writable(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+            let mut perm = std::fs::metadata(&to).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perm.set_readonly(false);
+            std::fs::set_permissions(&to, perm).unwrap();
+        }
+    }
+}
+
+/// A fixed pseudo-random sequence (xorshift64), so that a failing round can be replayed.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next number (the seed must not be 0).
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
 impl AsRef<Path> for TempDir {
     fn as_ref(&self) -> &Path {
         &self.0

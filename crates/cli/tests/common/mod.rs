@@ -202,10 +202,16 @@ pub fn check_report(html: &std::path::Path, r: &serde_json::Value) -> String {
 /// export it: as a user of a virtualenv would), and nothing of the test's own environment that
 /// would trace it or change its libraries.
 pub fn rclpy_env(cmd: &mut Command, distro: &str, domain: u32) {
-    cmd.env("ROS_DOMAIN_ID", domain.to_string())
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    fastdds_env(cmd, distro);
+    cmd.env("ROS_DOMAIN_ID", domain.to_string()).env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+}
+
+/// Fast DDS and `ROS_DISTRO` for an rclpy program, with nothing of the test's own environment
+/// that would trace it, change its libraries or limit its discovery.
+pub fn fastdds_env(cmd: &mut Command, distro: &str) {
+    cmd.env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
         .env("ROS_DISTRO", distro)
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
         .env_remove("ROS_LOCALHOST_ONLY")
         .env_remove("ROS_STATIC_PEERS")
         .env_remove("LD_PRELOAD")
