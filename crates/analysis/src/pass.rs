@@ -218,9 +218,14 @@ pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, 
     crate::Processor::new().collect(set, window, progress)
 }
 
-/// Positions of `vpid` and `vtid` in a context structure, cached by the structure's address.
-#[derive(Default)]
-pub(crate) struct CtxCache(Vec<(usize, Option<usize>, Option<usize>)>);
+/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type.
+pub(crate) struct CtxCache(ctf::types::Positions<2>);
+
+impl Default for CtxCache {
+    fn default() -> Self {
+        CtxCache(ctf::types::Positions::new(["vpid", "vtid"]))
+    }
+}
 
 pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
     let Some(ctx) = ev.stream_context() else {
@@ -228,15 +233,7 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
         let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
         return (vpid, vtid);
     };
-    let ptr = ctx.ty() as *const _ as usize;
-    let (pi, ti) = match cache.0.iter().find(|(p, _, _)| *p == ptr) {
-        Some(&(_, a, b)) => (a, b),
-        None => {
-            let e = (ptr, ctx.ty().index_of("vpid"), ctx.ty().index_of("vtid"));
-            cache.0.push(e);
-            (e.1, e.2)
-        }
-    };
+    let [pi, ti] = cache.0.of(ctx.ty());
     let vpid = pi.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(0);
     let vtid = ti.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(vpid);
     (vpid, vtid)

@@ -211,10 +211,15 @@ impl Init {
     }
 }
 
-/// Where `vpid` and `procname` are in the streams' event contexts, by the address of the
-/// context's type: found once instead of by name on every event.
-#[derive(Default)]
-struct CtxFields(Vec<(usize, Option<usize>, Option<usize>)>);
+/// Where `vpid` and `procname` are in the streams' event contexts: found once per context
+/// type instead of by name on every event.
+struct CtxFields(ctf::types::Positions<2>);
+
+impl Default for CtxFields {
+    fn default() -> Self {
+        CtxFields(ctf::types::Positions::new(["vpid", "procname"]))
+    }
+}
 
 /// The context fields of one event.
 enum Ctx<'r> {
@@ -227,15 +232,7 @@ enum Ctx<'r> {
 impl CtxFields {
     fn of<'r>(&mut self, ev: &ctf::Event<'r>) -> Ctx<'r> {
         let (None, Some(c)) = (ev.event_context(), ev.stream_context()) else { return Ctx::ByName };
-        let key = c.ty() as *const _ as usize;
-        let (v, p) = match self.0.iter().find(|(k, _, _)| *k == key) {
-            Some(&(_, v, p)) => (v, p),
-            None => {
-                let e = (key, c.ty().index_of("vpid"), c.ty().index_of("procname"));
-                self.0.push(e);
-                (e.1, e.2)
-            }
-        };
+        let [v, p] = self.0.of(c.ty());
         Ctx::At(c, v, p)
     }
 }

@@ -213,6 +213,32 @@ impl StructType {
     }
 }
 
+/// The positions of the members `names` in structure types, found by name once per type (by
+/// its address: the types of one open trace set), for a field read on every event.
+pub struct Positions<const N: usize> {
+    names: [&'static str; N],
+    known: Vec<(usize, [Option<usize>; N])>,
+}
+
+impl<const N: usize> Positions<N> {
+    /// Positions of `names`, found as types come.
+    pub fn new(names: [&'static str; N]) -> Self {
+        Positions { names, known: Vec::new() }
+    }
+
+    /// Where each name is in `ty`.
+    #[inline]
+    pub fn of(&mut self, ty: &StructType) -> [Option<usize>; N] {
+        let key = ty as *const StructType as usize;
+        if let Some((_, at)) = self.known.iter().find(|(k, _)| *k == key) {
+            return *at;
+        }
+        let at = self.names.map(|n| ty.index_of(n));
+        self.known.push((key, at));
+        at
+    }
+}
+
 /// A variant: one of its options, chosen by an enumeration tag decoded earlier.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantType {
