@@ -703,21 +703,23 @@ fn bytes(b: i64) -> String {
     }
 }
 
-/// `--time sim`'s lines under the text report's first: the trace's span and the window in sim time.
-fn sim_lines(r: &Report, f: &analysis::system::SimClock, width: usize) -> String {
-    let s = |t: i64| format!("{:.3} s", f.to_sim(t) as f64 / 1e9);
+/// `--time sim`'s lines under the text report's first, from the report mapped to sim time
+/// (`slope` × system time): the trace's span and the window.
+fn sim_lines(sim: &Report, slope: f64, width: usize) -> String {
+    let s = |t: i64| format!("{:.3} s", t as f64 / 1e9);
     let mut o = String::new();
     wrap(
         &mut o,
-        &format!("Times in sim time (/clock, {:.4} × system time); durations and latencies in system time.", f.slope),
+        &format!("Times in sim time (/clock, {slope:.4} × system time); durations and latencies in system time."),
         width,
         "",
         "  ",
     );
-    if let (Some(a), Some(b)) = (r.begin_ns, r.end_ns) {
-        let _ = writeln!(o, "sim time: {} to {} ({})", s(a), s(b), dur((f.to_sim(b) - f.to_sim(a)) as f64));
+    if let (Some(a), Some(b)) = (sim.begin_ns, sim.end_ns) {
+        let _ = writeln!(o, "sim time: {} to {} ({})", s(a), s(b), dur((b - a) as f64));
     }
-    if let Some((a, b)) = r.window_ns {
+    if let Some((a, b)) = sim.window_ns {
+        // Open ends stay open when mapped.
         let show = |t: i64| if t == i64::MIN || t == i64::MAX { "-".to_string() } else { s(t) };
         let _ = writeln!(o, "window: sim {} to {}", show(a), show(b));
     }
@@ -1042,25 +1044,28 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         },
     };
+    let (no_events, read_ok) = (r.events == 0, r.read_errors.is_empty());
     let written = match sim {
         None => emit(a.json.as_deref(), r, || render(r, a.top, width)),
         Some(f) => {
-            let mut sim = r.clone();
-            sim.map_times("sim", |t| f.to_sim(t));
-            emit(a.json.as_deref(), &sim, || {
-                let text = render(r, a.top, width);
+            // The text in system time (with the sim time lines), the JSON in sim time: the
+            // text is made before the report's times are mapped, when it is printed.
+            let prints_text = a.json.as_deref().is_none_or(|p| p.as_os_str() != "-");
+            let text = if prints_text { render(&report, a.top, width) } else { String::new() };
+            report.map_times("sim", |t| f.to_sim(t));
+            emit(a.json.as_deref(), &report, || {
                 let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
-                format!("{head}\n{}{rest}", sim_lines(r, &f, width))
+                format!("{head}\n{}{rest}", sim_lines(&report, f.slope, width))
             })
         }
     };
     if let Err(e) = written {
         return fail(e);
     }
-    if r.events == 0 && window.begin.is_some() | window.end.is_some() {
+    if no_events && window.begin.is_some() | window.end.is_some() {
         eprintln!("rostrace: warning: no event in the window");
     }
-    Ok(if errors.is_empty() && r.read_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if errors.is_empty() && read_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 #[cfg(test)]

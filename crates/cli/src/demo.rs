@@ -259,7 +259,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    if let Err(e) = rec.start_clock(Some(domain)) {
+    if let Err(e) = rec.start_clock(domain) {
         rec.abort();
         return fail(e);
     }

@@ -86,7 +86,6 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut p = analysis::Processor::standard();
-    p.set_jobs(a.traces.jobs);
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let an = p.analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();

@@ -255,7 +255,7 @@ fn summarize(
     done: &AtomicU64,
     progress: &Progress,
 ) -> StreamSummary {
-    let mut s = StreamSummary::default();
+    let mut s = StreamSummary { by_class: vec![0; inits[r.trace_index].len()], ..Default::default() };
     let mut ctx = CtxFields::default();
     let mut reported = 0;
     loop {
@@ -283,9 +283,7 @@ fn summarize(
         }
         let t = t.unwrap_or(i64::MIN);
         let ci = ev.class().index;
-        if ci >= s.by_class.len() {
-            s.by_class.resize(ci + 1, 0);
-        }
+        // (Sized for every class of the trace.)
         s.by_class[ci] += 1;
         let cx = ctx.of(&ev);
         if let Some(vpid) = cx.get(&ev, true).and_then(|v| v.as_i64()) {

@@ -108,9 +108,7 @@ fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
         return None;
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::Processor::standard()
-        .set_jobs(jobs)
-        .analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
+    let a = analysis::Processor::standard().analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");

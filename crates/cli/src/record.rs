@@ -746,12 +746,10 @@ impl Recording {
     /// With `--record-clock`, starts the clock recorder (`rostrace clock-recorder`, traced in the
     /// session like the demo's processes) on `domain` (default: `ROS_DOMAIN_ID`, as the traced
     /// programs). It runs until [`Recording::finish`].
-    pub fn start_clock(&mut self, domain: Option<u16>) -> Result<(), String> {
+    pub fn start_clock(&mut self, domain: u16) -> Result<(), String> {
         if !self.record_clock {
             return Ok(());
         }
-        // A bad ROS_DOMAIN_ID is said now, not when the recorder ends.
-        let domain = ros_domain(domain).map_err(|e| format!("--record-clock: {e}"))?;
         let exe = std::env::current_exe().map_err(|e| format!("--record-clock: {e}"))?;
         let mut cmd = Command::new(exe);
         cmd.arg("clock-recorder").stdin(std::process::Stdio::null()).env_remove("ROSTRACE_BACKEND");
@@ -832,6 +830,11 @@ impl Recording {
 
 /// `rostrace record`.
 pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
+    // The clock recorder's domain, checked before anything is recorded.
+    let clock_domain = match a.opts.record_clock.then(|| ros_domain(None)).transpose() {
+        Ok(d) => d.unwrap_or(0),
+        Err(e) => return fail(format!("--record-clock: {e}")),
+    };
     let lib = match find_library() {
         Some(l) => l,
         None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release, and set ROSTRACE_LIB)"),
@@ -850,7 +853,7 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         );
     }
     let mut rec = rec;
-    if let Err(e) = rec.start_clock(None) {
+    if let Err(e) = rec.start_clock(clock_domain) {
         rec.abort();
         return fail(e);
     }
@@ -1138,9 +1141,16 @@ pub struct ClockArgs {
 /// The DDS domain: `given` (`--domain`), else `ROS_DOMAIN_ID`'s (else 0), as the ROS 2 programs read it.
 pub(crate) fn ros_domain(given: Option<u16>) -> Result<u16, String> {
     match given {
-        Some(d) if d > 232 => Err(format!("invalid --domain {d}: DDS domains are 0 to 232")),
+        Some(d) if d > rostrace_ros2::MAX_DOMAIN_ID => {
+            Err(format!("invalid --domain {d}: DDS domains are 0 to {}", rostrace_ros2::MAX_DOMAIN_ID))
+        }
         Some(d) => Ok(d),
-        None => rostrace_ros2::domain_from_env().map_err(|e| e.to_string()),
+        None => {
+            let v = std::env::var("ROS_DOMAIN_ID").unwrap_or_default();
+            rostrace_ros2::domain_id(&v).ok_or_else(|| {
+                format!("ROS_DOMAIN_ID={v:?} is not a DDS domain (0 to {})", rostrace_ros2::MAX_DOMAIN_ID)
+            })
+        }
     }
 }
 

@@ -7,14 +7,26 @@ use ros2_client::dds::rustdds;
 use ros2_client::{ContextOptions, NodeName, NodeOptions};
 use std::sync::Arc;
 
+/// The largest DDS domain id ROS 2 accepts.
+pub const MAX_DOMAIN_ID: u16 = 232;
+
+/// The domain id a `ROS_DOMAIN_ID` value names: `Some(0)` when empty, `None` when it is not
+/// one (0 to [`MAX_DOMAIN_ID`]), as rcl reads it.
+pub fn domain_id(v: &str) -> Option<u16> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Some(0);
+    }
+    v.parse::<u16>().ok().filter(|d| *d <= MAX_DOMAIN_ID)
+}
+
 /// The DDS domain `ROS_DOMAIN_ID` names (0 when unset or empty), as rcl reads it.
 pub fn domain_from_env() -> Result<u16> {
-    match std::env::var("ROS_DOMAIN_ID") {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse::<u16>().ok().filter(|d| *d <= 232).ok_or_else(|| {
-            Error::Create { what: "context".into(), why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)") }
-        }),
-        _ => Ok(0),
-    }
+    let v = std::env::var("ROS_DOMAIN_ID").unwrap_or_default();
+    domain_id(&v).ok_or_else(|| Error::Create {
+        what: "context".into(),
+        why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to {MAX_DOMAIN_ID})"),
+    })
 }
 
 /// What the nodes of one context share.
