@@ -181,18 +181,11 @@ fn analyze(
             let mut p = Progress::new(progress);
             let mut proc = analysis::Processor::standard();
             proc.set_jobs(jobs);
-            // The longest paths are searched while the report is made.
-            let (mut an, lp) = proc.analyze_with(
-                &set,
-                analysis::Window::default(),
-                |d, t| p.tick(d, t),
-                |an| analysis::paths::longest_of(an, |_| true, jobs),
-            );
+            let an = proc.analyze_with_paths(&set, analysis::Window::default(), |d, t| p.tick(d, t), |_| true);
             p.tick(set.total_bytes(), set.total_bytes());
             let mut sink = ArrowSink::new();
             export::write_tables(&set, &proc, &an, "", &mut sink)
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            an.report.longest_paths = Some(lp);
             let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             errors.extend(an.report.read_errors.iter().cloned());
             let arch = Architecture::from_analysis(&an);

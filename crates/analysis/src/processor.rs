@@ -100,6 +100,21 @@ impl Processor {
         (an, t)
     }
 
+    /// [`analyze`](Self::analyze) with the report's ten longest paths (those `keep` accepts, see
+    /// [`crate::paths::longest_of`]), searched while the report is made.
+    pub fn analyze_with_paths(
+        &mut self,
+        set: &TraceSet,
+        window: Window,
+        progress: impl FnMut(u64, u64),
+        keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
+    ) -> Analysis {
+        let jobs = self.jobs;
+        let (mut an, lp) = self.analyze_with(set, window, progress, |an| crate::paths::longest_of(an, keep, jobs));
+        an.report.longest_paths = Some(lp);
+        an
+    }
+
     /// One pass over `set`: the ROS 2 model and instances, and every handler fed.
     pub fn collect(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
         let mut c = Collected::default();

@@ -949,20 +949,10 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
 
 /// The longest paths between the sources and sinks of `an`, those with a node matching
 /// `nodes` and a topic matching `topics` (when given).
-pub(crate) fn longest(
-    an: &analysis::Analysis,
-    nodes: Option<&Regex>,
-    topics: Option<&Regex>,
-    jobs: usize,
-) -> analysis::paths::LongestPaths {
-    analysis::paths::longest_of(
-        an,
-        |p| {
-            nodes.is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
-                && topics.is_none_or(|re| p.topics.iter().any(|t| re.is_match(t)))
-        },
-        jobs,
-    )
+/// Whether a path goes through a node `nodes` matches and a topic `topics` matches (when given).
+fn keep_path(p: &analysis::paths::PathSpec, nodes: Option<&Regex>, topics: Option<&Regex>) -> bool {
+    nodes.is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
+        && topics.is_none_or(|re| p.topics.iter().any(|t| re.is_match(t)))
 }
 
 /// Runs the command.
@@ -1010,16 +1000,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    // The longest paths are searched while the report is made.
-    let (an, lp) = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with(
+    let an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with_paths(
         &set,
         window,
         |d, _| progress.tick(|| d),
-        |an| longest(an, res[0].as_ref(), res[1].as_ref(), a.traces.jobs),
+        |p| keep_path(p, res[0].as_ref(), res[1].as_ref()),
     );
     progress.finish();
     let mut report = an.report;
-    report.longest_paths = Some(lp);
     filter(&mut report, res[0].as_ref(), res[1].as_ref());
     let r = &report;
     for e in &r.read_errors {

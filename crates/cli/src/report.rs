@@ -29,19 +29,16 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
         return Err("no trace to report".into());
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    // The longest paths are searched while the report is made.
-    let (a, lp) = analysis::Processor::standard().set_jobs(jobs).analyze_with(
+    let a = analysis::Processor::standard().set_jobs(jobs).analyze_with_paths(
         &set,
         analysis::Window::default(),
         |d, _| progress.tick(|| d),
-        |an| crate::analyze::longest(an, None, None, jobs),
+        |_| true,
     );
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
     }
-    let mut report = a.report.clone();
-    report.longest_paths = Some(lp);
     let title = match title {
         Some(t) => t.to_string(),
         None => {
@@ -49,7 +46,7 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
             p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
         }
     };
-    let html = html::render(&a, &report, &title);
+    let html = html::render(&a, &a.report, &title);
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
     Ok(errors.is_empty() && a.report.read_errors.is_empty())
