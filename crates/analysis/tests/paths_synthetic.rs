@@ -231,3 +231,47 @@ fn intra_process_hop_and_fan_out() {
         ]
     );
 }
+
+/// The summary a ranking reads (without writing the rows out) is what the records tell, on
+/// every path between the system's nodes (drops, messages in flight, fan-out, intra-process,
+/// a timer's latest message), with each callback option.
+#[test]
+fn summary_equals_the_records() {
+    let a = analyze();
+    let arch = Architecture::from_analysis(&a);
+    let index = PathIndex::new(&a);
+    let mut paths = Vec::new();
+    for from in 0..arch.nodes.len() {
+        for to in 0..arch.nodes.len() {
+            if from != to {
+                let (src, dst) = (analysis::paths::Endpoint::Node(from), analysis::paths::Endpoint::Node(to));
+                arch.search(&src, &[], &dst, SearchLimits::default(), |p| {
+                    paths.push(p);
+                    true
+                });
+            }
+        }
+    }
+    assert!(paths.len() >= 8, "{} paths", paths.len());
+    let mut incomplete = 0;
+    for p in &paths {
+        for (first, last) in [(false, false), (true, false), (false, true), (true, true)] {
+            let opt = PathOptions { include_first_callback: first, include_last_callback: last };
+            let r = index.records(&arch, p, opt).unwrap();
+            let s = index.summary(&arch, p, opt).unwrap();
+            let what = format!("{} {opt:?}", p.label());
+            assert_eq!(s.records, r.rows.len(), "{what}");
+            assert_eq!(s.complete, r.complete(), "{what}");
+            assert_eq!((s.dropped, s.in_flight), r.incomplete(), "{what}");
+            let want = r.stats();
+            assert_eq!(
+                (s.latency.count, s.latency.sum, s.latency.min, s.latency.max),
+                (want.count, want.sum, want.min, want.max),
+                "{what}"
+            );
+            assert_eq!(s.latency.p50, want.p50, "{what}");
+            incomplete += s.dropped + s.in_flight;
+        }
+    }
+    assert!(incomplete > 0);
+}

@@ -205,12 +205,55 @@ impl<'a> PathIndex<'a> {
     fn runs(&self, ids: &[u32]) -> Vec<u32> {
         let mut v: Vec<u32> =
             ids.iter().flat_map(|&id| self.runs_of.get(id as usize).into_iter().flatten().copied()).collect();
-        v.sort_by_key(|&r| (self.run_start(r), r));
+        // One callback's runs are in time order already (and by index among equal starts).
+        if ids.len() > 1 {
+            v.sort_by_key(|&r| (self.run_start(r), r));
+        }
         v
     }
 
     /// The records of `path` in `arch`.
     pub fn records(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<PathRecords, String> {
+        let mut ch = self.chains(arch, path, opt)?;
+        let (columns, segments) = std::mem::take(&mut ch.columns);
+        let width = columns.len();
+        let mut out: Vec<Vec<Option<i64>>> = (0..ch.rows.len()).map(|i| ch.row(i, width)).collect();
+        out.sort_by_key(|r| r[0].unwrap_or(i64::MAX));
+        Ok(PathRecords { columns, rows: out, segments })
+    }
+
+    /// What [`PathIndex::records`] tells of `path` without writing its rows out: the records,
+    /// those complete, dropped and in flight, and the latency of the complete ones.
+    pub fn summary(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<RecordsSummary, String> {
+        let ch = self.chains(arch, path, opt)?;
+        let width = ch.columns.0.len();
+        // Per record: first cell, last cell, how far it got (cells up to its last one).
+        let mut rows: Vec<(Option<i64>, Option<i64>, usize)> = (0..ch.rows.len()).map(|i| ch.ends(i, width)).collect();
+        rows.sort_by_key(|r| r.0.unwrap_or(i64::MAX));
+        let mut latencies: Vec<i64> = rows
+            .iter()
+            .filter_map(|r| match (r.0, r.1) {
+                (Some(a), Some(b)) if b >= a => Some(b - a),
+                _ => None,
+            })
+            .collect();
+        let complete = rows.iter().filter(|r| r.0.is_some() && r.1.is_some()).count();
+        let (mut dropped, mut in_flight, mut best_later) = (0, 0, 0);
+        for &(_, _, k) in rows.iter().rev() {
+            if k < width {
+                if best_later > k {
+                    dropped += 1;
+                } else {
+                    in_flight += 1;
+                }
+            }
+            best_later = best_later.max(k);
+        }
+        Ok(RecordsSummary { records: rows.len(), complete, dropped, in_flight, latency: Stats::of(&mut latencies) })
+    }
+
+    /// The records of `path` as chains of hops, with the columns and segments.
+    fn chains(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<Chains, String> {
         let n = path.nodes.len();
         if n < 2 || path.topics.len() != n - 1 {
             return Err("a path needs at least two nodes and a topic between each".into());
@@ -287,10 +330,6 @@ impl<'a> PathIndex<'a> {
         // Records as chains of hops (a communication's 4 cells each, linked to the hop
         // before), so that following a message one hop further costs the same at any depth;
         // rows are written out once at the end.
-        struct Hop {
-            parent: u32,
-            cells: [Option<i64>; 4],
-        }
         let mut hops: Vec<Hop> = Vec::new();
         // Per first hop, the first callback's start (with include_first_callback).
         let mut firsts: Vec<Option<i64>> = Vec::new();
@@ -311,6 +350,10 @@ impl<'a> PathIndex<'a> {
             hops.push(Hop { parent: u32::MAX, cells });
         }
         for k in 1..n - 1 {
+            if rows.iter().all(|r| r.1.is_none()) {
+                // Every record stopped: none goes further.
+                break;
+            }
             // Node k: input callback runs → output publications.
             let input = sub_cbs[k - 1];
             let mut outputs: HashMap<i64, Vec<u32>> = HashMap::default();
@@ -360,33 +403,96 @@ impl<'a> PathIndex<'a> {
             }
             rows = next;
         }
-        let width = columns.len();
-        let mut out: Vec<Vec<Option<i64>>> = rows
-            .into_iter()
-            .map(|(last, run)| {
-                let mut chain = Vec::with_capacity(n);
-                let mut h = last;
-                while h != u32::MAX {
-                    chain.push(h);
-                    h = hops[h as usize].parent;
-                }
-                let mut row = Vec::with_capacity(width);
-                if opt.include_first_callback {
-                    row.push(chain.last().and_then(|&root| firsts.get(root as usize).copied().flatten()));
-                }
-                for &h in chain.iter().rev() {
-                    row.extend(hops[h as usize].cells);
-                }
-                if opt.include_last_callback && row.len() == width - 1 {
-                    row.push(run.and_then(|r| a.runs[r as usize].0.end()));
-                }
-                row.resize(width, None);
-                row
-            })
-            .collect();
-        out.sort_by_key(|r| r[0].unwrap_or(i64::MAX));
-        Ok(PathRecords { columns, rows: out, segments })
+        let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].0.end()))).collect();
+        Ok(Chains { columns: (columns, segments), hops, firsts, rows, opt })
     }
+}
+
+/// A path's records as chains of hops (see [`PathIndex::records`]).
+struct Chains {
+    columns: (Vec<String>, Vec<Segment>),
+    hops: Vec<Hop>,
+    /// Per first hop, the first callback's start (with `include_first_callback`).
+    firsts: Vec<Option<i64>>,
+    /// Per record: its last hop, and the end of the run of the last communication reached.
+    rows: Vec<(u32, Option<i64>)>,
+    opt: PathOptions,
+}
+
+/// One communication of a record: its 4 cells, linked to the hop before.
+struct Hop {
+    parent: u32,
+    cells: [Option<i64>; 4],
+}
+
+impl Chains {
+    /// Record `i`'s hops, first to last.
+    fn chain(&self, i: usize) -> Vec<u32> {
+        let mut chain = Vec::new();
+        let mut h = self.rows[i].0;
+        while h != u32::MAX {
+            chain.push(h);
+            h = self.hops[h as usize].parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// Record `i`'s row of `width` cells.
+    fn row(&self, i: usize, width: usize) -> Vec<Option<i64>> {
+        let chain = self.chain(i);
+        let mut row = Vec::with_capacity(width);
+        if self.opt.include_first_callback {
+            row.push(chain.first().and_then(|&root| self.firsts.get(root as usize).copied().flatten()));
+        }
+        for &h in &chain {
+            row.extend(self.hops[h as usize].cells);
+        }
+        if self.opt.include_last_callback && row.len() == width - 1 {
+            row.push(self.rows[i].1);
+        }
+        row.resize(width, None);
+        row
+    }
+
+    /// Record `i`'s first and last cells and how many cells it has up to its last one, as
+    /// [`Chains::row`] would write them.
+    fn ends(&self, i: usize, width: usize) -> (Option<i64>, Option<i64>, usize) {
+        let chain = self.chain(i);
+        let lead = usize::from(self.opt.include_first_callback);
+        let first = if self.opt.include_first_callback {
+            chain.first().and_then(|&root| self.firsts.get(root as usize).copied().flatten())
+        } else {
+            chain.first().and_then(|&h| self.hops[h as usize].cells[0])
+        };
+        let len = lead + 4 * chain.len();
+        let end = (self.opt.include_last_callback && len == width - 1).then_some(self.rows[i].1).flatten();
+        let last = if len >= width { chain.last().and_then(|&h| self.hops[h as usize].cells[3]) } else { end };
+        let reach = if end.is_some() {
+            len + 1
+        } else {
+            let in_hops = chain.iter().enumerate().rev().find_map(|(j, &h)| {
+                self.hops[h as usize].cells.iter().rposition(Option::is_some).map(|k| lead + 4 * j + k + 1)
+            });
+            in_hops.unwrap_or(usize::from(first.is_some() && lead == 1))
+        };
+        (first, last, reach)
+    }
+}
+
+/// What [`PathIndex::summary`] tells of a path.
+#[derive(Debug, Clone, Default)]
+pub struct RecordsSummary {
+    /// Records (rows of [`PathIndex::records`]).
+    pub records: usize,
+    /// Records that went the whole way.
+    pub complete: usize,
+    /// Records dropped on the way.
+    pub dropped: usize,
+    /// Records still on the way when the trace ended.
+    pub in_flight: usize,
+    /// Latency of the complete records (ns).
+    pub latency: Stats,
 }
 
 impl PathRecords {

@@ -23,6 +23,8 @@ pub mod search;
 pub mod yaml;
 
 pub use arch::{Architecture, Context};
-pub use latency::{e2e_summary, Case, E2eSummary, PathIndex, PathOptions, PathRecords, PathSpec, Segment};
+pub use latency::{
+    e2e_summary, Case, E2eSummary, PathIndex, PathOptions, PathRecords, PathSpec, RecordsSummary, Segment,
+};
 pub use rank::{longest_of, longest_paths, rank, LongestPaths, RankedPath};
 pub use search::{Endpoint, SearchLimits, SearchOutcome};

@@ -31,16 +31,15 @@ pub struct RankedPath {
 /// follow is left out. The paths are followed on the index's threads ([`PathIndex::set_jobs`]).
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let follow = |p: PathSpec| {
-        let r = index.records(arch, &p, opt).ok()?;
-        let (dropped, in_flight) = r.incomplete();
+        let r = index.summary(arch, &p, opt).ok()?;
         Some(RankedPath {
             label: p.label(),
             path: p,
-            latency: r.stats(),
-            records: r.rows.len(),
-            complete: r.complete(),
-            dropped,
-            in_flight,
+            latency: r.latency,
+            records: r.records,
+            complete: r.complete,
+            dropped: r.dropped,
+            in_flight: r.in_flight,
         })
     };
     let mut out: Vec<RankedPath> = ctf::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
