@@ -3,7 +3,7 @@
 
 use crate::hash::{HashMap, HashSet};
 use crate::model::*;
-use crate::pass::{Collected, Publication, Take};
+use crate::pass::{Collected, Publication, Run, Take};
 use crate::stats::Stats;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -639,12 +639,20 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
 
     // Callbacks.
     // Runs by callback handle and callback, in the order of (handle, callback).
-    let mut by_slot: HashMap<(usize, Option<u32>), Vec<u32>> = HashMap::default();
+    let mut by_slot: Vec<Vec<(Option<u32>, Vec<u32>)>> = vec![Vec::new(); slots.len()];
     for (i, (r, id)) in runs.iter().enumerate() {
-        by_slot.entry((r.slot(), *id)).or_default().push(i as u32);
+        let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
+        match of_slot.iter_mut().find(|(k, _)| k == id) {
+            Some((_, v)) => v.push(i as u32),
+            None => of_slot.push((*id, vec![i as u32])),
+        }
     }
     type Group = ((Key, Option<u32>), Vec<u32>);
-    let mut groups: Vec<Group> = by_slot.into_iter().map(|((slot, id), idx)| ((slots[slot], id), idx)).collect();
+    let mut groups: Vec<Group> = by_slot
+        .into_iter()
+        .enumerate()
+        .flat_map(|(slot, v)| v.into_iter().map(move |(id, runs)| ((slots[slot], id), runs)))
+        .collect();
     groups.sort_unstable_by_key(|(k, _)| *k);
     let total_cb: i64 = runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
@@ -655,9 +663,10 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
     let mut service_runs: HashSet<(u32, i64)> = HashSet::default();
     for ((key, id), idx) in &groups {
+        let idx: Vec<Run> = idx.iter().map(|&i| runs[i as usize].0).collect();
         let cb = id.map(|i| m.callbacks.get(i));
-        let mut durations: Vec<i64> = idx.iter().filter_map(|&i| runs[i as usize].0.duration()).collect();
-        let mut starts: Vec<i64> = idx.iter().map(|&i| runs[i as usize].0.start).collect();
+        let mut durations: Vec<i64> = idx.iter().filter_map(|r| r.duration()).collect();
+        let mut starts: Vec<i64> = idx.iter().map(|r| r.start).collect();
         starts.sort_unstable();
         let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
         let (kind, topic, timer_period) = match cb.and_then(|c| c.owner) {
@@ -703,7 +712,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         e.0 += durations.len() as u64;
         e.1 += total;
         let threads = node_threads.entry((key.0, key.1, node_name.clone())).or_default();
-        threads.extend(idx.iter().map(|&i| runs[i as usize].0.vtid));
+        threads.extend(idx.iter().map(|r| r.vtid));
         callbacks.push(CallbackReport {
             trace: key.0,
             vpid: key.1,
@@ -716,8 +725,8 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
             topic,
             timer_period_ns: timer_period,
             count: durations.len() as u64,
-            unfinished: idx.iter().filter(|&&i| runs[i as usize].0.end().is_none()).count() as u64,
-            intra_process: idx.iter().filter(|&&i| runs[i as usize].0.intra()).count() as u64,
+            unfinished: idx.iter().filter(|r| r.end().is_none()).count() as u64,
+            intra_process: idx.iter().filter(|r| r.intra()).count() as u64,
             duration_ns: Stats::of(&mut durations),
             period_ns: Stats::of(&mut periods),
             jitter_ns: jitter,
@@ -800,15 +809,21 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     for f in flows {
         flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
     }
+    // Each topic's publishers and subscriptions, in creation order.
+    fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
+        let mut by: HashMap<&str, Vec<Option<u32>>> = HashMap::default();
+        for p in items {
+            by.entry(p.topic.as_str()).or_default().push(p.node);
+        }
+        by
+    }
+    let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
     let mut topics = Vec::new();
     for name in topic_names.keys() {
         let fl = flows_by_topic.get(name.as_str()).map(|v| v.as_slice()).unwrap_or(&[]);
         let nodes_of = |pubs: bool| {
-            let mut v: Vec<String> = if pubs {
-                m.publishers.items.iter().filter(|p| &p.topic == name).map(|p| m.node_name(p.node)).collect()
-            } else {
-                m.subscriptions.items.iter().filter(|p| &p.topic == name).map(|p| m.node_name(p.node)).collect()
-            };
+            let of = if pubs { &publishers_of } else { &subscribers_of };
+            let mut v: Vec<String> = of.get(name.as_str()).into_iter().flatten().map(|n| m.node_name(*n)).collect();
             v.sort();
             v.dedup();
             v
@@ -884,23 +899,41 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
     }
 
-    // Nodes.
+    // Nodes, with what each owns (in creation order).
+    fn by_node<T>(n: usize, items: &[T], node: impl Fn(&T) -> Option<u32>) -> Vec<Vec<&T>> {
+        let mut by: Vec<Vec<&T>> = (0..n).map(|_| Vec::new()).collect();
+        for x in items {
+            if let Some(v) = node(x).and_then(|i| by.get_mut(i as usize)) {
+                v.push(x);
+            }
+        }
+        by
+    }
+    let n = m.nodes.items.len();
+    let mut publishes_of = by_node(n, &m.publishers.items, |p| p.node);
+    let mut subscribes_of = by_node(n, &m.subscriptions.items, |p| p.node);
+    let mut timers_of = by_node(n, &m.timers.items, |p| p.node);
+    let mut services_of = by_node(n, &m.services.items, |p| p.node);
+    let mut clients_of = by_node(n, &m.clients.items, |p| p.node);
     let mut nodes: Vec<NodeReport> = m
         .nodes
         .items
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let id = Some(i as u32);
+            let take =
+                |v: &mut Vec<Vec<&Endpoint>>| std::mem::take(&mut v[i]).into_iter().map(|p| p.topic.clone()).collect();
+            let names =
+                |v: &mut Vec<Vec<&Service>>| std::mem::take(&mut v[i]).into_iter().map(|p| p.name.clone()).collect();
             let mut r = NodeReport {
                 trace: n.key.0,
                 vpid: n.key.1,
                 name: n.full_name(),
-                publishes: m.publishers.items.iter().filter(|p| p.node == id).map(|p| p.topic.clone()).collect(),
-                subscribes: m.subscriptions.items.iter().filter(|p| p.node == id).map(|p| p.topic.clone()).collect(),
-                timers_ns: m.timers.items.iter().filter(|p| p.node == id).map(|p| p.period_ns).collect(),
-                services: m.services.items.iter().filter(|p| p.node == id).map(|p| p.name.clone()).collect(),
-                clients: m.clients.items.iter().filter(|p| p.node == id).map(|p| p.name.clone()).collect(),
+                publishes: take(&mut publishes_of),
+                subscribes: take(&mut subscribes_of),
+                timers_ns: std::mem::take(&mut timers_of[i]).into_iter().map(|p| p.period_ns).collect(),
+                services: names(&mut services_of),
+                clients: names(&mut clients_of),
             };
             for v in [&mut r.publishes, &mut r.subscribes, &mut r.services, &mut r.clients] {
                 v.sort();
