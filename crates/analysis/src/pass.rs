@@ -218,12 +218,19 @@ pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, 
     crate::Processor::new().collect(set, window, progress)
 }
 
-/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type.
-pub(crate) struct CtxCache(ctf::types::Positions<2>);
+/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type,
+/// per trace (each trace has its own few types: a set of many traces is not searched through
+/// on every event).
+#[derive(Default)]
+pub(crate) struct CtxCache(Vec<ctf::types::Positions<2>>);
 
-impl Default for CtxCache {
-    fn default() -> Self {
-        CtxCache(ctf::types::Positions::new(["vpid", "vtid"]))
+impl CtxCache {
+    #[inline]
+    fn of(&mut self, trace: usize, ty: &ctf::types::StructType) -> [Option<usize>; 2] {
+        if trace >= self.0.len() {
+            self.0.resize_with(trace + 1, || ctf::types::Positions::new(["vpid", "vtid"]));
+        }
+        self.0[trace].of(ty)
     }
 }
 
@@ -233,7 +240,7 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
         let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
         return (vpid, vtid);
     };
-    let [pi, ti] = cache.0.of(ctx.ty());
+    let [pi, ti] = cache.of(ev.trace_index(), ctx.ty());
     let vpid = pi.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(0);
     let vtid = ti.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(vpid);
     (vpid, vtid)
