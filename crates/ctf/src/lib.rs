@@ -29,5 +29,5 @@ pub use error::{Error, Result};
 pub use parallel::{map_in_order, threads};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 pub use stream::{Event, Loss, LossKind, PacketInfo, StreamReader};
-pub use trace::{find_traces, find_traces_all, Events, Trace, TraceSet};
+pub use trace::{find_traces, find_traces_all, Events, Place, Trace, TraceSet};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -123,6 +123,12 @@ pub struct StreamReader<'a> {
     at_limit: bool,
     /// For a part not yet warmed up: where it ends.
     pending_end: Option<u64>,
+    /// The last event read: its time and byte offset.
+    last: Option<(Option<i64>, u64)>,
+    /// Whether losses are placed (see [`StreamReader::place`]) as they are met.
+    pub(crate) placed: bool,
+    /// Where each loss in `losses` was met, when placed.
+    pub(crate) loss_places: Vec<Option<(Option<i64>, u64)>>,
 }
 
 /// What a reader carries from one packet to the next: equal at a packet boundary, two readers
@@ -179,6 +185,9 @@ impl<'a> StreamReader<'a> {
             origin: 0,
             at_limit: false,
             pending_end: None,
+            last: None,
+            placed: false,
+            loss_places: Vec::new(),
         }
     }
 
@@ -575,7 +584,7 @@ impl<'a> StreamReader<'a> {
             } else {
                 if d > p {
                     let kind = LossKind::Events(d - p);
-                    self.losses.push(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns });
+                    self.push_loss(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns });
                 }
                 self.prev_discarded = Some(d);
             }
@@ -598,7 +607,7 @@ impl<'a> StreamReader<'a> {
                     } else {
                         if q > p + 1 {
                             let kind = LossKind::Packets(q - p - 1);
-                            self.losses.push(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns: b });
+                            self.push_loss(Loss { path: self.path.to_path_buf(), kind, begin_ns, end_ns: b });
                         }
                         self.prev_seq = Some(q);
                     }
@@ -665,9 +674,34 @@ impl<'a> StreamReader<'a> {
         }
         self.class = Some(class);
         self.ts = st.clock;
+        let at = self.packet.offset + self.pos / 8;
         self.pos = c.pos;
         self.ts_ns = self.to_ns(self.ts);
+        self.last = Some((self.ts_ns, at));
         Ok(())
+    }
+
+    /// Where the reader is among the events of its file: `None` before the first event, else
+    /// the time and byte offset of the last event read.
+    pub fn place(&self) -> Option<(Option<i64>, u64)> {
+        self.last
+    }
+
+    /// Index of the reader's trace in its set.
+    pub(crate) fn trace(&self) -> usize {
+        self.trace_index
+    }
+
+    /// Byte offset of the current event in the file.
+    pub fn event_offset(&self) -> Option<u64> {
+        self.last.map(|l| l.1)
+    }
+
+    fn push_loss(&mut self, loss: Loss) {
+        if self.placed {
+            self.loss_places.push(self.last);
+        }
+        self.losses.push(loss);
     }
 
     /// Time of the current event in ns from the origin, when its stream has a clock.

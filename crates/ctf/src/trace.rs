@@ -363,6 +363,53 @@ impl TraceSet {
         Events::new(Streams::Seq(readers))
     }
 
+    /// The events of the traces `traces` (indices in the set), merged in time order as
+    /// [`events`](Self::events) gives them, decoded in this thread. Their errors and losses
+    /// are not returned between the events but kept with their places in the merge of the
+    /// whole set ([`Events::placed_errors`], [`Events::placed_losses`]), and each event's
+    /// [`Events::order`] is its order in that merge: readers of disjoint parts of a set, on
+    /// several threads, give results that can be put in the order of one reader of the set.
+    pub fn events_of(&self, traces: &[usize]) -> Events<'_, '_> {
+        let (all, _) = self.readers(None);
+        let mut ids = Vec::new();
+        let mut readers = Vec::new();
+        for (i, mut r) in all.into_iter().enumerate() {
+            if traces.contains(&r.trace()) {
+                r.placed = true;
+                ids.push(i);
+                readers.push(r);
+            }
+        }
+        let mut e = Events::new(Streams::Seq(readers));
+        e.placed = Some(Placed::default());
+        e.ids = Some(ids);
+        e
+    }
+
+    /// The time of the first event that [`events`](Self::events) returns (after its errors):
+    /// `Some(None)` when it has no time, `None` when the set has no event. Reads up to each
+    /// stream file's first event.
+    pub fn first_time(&self) -> Option<Option<i64>> {
+        let (readers, _) = self.readers(None);
+        let mut first: Option<(u128, Option<i64>)> = None;
+        for (i, mut r) in readers.into_iter().enumerate() {
+            loop {
+                match r.advance() {
+                    Ok(true) => {
+                        let k = order_of(r.timestamp(), i, 0);
+                        if first.is_none_or(|f| k < f.0) {
+                            first = Some((k, r.timestamp()));
+                        }
+                        break;
+                    }
+                    Ok(false) => break,
+                    Err(_) => {}
+                }
+            }
+        }
+        first.map(|f| f.1)
+    }
+
     /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
     /// gives them (the same events, errors and losses in the same order), on `jobs` threads (0:
     /// as many as there are cores; 1: this one only): this one merges, the others decode ahead.
@@ -396,6 +443,14 @@ enum Streams<'a, 's> {
     Par(ParStreams<'a, 's>),
 }
 
+/// Where the reader of stream `i` is, as a [`Place`].
+fn place(at: Option<(Option<i64>, u64)>, i: usize) -> Place {
+    match at {
+        None => (false, i as u128),
+        Some((ts, off)) => (true, order_of(ts, i, off)),
+    }
+}
+
 /// Time-ordered events of a [`TraceSet`]; a lending iterator (each event borrows it until the next call).
 pub struct Events<'a, 's> {
     streams: Streams<'a, 's>,
@@ -405,6 +460,27 @@ pub struct Events<'a, 's> {
     delivered: bool,
     errors: VecDeque<Error>,
     losses: Vec<Loss>,
+    /// For [`TraceSet::events_of`]: the errors and losses with their places.
+    placed: Option<Placed>,
+    /// For [`TraceSet::events_of`]: each stream's index among all streams of the set.
+    ids: Option<Vec<usize>>,
+}
+
+/// Where an error or a loss comes in the merge of all events: after the event of this order
+/// (see [`Events::order`]), or, before any event of its stream, first, by stream.
+pub type Place = (bool, u128);
+
+#[derive(Default)]
+struct Placed {
+    errors: Vec<(Place, Error)>,
+    losses: Vec<(Place, Loss)>,
+}
+
+/// The order of an event in the merge: time, then the stream's index, then the byte offset.
+#[inline]
+fn order_of(ts: Option<i64>, stream: usize, offset: u64) -> u128 {
+    let t = ts.unwrap_or(i64::MIN);
+    (((t as u64) ^ (1 << 63)) as u128) << 64 | ((stream as u128 & 0xFF_FFFF) << 40) | (offset as u128 & ((1 << 40) - 1))
 }
 
 impl<'a, 's> Events<'a, 's> {
@@ -417,6 +493,8 @@ impl<'a, 's> Events<'a, 's> {
             delivered: false,
             errors: VecDeque::new(),
             losses: Vec::new(),
+            placed: None,
+            ids: None,
         }
     }
 
@@ -442,13 +520,26 @@ impl<'a, 's> Events<'a, 's> {
     fn step(&mut self, i: usize) -> bool {
         match &mut self.streams {
             Streams::Seq(readers) => loop {
+                let g = self.ids.as_ref().map_or(i, |ids| ids[i]);
                 let r = readers[i].advance();
-                if !readers[i].losses.is_empty() {
-                    self.losses.append(&mut readers[i].losses);
+                let reader = &mut readers[i];
+                if !reader.losses.is_empty() {
+                    match &mut self.placed {
+                        Some(p) => {
+                            let places = reader.loss_places.drain(..);
+                            for (at, l) in places.zip(reader.losses.drain(..)) {
+                                p.losses.push((place(at, g), l));
+                            }
+                        }
+                        None => self.losses.append(&mut reader.losses),
+                    }
                 }
                 match r {
                     Ok(has) => return has,
-                    Err(e) => self.errors.push_back(e),
+                    Err(e) => match &mut self.placed {
+                        Some(p) => p.errors.push((place(reader.place(), g), e)),
+                        None => self.errors.push_back(e),
+                    },
                 }
             },
             Streams::Par(p) => p.step(i, &mut self.errors, &mut self.losses),
@@ -458,15 +549,13 @@ impl<'a, 's> Events<'a, 's> {
     /// The next event in time order, or an error of one stream (the others go on).
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Event<'_>>> {
+        self.next_ordered().map(|x| x.1)
+    }
+
+    /// [`next`](Self::next), with the event's [`order`](Self::order) (0 with an error).
+    pub fn next_ordered(&mut self) -> Option<(u128, Result<Event<'_>>)> {
         if !self.started {
-            self.started = true;
-            for i in 0..self.len() {
-                if self.step(i) {
-                    let k = self.key(i);
-                    self.heap.push(Reverse(k));
-                }
-            }
-            self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
+            self.start();
         } else if let (true, Some(i)) = (self.delivered, self.current) {
             self.delivered = false;
             if self.step(i) {
@@ -483,15 +572,59 @@ impl<'a, 's> Events<'a, 's> {
             }
         }
         if let Some(e) = self.errors.pop_front() {
-            return Some(Err(e));
+            return Some((0, Err(e)));
         }
         let i = self.current?;
         self.delivered = true;
+        let order = self.order();
         match &self.streams {
             Streams::Seq(r) => r[i].event(),
             Streams::Par(p) => p.event(i),
         }
-        .map(Ok)
+        .map(|e| (order, Ok(e)))
+    }
+
+    /// Reads each stream's first event.
+    fn start(&mut self) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        for i in 0..self.len() {
+            if self.step(i) {
+                let k = self.key(i);
+                self.heap.push(Reverse(k));
+            }
+        }
+        self.current = self.heap.pop().map(|Reverse(k)| k as u64 as usize);
+    }
+
+    /// The order of the current event in the merge of all events of the set (see
+    /// [`TraceSet::events_of`]): time, then stream, then byte offset in the stream file,
+    /// compared as numbers. (With decoding threads, [`TraceSet::with_events`], the offset is
+    /// left out.)
+    pub fn order(&self) -> u128 {
+        let Some(i) = self.current else { return 0 };
+        match &self.streams {
+            Streams::Seq(r) => {
+                let g = self.ids.as_ref().map_or(i, |ids| ids[i]);
+                order_of(r[i].timestamp(), g, r[i].event_offset().unwrap_or(0))
+            }
+            Streams::Par(p) => order_of(p.timestamp(i), i, 0),
+        }
+    }
+
+    /// With [`TraceSet::events_of`]: the errors met so far, each with its place in the merge
+    /// of all events (sorting by place, a stable sort, gives the order in which
+    /// [`TraceSet::events`] returns them).
+    pub fn placed_errors(&mut self) -> Vec<(Place, Error)> {
+        self.placed.as_mut().map(|p| std::mem::take(&mut p.errors)).unwrap_or_default()
+    }
+
+    /// With [`TraceSet::events_of`]: the losses met so far, each with its place (see
+    /// [`placed_errors`](Self::placed_errors)).
+    pub fn placed_losses(&mut self) -> Vec<(Place, Loss)> {
+        self.placed.as_mut().map(|p| std::mem::take(&mut p.losses)).unwrap_or_default()
     }
 
     /// Losses (discarded events, lost packets) seen so far.

@@ -253,3 +253,77 @@ fn parts_equal_whole_files_under_random_damage() {
     }
     assert!(parts > 1000 && again > 0, "{parts} parts, {again} read again");
 }
+
+/// Readers of parts of a set (some traces each) give, put in order by their events' orders and
+/// their errors' and losses' places, what one reader of the set gives: on a set of several
+/// damaged copies of a trace (same times in every copy: ties broken by stream), lost events
+/// and many traces.
+#[test]
+fn parts_of_a_set_merge_into_the_whole_set() {
+    let src = shared().join("traces/caret-demos-e2e-2021");
+    let Ok(found) = ctf::find_traces(&src) else {
+        assert!(!testkit::tools_required(), "{} missing", src.display());
+        return;
+    };
+    let tmp = testkit::TempDir::new("parallel-set");
+    // The same damage in each copy: errors at the same times, put in order by stream.
+    for k in 0..3 {
+        let dir = tmp.join(format!("copy{k}"));
+        testkit::copy_writable(&found[0], &dir);
+        let mut rng = testkit::XorShift(0x5eed_0004);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        for p in files {
+            if !p.is_file() || p.file_name().is_some_and(|n| n == "metadata") {
+                continue;
+            }
+            let mut data = std::fs::read(&p).unwrap();
+            if data.len() > 8192 {
+                for _ in 0..16 {
+                    let at = rng.next_u64() as usize % data.len();
+                    data[at] ^= 1 << (rng.next_u64() % 8);
+                }
+            }
+            std::fs::write(&p, data).unwrap();
+        }
+    }
+    let lost = shared().join("ctf-edge/tc-hello-lost");
+    let samples = shared().join("traces/caret-analyze-samples");
+    let (set, _) = TraceSet::open(&[tmp.join("copy0").parent().unwrap().to_path_buf(), lost, samples]);
+    assert!(set.traces.len() > 10);
+    let mut whole = Vec::new();
+    let mut errors = Vec::new();
+    let mut events = set.events();
+    while let Some(r) = events.next() {
+        match r {
+            Ok(ev) => whole.push(line(&ev)),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let losses: Vec<String> = events.losses().iter().map(|l| format!("{l:?}")).collect();
+    assert!(!errors.is_empty() && !losses.is_empty(), "{} errors, {} losses", errors.len(), losses.len());
+    for (parts, shift) in [(2, 0), (2, 1), (3, 2), (5, 4)] {
+        let mut got = Vec::new();
+        let (mut placed_errors, mut placed_losses) = (Vec::new(), Vec::new());
+        for p in 0..parts {
+            let mine: Vec<usize> = (0..set.traces.len()).filter(|t| (t + shift) % parts == p).collect();
+            let mut events = set.events_of(&mine);
+            while let Some((order, r)) = events.next_ordered() {
+                let ev = r.expect("errors are placed, not returned");
+                assert!(mine.contains(&ev.trace_index()));
+                got.push((order, line(&ev)));
+            }
+            placed_errors.extend(events.placed_errors().into_iter().map(|(at, e)| (at, e.to_string())));
+            placed_losses.extend(events.placed_losses().into_iter().map(|(at, l)| (at, format!("{l:?}"))));
+        }
+        got.sort_by_key(|g| g.0);
+        assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "orders are unique");
+        placed_errors.sort_by_key(|e| e.0);
+        placed_losses.sort_by_key(|l| l.0);
+        assert!(got.into_iter().map(|g| g.1).eq(whole.iter().cloned()), "{parts} parts: events");
+        assert!(placed_errors.into_iter().map(|e| e.1).eq(errors.iter().cloned()), "{parts} parts: errors");
+        assert!(placed_losses.into_iter().map(|l| l.1).eq(losses.iter().cloned()), "{parts} parts: losses");
+    }
+    let first = whole.first().map(|l| l.split(' ').nth(1).unwrap_or("").to_string());
+    assert_eq!(set.first_time().map(|t| format!("{t:?}")), first);
+}
