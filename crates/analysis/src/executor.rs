@@ -2,7 +2,7 @@
 //! `_execute`: a handler of its own.
 
 use crate::events::Kind;
-use crate::handler::{At, Context, Handler, TraceInfo};
+use crate::handler::{At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 
@@ -23,7 +23,7 @@ pub struct ExecutorPhases {
 
 /// The phases of every executor thread, by (trace, vpid, vtid). A phase lasts from its event to
 /// the thread's next executor event.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ExecutorHandler {
     /// Phases per thread.
     pub threads: HashMap<(u32, i64, i64), ExecutorPhases>,
@@ -52,5 +52,15 @@ impl Handler for ExecutorHandler {
             ph.executions += 1;
         }
         ph.current = (phase as u8, at.ts);
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            self.threads.extend(p.threads);
+        }
     }
 }

@@ -70,13 +70,38 @@ pub struct TraceInfo<'a> {
 pub struct Context<'a> {
     /// The ROS 2 pass: model, callback runs, publications, takes, service calls.
     pub ros2: &'a Collected,
+    pub(crate) order: u128,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    pub(crate) fn new(ros2: &'a Collected, order: u128) -> Context<'a> {
+        Context { ros2, order }
+    }
+
     /// The callback run a thread is in at this moment (the innermost), as an index in
     /// [`Collected::runs`].
     pub fn running(&self, at: &At) -> Option<u32> {
         self.ros2.running(at.trace, at.vpid, at.vtid)
+    }
+
+    /// The event's place in the time order of all events of the set (time, then stream, then
+    /// position in the stream file, compared as numbers): what a handler that splits (see
+    /// [`Handler::split`]) merges results kept in event order by.
+    pub fn order(&self) -> u128 {
+        self.order
+    }
+}
+
+/// What [`Handler::merge`] needs to take a part's results in.
+pub struct Part<'a> {
+    pub(crate) runs: &'a [u32],
+}
+
+impl Part<'_> {
+    /// The index in the whole pass's [`Collected::runs`] of the part's run `local` (as its
+    /// [`Context::running`] gave it).
+    pub fn run(&self, local: u32) -> u32 {
+        self.runs[local as usize]
     }
 }
 
@@ -97,6 +122,23 @@ pub trait Handler: Any {
 
     /// After the last event.
     fn finish(&mut self, _cx: &Context<'_>) {}
+
+    /// A copy of this handler as it stands after subscribing (its tables, no results yet), to
+    /// share the pass over a set of several traces out across threads: each copy gets the
+    /// events of some of the traces, in time order, on a thread of its own; then
+    /// [`Handler::merge`] takes each copy's results into the handler registered, and
+    /// [`Handler::finish`] runs once, on it. `None` (the default) keeps the pass on one thread
+    /// whenever the handler subscribed to an event class of the set. A handler that splits
+    /// joins nothing across traces during the pass.
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        None
+    }
+
+    /// Takes in the results of a copy made by [`Handler::split`] (`part` is that copy, to
+    /// downcast), which saw other traces' events than the copies merged before it. The copy's run indices are its
+    /// part's: map them with [`Part::run`]. Results kept in event order merge by
+    /// [`Context::order`]. Parts are merged in turn into the registered handler.
+    fn merge(&mut self, _part: Box<dyn Any>, _map: &Part<'_>) {}
 }
 
 /// Positions of named payload fields in an event class, resolved once: `fields.int(ev, 0)` is
@@ -137,6 +179,29 @@ impl Fields {
     pub fn str(&self, ev: &Event<'_>, k: usize) -> Option<String> {
         self.0.get(k).copied().flatten().and_then(|i| ev.field_at(i)).and_then(|v| v.as_str().map(|s| s.into_owned()))
     }
+}
+
+/// Two lists of results in event order, each with its events' orders (see
+/// [`Context::order`]), as one (for [`Handler::merge`]).
+pub fn merge_in_order<T>(a: (Vec<T>, Vec<u128>), b: (Vec<T>, Vec<u128>)) -> (Vec<T>, Vec<u128>) {
+    let (mut items, mut orders) =
+        (Vec::with_capacity(a.0.len() + b.0.len()), Vec::with_capacity(a.1.len() + b.1.len()));
+    let (mut ai, mut ao) = (a.0.into_iter(), a.1.into_iter().peekable());
+    let (mut bi, mut bo) = (b.0.into_iter(), b.1.into_iter().peekable());
+    loop {
+        let take_a = match (ao.peek(), bo.peek()) {
+            (Some(x), Some(y)) => x < y,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let (it, o) = if take_a { (ai.next(), ao.next()) } else { (bi.next(), bo.next()) };
+        if let (Some(it), Some(o)) = (it, o) {
+            items.push(it);
+            orders.push(o);
+        }
+    }
+    (items, orders)
 }
 
 pub(crate) fn as_any(h: &dyn Handler) -> &dyn Any {

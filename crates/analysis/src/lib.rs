@@ -35,7 +35,7 @@ pub mod services;
 pub mod stats;
 pub mod system;
 
-pub use handler::{At, Context, Fields, Handler, TraceInfo};
+pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};
 pub use notes::Note;
 pub use pass::{Bound, Collected, Window};
 pub use processor::Processor;

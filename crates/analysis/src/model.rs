@@ -67,6 +67,37 @@ impl<T> Registry<T> {
     }
 }
 
+impl<T> Registry<T> {
+    /// The registries of parts of a split pass as one, their objects in the order of the events
+    /// that created them (`orders`, one per object); each part's map from its ids to the
+    /// whole's.
+    fn merge(parts: Vec<(Registry<T>, Vec<u128>)>) -> (Registry<T>, Vec<Vec<u32>>) {
+        let mut keys: Vec<Vec<(Key, i64)>> = Vec::new();
+        for (r, _) in &parts {
+            let mut v = vec![((0, 0, 0), 0); r.items.len()];
+            for (k, list) in &r.by_key {
+                for &(ts, id) in list {
+                    v[id as usize] = (*k, ts);
+                }
+            }
+            keys.push(v);
+        }
+        let mut maps: Vec<Vec<u32>> = parts.iter().map(|(r, _)| vec![0; r.items.len()]).collect();
+        let (mut items, orders): (Vec<_>, Vec<_>) = parts.into_iter().map(|(r, o)| (r.items.into_iter(), o)).unzip();
+        let mut out = Registry::default();
+        crate::pass::interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
+            if let Some(item) = items[p].next() {
+                let id = out.items.len() as u32;
+                maps[p][l] = id;
+                out.items.push(item);
+                let (k, ts) = keys[p][l];
+                out.by_key.entry(k).or_default().push((ts, id));
+            }
+        });
+        (out, maps)
+    }
+}
+
 /// [`Registry::at`] among the `versions` of one key (see [`Registry::versions`]).
 #[inline]
 pub fn version_at(versions: &[(i64, u32)], ts: i64) -> Option<u32> {
@@ -311,6 +342,22 @@ pub struct Model {
     pub ipb_to_subscription: HashMap<Key, u64>,
 }
 
+/// In a part of a split pass: the order (see [`crate::Context::order`]) of the event that
+/// created each object of each registry of the [`Model`] (in the order of [`Model::sizes`]).
+#[derive(Debug, Default)]
+pub(crate) struct ModelOrders([Vec<u128>; 13]);
+
+impl ModelOrders {
+    /// The objects an event of `order` created: the registries' sizes before and after it.
+    pub(crate) fn note(&mut self, before: [usize; 13], after: [usize; 13], order: u128) {
+        for k in 0..13 {
+            for _ in before[k]..after[k] {
+                self.0[k].push(order);
+            }
+        }
+    }
+}
+
 impl Process {
     /// Whether this process recorded an event of `kind`.
     pub fn has(&self, kind: crate::events::Kind) -> bool {
@@ -329,6 +376,80 @@ impl Process {
 }
 
 impl Model {
+    /// The number of objects in each registry.
+    pub(crate) fn sizes(&self) -> [usize; 13] {
+        [
+            self.nodes.items.len(),
+            self.publishers.items.len(),
+            self.publishers_by_rmw.items.len(),
+            self.subscriptions.items.len(),
+            self.subscriptions_by_rmw.items.len(),
+            self.subscriptions_by_rclcpp.items.len(),
+            self.timers.items.len(),
+            self.services.items.len(),
+            self.clients.items.len(),
+            self.callbacks.items.len(),
+            self.executors.items.len(),
+            self.groups.items.len(),
+            self.lifecycles.items.len(),
+        ]
+    }
+
+    /// The models of the parts of a split pass (disjoint traces) as one: each registry's
+    /// objects in the order of the events that created them, ids mapped.
+    pub(crate) fn merge(parts: Vec<(Model, ModelOrders)>) -> Model {
+        fn take<T>(
+            parts: &mut [(Model, ModelOrders)],
+            k: usize,
+            reg: impl Fn(&mut Model) -> &mut Registry<T>,
+        ) -> Vec<(Registry<T>, Vec<u128>)> {
+            parts.iter_mut().map(|(m, o)| (std::mem::take(reg(m)), std::mem::take(&mut o.0[k]))).collect()
+        }
+        let mut parts = parts;
+        let mut m = Model::default();
+        m.nodes = Registry::merge(take(&mut parts, 0, |m| &mut m.nodes)).0;
+        let (publishers, pub_ids) = Registry::merge(take(&mut parts, 1, |m| &mut m.publishers));
+        m.publishers = publishers;
+        let mut by_rmw = take(&mut parts, 2, |m| &mut m.publishers_by_rmw);
+        for ((r, _), ids) in by_rmw.iter_mut().zip(&pub_ids) {
+            r.items.iter_mut().for_each(|x| *x = ids[*x as usize]);
+        }
+        m.publishers_by_rmw = Registry::merge(by_rmw).0;
+        let (subscriptions, sub_ids) = Registry::merge(take(&mut parts, 3, |m| &mut m.subscriptions));
+        m.subscriptions = subscriptions;
+        for (k, reg) in [(4, 0), (5, 1)] {
+            let mut by = if reg == 0 {
+                take(&mut parts, k, |m| &mut m.subscriptions_by_rmw)
+            } else {
+                take(&mut parts, k, |m| &mut m.subscriptions_by_rclcpp)
+            };
+            for ((r, _), ids) in by.iter_mut().zip(&sub_ids) {
+                r.items.iter_mut().for_each(|x| *x = ids[*x as usize]);
+            }
+            let merged = Registry::merge(by).0;
+            if reg == 0 {
+                m.subscriptions_by_rmw = merged;
+            } else {
+                m.subscriptions_by_rclcpp = merged;
+            }
+        }
+        m.timers = Registry::merge(take(&mut parts, 6, |m| &mut m.timers)).0;
+        m.services = Registry::merge(take(&mut parts, 7, |m| &mut m.services)).0;
+        m.clients = Registry::merge(take(&mut parts, 8, |m| &mut m.clients)).0;
+        m.callbacks = Registry::merge(take(&mut parts, 9, |m| &mut m.callbacks)).0;
+        m.executors = Registry::merge(take(&mut parts, 10, |m| &mut m.executors)).0;
+        m.groups = Registry::merge(take(&mut parts, 11, |m| &mut m.groups)).0;
+        m.lifecycles = Registry::merge(take(&mut parts, 12, |m| &mut m.lifecycles)).0;
+        for (p, _) in parts {
+            m.processes.extend(p.processes);
+            m.gids.extend(p.gids);
+            m.writer_topics.extend(p.writer_topics);
+            m.buffer_to_ipb.extend(p.buffer_to_ipb);
+            m.ipb_to_subscription.extend(p.ipb_to_subscription);
+        }
+        m
+    }
+
     /// Resolves node handles and callback owners, now that all initialization events are known
     /// (they can come in any order: rcl creates `/rosout`'s publisher before it records the node).
     pub fn resolve_owners(&mut self) {

@@ -45,6 +45,11 @@ impl Run {
         self.slot_intra & INTRA != 0
     }
 
+    /// The same run, of the callback handle `slot`.
+    pub(crate) fn with_slot(self, slot: u32) -> Run {
+        Run { slot_intra: slot | (self.slot_intra & INTRA), ..self }
+    }
+
     /// End (ns), if the trace has it.
     #[inline]
     pub fn end(&self) -> Option<i64> {
@@ -162,9 +167,60 @@ pub struct Collected {
     pub discarded: u64,
     /// Open callback runs per thread, innermost last: (callback handle, run).
     pub(crate) open: HashMap<(u32, i64, i64), Vec<(u64, u32)>>,
+    /// In a part of a split pass: the order (see [`crate::Context::order`]) of the event of
+    /// each run, publication and take, to merge the parts by.
+    pub(crate) orders: Option<Orders>,
+    /// The current event's order (in a part of a split pass).
+    pub(crate) order: u128,
+}
+
+/// The orders of the events of a part's runs, publications and takes.
+#[derive(Default)]
+pub(crate) struct Orders {
+    pub(crate) runs: Vec<u128>,
+    pub(crate) pubs: Vec<u128>,
+    pub(crate) takes: Vec<u128>,
 }
 
 impl Collected {
+    /// Counts a loss the reader reported.
+    pub(crate) fn add_loss(&mut self, l: &ctf::Loss) {
+        if let ctf::LossKind::Events(k) = l.kind {
+            self.discarded += k;
+        }
+        self.losses.push(match l.kind {
+            ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
+            ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
+        });
+    }
+
+    /// Adds a run; its index.
+    pub(crate) fn push_run(&mut self, run: Run) -> u32 {
+        if let Some(o) = &mut self.orders {
+            o.runs.push(self.order);
+        }
+        self.runs.push(run);
+        self.runs.len() as u32 - 1
+    }
+
+    /// Adds a publication; its index.
+    pub(crate) fn push_pub(&mut self, p: Publication) -> u32 {
+        if let Some(o) = &mut self.orders {
+            o.pubs.push(self.order);
+        }
+        self.pubs.push(p);
+        self.pubs.len() as u32 - 1
+    }
+
+    /// Adds a take; its index.
+    pub(crate) fn push_take(&mut self, t: Take) -> u32 {
+        if let Some(o) = &mut self.orders {
+            o.takes.push(self.order);
+        }
+        self.takes.push(t);
+        self.takes.len() as u32 - 1
+    }
+
     /// The callback run thread `vtid` of process (`trace`, `vpid`) is in now (the innermost),
     /// as an index in [`Collected::runs`].
     pub fn running(&self, trace: u32, vpid: i64, vtid: i64) -> Option<u32> {
@@ -244,4 +300,23 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
     let vpid = pi.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(0);
     let vtid = ti.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(vpid);
     (vpid, vtid)
+}
+
+/// The parts' items in the order of their events: `f(part, index in the part)` for each, each
+/// part's in order (`orders`: each item's order, see [`crate::Context::order`]).
+pub(crate) fn interleave(orders: &[&[u128]], mut f: impl FnMut(usize, usize)) {
+    let mut at = vec![0usize; orders.len()];
+    loop {
+        let mut best: Option<(u128, usize)> = None;
+        for (p, o) in orders.iter().enumerate() {
+            if let Some(&k) = o.get(at[p]) {
+                if best.is_none_or(|b| k < b.0) {
+                    best = Some((k, p));
+                }
+            }
+        }
+        let Some((_, p)) = best else { break };
+        f(p, at[p]);
+        at[p] += 1;
+    }
 }

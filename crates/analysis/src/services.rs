@@ -3,7 +3,7 @@
 //! each request (the next run on the server's thread): a handler of its own.
 
 use crate::events::{ClassInfo, Kind, F};
-use crate::handler::{At, Context, Handler, TraceInfo};
+use crate::handler::{merge_in_order, At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use crate::model::Key;
 use ctf::{Event, EventClass};
@@ -43,15 +43,22 @@ pub struct ServerCall {
 }
 
 /// The handler: every call, in the order seen.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ServiceHandler {
     infos: Vec<ClassInfo>,
     /// Service requests sent by clients.
     pub client_calls: Vec<ClientCall>,
     /// Service requests taken by servers.
     pub server_calls: Vec<ServerCall>,
+    /// The orders of the calls' events (see [`Context::order`]).
+    client_orders: Vec<u128>,
+    server_orders: Vec<u128>,
     /// Per thread, the request taken and not yet served by a callback run.
     pending: HashMap<(u32, i64, i64), u32>,
+    /// Requests without their response yet, by (client, sequence number) and by (service,
+    /// sequence number, client GID), latest last.
+    unanswered_client: HashMap<(Key, i64), Vec<u32>>,
+    unanswered_server: HashMap<(Key, i64, Vec<u8>), Vec<u32>>,
 }
 
 impl Handler for ServiceHandler {
@@ -83,7 +90,10 @@ impl Handler for ServiceHandler {
                     ts_send: at.ts,
                     response: None,
                 };
+                let id = self.client_calls.len() as u32;
+                self.unanswered_client.entry((call.client, call.seq)).or_default().push(id);
                 self.client_calls.push(call);
+                self.client_orders.push(cx.order());
             }
             Kind::TakeRequest if info.u(ev, F::Taken) != 0 => {
                 let call = ServerCall {
@@ -95,39 +105,52 @@ impl Handler for ServiceHandler {
                     response: None,
                     run: None,
                 };
-                self.pending.insert((at.trace, at.vpid, at.vtid), self.server_calls.len() as u32);
+                let id = self.server_calls.len() as u32;
+                self.pending.insert((at.trace, at.vpid, at.vtid), id);
+                self.unanswered_server.entry((call.service, call.seq, call.client_gid.clone())).or_default().push(id);
                 self.server_calls.push(call);
+                self.server_orders.push(cx.order());
             }
             Kind::SendResponse => {
                 let service = key(info.u(ev, F::RmwServiceHandle));
                 let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
                 let gid = info.bytes(ev, F::ClientGid);
                 let source = info.i(ev, F::Timestamp).unwrap_or(0);
-                if let Some(call) = self
-                    .server_calls
-                    .iter_mut()
-                    .rev()
-                    .take(1024)
-                    .find(|x| x.service == service && x.seq == seq && x.client_gid == gid && x.response.is_none())
-                {
-                    call.response = Some((at.ts, source));
+                if let Some(id) = self.unanswered_server.get_mut(&(service, seq, gid)).and_then(|v| v.pop()) {
+                    self.server_calls[id as usize].response = Some((at.ts, source));
                 }
             }
             Kind::TakeResponse if info.u(ev, F::Taken) != 0 => {
                 let client = key(info.u(ev, F::RmwClientHandle));
                 let seq = info.i(ev, F::SequenceNumber).unwrap_or(0);
                 let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
-                if let Some(call) = self
-                    .client_calls
-                    .iter_mut()
-                    .rev()
-                    .take(1024)
-                    .find(|x| x.client == client && x.seq == seq && x.response.is_none())
-                {
-                    call.response = Some((at.ts, source));
+                if let Some(id) = self.unanswered_client.get_mut(&(client, seq)).and_then(|v| v.pop()) {
+                    self.client_calls[id as usize].response = Some((at.ts, source));
                 }
             }
             _ => {}
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            let p = *p;
+            let mine = (std::mem::take(&mut self.client_calls), std::mem::take(&mut self.client_orders));
+            (self.client_calls, self.client_orders) = merge_in_order(mine, (p.client_calls, p.client_orders));
+            let mut servers = p.server_calls;
+            for s in &mut servers {
+                s.run = s.run.map(|r| map.run(r));
+            }
+            let mine = (std::mem::take(&mut self.server_calls), std::mem::take(&mut self.server_orders));
+            (self.server_calls, self.server_orders) = merge_in_order(mine, (servers, p.server_orders));
+            // What is left unanswered refers to the parts' indices: not used after the pass.
+            self.unanswered_client.clear();
+            self.unanswered_server.clear();
+            self.pending.clear();
         }
     }
 }

@@ -114,3 +114,76 @@ fn handlers_do_not_change_the_ros2_report() {
     assert_eq!(json(&plain.report), json(&standard.report));
     assert!(plain.report.executor_threads.is_empty() && !standard.report.executor_threads.is_empty());
 }
+
+/// Publications per callback run and events per class, written to split: each copy counts
+/// the events of its part of the traces, the merge maps the part's run indices.
+#[derive(Default, Clone)]
+struct Splits {
+    names: Vec<String>,
+    publish: Vec<bool>,
+    counts: BTreeMap<String, u64>,
+    publishes_in_run: BTreeMap<u32, u64>,
+}
+
+impl Handler for Splits {
+    fn subscribe(&mut self, _trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32> {
+        self.names.push(class.name.clone());
+        self.publish.push(class.name.ends_with(":rclcpp_publish"));
+        Some(self.names.len() as u32 - 1)
+    }
+
+    fn event(&mut self, token: u32, _ev: &Event<'_>, at: &At, cx: &Context<'_>) {
+        *self.counts.entry(self.names[token as usize].clone()).or_default() += 1;
+        if self.publish[token as usize] {
+            if let Some(run) = cx.running(at) {
+                *self.publishes_in_run.entry(run).or_default() += 1;
+            }
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, map: &analysis::Part<'_>) {
+        let part = part.downcast::<Splits>().expect("a copy of this handler");
+        for (name, n) in part.counts {
+            *self.counts.entry(name).or_default() += n;
+        }
+        for (run, n) in part.publishes_in_run {
+            *self.publishes_in_run.entry(map.run(run)).or_default() += n;
+        }
+    }
+}
+
+#[test]
+fn handlers_that_split_and_handlers_that_do_not_give_the_same_results_on_any_threads() {
+    // 15 traces: shared out over the threads.
+    let (set, errors) = ctf::TraceSet::open(&[shared().join("traces/caret-analyze-samples")]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(set.traces.len() > 2);
+    let run = |jobs: usize, census: bool| {
+        let mut p = Processor::standard();
+        p.set_jobs(jobs);
+        p.add(Splits::default());
+        if census {
+            p.add(Census::default());
+        }
+        let a = p.analyze(&set, Default::default(), |_, _| {});
+        let s = p.get::<Splits>().unwrap();
+        let report = serde_json::to_string(&a.report).unwrap();
+        let census = p.get::<Census>().map(|c| (c.counts.clone(), c.finished));
+        (s.counts.clone(), s.publishes_in_run.clone(), report, census)
+    };
+    let one = run(1, false);
+    assert!(one.1.len() > 10, "publications in runs: {}", one.1.len());
+    for jobs in [2, 3] {
+        // Split by trace.
+        assert!(run(jobs, false) == one, "-j {jobs}");
+    }
+    // A handler that does not split keeps the pass on one thread: the same results.
+    let with_census = run(1, true);
+    assert!(with_census.3.as_ref().is_some_and(|c| c.1));
+    assert!(run(2, true) == with_census);
+    assert_eq!((&with_census.0, &with_census.1, &with_census.2), (&one.0, &one.1, &one.2));
+}

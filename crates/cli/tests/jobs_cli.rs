@@ -112,3 +112,65 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A set of several traces is analyzed on several threads, a part of the traces each, the parts
+/// merged in the order of one pass: the same analysis as one thread's, with damaged streams
+/// (errors), lost events and a time window, in text and JSON, and the same HTML report.
+#[test]
+fn several_traces_are_analyzed_alike_on_several_threads() {
+    let Some(traces) = traces() else { return };
+    let tmp = testkit::TempDir::new("jobs-set");
+    let set = tmp.join("set");
+    std::fs::create_dir_all(&set).unwrap();
+    // Whole traces, one copy twice (same processes, times and addresses in two traces).
+    for (k, t) in [&traces[1], &traces[2], &traces[3], &traces[1]].iter().enumerate() {
+        testkit::copy_writable(t, &set.join(format!("t{k}")));
+    }
+    // Two copies with noise in their event data (errors, events skipped, the rest read), whose
+    // errors interleave in time.
+    let mut rng = testkit::XorShift(0x5eed_1234);
+    let mut damaged = 0;
+    let noisy: Vec<PathBuf> = (0..2).map(|k| set.join(format!("noisy{k}"))).collect();
+    for n in &noisy {
+        testkit::copy_writable(&shared().join("traces/caret-demos-e2e-2021"), n);
+    }
+    for f in noisy.iter().flat_map(|n| walk(n)) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "metadata" || f.parent().is_some_and(|p| p.ends_with("index")) {
+            continue;
+        }
+        let mut data = std::fs::read(&f).unwrap();
+        if data.len() < 8192 {
+            continue;
+        }
+        for _ in 0..6 {
+            let at = 4096 + (rng.next_u64() as usize % (data.len() - 4096));
+            data[at] ^= 1 << (rng.next_u64() % 8);
+        }
+        std::fs::write(&f, data).unwrap();
+        damaged += 1;
+    }
+    assert!(damaged > 0);
+    // Lost events, in two traces.
+    for k in 0..2 {
+        testkit::copy_writable(&shared().join("ctf-edge/tc-hello-lost"), &set.join(format!("lost{k}")));
+    }
+    let json = same_for_all_jobs(&["analyze", "--json", "-"], &set);
+    assert!(json > 10_000);
+    let one = run(&["analyze", "--json", "-"], &set, 1);
+    let v: serde_json::Value = serde_json::from_slice(&one.0).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("events discarded"), "no loss in the set");
+    same_for_all_jobs(&["analyze", "--wide"], &set);
+    same_for_all_jobs(&["analyze", "--json", "-", "--begin", "0.5", "--end", "3"], &set);
+    let mut html = Vec::new();
+    for jobs in [1, 3] {
+        let out_file = tmp.join(format!("r{jobs}.html"));
+        let out = rostrace().arg("report").arg(&set).arg("-o").arg(&out_file).args(["-j", &jobs.to_string()]).output();
+        // (It reports the damaged streams' errors in its exit code, and writes the report.)
+        let out = out.unwrap();
+        html.push((out.status.code(), std::fs::read(&out_file).unwrap()));
+    }
+    assert!(html[0].1.len() > 100_000);
+    assert!(html[0] == html[1], "report differs with -j 1 and -j 3");
+}

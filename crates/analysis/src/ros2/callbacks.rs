@@ -27,13 +27,12 @@ impl Callbacks {
         let cb = info.u(ev, F::Callback);
         if info.kind == Kind::CallbackStart {
             let intra = info.u(ev, F::IsIntraProcess) != 0;
-            let id = c.runs.len() as u32;
             let n = c.slots.len() as u32;
             let slot = *self.slot_of.entry((t, vpid, cb)).or_insert(n);
             if slot == n {
                 c.slots.push((t, vpid, cb));
             }
-            c.runs.push(Run::new(slot, vtid as i32, intra, ts));
+            let id = c.push_run(Run::new(slot, vtid as i32, intra, ts));
             c.open.entry((t, vpid, vtid)).or_default().push((cb, id));
         } else {
             let open = c.open.entry((t, vpid, vtid)).or_default();

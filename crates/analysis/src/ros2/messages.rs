@@ -174,8 +174,7 @@ impl Messages {
                     taken,
                     ..Default::default()
                 };
-                let id = c.takes.len() as u32;
-                c.takes.push(take);
+                let id = c.push_take(take);
                 if taken {
                     self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
                 }
@@ -193,8 +192,7 @@ impl Messages {
                     taken: true,
                     ..Default::default()
                 };
-                let id = c.takes.len() as u32;
-                c.takes.push(take);
+                let id = c.push_take(take);
                 self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
             }
             Kind::DispatchIntra => {
@@ -211,8 +209,7 @@ impl Messages {
                     intra_pub: self.intra_by_message.get(&key(msg)).copied(),
                     ..Default::default()
                 };
-                let id = c.takes.len() as u32;
-                c.takes.push(take);
+                let id = c.push_take(take);
                 self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
             }
             Kind::RingEnqueue => {
@@ -236,8 +233,7 @@ impl Messages {
                     message: buf,
                     ..Default::default()
                 };
-                let id = c.takes.len() as u32;
-                c.takes.push(take);
+                let id = c.push_take(take);
                 self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
             }
             _ => {}
@@ -245,10 +241,10 @@ impl Messages {
     }
 
     fn push_pub(&mut self, c: &mut Collected, mut p: Publication) -> u32 {
-        let id = c.pubs.len() as u32;
         p.in_run = c.running(p.trace, p.vpid, p.vtid);
-        self.threads.entry((p.trace, p.vpid, p.vtid)).or_default().last_pub = Some(id);
-        c.pubs.push(p);
+        let thread = (p.trace, p.vpid, p.vtid);
+        let id = c.push_pub(p);
+        self.threads.entry(thread).or_default().last_pub = Some(id);
         id
     }
 

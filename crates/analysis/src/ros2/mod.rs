@@ -13,7 +13,7 @@ use crate::handler::At;
 use crate::pass::Collected;
 use ctf::Event;
 
-const OBJECTS: u8 = 1;
+pub(crate) const OBJECTS: u8 = 1;
 const CALLBACKS: u8 = 2;
 const MESSAGES: u8 = 4;
 

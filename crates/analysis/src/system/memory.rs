@@ -13,7 +13,7 @@
 //!
 //! Each change is attributed to the thread that made it; sums per thread and process over time.
 
-use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 use serde::Serialize;
@@ -56,7 +56,7 @@ pub struct ThreadMemory {
 type ThreadKey = (u32, i64, i64, bool);
 
 /// The handler.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Memory {
     fields: Vec<(Ev, Fields)>,
     /// Size remembered per pointer, per (trace, vpid).
@@ -103,7 +103,10 @@ impl Memory {
                 max_bytes: max,
             })
             .collect();
-        v.sort_by(|a, b| b.max_bytes.cmp(&a.max_bytes).then(a.tid.cmp(&b.tid)).then(a.kind.cmp(b.kind)));
+        v.sort_by(|a, b| {
+            (b.max_bytes.cmp(&a.max_bytes).then(a.tid.cmp(&b.tid)).then(a.kind.cmp(b.kind)))
+                .then((a.trace, a.vpid).cmp(&(b.trace, b.vpid)))
+        });
         v
     }
 }
@@ -152,6 +155,18 @@ impl Handler for Memory {
             Ev::PageAlloc => self.change(at, true, PAGE_SIZE << i(0).clamp(0, 40)),
             Ev::PageFree => self.change(at, true, -(PAGE_SIZE << i(0).clamp(0, 40))),
             _ => {}
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            self.sizes.extend(p.sizes);
+            self.threads.extend(p.threads);
+            self.changes.extend(p.changes);
         }
     }
 }

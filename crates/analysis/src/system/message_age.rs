@@ -4,7 +4,7 @@
 //! before the callback runs on the same thread: age = `callback_start` time − that stamp.
 //! Messages without a header stamp (`message_timestamp` 0) have no age.
 
-use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 
@@ -12,7 +12,7 @@ const DISPATCH: u8 = 0;
 const START: u8 = 1;
 
 /// The handler.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct MessageAge {
     fields: Vec<Fields>,
     kinds: Vec<u8>,
@@ -69,6 +69,18 @@ impl Handler for MessageAge {
             if cb == callback {
                 self.ages.entry((at.trace, at.vpid, callback)).or_default().push(at.ts - stamp);
             }
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            self.ages.extend(p.ages);
+            self.pending.extend(p.pending);
+            self.dispatches += p.dispatches;
         }
     }
 }

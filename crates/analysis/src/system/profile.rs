@@ -9,7 +9,7 @@
 //! LTTng-UST's statedump and the binaries are at the same path here.
 
 use super::symbols::{Mapping, Symbol, Symbolizer};
-use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use ctf::{Event, EventClass};
 use serde::Serialize;
@@ -41,7 +41,7 @@ pub struct FunctionProfile {
     pub max_depth: u32,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Frame {
     addr: u64,
     start: i64,
@@ -60,7 +60,7 @@ const BIN_INFO: u32 = 3;
 const BUILD_ID: u32 = 4;
 
 /// The handler.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Profile {
     fields: Vec<(u32, Fields)>,
     /// Host names, and the host of each trace (an index in `host_names`).
@@ -96,7 +96,10 @@ impl Profile {
                 f
             })
             .collect();
-        v.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)).then(a.address.cmp(&b.address)));
+        v.sort_by(|a, b| {
+            (b.total_ns.cmp(&a.total_ns).then(a.tid.cmp(&b.tid)).then(a.address.cmp(&b.address)))
+                .then((a.trace, a.vpid).cmp(&(b.trace, b.vpid)))
+        });
         v
     }
 
@@ -229,6 +232,23 @@ impl Handler for Profile {
                     }
                 }
             }
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            let p = *p;
+            self.stacks.extend(p.stacks);
+            self.by_host_tid.extend(p.by_host_tid);
+            self.functions.extend(p.functions);
+            self.edges.extend(p.edges);
+            self.unmatched_exits += p.unmatched_exits;
+            self.mappings.extend(p.mappings);
+            self.symbols.extend(p.symbols);
         }
     }
 

@@ -3,16 +3,18 @@
 //! (`stamp`). A least-squares line through them maps system time to sim time, as caret_analyze's
 //! `ClockConverter` (`np.polyfit(system, sim, 1)`) does.
 
-use crate::handler::{At, Context, Fields, Handler, TraceInfo};
+use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use ctf::{Event, EventClass};
 use serde::Serialize;
 
 /// The handler: every `sim_time` sample, (system ns, sim ns), in time order.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SimTime {
     fields: Vec<Fields>,
     /// (system time of the event, its `stamp`), ns, in time order.
     pub samples: Vec<(i64, i64)>,
+    /// The order of each sample's event (see [`Context::order`]).
+    orders: Vec<u128>,
 }
 
 impl Handler for SimTime {
@@ -28,9 +30,24 @@ impl Handler for SimTime {
         Some(self.fields.len() as u32 - 1)
     }
 
-    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, _cx: &Context<'_>) {
+    fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, cx: &Context<'_>) {
         if let Some(stamp) = self.fields[token as usize].int(ev, 0) {
             self.samples.push((at.ts, stamp));
+            self.orders.push(cx.order());
+        }
+    }
+
+    fn split(&self) -> Option<Box<dyn Handler + Send>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
+        if let Ok(p) = part.downcast::<Self>() {
+            let (samples, orders) = crate::handler::merge_in_order(
+                (std::mem::take(&mut self.samples), std::mem::take(&mut self.orders)),
+                (p.samples, p.orders),
+            );
+            (self.samples, self.orders) = (samples, orders);
         }
     }
 }
