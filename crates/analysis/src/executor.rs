@@ -55,7 +55,7 @@ impl Handler for ExecutorHandler {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(self.clone()))
+        Some(Box::new(ExecutorHandler::default()))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {

@@ -123,7 +123,7 @@ pub trait Handler: Any {
     /// After the last event.
     fn finish(&mut self, _cx: &Context<'_>) {}
 
-    /// A copy of this handler as it stands after subscribing (its tables, no results yet), to
+    /// A copy of this handler as it stands after subscribing (its tables, without results), to
     /// share the pass over a set of several traces out across threads: each copy gets the
     /// events of some of the traces, in time order, on a thread of its own; then
     /// [`Handler::merge`] takes each copy's results into the handler registered, and
@@ -135,7 +135,9 @@ pub trait Handler: Any {
     }
 
     /// Takes in the results of a copy made by [`Handler::split`] (`part` is that copy, to
-    /// downcast), which saw other traces' events than the copies merged before it. The copy's run indices are its
+    /// downcast), which saw other traces' events than the copies merged before it. Of the
+    /// indices a copy may have kept from its [`Context`], run indices are mapped ([`Part::run`]);
+    /// keep keys (trace, process, address) rather than other indices of [`Collected`]. The copy's run indices are its
     /// part's: map them with [`Part::run`]. Results kept in event order merge by
     /// [`Context::order`]. Parts are merged in turn into the registered handler.
     fn merge(&mut self, _part: Box<dyn Any>, _map: &Part<'_>) {}

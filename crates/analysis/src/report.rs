@@ -984,8 +984,11 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     let services = services(m, &calls.client_calls, &calls.server_calls);
     let no_executor = HashMap::default();
     let executor = p.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
-    let mut executor_threads: Vec<ExecutorThread> = executor
-        .iter()
+    // By process and thread, then trace (the order does not depend on the map's).
+    let mut threads: Vec<_> = executor.iter().collect();
+    threads.sort_unstable_by_key(|((t, p, tid), _)| (*p, *tid, *t));
+    let mut executor_threads: Vec<ExecutorThread> = threads
+        .into_iter()
         .map(|((t, p, tid), ph)| ExecutorThread {
             vpid: *p,
             vtid: *tid,

@@ -133,7 +133,8 @@ impl Handler for ServiceHandler {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(self.clone()))
+        // Its tables, without results.
+        Some(Box::new(ServiceHandler { infos: self.infos.clone(), ..Default::default() }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, map: &Part<'_>) {

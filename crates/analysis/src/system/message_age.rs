@@ -73,7 +73,8 @@ impl Handler for MessageAge {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(self.clone()))
+        // Its tables, without results.
+        Some(Box::new(MessageAge { fields: self.fields.clone(), kinds: self.kinds.clone(), ..Default::default() }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {

@@ -318,7 +318,10 @@ impl SystemReport {
                 m.ages.iter().map(|(k, v)| CallbackStats { callback: id(*k), ns: Stats::of(&mut v.clone()) }).collect()
             })
             .unwrap_or_default();
-        message_age.sort_by(|a, b| b.ns.mean.total_cmp(&a.ns.mean).then(a.callback.address.cmp(&b.callback.address)));
+        message_age.sort_by(|a, b| {
+            (b.ns.mean.total_cmp(&a.ns.mean).then(a.callback.address.cmp(&b.callback.address)))
+                .then((a.callback.trace, a.callback.vpid).cmp(&(b.callback.trace, b.callback.vpid)))
+        });
         let cpu_time = p.get::<CpuTime>().filter(|c| c.traces > 0).map(|c| CpuTimeReport {
             threads: c.threads(),
             processes: c
@@ -345,7 +348,10 @@ impl SystemReport {
                     }
                 })
                 .collect();
-            processes.sort_by(|a, b| b.max_bytes.cmp(&a.max_bytes).then(a.vpid.cmp(&b.vpid)));
+            processes.sort_by(|a, b| {
+                (b.max_bytes.cmp(&a.max_bytes).then(a.vpid.cmp(&b.vpid)))
+                    .then((a.trace, a.kind).cmp(&(b.trace, b.kind)))
+            });
             MemoryReport { threads: m.threads(), processes }
         });
         let profile = p.get::<Profile>().filter(|p| !p.functions().is_empty() || p.unmatched_exits > 0).map(|p| {

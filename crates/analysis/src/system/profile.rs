@@ -236,7 +236,13 @@ impl Handler for Profile {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(self.clone()))
+        // Its tables, without results.
+        Some(Box::new(Profile {
+            fields: self.fields.clone(),
+            host_names: self.host_names.clone(),
+            trace_host: self.trace_host.clone(),
+            ..Default::default()
+        }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {

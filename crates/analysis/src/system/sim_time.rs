@@ -38,7 +38,8 @@ impl Handler for SimTime {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(self.clone()))
+        // Its tables, without results.
+        Some(Box::new(SimTime { fields: self.fields.clone(), ..Default::default() }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
