@@ -523,6 +523,9 @@ fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<Vec<u64>>) {
         }
         c.runs.push(r.with_slot(slot));
     });
+    for part in parts.iter_mut() {
+        part.c.runs = Vec::new();
+    }
     // Publications (each part's given back once merged).
     let mut pubs: Vec<Vec<u32>> = parts.iter().map(|p| vec![0; p.c.pubs.len()]).collect();
     c.pubs.reserve(parts.iter().map(|p| p.c.pubs.len()).sum());
