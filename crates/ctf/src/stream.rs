@@ -123,8 +123,8 @@ pub struct StreamReader<'a> {
     at_limit: bool,
     /// For a part not yet warmed up: where it ends.
     pending_end: Option<u64>,
-    /// The last event read: its time and byte offset.
-    last: Option<(Option<i64>, u64)>,
+    /// The byte offset of the last event read (its time is `ts_ns`).
+    last_at: Option<u64>,
     /// Whether losses are placed (see [`StreamReader::place`]) as they are met.
     pub(crate) placed: bool,
     /// Where each loss in `losses` was met, when placed.
@@ -185,7 +185,7 @@ impl<'a> StreamReader<'a> {
             origin: 0,
             at_limit: false,
             pending_end: None,
-            last: None,
+            last_at: None,
             placed: false,
             loss_places: Vec::new(),
         }
@@ -674,32 +674,26 @@ impl<'a> StreamReader<'a> {
         }
         self.class = Some(class);
         self.ts = st.clock;
-        let at = self.packet.offset + self.pos / 8;
+        self.last_at = Some(self.packet.offset + self.pos / 8);
         self.pos = c.pos;
         self.ts_ns = self.to_ns(self.ts);
-        self.last = Some((self.ts_ns, at));
         Ok(())
     }
 
     /// Where the reader is among the events of its file: `None` before the first event, else
     /// the time and byte offset of the last event read.
     pub fn place(&self) -> Option<(Option<i64>, u64)> {
-        self.last
-    }
-
-    /// Index of the reader's trace in its set.
-    pub(crate) fn trace(&self) -> usize {
-        self.trace_index
+        self.last_at.map(|at| (self.ts_ns, at))
     }
 
     /// Byte offset of the current event in the file.
     pub fn event_offset(&self) -> Option<u64> {
-        self.last.map(|l| l.1)
+        self.last_at
     }
 
     fn push_loss(&mut self, loss: Loss) {
         if self.placed {
-            self.loss_places.push(self.last);
+            self.loss_places.push(self.place());
         }
         self.losses.push(loss);
     }

@@ -121,6 +121,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>, depth: usiz
 }
 
 impl Trace {
+    /// Size of its data stream files.
+    pub fn bytes(&self) -> u64 {
+        self.streams.iter().map(|s| s.data().len() as u64).sum()
+    }
+
     /// The `hostname` of the trace's environment (empty when it has none).
     pub fn hostname(&self) -> String {
         match self.schema.env("hostname") {
@@ -232,7 +237,7 @@ impl TraceSet {
 
     /// Total size of the data stream files.
     pub fn total_bytes(&self) -> u64 {
-        self.traces.iter().flat_map(|t| t.streams.iter()).map(|s| s.data().len() as u64).sum()
+        self.traces.iter().map(Trace::bytes).sum()
     }
 
     /// Sets how much mapped data stays resident while read (default [`RESIDENT_BUDGET`]). For
@@ -374,15 +379,14 @@ impl TraceSet {
         let mut ids = Vec::new();
         let mut readers = Vec::new();
         for (i, mut r) in all.into_iter().enumerate() {
-            if traces.contains(&r.trace()) {
+            if traces.contains(&r.trace_index) {
                 r.placed = true;
                 ids.push(i);
                 readers.push(r);
             }
         }
         let mut e = Events::new(Streams::Seq(readers));
-        e.placed = Some(Placed::default());
-        e.ids = Some(ids);
+        e.placed = Some(Placed { ids, errors: Vec::new(), losses: Vec::new() });
         e
     }
 
@@ -460,18 +464,18 @@ pub struct Events<'a, 's> {
     delivered: bool,
     errors: VecDeque<Error>,
     losses: Vec<Loss>,
-    /// For [`TraceSet::events_of`]: the errors and losses with their places.
+    /// For [`TraceSet::events_of`]: the streams' indices in the set, errors and losses placed.
     placed: Option<Placed>,
-    /// For [`TraceSet::events_of`]: each stream's index among all streams of the set.
-    ids: Option<Vec<usize>>,
 }
 
 /// Where an error or a loss comes in the merge of all events: after the event of this order
 /// (see [`Events::order`]), or, before any event of its stream, first, by stream.
 pub type Place = (bool, u128);
 
-#[derive(Default)]
+/// What [`TraceSet::events_of`] keeps: each stream's index among all streams of the set, and
+/// the errors and losses with their places.
 struct Placed {
+    ids: Vec<usize>,
     errors: Vec<(Place, Error)>,
     losses: Vec<(Place, Loss)>,
 }
@@ -494,7 +498,6 @@ impl<'a, 's> Events<'a, 's> {
             errors: VecDeque::new(),
             losses: Vec::new(),
             placed: None,
-            ids: None,
         }
     }
 
@@ -520,7 +523,6 @@ impl<'a, 's> Events<'a, 's> {
     fn step(&mut self, i: usize) -> bool {
         match &mut self.streams {
             Streams::Seq(readers) => loop {
-                let g = self.ids.as_ref().map_or(i, |ids| ids[i]);
                 let r = readers[i].advance();
                 let reader = &mut readers[i];
                 if !reader.losses.is_empty() {
@@ -528,7 +530,7 @@ impl<'a, 's> Events<'a, 's> {
                         Some(p) => {
                             let places = reader.loss_places.drain(..);
                             for (at, l) in places.zip(reader.losses.drain(..)) {
-                                p.losses.push((place(at, g), l));
+                                p.losses.push((place(at, p.ids[i]), l));
                             }
                         }
                         None => self.losses.append(&mut reader.losses),
@@ -537,7 +539,7 @@ impl<'a, 's> Events<'a, 's> {
                 match r {
                     Ok(has) => return has,
                     Err(e) => match &mut self.placed {
-                        Some(p) => p.errors.push((place(reader.place(), g), e)),
+                        Some(p) => p.errors.push((place(reader.place(), p.ids[i]), e)),
                         None => self.errors.push_back(e),
                     },
                 }
@@ -607,7 +609,7 @@ impl<'a, 's> Events<'a, 's> {
         let Some(i) = self.current else { return 0 };
         match &self.streams {
             Streams::Seq(r) => {
-                let g = self.ids.as_ref().map_or(i, |ids| ids[i]);
+                let g = self.placed.as_ref().map_or(i, |p| p.ids[i]);
                 order_of(r[i].timestamp(), g, r[i].event_offset().unwrap_or(0))
             }
             Streams::Par(p) => order_of(p.timestamp(i), i, 0),
