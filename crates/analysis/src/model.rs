@@ -15,11 +15,14 @@ pub struct Registry<T> {
     /// The objects, in creation order.
     pub items: Vec<T>,
     by_key: HashMap<Key, Vec<(i64, u32)>>,
+    /// In a part of a split pass: the order (see [`crate::Context::order`]) of the event that
+    /// created each object (see [`Model::stamp`]).
+    orders: Vec<u128>,
 }
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Registry { items: Vec::new(), by_key: HashMap::default() }
+        Registry { items: Vec::new(), by_key: HashMap::default(), orders: Vec::new() }
     }
 }
 
@@ -68,12 +71,16 @@ impl<T> Registry<T> {
 }
 
 impl<T> Registry<T> {
+    /// The objects added since the last stamp were created by the event of `order`.
+    fn stamp(&mut self, order: u128) {
+        self.orders.resize(self.items.len(), order);
+    }
+
     /// The registries of parts of a split pass as one, their objects in the order of the events
-    /// that created them (`orders`, one per object); each part's map from its ids to the
-    /// whole's.
-    fn merge(parts: Vec<(Registry<T>, Vec<u128>)>) -> (Registry<T>, Vec<Vec<u32>>) {
+    /// that created them (see [`Model::stamp`]); each part's map from its ids to the whole's.
+    fn merge(parts: Vec<Registry<T>>) -> (Registry<T>, Vec<Vec<u32>>) {
         let mut keys: Vec<Vec<(Key, i64)>> = Vec::new();
-        for (r, _) in &parts {
+        for r in &parts {
             let mut v = vec![((0, 0, 0), 0); r.items.len()];
             for (k, list) in &r.by_key {
                 for &(ts, id) in list {
@@ -82,8 +89,8 @@ impl<T> Registry<T> {
             }
             keys.push(v);
         }
-        let mut maps: Vec<Vec<u32>> = parts.iter().map(|(r, _)| vec![0; r.items.len()]).collect();
-        let (mut items, orders): (Vec<_>, Vec<_>) = parts.into_iter().map(|(r, o)| (r.items.into_iter(), o)).unzip();
+        let mut maps: Vec<Vec<u32>> = parts.iter().map(|r| vec![0; r.items.len()]).collect();
+        let (mut items, orders): (Vec<_>, Vec<_>) = parts.into_iter().map(|r| (r.items.into_iter(), r.orders)).unzip();
         let mut out = Registry::default();
         crate::pass::interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
             if let Some(item) = items[p].next() {
@@ -342,22 +349,6 @@ pub struct Model {
     pub ipb_to_subscription: HashMap<Key, u64>,
 }
 
-/// In a part of a split pass: the order (see [`crate::Context::order`]) of the event that
-/// created each object of each registry of the [`Model`] (in the order of [`Model::sizes`]).
-#[derive(Debug, Default)]
-pub(crate) struct ModelOrders([Vec<u128>; 13]);
-
-impl ModelOrders {
-    /// The objects an event of `order` created: the registries' sizes before and after it.
-    pub(crate) fn note(&mut self, before: [usize; 13], after: [usize; 13], order: u128) {
-        for k in 0..13 {
-            for _ in before[k]..after[k] {
-                self.0[k].push(order);
-            }
-        }
-    }
-}
-
 impl Process {
     /// Whether this process recorded an event of `kind`.
     pub fn has(&self, kind: crate::events::Kind) -> bool {
@@ -376,71 +367,54 @@ impl Process {
 }
 
 impl Model {
-    /// The number of objects in each registry.
-    pub(crate) fn sizes(&self) -> [usize; 13] {
-        [
-            self.nodes.items.len(),
-            self.publishers.items.len(),
-            self.publishers_by_rmw.items.len(),
-            self.subscriptions.items.len(),
-            self.subscriptions_by_rmw.items.len(),
-            self.subscriptions_by_rclcpp.items.len(),
-            self.timers.items.len(),
-            self.services.items.len(),
-            self.clients.items.len(),
-            self.callbacks.items.len(),
-            self.executors.items.len(),
-            self.groups.items.len(),
-            self.lifecycles.items.len(),
-        ]
+    /// In a part of a split pass: the objects added since the last stamp, in any registry,
+    /// were created by the event of `order` (an initialization event).
+    pub(crate) fn stamp(&mut self, order: u128) {
+        self.nodes.stamp(order);
+        self.publishers.stamp(order);
+        self.publishers_by_rmw.stamp(order);
+        self.subscriptions.stamp(order);
+        self.subscriptions_by_rmw.stamp(order);
+        self.subscriptions_by_rclcpp.stamp(order);
+        self.timers.stamp(order);
+        self.services.stamp(order);
+        self.clients.stamp(order);
+        self.callbacks.stamp(order);
+        self.executors.stamp(order);
+        self.groups.stamp(order);
+        self.lifecycles.stamp(order);
     }
 
-    /// The models of the parts of a split pass (disjoint traces) as one: each registry's
-    /// objects in the order of the events that created them, ids mapped.
-    pub(crate) fn merge(parts: Vec<(Model, ModelOrders)>) -> Model {
-        fn take<T>(
-            parts: &mut [(Model, ModelOrders)],
-            k: usize,
-            reg: impl Fn(&mut Model) -> &mut Registry<T>,
-        ) -> Vec<(Registry<T>, Vec<u128>)> {
-            parts.iter_mut().map(|(m, o)| (std::mem::take(reg(m)), std::mem::take(&mut o.0[k]))).collect()
+    /// The models of the parts of a split pass (disjoint traces, stamped) as one: each
+    /// registry's objects in the order of the events that created them, ids mapped.
+    pub(crate) fn merge(mut parts: Vec<Model>) -> Model {
+        fn take<T>(parts: &mut [Model], reg: impl Fn(&mut Model) -> &mut Registry<T>) -> Vec<Registry<T>> {
+            parts.iter_mut().map(|m| std::mem::take(reg(m))).collect()
         }
-        let mut parts = parts;
-        let mut m = Model::default();
-        m.nodes = Registry::merge(take(&mut parts, 0, |m| &mut m.nodes)).0;
-        let (publishers, pub_ids) = Registry::merge(take(&mut parts, 1, |m| &mut m.publishers));
-        m.publishers = publishers;
-        let mut by_rmw = take(&mut parts, 2, |m| &mut m.publishers_by_rmw);
-        for ((r, _), ids) in by_rmw.iter_mut().zip(&pub_ids) {
-            r.items.iter_mut().for_each(|x| *x = ids[*x as usize]);
-        }
-        m.publishers_by_rmw = Registry::merge(by_rmw).0;
-        let (subscriptions, sub_ids) = Registry::merge(take(&mut parts, 3, |m| &mut m.subscriptions));
-        m.subscriptions = subscriptions;
-        for (k, reg) in [(4, 0), (5, 1)] {
-            let mut by = if reg == 0 {
-                take(&mut parts, k, |m| &mut m.subscriptions_by_rmw)
-            } else {
-                take(&mut parts, k, |m| &mut m.subscriptions_by_rclcpp)
-            };
-            for ((r, _), ids) in by.iter_mut().zip(&sub_ids) {
+        /// Registries of ids into another registry, those ids mapped with its merge's maps.
+        fn of_ids(mut regs: Vec<Registry<u32>>, maps: &[Vec<u32>]) -> Registry<u32> {
+            for (r, ids) in regs.iter_mut().zip(maps) {
                 r.items.iter_mut().for_each(|x| *x = ids[*x as usize]);
             }
-            let merged = Registry::merge(by).0;
-            if reg == 0 {
-                m.subscriptions_by_rmw = merged;
-            } else {
-                m.subscriptions_by_rclcpp = merged;
-            }
+            Registry::merge(regs).0
         }
-        m.timers = Registry::merge(take(&mut parts, 6, |m| &mut m.timers)).0;
-        m.services = Registry::merge(take(&mut parts, 7, |m| &mut m.services)).0;
-        m.clients = Registry::merge(take(&mut parts, 8, |m| &mut m.clients)).0;
-        m.callbacks = Registry::merge(take(&mut parts, 9, |m| &mut m.callbacks)).0;
-        m.executors = Registry::merge(take(&mut parts, 10, |m| &mut m.executors)).0;
-        m.groups = Registry::merge(take(&mut parts, 11, |m| &mut m.groups)).0;
-        m.lifecycles = Registry::merge(take(&mut parts, 12, |m| &mut m.lifecycles)).0;
-        for (p, _) in parts {
+        let mut m = Model::default();
+        m.nodes = Registry::merge(take(&mut parts, |m| &mut m.nodes)).0;
+        let (publishers, pub_ids) = Registry::merge(take(&mut parts, |m| &mut m.publishers));
+        m.publishers = publishers;
+        m.publishers_by_rmw = of_ids(take(&mut parts, |m| &mut m.publishers_by_rmw), &pub_ids);
+        let (subscriptions, sub_ids) = Registry::merge(take(&mut parts, |m| &mut m.subscriptions));
+        m.subscriptions = subscriptions;
+        m.subscriptions_by_rmw = of_ids(take(&mut parts, |m| &mut m.subscriptions_by_rmw), &sub_ids);
+        m.subscriptions_by_rclcpp = of_ids(take(&mut parts, |m| &mut m.subscriptions_by_rclcpp), &sub_ids);
+        m.timers = Registry::merge(take(&mut parts, |m| &mut m.timers)).0;
+        m.services = Registry::merge(take(&mut parts, |m| &mut m.services)).0;
+        m.clients = Registry::merge(take(&mut parts, |m| &mut m.clients)).0;
+        m.callbacks = Registry::merge(take(&mut parts, |m| &mut m.callbacks)).0;
+        m.executors = Registry::merge(take(&mut parts, |m| &mut m.executors)).0;
+        m.groups = Registry::merge(take(&mut parts, |m| &mut m.groups)).0;
+        m.lifecycles = Registry::merge(take(&mut parts, |m| &mut m.lifecycles)).0;
+        for p in parts {
             m.processes.extend(p.processes);
             m.gids.extend(p.gids);
             m.writer_topics.extend(p.writer_topics);

@@ -4,7 +4,7 @@
 use crate::events::ClassInfo;
 use crate::handler::{as_any, as_any_mut, At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
-use crate::model::{Key, Model, ModelOrders, Process};
+use crate::model::{Key, Model, Process};
 use crate::pass::{ids, Collected, CtxCache, Orders, Publication, Take, Window};
 use crate::report::Analysis;
 use crate::ros2::{Core, OBJECTS};
@@ -196,12 +196,7 @@ impl Processor {
         };
         // The traces shared out, the largest first, each to the part with the fewest bytes.
         let parts = threads.min(set.traces.len());
-        let mut sizes: Vec<(u64, usize)> = set
-            .traces
-            .iter()
-            .enumerate()
-            .map(|(ti, t)| (t.streams.iter().map(|s| s.data().len() as u64).sum(), ti))
-            .collect();
+        let mut sizes: Vec<(u64, usize)> = set.traces.iter().enumerate().map(|(ti, t)| (t.bytes(), ti)).collect();
         sizes.sort_by_key(|&(n, ti)| (std::cmp::Reverse(n), ti));
         let mut load = vec![0u64; parts];
         let mut traces: Vec<Vec<usize>> = vec![Vec::new(); parts];
@@ -361,8 +356,8 @@ struct Pass<'p> {
     plan: &'p Plan,
     window: Window,
     c: Collected,
-    /// In a part: the orders of the events that created each registry's objects.
-    model_orders: Option<ModelOrders>,
+    /// A part of a split pass: the model's objects are stamped with their events' orders.
+    part: bool,
     core: Core,
     unused: Vec<Vec<u64>>,
     ctx_cache: CtxCache,
@@ -373,7 +368,6 @@ struct Pass<'p> {
 /// What a part of a split pass collected.
 struct PartOut {
     c: Collected,
-    model_orders: ModelOrders,
     unused: Vec<Vec<u64>>,
     n: u64,
 }
@@ -385,7 +379,7 @@ impl<'p> Pass<'p> {
             plan,
             window,
             c,
-            model_orders: part.then(ModelOrders::default),
+            part,
             core: Core::default(),
             unused: plan.infos.iter().map(|v| vec![0; v.len()]).collect(),
             ctx_cache: CtxCache::default(),
@@ -446,13 +440,9 @@ impl<'p> Pass<'p> {
                 if inside {
                     c.ros_events += 1;
                 }
-                match &mut self.model_orders {
-                    Some(mo) if core_route & OBJECTS != 0 => {
-                        let before = c.model.sizes();
-                        self.core.event(*core_route, c, info, ev, &at);
-                        mo.note(before, c.model.sizes(), order);
-                    }
-                    _ => self.core.event(*core_route, c, info, ev, &at),
+                self.core.event(*core_route, c, info, ev, &at);
+                if self.part && core_route & OBJECTS != 0 {
+                    c.model.stamp(order);
                 }
             }
         }
@@ -475,7 +465,7 @@ impl<'p> Pass<'p> {
     }
 
     fn into_part(self) -> PartOut {
-        PartOut { c: self.c, model_orders: self.model_orders.unwrap_or_default(), unused: self.unused, n: self.n }
+        PartOut { c: self.c, unused: self.unused, n: self.n }
     }
 }
 
@@ -573,7 +563,7 @@ fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<Vec<u64>>) {
                 }
             }
         }
-        models.push((std::mem::take(&mut part.c.model), std::mem::take(&mut part.model_orders)));
+        models.push(std::mem::take(&mut part.c.model));
     }
     c.model = Model::merge(models);
     (c, runs, unused)
