@@ -744,8 +744,8 @@ impl Recording {
     }
 
     /// With `--record-clock`, starts the clock recorder (`rostrace clock-recorder`, traced in the
-    /// session like the demo's processes) on `domain` (default: `ROS_DOMAIN_ID`, as the traced
-    /// programs). It runs until [`Recording::finish`].
+    /// session like the demo's processes) on `domain` (see [`ros_domain`]). It runs until
+    /// [`Recording::finish`].
     pub fn start_clock(&mut self, domain: u16) -> Result<(), String> {
         if !self.record_clock {
             return Ok(());
@@ -1145,12 +1145,7 @@ pub(crate) fn ros_domain(given: Option<u16>) -> Result<u16, String> {
             Err(format!("invalid --domain {d}: DDS domains are 0 to {}", rostrace_ros2::MAX_DOMAIN_ID))
         }
         Some(d) => Ok(d),
-        None => {
-            let v = std::env::var("ROS_DOMAIN_ID").unwrap_or_default();
-            rostrace_ros2::domain_id(&v).ok_or_else(|| {
-                format!("ROS_DOMAIN_ID={v:?} is not a DDS domain (0 to {})", rostrace_ros2::MAX_DOMAIN_ID)
-            })
-        }
+        None => rostrace_ros2::env_domain(),
     }
 }
 

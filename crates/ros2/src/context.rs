@@ -20,13 +20,16 @@ pub fn domain_id(v: &str) -> Option<u16> {
     v.parse::<u16>().ok().filter(|d| *d <= MAX_DOMAIN_ID)
 }
 
-/// The DDS domain `ROS_DOMAIN_ID` names (0 when unset or empty), as rcl reads it.
-pub fn domain_from_env() -> Result<u16> {
+/// The DDS domain `ROS_DOMAIN_ID` names (0 when unset or empty), as rcl reads it, or why it
+/// names none.
+pub fn env_domain() -> std::result::Result<u16, String> {
     let v = std::env::var("ROS_DOMAIN_ID").unwrap_or_default();
-    domain_id(&v).ok_or_else(|| Error::Create {
-        what: "context".into(),
-        why: format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to {MAX_DOMAIN_ID})"),
-    })
+    domain_id(&v).ok_or_else(|| format!("ROS_DOMAIN_ID={v:?} is not a DDS domain (0 to {MAX_DOMAIN_ID})"))
+}
+
+/// [`env_domain`], as a context creation error.
+pub fn domain_from_env() -> Result<u16> {
+    env_domain().map_err(|why| Error::Create { what: "context".into(), why })
 }
 
 /// What the nodes of one context share.

@@ -52,7 +52,7 @@ mod time;
 
 pub use caret::RMW_IMPLEMENTATION;
 pub use clock_recorder::{clock_qos, run_clock_recorder, Clock, ClockRecorderStats};
-pub use context::{domain_from_env, domain_id, Context, MAX_DOMAIN_ID};
+pub use context::{domain_from_env, domain_id, env_domain, Context, MAX_DOMAIN_ID};
 pub use executor::Executor;
 pub use node::{Client, Node};
 pub use publisher::Publisher;
