@@ -947,8 +947,6 @@ pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
     }
 }
 
-/// The longest paths between the sources and sinks of `an`, those with a node matching
-/// `nodes` and a topic matching `topics` (when given).
 /// Whether a path goes through a node `nodes` matches and a topic `topics` matches (when given).
 fn keep_path(p: &analysis::paths::PathSpec, nodes: Option<&Regex>, topics: Option<&Regex>) -> bool {
     nodes.is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
