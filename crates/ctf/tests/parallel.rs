@@ -50,6 +50,30 @@ fn transcript(events: &mut Events) -> (Vec<String>, u64) {
     (lines, n)
 }
 
+/// A writable copy of caret-demos-e2e-2021's trace at `dir`; false on a machine without the
+/// shared traces (a failure when tools are required).
+fn e2e_copy(dir: &Path) -> bool {
+    let src = shared().join("traces/caret-demos-e2e-2021");
+    let Ok(found) = ctf::find_traces(&src) else {
+        assert!(!testkit::tools_required(), "{} missing", src.display());
+        return false;
+    };
+    testkit::copy_writable(&found[0], dir);
+    true
+}
+
+/// The data stream files of a trace directory, by name.
+fn stream_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "metadata"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Everything one reader gives of its file (or part of it), one line each.
 fn file_transcript(r: &mut StreamReader) -> Vec<String> {
     let mut lines = Vec::new();
@@ -159,21 +183,12 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
 fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     // A copy of a multi-stream trace with damage in several streams: a flipped packet begin, a
     // torn end, a counter that goes backwards.
-    let src = shared().join("traces/caret-demos-e2e-2021");
-    let Ok(found) = ctf::find_traces(&src) else {
-        assert!(!testkit::tools_required(), "{} missing", src.display());
-        return;
-    };
     let tmp = testkit::TempDir::new("parallel-damaged");
     let dir = tmp.join("t");
-    testkit::copy_writable(&found[0], &dir);
-    let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "metadata"))
-        .collect();
-    streams.sort();
+    if !e2e_copy(&dir) {
+        return;
+    }
+    let streams = stream_files(&dir);
     let (set, _) = TraceSet::open(&[&dir]);
     assert!(set.traces[0].streams.len() >= 2);
     let mut damaged = 0;
@@ -260,23 +275,15 @@ fn parts_equal_whole_files_under_random_damage() {
 /// and many traces.
 #[test]
 fn parts_of_a_set_merge_into_the_whole_set() {
-    let src = shared().join("traces/caret-demos-e2e-2021");
-    let Ok(found) = ctf::find_traces(&src) else {
-        assert!(!testkit::tools_required(), "{} missing", src.display());
-        return;
-    };
     let tmp = testkit::TempDir::new("parallel-set");
     // The same damage in each copy: errors at the same times, put in order by stream.
     for k in 0..3 {
         let dir = tmp.join(format!("copy{k}"));
-        testkit::copy_writable(&found[0], &dir);
+        if !e2e_copy(&dir) {
+            return;
+        }
         let mut rng = testkit::XorShift(0x5eed_0004);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
-        files.sort();
-        for p in files {
-            if !p.is_file() || p.file_name().is_some_and(|n| n == "metadata") {
-                continue;
-            }
+        for p in stream_files(&dir) {
             let mut data = std::fs::read(&p).unwrap();
             if data.len() > 8192 {
                 for _ in 0..16 {
