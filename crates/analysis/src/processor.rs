@@ -42,12 +42,10 @@ impl Processor {
     /// Threads (0, the default: one per core; 1: the calling thread only): for a set of several
     /// traces, the pass shared out by trace (see [`Processor::collect`]), and
     /// [`Processor::analyze_with`]'s side work while the report is made. The pass over one
-    /// trace reads and decodes it in the calling thread: with the decoding on other threads,
-    /// it took longer (8–15% on the 2-core development machine, for 30% more CPU time), its
-    /// thread reading the decoded events out of another core's cache costing more than
-    /// decoding them itself; shared out by process, each thread reading every event's header
-    /// to find its processes' events, it took longer too. The results are the same whatever
-    /// the number.
+    /// trace (or a set that cannot be shared out) reads, decodes and merges the events on a
+    /// second thread, which hands them over merged, in batches, while the calling thread
+    /// handles them ([`TraceSet::with_events_piped`]); the handlers stay on one thread. The
+    /// results are the same whatever the number.
     pub fn set_jobs(&mut self, jobs: usize) -> &mut Processor {
         self.jobs = jobs;
         self
@@ -125,9 +123,10 @@ impl Processor {
     /// With several traces and several threads ([`Processor::set_jobs`]), the traces are
     /// shared out over the threads, each reading and handling its traces' events in time
     /// order; the parts are then merged in the order of one pass over the set. The result is
-    /// the same. The pass runs on one thread when a handler that subscribed to an event class
-    /// does not split (see [`Handler::split`]), or when a kernel trace is in the set (its
-    /// events meet the processes of the other traces of its host).
+    /// the same. The handlers run on one thread when a handler that subscribed to an event
+    /// class does not split (see [`Handler::split`]), or when a kernel trace is in the set (its
+    /// events meet the processes of the other traces of its host), or with one trace; the
+    /// reading is then on a second thread, when there is one.
     pub fn collect(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
         let plan = Plan::new(set, &mut self.handlers);
         if let Some(c) = self.collect_split(set, window, &plan, &mut progress) {
@@ -135,7 +134,9 @@ impl Processor {
         }
         let mut pass = Pass::new(&plan, window, false);
         let mut read = 0u64;
-        set.with_events(1, |events| {
+        // Reading, decoding and merging on a second thread, when there is one; the handlers
+        // here.
+        set.with_events_piped(self.jobs, |events| {
             while let Some((order, r)) = events.next_ordered() {
                 let ev = match r {
                     Ok(ev) => ev,

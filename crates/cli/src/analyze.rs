@@ -998,14 +998,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with_paths(
+    let mut an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with_paths(
         &set,
         window,
         |d, _| progress.tick(|| d),
         |p| keep_path(p, res[0].as_ref(), res[1].as_ref()),
     );
     progress.finish();
-    let mut report = an.report;
+    let mut report = std::mem::take(&mut an.report);
     filter(&mut report, res[0].as_ref(), res[1].as_ref());
     let r = &report;
     for e in &r.read_errors {
@@ -1051,6 +1051,10 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if no_events && window.begin.is_some() | window.end.is_some() {
         eprintln!("rostrace: warning: no event in the window");
     }
+    // The process ends next (`analyze`; `demo` after its report), and the kernel takes its
+    // memory back at once: freeing the model, the tables and the mappings piece by piece took
+    // 3.5 ms on tum-autoware-carla (3% of the run).
+    std::mem::forget((an, report, set));
     Ok(if errors.is_empty() && read_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

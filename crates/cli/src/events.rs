@@ -87,6 +87,6 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
         Ok(failed)
     };
-    let failed = set.with_events(a.traces.jobs, read)?;
+    let failed = set.with_events_piped(a.traces.jobs, read)?;
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

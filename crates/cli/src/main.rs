@@ -74,8 +74,10 @@ pub struct TraceArgs {
     /// Trace directories (searched recursively for CTF traces) or metadata files.
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
-    /// Threads (0: one per core): reading the traces, or, for the analyses, the work beside their
-    /// pass over the events (path search, report). The output is the same whatever the number.
+    /// Threads (0: one per core): reading the traces; for the analyses, the pass over the events
+    /// (shared out by trace, or, on one trace, reading on a second thread while this one handles
+    /// the events) and the work beside it (path search, report). The output is the same whatever
+    /// the number.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     pub jobs: usize,
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
-use crate::parallel::{FileRef, ParStreams};
+use crate::parallel::{FileRef, ParStreams, Piped};
 use crate::schema::Schema;
 use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
@@ -439,12 +439,35 @@ impl TraceSet {
             f(&mut Events::new(Streams::Par(ParStreams::new(&shared, files))))
         })
     }
+
+    /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
+    /// gives them (the same events, errors and losses in the same order, each event with its
+    /// [`Events::order`]), read, decoded and merged on another thread when `jobs` allows two
+    /// (0: as many as there are cores), so that this one only takes them, in batches small
+    /// enough to stay in the cores' caches. For a consumer whose own work per event is about
+    /// that of reading it (an analysis pass); [`with_events`](Self::with_events) suits one that
+    /// does little per event. Losses are passed on a batch ahead of the events.
+    pub fn with_events_piped<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
+        let (readers, files) = self.readers(None);
+        if crate::parallel::threads(jobs) < 2 {
+            return f(&mut Events::new(Streams::Seq(readers)));
+        }
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel(crate::parallel::PIPED_DEPTH);
+        let (free_tx, free_rx) = std::sync::mpsc::channel();
+        let n = files.len();
+        std::thread::scope(|s| {
+            s.spawn(move || crate::parallel::pipe(&mut Events::new(Streams::Seq(readers)), n, full_tx, free_rx));
+            f(&mut Events::new(Streams::Piped(Piped::new(full_rx, free_tx, files))))
+        })
+    }
 }
 
-/// The streams being merged: read here, or decoded ahead by workers.
+/// The streams being merged: read here, or decoded ahead by workers; or merged already by
+/// another thread.
 enum Streams<'a, 's> {
     Seq(Vec<StreamReader<'a>>),
     Par(ParStreams<'a, 's>),
+    Piped(Piped<'a>),
 }
 
 /// Where the reader of stream `i` is, as a [`Place`].
@@ -505,6 +528,7 @@ impl<'a, 's> Events<'a, 's> {
         match &self.streams {
             Streams::Seq(r) => r.len(),
             Streams::Par(p) => p.len(),
+            Streams::Piped(_) => 0,
         }
     }
 
@@ -514,6 +538,7 @@ impl<'a, 's> Events<'a, 's> {
         let t = match &self.streams {
             Streams::Seq(r) => r[i].timestamp(),
             Streams::Par(p) => p.timestamp(i),
+            Streams::Piped(_) => None,
         };
         let t = t.unwrap_or(i64::MIN);
         (((t as u64) ^ (1 << 63)) as u128) << 64 | i as u128
@@ -545,6 +570,7 @@ impl<'a, 's> Events<'a, 's> {
                 }
             },
             Streams::Par(p) => p.step(i, &mut self.errors, &mut self.losses),
+            Streams::Piped(_) => false,
         }
     }
 
@@ -555,7 +581,47 @@ impl<'a, 's> Events<'a, 's> {
     }
 
     /// [`next`](Self::next), with the event's [`order`](Self::order) (0 with an error).
+    #[inline]
     pub fn next_ordered(&mut self) -> Option<(u128, Result<Event<'_>>)> {
+        if matches!(self.streams, Streams::Piped(_)) {
+            return self.next_piped();
+        }
+        self.next_merged()
+    }
+
+    /// [`next_ordered`](Self::next_ordered) from the merge in this thread.
+    #[inline(never)]
+    fn next_merged(&mut self) -> Option<(u128, Result<Event<'_>>)> {
+        let order = match self.advance()? {
+            Ok(order) => order,
+            Err(e) => return Some((0, Err(e))),
+        };
+        let i = self.current?;
+        let ev = match &self.streams {
+            Streams::Seq(r) => r[i].event(),
+            Streams::Par(p) => p.event(i),
+            Streams::Piped(_) => None,
+        }?;
+        Some((order, Ok(ev)))
+    }
+
+    #[inline]
+    fn next_piped(&mut self) -> Option<(u128, Result<Event<'_>>)> {
+        let Streams::Piped(p) = &mut self.streams else { return None };
+        match p.step(&mut self.losses) {
+            Ok(false) => None,
+            Err(e) => Some((0, Err(e))),
+            Ok(true) => {
+                let p = &*p;
+                let e = p.event()?;
+                Some((p.order(), Ok(e)))
+            }
+        }
+    }
+
+    /// Moves the merge on to its next item: the current event (its order), or an error;
+    /// `None` at the end.
+    pub(crate) fn advance(&mut self) -> Option<Result<u128>> {
         if !self.started {
             self.start();
         } else if let (true, Some(i)) = (self.delivered, self.current) {
@@ -574,16 +640,11 @@ impl<'a, 's> Events<'a, 's> {
             }
         }
         if let Some(e) = self.errors.pop_front() {
-            return Some((0, Err(e)));
+            return Some(Err(e));
         }
-        let i = self.current?;
+        self.current?;
         self.delivered = true;
-        let order = self.order();
-        match &self.streams {
-            Streams::Seq(r) => r[i].event(),
-            Streams::Par(p) => p.event(i),
-        }
-        .map(|e| (order, Ok(e)))
+        Some(Ok(self.order()))
     }
 
     /// Reads each stream's first event.
@@ -606,6 +667,9 @@ impl<'a, 's> Events<'a, 's> {
     /// compared as numbers. (With decoding threads, [`TraceSet::with_events`], the offset is
     /// left out.)
     pub fn order(&self) -> u128 {
+        if let Streams::Piped(p) = &self.streams {
+            return p.order();
+        }
         let Some(i) = self.current else { return 0 };
         match &self.streams {
             Streams::Seq(r) => {
@@ -613,6 +677,7 @@ impl<'a, 's> Events<'a, 's> {
                 order_of(r[i].timestamp(), g, r[i].event_offset().unwrap_or(0))
             }
             Streams::Par(p) => order_of(p.timestamp(i), i, 0),
+            Streams::Piped(_) => 0,
         }
     }
 
@@ -650,6 +715,20 @@ impl<'a, 's> Events<'a, 's> {
         match &self.streams {
             Streams::Seq(r) => r.iter().fold((0, 0), |(d, t), r| (d + r.bytes_done(), t + r.bytes_total())),
             Streams::Par(p) => p.progress(),
+            Streams::Piped(p) => p.progress(),
+        }
+    }
+
+    /// Read here ([`TraceSet::events`]): the index of the stream file of the current event
+    /// among all of the set, and the event, its class and stream class borrowed for as long
+    /// as the schema lives.
+    pub(crate) fn current_read_here(&self) -> Option<(usize, crate::stream::Current<'a, '_>)> {
+        match &self.streams {
+            Streams::Seq(r) => {
+                let i = self.current?;
+                Some((i, r[i].current()?))
+            }
+            _ => None,
         }
     }
 }

@@ -1,6 +1,6 @@
-//! Reading with workers gives what reading in one thread gives: the same events (time, stream,
-//! packet, contexts, payload), errors and losses, in the same order, on every trace in `../shared`
-//! and on damaged copies.
+//! Reading with workers (decoding ahead, or merging on another thread) gives what reading in one
+//! thread gives: the same events (time, stream, packet, contexts, payload), errors and losses,
+//! in the same order, on every trace in `../shared` and on damaged copies.
 
 use ctf::json::json_struct;
 use ctf::{Event, Events, StreamReader, TraceSet};
@@ -126,16 +126,34 @@ fn check_parts(paths: &[PathBuf], jobs: &[usize], every: &[u64]) -> (usize, usiz
     (parts, again)
 }
 
+/// Each event's order in the merge, with its name and time (errors: 0).
+fn orders(events: &mut Events) -> Vec<(u128, String)> {
+    let mut out = Vec::new();
+    while let Some((order, r)) = events.next_ordered() {
+        out.push((order, r.map_or_else(|e| e.to_string(), |ev| format!("{} {:?}", ev.name(), ev.timestamp()))));
+    }
+    out
+}
+
 fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     let (mut set, _) = TraceSet::open(paths);
     let (seq, n) = transcript(&mut set.events());
+    // Handed over merged from another thread: the same orders too.
+    let seq_orders = orders(&mut set.events());
+    assert_eq!(seq_orders, set.with_events_piped(2, orders), "{paths:?}: orders, piped");
+    // A taker that stops early stops the reading thread.
+    let errors = seq.iter().any(|l| l.starts_with("error"));
+    assert_eq!(set.with_events_piped(2, |e| e.next().is_some()), n > 0 || errors, "{paths:?}: stopped early");
     // The workers give pages back as they go.
     set.set_resident_budget(0);
     for &jobs in jobs {
-        let (par, _) = set.with_events(jobs, transcript);
-        assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs");
-        for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
-            assert_eq!(a, b, "{paths:?} with {jobs} jobs: line {k}");
+        for piped in [false, true] {
+            let (par, _) =
+                if piped { set.with_events_piped(jobs, transcript) } else { set.with_events(jobs, transcript) };
+            assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs, piped: {piped}");
+            for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
+                assert_eq!(a, b, "{paths:?} with {jobs} jobs, piped: {piped}: line {k}");
+            }
         }
     }
     n
