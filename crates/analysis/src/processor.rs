@@ -87,7 +87,7 @@ impl Processor {
         side: impl FnOnce(&Analysis) -> T + Send,
     ) -> (Analysis, T) {
         let c = self.collect(set, window, progress);
-        let (mut an, rest) = crate::report::link(c);
+        let (mut an, rest) = crate::report::link(c, ctf::threads(self.jobs));
         let this = &*self;
         let (report, t) = if ctf::threads(self.jobs) > 1 {
             std::thread::scope(|s| {

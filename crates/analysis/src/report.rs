@@ -417,7 +417,7 @@ fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
 
 /// Resolves the collected data and computes every metric.
 pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
-    let (mut a, rest) = link(c);
+    let (mut a, rest) = link(c, 1);
     a.report = report(&a, rest, p);
     a
 }
@@ -442,8 +442,9 @@ pub(crate) struct Rest {
 
 /// The collected instances linked: callback runs to their callbacks, takes to their
 /// subscriptions, publications to their topics, and takes matched to their publications (the
-/// flows). The report is empty: [`report`] makes it from these tables and the rest.
-pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
+/// flows). The report is empty: [`report`] makes it from these tables and the rest. With
+/// `threads` > 1, the runs and the publications are linked at the same time.
+pub(crate) fn link(c: Collected, threads: usize) -> (Analysis, Rest) {
     let Collected {
         model: m,
         runs,
@@ -464,15 +465,33 @@ pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
 
-    // Callback runs → callback objects.
+    // Callback runs → callback objects; publications → topics (on two threads, when there are).
     let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
-    let runs: Vec<(crate::pass::Run, Option<u32>)> = runs
-        .into_iter()
-        .map(|r| {
-            let id = version_at(versions[r.slot()], r.start);
-            (r, id)
+    let link_runs = |runs: Vec<crate::pass::Run>| -> Vec<(crate::pass::Run, Option<u32>)> {
+        runs.into_iter()
+            .map(|r| {
+                let id = version_at(versions[r.slot()], r.start);
+                (r, id)
+            })
+            .collect()
+    };
+    let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<String>)> {
+        pubs.into_iter()
+            .map(|p| {
+                let topic = pub_topic(&m, &p);
+                (p, topic)
+            })
+            .collect()
+    };
+    let (runs, pubs) = if threads > 1 {
+        std::thread::scope(|s| {
+            let h = s.spawn(|| link_pubs(pubs));
+            let runs = link_runs(runs);
+            (runs, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         })
-        .collect();
+    } else {
+        (link_runs(runs), link_pubs(pubs))
+    };
 
     // Takes → subscriptions.
     let takes: Vec<(Take, Option<u32>)> = takes
@@ -499,14 +518,6 @@ pub(crate) fn link(c: Collected) -> (Analysis, Rest) {
             (t, sub)
         })
         .collect();
-    let pubs: Vec<(Publication, Option<String>)> = pubs
-        .into_iter()
-        .map(|p| {
-            let topic = pub_topic(&m, &p);
-            (p, topic)
-        })
-        .collect();
-
     // Flows.
     let mut by_source: HashMap<(&str, i64), u32> = HashMap::default();
     let mut windows: HashMap<&str, Vec<(i64, i64, u32)>> = HashMap::default();
