@@ -32,9 +32,22 @@ fn measure(cmd: &mut Command) -> (f64, f64) {
     (secs, ru.ru_maxrss as f64 / 1024.0)
 }
 
-/// Best wall time (and the peak memory of that run) of `runs` runs.
-fn best(runs: usize, mut make: impl FnMut() -> Command) -> (f64, f64) {
-    (0..runs).map(|_| measure(&mut make())).fold((f64::MAX, 0.0), |a, b| if b.0 < a.0 { b } else { a })
+/// Best wall time (and the peak memory of that run) of `runs` runs of each command, run in
+/// turn (one of each, then again, in the other order), so that a machine's slower and faster
+/// phases, and what the run before leaves behind, weigh on each alike.
+fn best<const N: usize>(runs: usize, make: [&dyn Fn() -> Command; N]) -> [(f64, f64); N] {
+    let mut out = [(f64::MAX, 0.0); N];
+    for round in 0..runs {
+        for i in 0..N {
+            let k = if round % 2 == 0 { i } else { N - 1 - i };
+            let m = make[k];
+            let r = measure(&mut m());
+            if r.0 < out[k].0 {
+                out[k] = r;
+            }
+        }
+    }
+    out
 }
 
 fn rostrace(args: &[&str], traces: &[&Path], jobs: usize) -> Command {
@@ -70,12 +83,12 @@ fn main() {
         });
     let t: &Path = &trace;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runs = 7;
     println!("trace: {} ({cores} cores)", t.display());
 
-    let info1 = best(runs, || rostrace(&["info"], &[t], 1));
-    let info2 = best(runs, || rostrace(&["info"], &[t], 2));
-    let info_all = best(runs, || rostrace(&["info"], &[t], 0));
+    let [info1, info2, info_all] = best(
+        15,
+        [&|| rostrace(&["info"], &[t], 1), &|| rostrace(&["info"], &[t], 2), &|| rostrace(&["info"], &[t], 0)],
+    );
     let bt = (0..3)
         .map(|_| {
             let mut c = Command::new("babeltrace2");
@@ -92,8 +105,7 @@ fn main() {
     let s = info1.0 / info2.0;
     println!("info, 1 -> 2 threads:           {s:.2}x (target 1.8x: {})", verdict(s >= 1.8));
 
-    let an1 = best(5, || rostrace(&["analyze"], &[t], 1));
-    let an2 = best(5, || rostrace(&["analyze"], &[t], 2));
+    let [an1, an2] = best(9, [&|| rostrace(&["analyze"], &[t], 1), &|| rostrace(&["analyze"], &[t], 2)]);
     println!("rostrace analyze -j 1:      {:7.1} ms  {:6.1} MB", an1.0 * 1e3, an1.1);
     println!("rostrace analyze -j 2:      {:7.1} ms  {:6.1} MB", an2.0 * 1e3, an2.1);
     let sa = an1.0 / an2.0;
@@ -109,10 +121,8 @@ fn main() {
     let (set, _) = ctf::TraceSet::open(&[&dir]);
     let events: u64 = set.map_streams(0, count, add_counts).iter().map(|c| c.0).sum();
     drop(set);
-    let ten_info1 = best(3, || rostrace(&["info"], &[&dir], 1));
-    let ten_info2 = best(3, || rostrace(&["info"], &[&dir], 2));
-    let ten1 = best(2, || rostrace(&["analyze"], &[&dir], 1));
-    let ten = best(2, || rostrace(&["analyze"], &[&dir], 2));
+    let [ten_info1, ten_info2] = best(5, [&|| rostrace(&["info"], &[&dir], 1), &|| rostrace(&["info"], &[&dir], 2)]);
+    let [ten1, ten] = best(3, [&|| rostrace(&["analyze"], &[&dir], 1), &|| rostrace(&["analyze"], &[&dir], 2)]);
     let _ = std::fs::remove_dir_all(&dir);
     let s10 = ten_info1.0 / ten_info2.0;
     println!(

@@ -14,10 +14,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How many threads to use when asked for `jobs` (0: all cores).
 pub fn threads(jobs: usize) -> usize {
+    // (The cores are counted once: each count reads the process's cgroup files.)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     if jobs > 0 {
         jobs
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 }
 
