@@ -72,6 +72,26 @@ struct Pkt<'a> {
     nodes: (u32, u32),
 }
 
+impl<'a> Pkt<'a> {
+    /// An event of this packet, of the file `file`, whose packet context nodes are in
+    /// `pkt_nodes` (at `self.nodes`), with the nodes of its three scopes and its clock value and
+    /// time.
+    #[inline]
+    fn event<'e>(
+        &'e self,
+        file: FileRef<'e>,
+        pkt_nodes: &'e [Node],
+        class: &'e Arc<EventClass>,
+        [ctx, ectx, payload]: [&'e [Node]; 3],
+        (ts, ts_ns): (u64, Option<i64>),
+    ) -> Event<'e> {
+        let (path, data, trace_index) = file;
+        let packet = &self.info;
+        let pkt_nodes = &pkt_nodes[self.nodes.0 as usize..self.nodes.1 as usize];
+        Event { class, sc: self.sc, data, path, packet, pkt_nodes, ctx, ectx, payload, ts, ts_ns, trace_index }
+    }
+}
+
 /// Events decoded ahead from one stream, with the errors and losses met before each.
 pub(crate) struct Batch<'a> {
     recs: Vec<Rec<'a>>,
@@ -354,21 +374,8 @@ impl<'a, 's> ParStreams<'a, 's> {
             at += r.lens[k] as usize;
             s
         };
-        let (ctx, ectx, payload) = (scope(0), scope(1), scope(2));
-        Some(Event {
-            class: r.class,
-            sc: p.sc,
-            data,
-            path,
-            packet: &p.info,
-            pkt_nodes: &b.nodes[p.nodes.0 as usize..p.nodes.1 as usize],
-            ctx,
-            ectx,
-            payload,
-            ts: r.ts,
-            ts_ns: r.ts_ns,
-            trace_index,
-        })
+        let scopes = [scope(0), scope(1), scope(2)];
+        Some(p.event((path, data, trace_index), &b.nodes, r.class, scopes, (r.ts, r.ts_ns)))
     }
 
     /// Bytes decoded and taken so far, and in all.
@@ -421,6 +428,17 @@ impl<'a> PipedBatch<'a> {
             progress: (0, 0),
             last: false,
         }
+    }
+
+    /// Empty, its memory kept.
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.nodes.clear();
+        self.packets.clear();
+        self.pkt_nodes.clear();
+        self.errors.clear();
+        self.losses.clear();
+        self.last = false;
     }
 }
 
@@ -496,13 +514,7 @@ pub(crate) fn pipe<'a>(
                 Err(_) => return,
             },
         };
-        b.recs.clear();
-        b.nodes.clear();
-        b.packets.clear();
-        b.pkt_nodes.clear();
-        b.errors.clear();
-        b.losses.clear();
-        b.last = false;
+        b.clear();
         for call in 0.. {
             if b.recs.len() == PIPED_EVENTS {
                 break;
@@ -669,20 +681,8 @@ impl<'a> Piped<'a> {
         let (c, e) = (at + r.ctx as usize, at + r.ctx as usize + r.ectx as usize);
         let end = b.recs.get(self.next).map_or(b.nodes.len(), |n| n.nodes as usize);
         let ts_ns = (r.packet & NO_TIME == 0).then_some((r.order[0] ^ (1 << 63)) as i64);
-        Some(Event {
-            class: r.class,
-            sc: p.sc,
-            data,
-            path,
-            packet: &p.info,
-            pkt_nodes: &b.pkt_nodes[p.nodes.0 as usize..p.nodes.1 as usize],
-            ctx: &b.nodes[at..c],
-            ectx: &b.nodes[c..e],
-            payload: &b.nodes[e..end],
-            ts: r.ts,
-            ts_ns,
-            trace_index,
-        })
+        let scopes = [&b.nodes[at..c], &b.nodes[c..e], &b.nodes[e..end]];
+        Some(p.event((path, data, trace_index), &b.pkt_nodes, r.class, scopes, (r.ts, ts_ns)))
     }
 
     pub(crate) fn progress(&self) -> (u64, u64) {
