@@ -723,7 +723,14 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         e.0 += durations.len() as u64;
         e.1 += total;
         let threads = node_threads.entry((key.0, key.1, node_name.clone())).or_default();
-        threads.extend(idx.iter().map(|r| r.vtid));
+        // (A callback's runs follow each other on one thread mostly: each thread once per stretch.)
+        let mut last = None;
+        for r in &idx {
+            if last != Some(r.vtid) {
+                threads.insert(r.vtid);
+                last = Some(r.vtid);
+            }
+        }
         callbacks.push(CallbackReport {
             trace: key.0,
             vpid: key.1,
@@ -762,16 +769,27 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     }
 
     // Time shares.
+    // Each callback handle's runs and time per thread first (a few threads each), then per
+    // thread and process.
+    let mut of_slot: Vec<Vec<(i32, u64, i64)>> = vec![Vec::new(); slots.len()];
+    for (r, _) in runs {
+        if let (Some(d), Some(v)) = (r.duration(), of_slot.get_mut(r.slot())) {
+            match v.iter_mut().find(|x| x.0 == r.vtid) {
+                Some(x) => (x.1, x.2) = (x.1 + 1, x.2 + d),
+                None => v.push((r.vtid, 1, d)),
+            }
+        }
+    }
     let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
     let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
-    for (r, _) in runs {
-        if let Some(d) = r.duration() {
-            let k = slots[r.slot()];
-            let x = per_thread.entry((k.0, k.1, r.vtid as i64)).or_default();
-            x.0 += 1;
+    for (slot, v) in of_slot.into_iter().enumerate() {
+        let k = slots[slot];
+        for (vtid, n, d) in v {
+            let x = per_thread.entry((k.0, k.1, vtid as i64)).or_default();
+            x.0 += n;
             x.1 += d;
             let y = per_proc.entry((k.0, k.1)).or_default();
-            y.0 += 1;
+            y.0 += n;
             y.1 += d;
         }
     }
@@ -805,7 +823,11 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         })
         .collect();
     for v in [&mut per_thread, &mut per_process, &mut per_node] {
-        v.sort_by(|a, b| b.callback_ns.cmp(&a.callback_ns).then(a.trace.cmp(&b.trace)).then(a.vpid.cmp(&b.vpid)));
+        v.sort_by(|a, b| {
+            let by_time = b.callback_ns.cmp(&a.callback_ns).then(a.trace.cmp(&b.trace)).then(a.vpid.cmp(&b.vpid));
+            // (Ties on to the thread and the node, not left in a hash map's order.)
+            by_time.then(a.vtid.cmp(&b.vtid)).then_with(|| a.name.cmp(&b.name))
+        });
     }
 
     // Topics.

@@ -170,13 +170,33 @@ impl<'a> PathIndex<'a> {
             v.sort_by_key(key);
         }
         let mut runs_of: Vec<Vec<u32>> = vec![Vec::new(); m.callbacks.items.len()];
-        let mut runs_on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
+        // The runs on each thread: each callback handle's threads (a few) with their lists, so
+        // that a run finds its list without hashing.
+        let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
         for (i, (r, cb)) in a.runs.iter().enumerate() {
             if let Some(v) = cb.and_then(|cb| runs_of.get_mut(cb as usize)) {
                 v.push(i as u32);
             }
-            let k = a.slots[r.slot()];
-            runs_on.entry((k.0, k.1, r.vtid as i64)).or_default().push(i as u32);
+            let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
+            let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
+                Some(x) => x.1,
+                None => {
+                    let k = a.slots[r.slot()];
+                    let l = *list_of.entry((k.0, k.1, r.vtid as i64)).or_insert_with(|| {
+                        lists.push(Vec::new());
+                        lists.len() as u32 - 1
+                    });
+                    of_slot.push((r.vtid, l));
+                    l
+                }
+            };
+            lists[l as usize].push(i as u32);
+        }
+        let mut runs_on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
+        for (k, l) in list_of {
+            runs_on.insert(k, std::mem::take(&mut lists[l as usize]));
         }
         // The pass records runs in time order: each list, in index order, is then in time order
         // already.
