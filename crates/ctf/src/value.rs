@@ -179,10 +179,16 @@ impl<'a> StructRef<'a> {
         if i >= self.ty.fields.len() || self.nodes.is_empty() {
             return None;
         }
-        let mut k = 1;
-        for _ in 0..i {
-            k += self.nodes[k].span();
-        }
+        // A fixed-layout structure has one node per member.
+        let k = if self.ty.flat.is_some() {
+            1 + i
+        } else {
+            let mut k = 1;
+            for _ in 0..i {
+                k += self.nodes[k].span();
+            }
+            k
+        };
         Some(value_at(&self.ty.fields[i].ty, self.nodes, k, self.data))
     }
 
