@@ -34,16 +34,19 @@ fn measure(cmd: &mut Command) -> (f64, f64) {
 
 /// Best wall time (and the peak memory of that run) of `runs` runs of each command, run in
 /// turn (one of each, then again, in the other order), so that a machine's slower and faster
-/// phases weigh on each alike; each measured run follows a run of the same command, not
-/// measured (as `perf stat -r` and hyperfine's warm-up runs have it), so that what the run
-/// before leaves behind is the same for each (on the 2-core development machine, a run right
-/// after one of the same command was up to 15% faster than one after another command).
+/// phases weigh on each alike; each measured run follows two runs of the same command, not
+/// measured (as `perf stat -r` and hyperfine's warm-up runs have it), so that what the runs
+/// before leave behind is the same for each (on the 2-core development machine, `info -j 2`
+/// measured after one run of itself, between other commands, was 2–3 ms slower than the same
+/// two threads (`-j 0`) measured after two or three runs of themselves, in five runs of this
+/// benchmark).
 fn best<const N: usize>(runs: usize, make: [&dyn Fn() -> Command; N]) -> [(f64, f64); N] {
     let mut out = [(f64::MAX, 0.0); N];
     for round in 0..runs {
         for i in 0..N {
             let k = if round % 2 == 0 { i } else { N - 1 - i };
             let m = make[k];
+            measure(&mut m());
             measure(&mut m());
             let r = measure(&mut m());
             if r.0 < out[k].0 {
