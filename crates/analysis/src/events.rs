@@ -388,13 +388,22 @@ impl ClassInfo {
     /// Field `f` as an unsigned integer (handles, pointers), 0 when absent.
     #[inline]
     pub fn u(&self, ev: &Event, f: F) -> u64 {
-        self.get(ev, f).and_then(|v| v.as_u64()).unwrap_or(0)
+        let i = self.idx[f as usize];
+        if i == NONE {
+            return 0;
+        }
+        ev.u64_at(i as usize).unwrap_or(0)
     }
 
     /// Field `f` as a signed integer, if present.
     #[inline]
     pub fn i(&self, ev: &Event, f: F) -> Option<i64> {
-        self.get(ev, f).and_then(|v| v.as_i64())
+        let i = self.idx[f as usize];
+        if i == NONE {
+            return None;
+        }
+        // (As `as_i64`: the same bits.)
+        ev.u64_at(i as usize).map(|v| v as i64)
     }
 
     /// Field `f` as a string ("" when absent).

@@ -297,8 +297,8 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
         return (vpid, vtid);
     };
     let [pi, ti] = cache.of(ev.trace_index(), ctx.ty());
-    let vpid = pi.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(0);
-    let vtid = ti.and_then(|i| ctx.field_at(i)).and_then(|v| v.as_i64()).unwrap_or(vpid);
+    let vpid = pi.and_then(|i| ctx.u64_at(i)).map_or(0, |v| v as i64);
+    let vtid = ti.and_then(|i| ctx.u64_at(i)).map_or(vpid, |v| v as i64);
     (vpid, vtid)
 }
 

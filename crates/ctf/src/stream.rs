@@ -832,6 +832,12 @@ impl<'r> Event<'r> {
         self.payload()?.field_at(i)
     }
 
+    /// Payload member by position as an unsigned integer (see [`StructRef::u64_at`]).
+    #[inline]
+    pub fn u64_at(&self, i: usize) -> Option<u64> {
+        self.payload()?.u64_at(i)
+    }
+
     /// Payload member by name (without leading underscore).
     pub fn field(&self, name: &str) -> Option<FieldValue<'r>> {
         self.payload()?.field(name)

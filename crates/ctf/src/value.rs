@@ -192,6 +192,18 @@ impl<'a> StructRef<'a> {
         Some(value_at(&self.ty.fields[i].ty, self.nodes, k, self.data))
     }
 
+    /// The member at position `i` as an unsigned integer (as
+    /// [`FieldValue::as_u64`] of [`field_at`](Self::field_at)), read from its node without
+    /// making its value when it is an integer or enumeration of a fixed-layout structure.
+    #[inline]
+    pub fn u64_at(&self, i: usize) -> Option<u64> {
+        let f = self.ty.fields.get(i)?;
+        if self.ty.flat.is_some() && matches!(f.ty, Ty::Int { .. } | Ty::Enum { .. }) {
+            return self.nodes.get(1 + i).map(|n| n.bits);
+        }
+        self.field_at(i)?.as_u64()
+    }
+
     /// The member named `name` (without leading underscore).
     pub fn field(&self, name: &str) -> Option<FieldValue<'a>> {
         self.field_at(self.ty.index_of(name)?)
