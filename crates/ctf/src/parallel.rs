@@ -516,7 +516,8 @@ pub(crate) fn pipe<'a>(
         };
         b.clear();
         for call in 0.. {
-            if b.recs.len() == PIPED_EVENTS {
+            // (Errors count: a damaged stretch with few events is handed over as it goes.)
+            if b.recs.len() + b.errors.len() >= PIPED_EVENTS {
                 break;
             }
             let next = events.advance();
@@ -536,7 +537,11 @@ pub(crate) fn pipe<'a>(
                 }
                 Some(Ok(order)) => order,
             };
-            let Some((file, ev)) = events.current_read_here() else { continue };
+            // (Always there after an event of the merge read here.)
+            let Some((file, ev)) = events.current_read_here() else {
+                debug_assert!(false, "no current event after an event of the merge");
+                continue;
+            };
             let nodes = b.nodes.len() as u32;
             let [ctx, ectx, _] = ev.scopes;
             // (Node by node: a few each, where a call to copy them cost more than copying them.)
@@ -652,8 +657,9 @@ impl<'a> Piped<'a> {
                     self.calls = 0;
                 }
                 Err(_) => {
-                    self.done = true;
-                    return Ok(false);
+                    // The reading side sends the last batch before it ends: without it, it
+                    // panicked. Its events are not ended quietly: the panic goes on here.
+                    panic!("the thread reading the traces stopped before their end");
                 }
             }
         }

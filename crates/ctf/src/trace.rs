@@ -446,7 +446,8 @@ impl TraceSet {
     /// (0: as many as there are cores), so that this one only takes them, in batches small
     /// enough to stay in the cores' caches. For a consumer whose own work per event is about
     /// that of reading it (an analysis pass); [`with_events`](Self::with_events) suits one that
-    /// does little per event. Losses are passed on a batch ahead of the events.
+    /// does little per event. [`Events::losses`] grows at the same steps as with one thread.
+    /// A panic of the reading thread is passed on (its events are not ended early quietly).
     pub fn with_events_piped<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
         let (readers, files) = self.readers(None);
         if crate::parallel::threads(jobs) < 2 {
