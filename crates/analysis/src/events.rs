@@ -388,22 +388,23 @@ impl ClassInfo {
     /// Field `f` as an unsigned integer (handles, pointers), 0 when absent.
     #[inline]
     pub fn u(&self, ev: &Event, f: F) -> u64 {
-        let i = self.idx[f as usize];
-        if i == NONE {
-            return 0;
+        self.int(ev, f).unwrap_or(0)
+    }
+
+    /// Field `f` as an integer's bits, if present (see [`Event::u64_at`]).
+    #[inline]
+    fn int(&self, ev: &Event, f: F) -> Option<u64> {
+        match self.idx[f as usize] {
+            NONE => None,
+            i => ev.u64_at(i as usize),
         }
-        ev.u64_at(i as usize).unwrap_or(0)
     }
 
     /// Field `f` as a signed integer, if present.
     #[inline]
     pub fn i(&self, ev: &Event, f: F) -> Option<i64> {
-        let i = self.idx[f as usize];
-        if i == NONE {
-            return None;
-        }
         // (As `as_i64`: the same bits.)
-        ev.u64_at(i as usize).map(|v| v as i64)
+        self.int(ev, f).map(|v| v as i64)
     }
 
     /// Field `f` as a string ("" when absent).

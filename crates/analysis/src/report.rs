@@ -673,6 +673,8 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     let mut node_threads: HashMap<(u32, i64, String), HashSet<i32>> = HashMap::default();
     let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
     let mut service_runs: HashSet<(u32, i64)> = HashSet::default();
+    let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
+    let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
     for ((key, id), idx) in &groups {
         let idx: Vec<Run> = idx.iter().map(|&i| runs[i as usize].0).collect();
         let cb = id.map(|i| m.callbacks.get(i));
@@ -722,14 +724,22 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         let e = per_node.entry((key.0, key.1, node_name.clone())).or_default();
         e.0 += durations.len() as u64;
         e.1 += total;
-        let threads = node_threads.entry((key.0, key.1, node_name.clone())).or_default();
-        // (A callback's runs follow each other on one thread mostly: each thread once per stretch.)
-        let mut last = None;
+        // The threads its runs were on (a few): runs that ended and their time on each.
+        let mut on: Vec<(i32, u64, i64)> = Vec::new();
         for r in &idx {
-            if last != Some(r.vtid) {
-                threads.insert(r.vtid);
-                last = Some(r.vtid);
+            let d = r.duration();
+            let (n, ns) = (u64::from(d.is_some()), d.unwrap_or(0));
+            match on.iter_mut().find(|x| x.0 == r.vtid) {
+                Some(x) => (x.1, x.2) = (x.1 + n, x.2 + ns),
+                None => on.push((r.vtid, n, ns)),
             }
+        }
+        node_threads.entry((key.0, key.1, node_name.clone())).or_default().extend(on.iter().map(|x| x.0));
+        for &(vtid, n, ns) in on.iter().filter(|x| x.1 > 0) {
+            let x = per_thread.entry((key.0, key.1, vtid as i64)).or_default();
+            (x.0, x.1) = (x.0 + n, x.1 + ns);
+            let y = per_proc.entry((key.0, key.1)).or_default();
+            (y.0, y.1) = (y.0 + n, y.1 + ns);
         }
         callbacks.push(CallbackReport {
             trace: key.0,
@@ -768,31 +778,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         ));
     }
 
-    // Time shares.
-    // Each callback handle's runs and time per thread first (a few threads each), then per
-    // thread and process.
-    let mut of_slot: Vec<Vec<(i32, u64, i64)>> = vec![Vec::new(); slots.len()];
-    for (r, _) in runs {
-        if let (Some(d), Some(v)) = (r.duration(), of_slot.get_mut(r.slot())) {
-            match v.iter_mut().find(|x| x.0 == r.vtid) {
-                Some(x) => (x.1, x.2) = (x.1 + 1, x.2 + d),
-                None => v.push((r.vtid, 1, d)),
-            }
-        }
-    }
-    let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
-    let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
-    for (slot, v) in of_slot.into_iter().enumerate() {
-        let k = slots[slot];
-        for (vtid, n, d) in v {
-            let x = per_thread.entry((k.0, k.1, vtid as i64)).or_default();
-            x.0 += n;
-            x.1 += d;
-            let y = per_proc.entry((k.0, k.1)).or_default();
-            y.0 += n;
-            y.1 += d;
-        }
-    }
+    // Time shares (per thread and process, summed with the callbacks above).
     let mut proc_threads: HashMap<(u32, i64), u64> = HashMap::default();
     for (t, p, _) in per_thread.keys() {
         *proc_threads.entry((*t, *p)).or_default() += 1;

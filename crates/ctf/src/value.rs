@@ -179,17 +179,21 @@ impl<'a> StructRef<'a> {
         if i >= self.ty.fields.len() || self.nodes.is_empty() {
             return None;
         }
+        Some(value_at(&self.ty.fields[i].ty, self.nodes, self.node_of(i), self.data))
+    }
+
+    /// The node of member `i` (in range).
+    #[inline]
+    fn node_of(&self, i: usize) -> usize {
         // A fixed-layout structure has one node per member.
-        let k = if self.ty.flat.is_some() {
-            1 + i
-        } else {
-            let mut k = 1;
-            for _ in 0..i {
-                k += self.nodes[k].span();
-            }
-            k
-        };
-        Some(value_at(&self.ty.fields[i].ty, self.nodes, k, self.data))
+        if self.ty.flat.is_some() {
+            return 1 + i;
+        }
+        let mut k = 1;
+        for _ in 0..i {
+            k += self.nodes[k].span();
+        }
+        k
     }
 
     /// The member at position `i` as an unsigned integer (as
@@ -197,11 +201,10 @@ impl<'a> StructRef<'a> {
     /// making its value when it is an integer or enumeration of a fixed-layout structure.
     #[inline]
     pub fn u64_at(&self, i: usize) -> Option<u64> {
-        let f = self.ty.fields.get(i)?;
-        if self.ty.flat.is_some() && matches!(f.ty, Ty::Int { .. } | Ty::Enum { .. }) {
-            return self.nodes.get(1 + i).map(|n| n.bits);
+        match self.ty.fields.get(i)?.ty {
+            Ty::Int { .. } | Ty::Enum { .. } if !self.nodes.is_empty() => Some(self.nodes[self.node_of(i)].bits),
+            _ => self.field_at(i)?.as_u64(),
         }
-        self.field_at(i)?.as_u64()
     }
 
     /// The member named `name` (without leading underscore).
