@@ -91,7 +91,8 @@ impl Processor {
         let this = &*self;
         let (report, t) = if ctf::threads(self.jobs) > 1 {
             std::thread::scope(|s| {
-                let h = s.spawn(|| side(&an));
+                let h = ctf::spawn_off(s, 1, || side(&an));
+                ctf::let_started_move();
                 let report = crate::report::report(&an, rest, this);
                 (report, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             })
@@ -238,9 +239,10 @@ impl Processor {
                 .enumerate()
                 .map(|(k, hs)| {
                     let run = &run;
-                    s.spawn(move || run(k + 1, hs, &mut |_, _| {}))
+                    ctf::spawn_off(s, k + 1, move || run(k + 1, hs, &mut |_, _| {}))
                 })
                 .collect();
+            ctf::let_started_move();
             let mut outs = vec![run(0, &mut mine, progress)];
             for h in hs {
                 outs.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));

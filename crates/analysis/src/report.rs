@@ -485,7 +485,8 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Analysis, Rest) {
     };
     let (runs, pubs) = if threads > 1 {
         std::thread::scope(|s| {
-            let h = s.spawn(|| link_pubs(pubs));
+            let h = ctf::spawn_off(s, 1, || link_pubs(pubs));
+            ctf::let_started_move();
             let runs = link_runs(runs);
             (runs, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         })

@@ -57,6 +57,25 @@ fn best<const N: usize>(runs: usize, make: [&dyn Fn() -> Command; N]) -> [(f64, 
     out
 }
 
+/// Best wall time of `runs` runs of two processes of `make` started together, until both have
+/// ended (each measured run after one unmeasured): what the machine's cores give two
+/// independent processes, against which `-j 2` in one process is measured.
+fn best_pair(runs: usize, make: &dyn Fn() -> Command) -> f64 {
+    let pair = || {
+        let t = Instant::now();
+        let mut a = make().stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        let mut b = make().stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        let _ = (a.wait(), b.wait());
+        t.elapsed().as_secs_f64()
+    };
+    (0..runs)
+        .map(|_| {
+            pair();
+            pair()
+        })
+        .fold(f64::MAX, f64::min)
+}
+
 fn rostrace(args: &[&str], traces: &[&Path], jobs: usize) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rostrace"));
     c.args(args).args(traces).args(["-j", &jobs.to_string()]);
@@ -111,6 +130,12 @@ fn main() {
     println!("info vs babeltrace2, 2 threads: {r:.1}x (target 20x: {})", verdict(r >= 20.0));
     let s = info1.0 / info2.0;
     println!("info, 1 -> 2 threads:           {s:.2}x (target 1.8x: {})", verdict(s >= 1.8));
+    let two = best_pair(9, &|| rostrace(&["info"], &[t], 1));
+    println!(
+        "two `info -j 1` processes at once: {:.1} ms, both done ({:.2}x one alone: what two cores give two processes)",
+        two * 1e3,
+        info1.0 / two * 2.0
+    );
 
     let [an1, an2] = best(9, [&|| rostrace(&["analyze"], &[t], 1), &|| rostrace(&["analyze"], &[t], 2)]);
     println!("rostrace analyze -j 1:      {:7.1} ms  {:6.1} MB", an1.0 * 1e3, an1.1);

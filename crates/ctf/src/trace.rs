@@ -425,9 +425,10 @@ impl TraceSet {
         }
         let shared = crate::parallel::Shared::new(readers);
         std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| shared.work());
+            for k in 1..=workers {
+                crate::parallel::spawn_off(s, k, || shared.work());
             }
+            crate::parallel::let_started_move();
             // The workers stop however `f` ends.
             struct Stop<'x, 'a>(&'x crate::parallel::Shared<'a>);
             impl Drop for Stop<'_, '_> {
@@ -457,7 +458,9 @@ impl TraceSet {
         let (free_tx, free_rx) = std::sync::mpsc::channel();
         let n = files.len();
         std::thread::scope(|s| {
-            s.spawn(move || crate::parallel::pipe(&mut Events::new(Streams::Seq(readers)), n, full_tx, free_rx));
+            let read = move || crate::parallel::pipe(&mut Events::new(Streams::Seq(readers)), n, full_tx, free_rx);
+            crate::parallel::spawn_off(s, 1, read);
+            crate::parallel::let_started_move();
             f(&mut Events::new(Streams::Piped(Piped::new(full_rx, free_tx, files))))
         })
     }
