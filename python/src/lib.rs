@@ -442,10 +442,15 @@ fn iter_events(py: Python<'_>, paths: Vec<PathBuf>, names: Option<Vec<String>>, 
             let (set, errors) = open(&paths)?;
             let (tx, rx) = mpsc::sync_channel(4);
             let keep = names.map(|v| v.into_iter().collect());
+            let from = ctf::Origin::here();
             std::thread::Builder::new()
                 .name("rostrace-read".into())
-                .spawn(move || produce(set, keep, jobs, tx))
+                .spawn(move || {
+                    from.leave(1);
+                    produce(set, keep, jobs, tx)
+                })
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            ctf::let_started_move();
             Ok(EventIter { rx: Some(Mutex::new(rx)), rows: Vec::new().into_iter(), errors })
         })
     })

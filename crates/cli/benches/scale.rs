@@ -2,6 +2,8 @@
 //!
 //! - `rostrace info` on one thread, two, and all cores, against `babeltrace2 -o dummy` (target:
 //!   20x on 2 cores), and its speed-up from 1 to 2 threads (target: 1.8x);
+//! - as a control, two `rostrace info -j 1` processes at once: the work two cores do for two
+//!   independent processes in the time of one;
 //! - `rostrace analyze` on 1 and 2 threads (target: 1.5x);
 //! - `rostrace analyze` on ten copies of the trace at once: peak memory (target: 500 MB for ten
 //!   Autoware traces), and its speed-up from 1 to 2 threads (the pass shared out by trace);
@@ -36,10 +38,7 @@ fn measure(cmd: &mut Command) -> (f64, f64) {
 /// turn (one of each, then again, in the other order), so that a machine's slower and faster
 /// phases weigh on each alike; each measured run follows two runs of the same command, not
 /// measured (as `perf stat -r` and hyperfine's warm-up runs have it), so that what the runs
-/// before leave behind is the same for each (on the 2-core development machine, `info -j 2`
-/// measured after one run of itself, between other commands, was 2–3 ms slower than the same
-/// two threads (`-j 0`) measured after two or three runs of themselves, in five runs of this
-/// benchmark).
+/// before leave behind is the same for each.
 fn best<const N: usize>(runs: usize, make: [&dyn Fn() -> Command; N]) -> [(f64, f64); N] {
     let mut out = [(f64::MAX, 0.0); N];
     for round in 0..runs {
@@ -58,8 +57,8 @@ fn best<const N: usize>(runs: usize, make: [&dyn Fn() -> Command; N]) -> [(f64, 
 }
 
 /// Best wall time of `runs` runs of two processes of `make` started together, until both have
-/// ended (each measured run after one unmeasured): what the machine's cores give two
-/// independent processes, against which `-j 2` in one process is measured.
+/// ended (each measured run after two unmeasured ones, as [`best`] has it): what the machine's
+/// cores give two independent processes.
 fn best_pair(runs: usize, make: &dyn Fn() -> Command) -> f64 {
     let pair = || {
         let t = Instant::now();
@@ -70,6 +69,7 @@ fn best_pair(runs: usize, make: &dyn Fn() -> Command) -> f64 {
     };
     (0..runs)
         .map(|_| {
+            pair();
             pair();
             pair()
         })
@@ -130,7 +130,7 @@ fn main() {
     println!("info vs babeltrace2, 2 threads: {r:.1}x (target 20x: {})", verdict(r >= 20.0));
     let s = info1.0 / info2.0;
     println!("info, 1 -> 2 threads:           {s:.2}x (target 1.8x: {})", verdict(s >= 1.8));
-    let two = best_pair(9, &|| rostrace(&["info"], &[t], 1));
+    let two = best_pair(15, &|| rostrace(&["info"], &[t], 1));
     println!(
         "two `info -j 1` processes at once: {:.1} ms, both done ({:.2}x one alone: what two cores give two processes)",
         two * 1e3,

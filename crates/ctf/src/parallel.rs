@@ -40,7 +40,7 @@ pub fn spawn_off<'scope, T: Send + 'scope>(
     k: usize,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> std::thread::ScopedJoinHandle<'scope, T> {
-    let from = Core::current();
+    let from = Origin::here();
     s.spawn(move || {
         from.leave(k);
         f()
@@ -57,47 +57,61 @@ pub fn let_started_move() {
     }
 }
 
-/// The core a thread runs on (Linux; elsewhere nothing is known and nothing moves).
+/// The core a thread that starts others runs on (Linux; elsewhere nothing is known and nothing
+/// moves): for threads started otherwise than by [`spawn_off`], which call
+/// [`leave`](Self::leave) first.
 #[derive(Clone, Copy)]
-struct Core(Option<i32>);
+pub struct Origin(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] Option<i32>);
 
-impl Core {
-    fn current() -> Core {
+impl Origin {
+    /// The core the calling thread runs on.
+    pub fn here() -> Origin {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: sched_getcpu has no preconditions.
             let c = unsafe { libc::sched_getcpu() };
-            Core((c >= 0).then_some(c))
+            Origin((c >= 0).then_some(c))
         }
         #[cfg(not(target_os = "linux"))]
-        Core(None)
+        Origin(None)
     }
 
-    /// Called by a new thread: when it runs on this core, it moves to the `k`-th other core
-    /// it may run on (counting on from this one), then may run on all of them again.
-    fn leave(self, k: usize) {
+    /// Called by the `k`-th (from 1) new thread: when it runs on this core, it moves to the
+    /// `k`-th other core it may run on (counting on from this one), then may run on all of
+    /// them again.
+    pub fn leave(self, k: usize) {
         #[cfg(target_os = "linux")]
         {
             let Some(home) = self.0 else { return };
-            if Core::current().0 != Some(home) || k == 0 {
+            if k == 0 || Origin::here().0 != Some(home) {
                 return;
             }
             let size = std::mem::size_of::<libc::cpu_set_t>();
-            // SAFETY: the sets are plain bit arrays, read and written by the calls below within
-            // their size; the calls concern this thread only.
+            // SAFETY: the sets are plain bit arrays of `size` bytes, read and written by the
+            // calls below within it (bits below `8 * size`); the calls concern this thread only.
             unsafe {
                 let mut allowed: libc::cpu_set_t = std::mem::zeroed();
                 if libc::sched_getaffinity(0, size, &mut allowed) != 0 {
                     return;
                 }
-                let n = libc::CPU_SETSIZE as usize;
+                let n = 8 * size;
                 let others = (1..n).map(|j| (home as usize + j) % n).filter(|&c| libc::CPU_ISSET(c, &allowed));
                 let count = others.clone().count();
                 let Some(to) = others.clone().nth((k - 1) % count.max(1)) else { return };
                 let mut one: libc::cpu_set_t = std::mem::zeroed();
                 libc::CPU_SET(to, &mut one);
-                if libc::sched_setaffinity(0, size, &one) == 0 {
-                    libc::sched_setaffinity(0, size, &allowed);
+                if libc::sched_setaffinity(0, size, &one) != 0 {
+                    return;
+                }
+                // Free again; should the set allowed before no longer be accepted (cores
+                // taken offline, a cpuset narrowed meanwhile), every core, which the system
+                // narrows to those allowed: the thread is never left on one core.
+                if libc::sched_setaffinity(0, size, &allowed) != 0 {
+                    let mut all: libc::cpu_set_t = std::mem::zeroed();
+                    for c in 0..n {
+                        libc::CPU_SET(c, &mut all);
+                    }
+                    libc::sched_setaffinity(0, size, &all);
                 }
             }
         }

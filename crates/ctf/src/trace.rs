@@ -458,7 +458,13 @@ impl TraceSet {
         let (free_tx, free_rx) = std::sync::mpsc::channel();
         let n = files.len();
         std::thread::scope(|s| {
-            let read = move || crate::parallel::pipe(&mut Events::new(Streams::Seq(readers)), n, full_tx, free_rx);
+            let read = move || {
+                // The readers, written at every event, in this thread's memory (see
+                // `spawn_off`'s reasons, and `StreamReader::read_packet`'s).
+                let mut mine = Vec::with_capacity(readers.len());
+                mine.extend(readers);
+                crate::parallel::pipe(&mut Events::new(Streams::Seq(mine)), n, full_tx, free_rx)
+            };
             crate::parallel::spawn_off(s, 1, read);
             crate::parallel::let_started_move();
             f(&mut Events::new(Streams::Piped(Piped::new(full_rx, free_tx, files))))
