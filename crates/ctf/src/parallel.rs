@@ -793,3 +793,63 @@ impl<'a> Piped<'a> {
         self.progress
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cores a thread may run on.
+    #[cfg(target_os = "linux")]
+    fn allowed() -> Vec<usize> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: a zeroed set of `size` bytes, filled by the call within its size.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut set), 0);
+            (0..8 * size).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+        }
+    }
+
+    /// Threads started by `spawn_off` may run on every core their parent may, whether they
+    /// moved or not: none is left pinned. (Each is started many times, so that some start on
+    /// their parent's core and move.)
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn started_threads_are_never_left_on_one_core() {
+        let parent = allowed();
+        for _ in 0..50 {
+            let seen: Vec<Vec<usize>> = std::thread::scope(|s| {
+                let hs: Vec<_> = (1..=3).map(|k| spawn_off(s, k, allowed)).collect();
+                let_started_move();
+                hs.into_iter().map(|h| h.join().expect("thread")).collect()
+            });
+            for cores in seen {
+                assert_eq!(cores, parent);
+            }
+        }
+        // A thread on the core of its origin (its own, just taken) moves off it, and may run
+        // on every core again after. (It moved at least once in 20 tries: the scheduler may
+        // move it between the calls.)
+        let mut moved = false;
+        for _ in 0..20 {
+            let (m, cores) = std::thread::spawn(|| {
+                let here = Origin::here();
+                here.leave(1);
+                (Origin::here().0 != here.0, allowed())
+            })
+            .join()
+            .expect("thread");
+            assert_eq!(cores, parent);
+            moved |= m;
+        }
+        assert!(moved || parent.len() < 2, "a thread on its origin's core never moved");
+    }
+
+    #[test]
+    fn map_in_order_keeps_the_items_order() {
+        let items: Vec<u32> = (0..100).collect();
+        for jobs in [1, 2, 3, 8] {
+            assert_eq!(map_in_order(jobs, items.clone(), |x| x * 2), items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        }
+    }
+}
