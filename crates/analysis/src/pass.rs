@@ -184,6 +184,13 @@ pub(crate) struct Orders {
 
 impl Collected {
     /// Counts a loss the reader reported.
+    /// Each of `losses`, as [`add_loss`](Self::add_loss).
+    pub(crate) fn losses_from(&mut self, losses: &[ctf::Loss]) {
+        for l in losses {
+            self.add_loss(l);
+        }
+    }
+
     pub(crate) fn add_loss(&mut self, l: &ctf::Loss) {
         if let ctf::LossKind::Events(k) = l.kind {
             self.discarded += k;

@@ -492,11 +492,22 @@ struct PipedRec<'a> {
     nodes: u32,
     ctx: u32,
     ectx: u32,
-    /// The packet's index in the batch; the high bit set when the event has no time.
+    /// The packet's index in the batch (below [`PACKET`]), and flags: [`NO_TIME`], [`INTS`],
+    /// [`INT`].
     packet: u32,
+    /// The integers of the stream context asked for (see
+    /// [`crate::TraceSet::with_events_piped_ints`]).
+    ints: [u64; 2],
 }
 
+/// The event has no time.
 const NO_TIME: u32 = 1 << 31;
+/// The integers asked for were looked for in the event's stream context.
+const INTS: u32 = 1 << 30;
+/// Each integer asked for was found.
+const INT: [u32; 2] = [1 << 29, 1 << 28];
+/// The packet index's bits.
+const PACKET: u32 = (1 << 28) - 1;
 
 /// Events already merged in time order by another thread, with the errors met between them
 /// and the losses met while each was read.
@@ -595,7 +606,9 @@ pub(crate) fn pipe<'a>(
     files: usize,
     full: std::sync::mpsc::SyncSender<PipedBatch<'a>>,
     free: std::sync::mpsc::Receiver<PipedBatch<'a>>,
+    ints: Option<[&'static str; 2]>,
 ) {
+    let mut positions = ints.map(crate::types::Positions::new);
     let mut made = 0;
     let mut seen_losses = 0;
     // Each file's packet in the batch: (batch number, index).
@@ -640,15 +653,37 @@ pub(crate) fn pipe<'a>(
                 debug_assert!(false, "no current event after an event of the merge");
                 continue;
             };
-            let nodes = b.nodes.len() as u32;
-            let [ctx, ectx, _] = ev.scopes;
-            // (Node by node: a few each, where a call to copy them cost more than copying them.)
-            b.nodes.reserve(ev.scopes.iter().map(|s| s.len()).sum());
-            for s in ev.scopes {
-                for n in s {
-                    b.nodes.push(*n);
+            let (mut flags, mut values) = (0, [0; 2]);
+            if let Some(pos) = &mut positions {
+                // As `Event::stream_context` finds the stream context.
+                let ty = ev.sc.and_then(|s| s.event_context.as_ref()).and_then(|t| t.as_struct());
+                if let (Some(ty), false) = (ty, ev.scopes[0].is_empty()) {
+                    let ctx = crate::StructRef::new(ty, ev.scopes[0], ev.data);
+                    flags |= INTS;
+                    for (k, at) in pos.of(ty).into_iter().enumerate() {
+                        if let Some(v) = at.and_then(|i| ctx.u64_at(i)) {
+                            values[k] = v;
+                            flags |= INT[k];
+                        }
+                    }
                 }
             }
+            let nodes = b.nodes.len() as u32;
+            let [ctx, ectx, _] = ev.scopes;
+            // (Node by node, into the room made for them: a few each, where a call to copy
+            // them cost more than copying them.)
+            let total: usize = ev.scopes.iter().map(|s| s.len()).sum();
+            b.nodes.reserve(total);
+            let room = &mut b.nodes.spare_capacity_mut()[..total];
+            let mut k = 0;
+            for s in ev.scopes {
+                for n in s {
+                    room[k].write(*n);
+                    k += 1;
+                }
+            }
+            // SAFETY: the `total` nodes after the length were written just above.
+            unsafe { b.nodes.set_len(b.nodes.len() + total) };
             let lp = &mut last_packet[file];
             if lp.0 != n || b.packets[lp.1 as usize].info.offset != ev.packet.offset {
                 let start = b.pkt_nodes.len() as u32;
@@ -663,7 +698,8 @@ pub(crate) fn pipe<'a>(
                 nodes,
                 ctx: ctx.len() as u32,
                 ectx: ectx.len() as u32,
-                packet: lp.1 | if ev.ts_ns.is_none() { NO_TIME } else { 0 },
+                packet: lp.1 | flags | if ev.ts_ns.is_none() { NO_TIME } else { 0 },
+                ints: values,
             });
         }
         b.progress = events.progress();
@@ -779,7 +815,7 @@ impl<'a> Piped<'a> {
     #[inline]
     pub(crate) fn event(&self) -> Option<Event<'_>> {
         let (b, r) = self.rec()?;
-        let p = &b.packets[(r.packet & !NO_TIME) as usize];
+        let p = &b.packets[(r.packet & PACKET) as usize];
         let (path, data, trace_index) = self.files[(r.order[1] >> 40) as usize & 0xFF_FFFF];
         let at = r.nodes as usize;
         let (c, e) = (at + r.ctx as usize, at + r.ctx as usize + r.ectx as usize);
@@ -791,6 +827,13 @@ impl<'a> Piped<'a> {
 
     pub(crate) fn progress(&self) -> (u64, u64) {
         self.progress
+    }
+
+    /// The integers of the current event's stream context asked for, when it has one.
+    #[inline]
+    pub(crate) fn ints(&self) -> Option<[Option<u64>; 2]> {
+        let (_, r) = self.rec()?;
+        (r.packet & INTS != 0).then(|| [0, 1].map(|k| (r.packet & INT[k] != 0).then_some(r.ints[k])))
     }
 }
 

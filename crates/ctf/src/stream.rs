@@ -745,6 +745,7 @@ impl<'a> StreamReader<'a> {
             packet: &self.packet,
             pkt_nodes: &self.pkt_nodes,
             scopes: [&self.ctx, &self.ectx, &self.payload],
+            data: self.data,
         })
     }
 }
@@ -759,6 +760,8 @@ pub(crate) struct Current<'a, 'r> {
     pub pkt_nodes: &'r [Node],
     /// Nodes of the stream context, the event context and the payload.
     pub scopes: [&'r [Node]; 3],
+    /// The file's data.
+    pub data: &'a [u8],
 }
 
 /// An event: its class, time, contexts and payload, borrowed from the reader until it advances.

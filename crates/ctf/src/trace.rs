@@ -450,6 +450,23 @@ impl TraceSet {
     /// does little per event. [`Events::losses`] grows at the same steps as with one thread.
     /// A panic of the reading thread is passed on (its events are not ended early quietly).
     pub fn with_events_piped<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
+        self.piped(jobs, None, f)
+    }
+
+    /// [`with_events_piped`](Self::with_events_piped), the integer members `names` of each
+    /// event's stream context read on the thread that reads, while the event is in its core's
+    /// cache, and given with the event by [`Events::next_ints`]: what a taker reads of every
+    /// event (a process id, a thread id), moved to the other thread.
+    pub fn with_events_piped_ints<R>(
+        &self,
+        jobs: usize,
+        names: [&'static str; 2],
+        f: impl FnOnce(&mut Events<'_, '_>) -> R,
+    ) -> R {
+        self.piped(jobs, Some(names), f)
+    }
+
+    fn piped<R>(&self, jobs: usize, ints: Option<[&'static str; 2]>, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
         let (readers, files) = self.readers(None);
         if crate::parallel::threads(jobs) < 2 {
             return f(&mut Events::new(Streams::Seq(readers)));
@@ -463,7 +480,7 @@ impl TraceSet {
                 // `spawn_off`'s reasons, and `StreamReader::read_packet`'s).
                 let mut mine = Vec::with_capacity(readers.len());
                 mine.extend(readers);
-                crate::parallel::pipe(&mut Events::new(Streams::Seq(mine)), n, full_tx, free_rx)
+                crate::parallel::pipe(&mut Events::new(Streams::Seq(mine)), n, full_tx, free_rx, ints)
             };
             crate::parallel::spawn_off(s, 1, read);
             crate::parallel::let_started_move();
@@ -471,6 +488,9 @@ impl TraceSet {
         })
     }
 }
+
+/// Two integers of an event's stream context, as [`Events::next_ints`] gives them.
+pub type Ints = [Option<u64>; 2];
 
 /// The streams being merged: read here, or decoded ahead by workers; or merged already by
 /// another thread.
@@ -594,9 +614,22 @@ impl<'a, 's> Events<'a, 's> {
     #[inline]
     pub fn next_ordered(&mut self) -> Option<(u128, Result<Event<'_>>)> {
         if matches!(self.streams, Streams::Piped(_)) {
-            return self.next_piped();
+            return self.next_piped().map(|(o, _, r)| (o, r));
         }
         self.next_merged()
+    }
+
+    /// [`next_ordered`](Self::next_ordered), with the integers of the event's stream context
+    /// read by the reading thread under [`TraceSet::with_events_piped_ints`] on two threads
+    /// (each `Some` when the member is there and an integer, as [`StructRef::u64_at`] reads
+    /// it); `None` when they were not read there (one thread, or no stream context): the
+    /// taker reads what it needs itself.
+    #[inline]
+    pub fn next_ints(&mut self) -> Option<(u128, Option<Ints>, Result<Event<'_>>)> {
+        if matches!(self.streams, Streams::Piped(_)) {
+            return self.next_piped();
+        }
+        self.next_merged().map(|(o, r)| (o, None, r))
     }
 
     /// [`next_ordered`](Self::next_ordered) from the merge in this thread.
@@ -616,15 +649,15 @@ impl<'a, 's> Events<'a, 's> {
     }
 
     #[inline]
-    fn next_piped(&mut self) -> Option<(u128, Result<Event<'_>>)> {
+    fn next_piped(&mut self) -> Option<(u128, Option<Ints>, Result<Event<'_>>)> {
         let Streams::Piped(p) = &mut self.streams else { return None };
         match p.step(&mut self.losses) {
             Ok(false) => None,
-            Err(e) => Some((0, Err(e))),
+            Err(e) => Some((0, None, Err(e))),
             Ok(true) => {
                 let p = &*p;
                 let e = p.event()?;
-                Some((p.order(), Ok(e)))
+                Some((p.order(), p.ints(), Ok(e)))
             }
         }
     }
