@@ -183,7 +183,6 @@ pub(crate) struct Orders {
 }
 
 impl Collected {
-    /// Counts a loss the reader reported.
     /// Each of `losses`, as [`add_loss`](Self::add_loss).
     pub(crate) fn losses_from(&mut self, losses: &[ctf::Loss]) {
         for l in losses {
@@ -191,6 +190,7 @@ impl Collected {
         }
     }
 
+    /// Counts a loss the reader reported.
     pub(crate) fn add_loss(&mut self, l: &ctf::Loss) {
         if let ctf::LossKind::Events(k) = l.kind {
             self.discarded += k;

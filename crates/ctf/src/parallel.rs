@@ -495,9 +495,6 @@ struct PipedRec<'a> {
     /// The packet's index in the batch (below [`PACKET`]), and flags: [`NO_TIME`], [`INTS`],
     /// [`INT`].
     packet: u32,
-    /// The integers of the stream context asked for (see
-    /// [`crate::TraceSet::with_events_piped_ints`]).
-    ints: [u64; 2],
 }
 
 /// The event has no time.
@@ -513,6 +510,10 @@ const PACKET: u32 = (1 << 28) - 1;
 /// and the losses met while each was read.
 pub(crate) struct PipedBatch<'a> {
     recs: Vec<PipedRec<'a>>,
+    /// When asked for, each event's integers of the stream context (see
+    /// [`crate::TraceSet::with_events_piped_ints`]), beside the records so that these stay
+    /// 48 bytes when none are.
+    ints: Vec<[u64; 2]>,
     nodes: Vec<Node>,
     packets: Vec<Pkt<'a>>,
     pkt_nodes: Vec<Node>,
@@ -529,6 +530,7 @@ impl<'a> PipedBatch<'a> {
     fn new() -> Self {
         PipedBatch {
             recs: Vec::new(),
+            ints: Vec::new(),
             nodes: Vec::new(),
             packets: Vec::new(),
             pkt_nodes: Vec::new(),
@@ -542,6 +544,7 @@ impl<'a> PipedBatch<'a> {
     /// Empty, its memory kept.
     fn clear(&mut self) {
         self.recs.clear();
+        self.ints.clear();
         self.nodes.clear();
         self.packets.clear();
         self.pkt_nodes.clear();
@@ -608,7 +611,9 @@ pub(crate) fn pipe<'a>(
     free: std::sync::mpsc::Receiver<PipedBatch<'a>>,
     ints: Option<[&'static str; 2]>,
 ) {
-    let mut positions = ints.map(crate::types::Positions::new);
+    // Per trace: each has its own few types (a set of many traces is not searched through on
+    // every event).
+    let mut positions: Option<Vec<crate::types::Positions<2>>> = ints.map(|_| Vec::new());
     let mut made = 0;
     let mut seen_losses = 0;
     // Each file's packet in the batch: (batch number, index).
@@ -653,20 +658,25 @@ pub(crate) fn pipe<'a>(
                 debug_assert!(false, "no current event after an event of the merge");
                 continue;
             };
-            let (mut flags, mut values) = (0, [0; 2]);
-            if let Some(pos) = &mut positions {
+            let mut flags = 0;
+            if let (Some(pos), Some(names)) = (&mut positions, ints) {
+                let mut values = [0; 2];
                 // As `Event::stream_context` finds the stream context.
                 let ty = ev.sc.and_then(|s| s.event_context.as_ref()).and_then(|t| t.as_struct());
                 if let (Some(ty), false) = (ty, ev.scopes[0].is_empty()) {
                     let ctx = crate::StructRef::new(ty, ev.scopes[0], ev.data);
+                    if pos.len() <= ev.trace {
+                        pos.resize_with(ev.trace + 1, || crate::types::Positions::new(names));
+                    }
                     flags |= INTS;
-                    for (k, at) in pos.of(ty).into_iter().enumerate() {
+                    for (k, at) in pos[ev.trace].of(ty).into_iter().enumerate() {
                         if let Some(v) = at.and_then(|i| ctx.u64_at(i)) {
                             values[k] = v;
                             flags |= INT[k];
                         }
                     }
                 }
+                b.ints.push(values);
             }
             let nodes = b.nodes.len() as u32;
             let [ctx, ectx, _] = ev.scopes;
@@ -699,7 +709,6 @@ pub(crate) fn pipe<'a>(
                 ctx: ctx.len() as u32,
                 ectx: ectx.len() as u32,
                 packet: lp.1 | flags | if ev.ts_ns.is_none() { NO_TIME } else { 0 },
-                ints: values,
             });
         }
         b.progress = events.progress();
@@ -832,8 +841,9 @@ impl<'a> Piped<'a> {
     /// The integers of the current event's stream context asked for, when it has one.
     #[inline]
     pub(crate) fn ints(&self) -> Option<[Option<u64>; 2]> {
-        let (_, r) = self.rec()?;
-        (r.packet & INTS != 0).then(|| [0, 1].map(|k| (r.packet & INT[k] != 0).then_some(r.ints[k])))
+        let (b, r) = self.rec()?;
+        let v = b.ints.get(self.next - 1).filter(|_| r.packet & INTS != 0)?;
+        Some([0, 1].map(|k| (r.packet & INT[k] != 0).then_some(v[k])))
     }
 }
 

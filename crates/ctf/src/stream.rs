@@ -746,6 +746,7 @@ impl<'a> StreamReader<'a> {
             pkt_nodes: &self.pkt_nodes,
             scopes: [&self.ctx, &self.ectx, &self.payload],
             data: self.data,
+            trace: self.trace_index,
         })
     }
 }
@@ -762,6 +763,8 @@ pub(crate) struct Current<'a, 'r> {
     pub scopes: [&'r [Node]; 3],
     /// The file's data.
     pub data: &'a [u8],
+    /// The index of the file's trace in its set.
+    pub trace: usize,
 }
 
 /// An event: its class, time, contexts and payload, borrowed from the reader until it advances.

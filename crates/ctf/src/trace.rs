@@ -493,7 +493,9 @@ impl TraceSet {
 pub type Ints = [Option<u64>; 2];
 
 /// The streams being merged: read here, or decoded ahead by workers; or merged already by
-/// another thread.
+/// another thread. (One per `Events`, never moved while read: the piped variant's batch is
+/// kept inline, not boxed, as it is read at every event.)
+#[allow(clippy::large_enum_variant)]
 enum Streams<'a, 's> {
     Seq(Vec<StreamReader<'a>>),
     Par(ParStreams<'a, 's>),

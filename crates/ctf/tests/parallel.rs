@@ -143,14 +143,14 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     assert_eq!(seq_orders, set.with_events_piped(2, orders), "{paths:?}: orders, piped");
     // With two integers of the stream context read on the reading thread: the same events in
     // the same orders, and the integers as the stream context gives them here.
-    let with_ints = |events: &mut Events, here: bool| {
+    let with_ints = |events: &mut Events, names: [&'static str; 2], here: bool| {
         let mut out = Vec::new();
         while let Some((order, ints, r)) = events.next_ints() {
             let ints = match &r {
                 // (One thread: none given, read here, as a taker does.)
                 Ok(ev) if here => {
                     assert_eq!(ints, None);
-                    ev.stream_context().map(|c| NAMES.map(|n| c.ty().index_of(n).and_then(|i| c.u64_at(i))))
+                    ev.stream_context().map(|c| names.map(|n| c.ty().index_of(n).and_then(|i| c.u64_at(i))))
                 }
                 _ => ints,
             };
@@ -162,15 +162,17 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
         }
         out
     };
-    // (An integer, and a string, which is no integer.)
-    const NAMES: [&str; 2] = ["vtid", "procname"];
-    let piped = set.with_events_piped_ints(2, NAMES, |e| with_ints(e, false));
-    assert_eq!(set.with_events_piped_ints(1, NAMES, |e| with_ints(e, true)), piped, "{paths:?}: integers, piped");
-    assert_eq!(
-        seq_orders,
-        piped.iter().map(|(o, e, _)| (*o, e.clone())).collect::<Vec<_>>(),
-        "{paths:?}: orders, piped with integers"
-    );
+    // (Two integers; an integer, and a string, which is no integer.)
+    for names in [["vpid", "vtid"], ["vtid", "procname"]] {
+        let piped = set.with_events_piped_ints(2, names, |e| with_ints(e, names, false));
+        let here = set.with_events_piped_ints(1, names, |e| with_ints(e, names, true));
+        assert_eq!(here, piped, "{paths:?}: integers {names:?}, piped");
+        assert_eq!(
+            seq_orders,
+            piped.into_iter().map(|(o, e, _)| (o, e)).collect::<Vec<_>>(),
+            "{paths:?}: orders, piped with integers"
+        );
+    }
     // A taker that stops early stops the reading thread.
     let errors = seq.iter().any(|l| l.starts_with("error"));
     assert_eq!(set.with_events_piped(2, |e| e.next().is_some()), n > 0 || errors, "{paths:?}: stopped early");
