@@ -304,9 +304,15 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
         return (vpid, vtid);
     };
     let [pi, ti] = cache.of(ev.trace_index(), ctx.ty());
-    let vpid = pi.and_then(|i| ctx.u64_at(i)).map_or(0, |v| v as i64);
-    let vtid = ti.and_then(|i| ctx.u64_at(i)).map_or(vpid, |v| v as i64);
-    (vpid, vtid)
+    ids_of([pi.and_then(|i| ctx.u64_at(i)), ti.and_then(|i| ctx.u64_at(i))])
+}
+
+/// The process and thread ids from the stream context's `vpid` and `vtid`, as read (0 without
+/// a process id; the process id without a thread id).
+#[inline]
+pub(crate) fn ids_of([vpid, vtid]: [Option<u64>; 2]) -> (i64, i64) {
+    let vpid = vpid.map_or(0, |v| v as i64);
+    (vpid, vtid.map_or(vpid, |v| v as i64))
 }
 
 /// The parts' items in the order of their events: `f(part, index in the part)` for each, each

@@ -5,7 +5,7 @@ use crate::events::ClassInfo;
 use crate::handler::{as_any, as_any_mut, At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use crate::model::{Key, Model, Process};
-use crate::pass::{ids, Collected, CtxCache, Orders, Publication, Take, Window};
+use crate::pass::{ids, ids_of, Collected, CtxCache, Orders, Publication, Take, Window};
 use crate::report::Analysis;
 use crate::ros2::{Core, OBJECTS};
 use ctf::TraceSet;
@@ -150,13 +150,9 @@ impl Processor {
                 pass.c.losses_from(events.losses());
             });
         } else {
-            let found = |[p, t]: [Option<u64>; 2]| {
-                let vpid = p.map_or(0, |v| v as i64);
-                (vpid, t.map_or(vpid, |v| v as i64))
-            };
             set.with_events_piped_ints(self.jobs, ["vpid", "vtid"], |events| {
-                while let Some((order, ids, r)) = events.next_ints() {
-                    if pass.take(r, order, ids.map(found), handlers) {
+                while let Some((order, ints, r)) = events.next_ints() {
+                    if pass.take(r, order, ints.map(ids_of), handlers) {
                         let (d, total) = events.progress();
                         progress(d, total);
                     }

@@ -566,38 +566,50 @@ pub(crate) const PIPED_DEPTH: usize = 8;
 /// ms in a 70 ms pass, where it waited none when neither slept).
 const AWAKE: std::time::Duration = std::time::Duration::from_micros(500);
 
-fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Result<T, std::sync::mpsc::RecvError> {
-    use std::sync::mpsc::TryRecvError;
+/// `attempt` again and again, awake, until it gives a result or [`AWAKE`] has passed (`None`:
+/// the caller then sleeps until there is one).
+fn awake<R>(mut attempt: impl FnMut() -> Option<R>) -> Option<R> {
     let start = std::time::Instant::now();
     loop {
-        match rx.try_recv() {
-            Ok(t) => return Ok(t),
-            Err(TryRecvError::Disconnected) => return Err(std::sync::mpsc::RecvError),
-            Err(TryRecvError::Empty) if start.elapsed() > AWAKE => return rx.recv(),
-            Err(TryRecvError::Empty) => {
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
-            }
+        if let Some(r) = attempt() {
+            return Some(r);
+        }
+        if start.elapsed() > AWAKE {
+            return None;
+        }
+        for _ in 0..64 {
+            std::hint::spin_loop();
         }
     }
 }
 
-fn send_spinning<T>(tx: &std::sync::mpsc::SyncSender<T>, mut t: T) -> Result<(), std::sync::mpsc::SendError<T>> {
+fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Result<T, std::sync::mpsc::RecvError> {
+    use std::sync::mpsc::TryRecvError;
+    let attempt = || match rx.try_recv() {
+        Ok(t) => Some(Ok(t)),
+        Err(TryRecvError::Disconnected) => Some(Err(std::sync::mpsc::RecvError)),
+        Err(TryRecvError::Empty) => None,
+    };
+    awake(attempt).unwrap_or_else(|| rx.recv())
+}
+
+fn send_spinning<T>(tx: &std::sync::mpsc::SyncSender<T>, t: T) -> Result<(), std::sync::mpsc::SendError<T>> {
     use std::sync::mpsc::TrySendError;
-    let start = std::time::Instant::now();
-    loop {
-        match tx.try_send(t) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Disconnected(t)) => return Err(std::sync::mpsc::SendError(t)),
-            Err(TrySendError::Full(back)) if start.elapsed() > AWAKE => return tx.send(back),
-            Err(TrySendError::Full(back)) => {
-                t = back;
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
-            }
+    // (The item, given back by each attempt that finds the channel full.)
+    let mut item = Some(t);
+    let attempt = || match tx.try_send(item.take()?) {
+        Ok(()) => Some(Ok(())),
+        Err(TrySendError::Disconnected(t)) => Some(Err(std::sync::mpsc::SendError(t))),
+        Err(TrySendError::Full(t)) => {
+            item = Some(t);
+            None
         }
+    };
+    match (awake(attempt), item) {
+        (Some(r), _) => r,
+        (None, Some(t)) => tx.send(t),
+        // (Not met: an attempt gives nothing only when the channel gave the item back.)
+        (None, None) => Ok(()),
     }
 }
 
