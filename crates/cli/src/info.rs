@@ -145,6 +145,9 @@ struct StreamSummary {
     by_class: Vec<u64>,
     /// Per vpid.
     procs: analysis::hash::HashMap<i64, Seen>,
+    /// The processes' names, one after the other (one allocation per file, not per process:
+    /// the summaries of all files are merged, and their memory freed, on one thread).
+    names: String,
     /// tracetools versions and distributions, with the time each was first seen.
     versions: Vec<(i64, String)>,
     distros: Vec<(i64, String)>,
@@ -165,8 +168,10 @@ impl StreamSummary {
         for (vpid, seen) in b.procs {
             let p = a.procs.entry(vpid).or_default();
             p.events += seen.events;
-            if p.name.is_none() {
-                p.name = seen.name;
+            if let (None, Some((t, name))) = (&p.name, seen.name) {
+                let start = a.names.len();
+                a.names.push_str(&b.names[name]);
+                p.name = Some((t, start..a.names.len()));
             }
         }
         for (list, more) in [(&mut a.versions, b.versions), (&mut a.distros, b.distros)] {
@@ -182,11 +187,12 @@ impl StreamSummary {
     }
 }
 
-/// A process in one stream file: its events, and the first name it was seen with, and when.
+/// A process in one stream file: its events, and the first name it was seen with (where in
+/// the file's `names`), and when.
 #[derive(Default)]
 struct Seen {
     events: u64,
-    name: Option<(i64, String)>,
+    name: Option<(i64, std::ops::Range<usize>)>,
 }
 
 /// The initialization events whose payload names a version: tracetools' `rcl_init` (its
@@ -289,7 +295,9 @@ fn summarize(
             p.events += 1;
             if p.name.is_none() {
                 if let Some(name) = cx.get(&ev, false).and_then(|v| v.as_bytes()).filter(|b| !b.is_empty()) {
-                    p.name = Some((t, String::from_utf8_lossy(name).into_owned()));
+                    let start = s.names.len();
+                    s.names.push_str(&String::from_utf8_lossy(name));
+                    p.name = Some((t, start..s.names.len()));
                 }
             }
         }
@@ -320,7 +328,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     progress.finish();
     let trace_of: Vec<usize> =
         set.traces.iter().enumerate().flat_map(|(ti, t)| std::iter::repeat_n(ti, t.streams.len())).collect();
-    let mut counts: HashMap<String, u64> = HashMap::new();
+    // Per trace and class index; by name once all are read.
+    let mut per_class: Vec<Vec<u64>> = inits.iter().map(|c| vec![0; c.len()]).collect();
     // With the time of the name they have.
     let mut procs: BTreeMap<(usize, i64), (Process, i64)> = BTreeMap::new();
     let mut versions: Vec<(i64, String)> = Vec::new();
@@ -334,14 +343,11 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
         n += s.n;
         begin = s.begin.into_iter().chain(begin).min();
         end = s.end.into_iter().chain(end).max();
-        for ec in set.traces[ti].schema.event_classes() {
-            if let Some(c) = s.by_class.get(ec.index).filter(|c| **c > 0) {
-                *counts.entry(ec.name.clone()).or_default() += c;
-            }
+        for (x, c) in per_class[ti].iter_mut().zip(&s.by_class) {
+            *x += c;
         }
-        let mut vp: Vec<_> = s.procs.into_iter().collect();
-        vp.sort_by_key(|(vpid, _)| *vpid);
-        for (vpid, seen) in vp {
+        // (A process is once in a file: the order within one does not matter.)
+        for (vpid, seen) in s.procs {
             let (p, first) = procs.entry((ti, vpid)).or_insert_with(|| {
                 let p = Process { trace: ti, host: hosts[ti].clone(), vpid, procname: String::new(), events: 0 };
                 (p, i64::MAX)
@@ -349,7 +355,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
             p.events += seen.events;
             // The name seen first in time (of the earliest stream file, on a tie).
             if let Some((t, name)) = seen.name.filter(|(t, _)| t < first) {
-                p.procname = name;
+                p.procname = s.names[name].to_string();
                 *first = t;
             }
         }
@@ -380,7 +386,15 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
             }
         }
     }
-    let mut per_name: Vec<(String, u64)> = counts.into_iter().collect();
+    let mut counts: HashMap<&str, u64> = HashMap::new();
+    for (t, per_class) in set.traces.iter().zip(&per_class) {
+        for ec in t.schema.event_classes() {
+            if let Some(c) = per_class.get(ec.index).filter(|c| **c > 0) {
+                *counts.entry(&ec.name).or_default() += c;
+            }
+        }
+    }
+    let mut per_name: Vec<(String, u64)> = counts.into_iter().map(|(name, c)| (name.to_string(), c)).collect();
     per_name.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let discarded_events = all_losses.iter().map(|l| if let LossKind::Events(c) = l.kind { c } else { 0 }).sum();
     let losses: Vec<LossOut> = all_losses
@@ -458,7 +472,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     for e in &info.errors {
         eprintln!("rostrace: error: {e}");
     }
-    Ok(if info.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let ok = info.errors.is_empty();
+    // The process ends next, and the kernel takes its memory back at once (as `analyze` does):
+    // unmapping the files and freeing the metadata piece by piece took 0.1–0.17 ms more.
+    std::mem::forget(set);
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn print_text(i: &Info) {

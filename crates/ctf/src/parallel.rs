@@ -140,14 +140,42 @@ pub fn map_in_order<T: Send, R: Send>(jobs: usize, items: Vec<T>, f: impl Fn(T) 
             }
         }
     };
+    // The started threads still taking items.
+    let busy = AtomicUsize::new(threads - 1);
     std::thread::scope(|s| {
         for k in 1..threads {
-            spawn_off(s, k, run);
+            spawn_off(s, k, || {
+                // (Counted down even if `f` panics: the panic reaches the caller at the join.)
+                let _done = CountDown(&busy);
+                run();
+            });
         }
         let_started_move();
         run();
+        finish_awake(&busy);
     });
     slots.into_iter().filter_map(|m| m.into_inner().ok().and_then(|s| s.1)).collect()
+}
+
+/// Counts down `busy` when dropped.
+struct CountDown<'a>(&'a AtomicUsize);
+
+impl Drop for CountDown<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Waits awake, for up to [`AWAKE`], until the threads counted by `busy` are done, before the
+/// caller joins them: a thread that sleeps at the join took 0.13 ms (median) to wake after the
+/// last one ended on the development machine, where reading a trace on two threads takes 16 ms.
+fn finish_awake(busy: &AtomicUsize) {
+    if awake(|| (busy.load(Ordering::Acquire) == 0).then_some(())).is_some() {
+        // The threads end right after they count down: a few more turns find them ended.
+        for _ in 0..256 {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// A stream file's path and data, and its trace's index.
@@ -915,6 +943,32 @@ mod tests {
         let items: Vec<u32> = (0..100).collect();
         for jobs in [1, 2, 3, 8] {
             assert_eq!(map_in_order(jobs, items.clone(), |x| x * 2), items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn map_in_order_passes_a_started_threads_panic_on() {
+        // The calling thread waits awake for the others before it joins them: a panic of one
+        // of them still reaches the caller (and the wait ends).
+        for jobs in [2, 3] {
+            let main = std::thread::current().id();
+            let elsewhere = std::sync::atomic::AtomicBool::new(false);
+            let r = std::panic::catch_unwind(|| {
+                map_in_order(jobs, (0..64).collect::<Vec<u32>>(), |x| {
+                    if std::thread::current().id() != main {
+                        elsewhere.store(true, Ordering::Relaxed);
+                        panic!("item {x}");
+                    }
+                    // (The calling thread holds its item until another thread has taken one.)
+                    let start = std::time::Instant::now();
+                    while !elsewhere.load(Ordering::Relaxed) && start.elapsed().as_secs() < 10 {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    x
+                })
+            });
+            assert!(elsewhere.load(Ordering::Relaxed), "{jobs} jobs: no started thread took an item");
+            assert!(r.is_err(), "{jobs} jobs: the panic of a started thread was lost");
         }
     }
 }

@@ -159,13 +159,16 @@ impl Trace {
                 continue;
             }
             // SAFETY: the file is only read; traces are not modified while being read.
-            let map = unsafe { Mmap::map(&file) }.map_err(|source| Error::Io { path: path.clone(), source })?;
+            let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&file) }
+                .map_err(|source| Error::Io { path: path.clone(), source })?;
             if has_magic {
                 // A file that does not start with the packet magic is not a data stream (a cache, notes).
-                if map.len() < 4 {
+                // (Read from the file, not the mapping: touching the mapping would map its first
+                // pages on this thread, before the reading threads start.)
+                let mut m = [0u8; 4];
+                if len < 4 || first_bytes(&file, &mut m).is_err() {
                     continue;
                 }
-                let m = [map[0], map[1], map[2], map[3]];
                 let v = match schema.byte_order {
                     ByteOrder::Little => u32::from_le_bytes(m),
                     ByteOrder::Big => u32::from_be_bytes(m),
@@ -181,6 +184,18 @@ impl Trace {
             streams.push(StreamFile { path, map: Some(map) });
         }
         Ok(Trace { dir: dir.to_path_buf(), schema: Arc::new(schema), metadata, streams })
+    }
+}
+
+/// The first bytes of `file`, into `buf`.
+fn first_bytes(file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, 0)
+    }
+    #[cfg(not(unix))]
+    {
+        (&*file).read_exact(buf)
     }
 }
 
@@ -313,9 +328,12 @@ impl TraceSet {
         let mut again = 0;
         // (file, part, its size, its reader)
         let mut items: Vec<(usize, usize, u64, StreamReader<'_>)> = Vec::new();
+        // Whether a file is read in parts.
+        let mut parted = Vec::new();
         for (i, mut r) in readers.into_iter().enumerate() {
             let size = r.bytes_total();
             let cuts = if size >= every.saturating_mul(2) { r.cuts(every, damaged_too) } else { Vec::new() };
+            parted.push(!cuts.is_empty());
             let ends: Vec<u64> = cuts.iter().map(|c| c.1).chain([size]).collect();
             for (k, &(warm, start)) in cuts.iter().enumerate() {
                 items.push((i, k + 1, ends[k + 1] - start, r.part(warm, start, ends[k + 1])));
@@ -326,22 +344,25 @@ impl TraceSet {
             items.push((i, 0, ends[0], r));
         }
         items.sort_by_key(|&(i, k, size, _)| (std::cmp::Reverse(size), i, k));
-        // Each part's reader warms up on its thread.
+        // Each part's reader warms up on its thread; a reader is kept for what follows only
+        // when its file has other parts (else it is dropped on the thread that made its buffers).
         let mut done = crate::parallel::map_in_order(jobs, items, |(i, k, _, mut r)| {
             let carry = r.warm_up();
             let out = f(&mut r);
-            (i, k, r, carry, out)
+            (i, k, parted[i].then_some(r), carry, out)
         });
         done.sort_by_key(|(i, k, ..)| (*i, *k));
         let mut out: Vec<R> = Vec::new();
         let mut parts = done.into_iter().peekable();
-        while let Some((i, _, mut prev, _, mut acc)) = parts.next() {
-            // The file's other parts, in order.
+        while let Some((i, _, prev, _, mut acc)) = parts.next() {
+            // The file's other parts, in order (a file read in parts has each part's reader).
+            let Some(mut prev) = prev else {
+                out.push(acc);
+                continue;
+            };
             let mut stopped = false;
             while let Some((_, _, r, carry, res)) = parts.next_if(|p| p.0 == i) {
-                if stopped {
-                    continue;
-                }
+                let (false, Some(r)) = (stopped, r) else { continue };
                 let end = r.limit();
                 match prev.carry_at_limit() {
                     None => stopped = true,
