@@ -4,9 +4,9 @@ use crate::error::MetadataError;
 
 /// One token of TSDL text.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tok {
-    /// An identifier or keyword.
-    Ident(String),
+pub enum Tok<'a> {
+    /// An identifier or keyword, as in the text.
+    Ident(&'a str),
     /// An integer literal (decimal, hex or octal), already parsed.
     Int(u64),
     /// A string literal, unescaped.
@@ -17,15 +17,15 @@ pub enum Tok {
 
 /// A token and the byte offset in the metadata text where it starts.
 #[derive(Debug, Clone)]
-pub struct Token {
+pub struct Token<'a> {
     /// The token.
-    pub tok: Tok,
+    pub tok: Tok<'a>,
     /// Byte offset into the metadata text.
     pub offset: usize,
 }
 
 /// Splits TSDL text into tokens, skipping whitespace and comments.
-pub fn tokenize(text: &str) -> Result<Vec<Token>, MetadataError> {
+pub fn tokenize(text: &str) -> Result<Vec<Token<'_>>, MetadataError> {
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(text.len() / 4);
     let mut i = 0;
@@ -61,7 +61,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, MetadataError> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(Token { tok: Tok::Ident(text[start..i].to_string()), offset: start });
+            out.push(Token { tok: Tok::Ident(&text[start..i]), offset: start });
             continue;
         }
         if c.is_ascii_digit() {
@@ -218,7 +218,7 @@ mod tests {
             tokenize("typealias integer { size = 0x1F; } := uint8_t; /* c */ x[3] ... \"a\\\"b\" // e\n 017 -> 5UL")
                 .unwrap();
         let toks: Vec<Tok> = t.into_iter().map(|t| t.tok).collect();
-        assert_eq!(toks[0], Tok::Ident("typealias".into()));
+        assert_eq!(toks[0], Tok::Ident("typealias"));
         assert_eq!(toks[5], Tok::Int(31));
         assert_eq!(toks[8], Tok::Punct('≔'));
         assert!(toks.contains(&Tok::Punct('…')));

@@ -20,18 +20,18 @@ pub fn parse(text: &str) -> Result<Vec<Stmt>, MetadataError> {
 
 const MAX_DEPTH: usize = 200;
 
-struct Parser {
-    toks: Vec<Token>,
+struct Parser<'a> {
+    toks: Vec<Token<'a>>,
     pos: usize,
     end_offset: usize,
     depth: usize,
 }
 
-impl Parser {
-    fn peek(&self) -> Option<&Tok> {
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&Tok<'a>> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
-    fn peek_at(&self, k: usize) -> Option<&Tok> {
+    fn peek_at(&self, k: usize) -> Option<&Tok<'a>> {
         self.toks.get(self.pos + k).map(|t| &t.tok)
     }
     fn offset(&self) -> usize {
@@ -66,12 +66,12 @@ impl Parser {
         }
     }
     fn is_ident(&self, s: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Ident(i)) if i == s)
+        matches!(self.peek(), Some(Tok::Ident(i)) if *i == s)
     }
     fn ident(&mut self) -> Result<String, MetadataError> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
-                let s = s.clone();
+                let s = s.to_string();
                 self.pos += 1;
                 Ok(s)
             }
@@ -127,7 +127,7 @@ impl Parser {
             return Ok(Stmt::Typedef { ty, decls });
         }
         if let Some(Tok::Ident(s)) = self.peek() {
-            let kind = match s.as_str() {
+            let kind = match *s {
                 "trace" => Some(BlockKind::Trace),
                 "env" => Some(BlockKind::Env),
                 "clock" => Some(BlockKind::Clock),
@@ -265,10 +265,10 @@ impl Parser {
 
     fn type_spec_inner(&mut self, leave_declarator: bool) -> Result<TypeSpec, MetadataError> {
         let word = match self.peek() {
-            Some(Tok::Ident(s)) => s.clone(),
+            Some(Tok::Ident(s)) => *s,
             _ => return self.err("expected a type"),
         };
-        match word.as_str() {
+        match word {
             "integer" if matches!(self.peek_at(1), Some(Tok::Punct('{'))) => {
                 self.pos += 1;
                 Ok(TypeSpec::Integer(self.attrs()?))
@@ -358,13 +358,12 @@ impl Parser {
             if self.eat_punct('}') {
                 return Ok(out);
             }
-            let label = match self.peek().cloned() {
-                Some(Tok::Ident(s)) | Some(Tok::Str(s)) => {
-                    self.pos += 1;
-                    s
-                }
+            let label = match self.peek() {
+                Some(Tok::Ident(s)) => s.to_string(),
+                Some(Tok::Str(s)) => s.clone(),
                 _ => return self.err("expected an enumeration label"),
             };
+            self.pos += 1;
             let mut start = None;
             let mut end = None;
             if self.eat_punct('=') {

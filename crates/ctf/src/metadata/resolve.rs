@@ -38,18 +38,19 @@ fn slot_of(ty: &Ty) -> Slot {
     }
 }
 
-#[derive(Clone)]
-struct Alias {
-    ty: TypeSpec,
-    subs: Vec<Subscript>,
+/// A declared name's type, in the syntax tree.
+#[derive(Clone, Copy)]
+struct Alias<'a> {
+    ty: &'a TypeSpec,
+    subs: &'a [Subscript],
 }
 
 #[derive(Default)]
-struct Resolver {
+struct Resolver<'a> {
     byte_order: Option<ByteOrder>,
     clocks: Vec<Clock>,
     clock_names: HashMap<String, usize>,
-    scopes: Vec<HashMap<String, Alias>>,
+    scopes: Vec<HashMap<String, Alias<'a>>>,
     lexical: Vec<Vec<(String, Slot)>>,
     dynamic: Vec<(&'static str, Vec<(String, Slot)>)>,
     uid: u32,
@@ -62,7 +63,7 @@ struct Resolver {
     packet_header: Option<Ty>,
     env: Vec<(String, EnvValue)>,
     streams: Vec<StreamClass>,
-    pending_events: Vec<(Vec<Stmt>, usize)>,
+    pending_events: Vec<(&'a [Stmt], usize)>,
     event_count: usize,
 }
 
@@ -119,7 +120,7 @@ fn parse_encoding(a: &Attr) -> Result<Encoding, MetadataError> {
     }
 }
 
-impl Resolver {
+impl<'a> Resolver<'a> {
     fn next_uid(&mut self) -> u32 {
         self.uid += 1;
         self.uid
@@ -190,7 +191,7 @@ impl Resolver {
         Ok(c)
     }
 
-    fn top(&mut self, stmts: &[Stmt]) -> Result<(), MetadataError> {
+    fn top(&mut self, stmts: &'a [Stmt]) -> Result<(), MetadataError> {
         self.scopes.push(HashMap::new());
         for s in stmts {
             match s {
@@ -209,7 +210,7 @@ impl Resolver {
                 Stmt::Block { kind: BlockKind::Clock, .. } | Stmt::Block { kind: BlockKind::Callsite, .. } => {}
                 Stmt::Block { kind: BlockKind::Stream, body, offset } => self.stream_block(body, *offset)?,
                 Stmt::Block { kind: BlockKind::Event, body, offset } => {
-                    self.pending_events.push((body.clone(), *offset));
+                    self.pending_events.push((body, *offset));
                 }
                 other => {
                     self.declare(other)?;
@@ -218,7 +219,7 @@ impl Resolver {
         }
         let events = std::mem::take(&mut self.pending_events);
         for (body, offset) in events {
-            self.event_block(&body, offset)?;
+            self.event_block(body, offset)?;
         }
         Ok(())
     }
@@ -262,20 +263,17 @@ impl Resolver {
     }
 
     /// Registers a typealias, typedef or named type declaration in the current scope.
-    fn declare(&mut self, s: &Stmt) -> Result<bool, MetadataError> {
+    fn declare(&mut self, s: &'a Stmt) -> Result<bool, MetadataError> {
         match s {
             Stmt::Typealias { ty, subs, name, .. } => {
                 self.register_named(ty);
-                self.scopes.last_mut().unwrap().insert(name.clone(), Alias { ty: ty.clone(), subs: subs.clone() });
+                self.scopes.last_mut().unwrap().insert(name.clone(), Alias { ty, subs });
                 Ok(true)
             }
             Stmt::Typedef { ty, decls } => {
                 self.register_named(ty);
                 for d in decls {
-                    self.scopes
-                        .last_mut()
-                        .unwrap()
-                        .insert(d.name.clone(), Alias { ty: ty.clone(), subs: d.subs.clone() });
+                    self.scopes.last_mut().unwrap().insert(d.name.clone(), Alias { ty, subs: &d.subs });
                 }
                 Ok(true)
             }
@@ -288,21 +286,21 @@ impl Resolver {
     }
 
     /// A struct/enum/variant with a name and a body declares that name.
-    fn register_named(&mut self, ty: &TypeSpec) {
+    fn register_named(&mut self, ty: &'a TypeSpec) {
         let key = match ty {
             TypeSpec::Struct { name: Some(n), body: Some(_), .. } => format!("struct {n}"),
             TypeSpec::Enum { name: Some(n), entries: Some(_), .. } => format!("enum {n}"),
             TypeSpec::Variant { name: Some(n), body: Some(_), .. } => format!("variant {n}"),
             _ => return,
         };
-        self.scopes.last_mut().unwrap().insert(key, Alias { ty: ty.clone(), subs: Vec::new() });
+        self.scopes.last_mut().unwrap().insert(key, Alias { ty, subs: &[] });
     }
 
-    fn lookup(&self, name: &str) -> Option<Alias> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    fn lookup(&self, name: &str) -> Option<Alias<'a>> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
     }
 
-    fn trace_block(&mut self, body: &[Stmt]) -> Result<(), MetadataError> {
+    fn trace_block(&mut self, body: &'a [Stmt]) -> Result<(), MetadataError> {
         self.scopes.push(HashMap::new());
         self.has_trace = true;
         self.major = 1;
@@ -334,7 +332,7 @@ impl Resolver {
         Ok(())
     }
 
-    fn stream_block(&mut self, body: &[Stmt], offset: usize) -> Result<(), MetadataError> {
+    fn stream_block(&mut self, body: &'a [Stmt], offset: usize) -> Result<(), MetadataError> {
         self.scopes.push(HashMap::new());
         let mark = self.dynamic.len();
         let mut sc = StreamClass {
@@ -395,7 +393,7 @@ impl Resolver {
         Ok(())
     }
 
-    fn event_block(&mut self, body: &[Stmt], offset: usize) -> Result<(), MetadataError> {
+    fn event_block(&mut self, body: &'a [Stmt], offset: usize) -> Result<(), MetadataError> {
         self.scopes.push(HashMap::new());
         let mut ec = EventClass {
             id: 0,
@@ -501,7 +499,7 @@ impl Resolver {
     }
 
     /// A dynamic scope's type: must be a structure.
-    fn scope_type(&mut self, ty: &TypeSpec, subs: &[Subscript], offset: usize) -> Result<Ty, MetadataError> {
+    fn scope_type(&mut self, ty: &'a TypeSpec, subs: &'a [Subscript], offset: usize) -> Result<Ty, MetadataError> {
         self.lexical.clear();
         let t = self.ty(ty, subs, offset)?;
         match t {
@@ -510,7 +508,7 @@ impl Resolver {
         }
     }
 
-    fn ty(&mut self, spec: &TypeSpec, subs: &[Subscript], offset: usize) -> Result<Ty, MetadataError> {
+    fn ty(&mut self, spec: &'a TypeSpec, subs: &'a [Subscript], offset: usize) -> Result<Ty, MetadataError> {
         self.depth += 1;
         if self.depth > 100 {
             self.depth -= 1;
@@ -521,7 +519,7 @@ impl Resolver {
         r
     }
 
-    fn ty_inner(&mut self, spec: &TypeSpec, subs: &[Subscript], offset: usize) -> Result<Ty, MetadataError> {
+    fn ty_inner(&mut self, spec: &'a TypeSpec, subs: &'a [Subscript], offset: usize) -> Result<Ty, MetadataError> {
         if let Some((last, outer)) = subs.split_last() {
             // `T x[a][b]` is an array of `a` arrays of `b` T: the last subscript is innermost.
             let elem = self.ty(spec, outer, offset)?;
@@ -544,12 +542,12 @@ impl Resolver {
                 Ok(Ty::String(enc))
             }
             TypeSpec::Enum { name, base, entries } => {
-                let entries = match entries {
-                    Some(e) => e.clone(),
+                let entries: &[EnumEntry] = match entries {
+                    Some(e) => e,
                     None => {
                         let n = name.as_deref().unwrap_or("");
                         match self.lookup(&format!("enum {n}")) {
-                            Some(Alias { ty, .. }) => return self.ty(&ty, &[], offset),
+                            Some(Alias { ty, .. }) => return self.ty(ty, &[], offset),
                             None => return Err(MetadataError::at(offset, format!("unknown enum `{n}`"))),
                         }
                     }
@@ -560,7 +558,7 @@ impl Resolver {
                         _ => return Err(MetadataError::at(offset, "an enum's container must be an integer")),
                     },
                     None => match self.lookup("int") {
-                        Some(Alias { ty, subs }) => match self.ty(&ty, &subs, offset)? {
+                        Some(Alias { ty, subs }) => match self.ty(ty, subs, offset)? {
                             Ty::Int { t, .. } => t,
                             _ => return Err(MetadataError::at(offset, "`int` is not an integer")),
                         },
@@ -571,7 +569,7 @@ impl Resolver {
                 };
                 let mut mappings = Vec::with_capacity(entries.len());
                 let mut next: i128 = 0;
-                for e in &entries {
+                for e in entries {
                     let start = e.start.unwrap_or(next);
                     let end = e.end.unwrap_or(start);
                     let (start, end) = if start <= end { (start, end) } else { (end, start) };
@@ -581,40 +579,36 @@ impl Resolver {
                 let uid = self.next_uid();
                 Ok(Ty::Enum { t: Box::new(EnumType { int, mappings }), reg: NO_REG, uid, is_id: false })
             }
-            TypeSpec::Struct { name, body, align } => {
-                let body = match body {
-                    Some(b) => b.clone(),
-                    None => {
-                        let n = name.as_deref().unwrap_or("");
-                        match self.lookup(&format!("struct {n}")) {
-                            Some(Alias { ty: TypeSpec::Struct { body: Some(b), align: a2, .. }, .. }) => {
-                                let t = self.struct_type(&b, align.or(a2), offset)?;
-                                return Ok(t);
-                            }
-                            _ => return Err(MetadataError::at(offset, format!("unknown struct `{n}`"))),
+            TypeSpec::Struct { name, body, align } => match body {
+                Some(b) => self.struct_type(b, *align, offset),
+                None => {
+                    let n = name.as_deref().unwrap_or("");
+                    match self.lookup(&format!("struct {n}")) {
+                        Some(Alias { ty: TypeSpec::Struct { body: Some(b), align: a2, .. }, .. }) => {
+                            self.struct_type(b, align.or(*a2), offset)
                         }
+                        _ => Err(MetadataError::at(offset, format!("unknown struct `{n}`"))),
                     }
-                };
-                self.struct_type(&body, *align, offset)
-            }
+                }
+            },
             TypeSpec::Variant { name, tag, body } => {
                 let (body, tag) = match body {
-                    Some(b) => (b.clone(), tag.clone()),
+                    Some(b) => (b, tag.as_deref()),
                     None => {
                         let n = name.as_deref().unwrap_or("");
                         match self.lookup(&format!("variant {n}")) {
                             Some(Alias { ty: TypeSpec::Variant { body: Some(b), tag: t2, .. }, .. }) => {
-                                (b, tag.clone().or(t2))
+                                (b, tag.as_deref().or(t2.as_deref()))
                             }
                             _ => return Err(MetadataError::at(offset, format!("unknown variant `{n}`"))),
                         }
                     }
                 };
                 let tag = tag.ok_or_else(|| MetadataError::at(offset, "variant without a tag"))?;
-                self.variant_type(&body, &tag, offset)
+                self.variant_type(body, tag, offset)
             }
             TypeSpec::Named(n) => match self.lookup(n) {
-                Some(Alias { ty, subs }) => self.ty(&ty, &subs, offset),
+                Some(Alias { ty, subs }) => self.ty(ty, subs, offset),
                 None => Err(MetadataError::at(offset, format!("unknown type `{n}`"))),
             },
         }
@@ -694,7 +688,7 @@ impl Resolver {
         Err(not_found())
     }
 
-    fn struct_type(&mut self, body: &[Stmt], align: Option<u64>, offset: usize) -> Result<Ty, MetadataError> {
+    fn struct_type(&mut self, body: &'a [Stmt], align: Option<u64>, offset: usize) -> Result<Ty, MetadataError> {
         self.scopes.push(HashMap::new());
         self.lexical.push(Vec::new());
         let r = self.struct_fields(body, offset);
@@ -709,7 +703,7 @@ impl Resolver {
         Ok(Ty::Struct(Box::new(StructType { fields, align: a, flat: None })))
     }
 
-    fn struct_fields(&mut self, body: &[Stmt], offset: usize) -> Result<Vec<Field>, MetadataError> {
+    fn struct_fields(&mut self, body: &'a [Stmt], offset: usize) -> Result<Vec<Field>, MetadataError> {
         let mut fields: Vec<Field> = Vec::new();
         for s in body {
             match s {
@@ -739,7 +733,7 @@ impl Resolver {
         Ok(fields)
     }
 
-    fn variant_type(&mut self, body: &[Stmt], tag: &str, offset: usize) -> Result<Ty, MetadataError> {
+    fn variant_type(&mut self, body: &'a [Stmt], tag: &str, offset: usize) -> Result<Ty, MetadataError> {
         let slot = self.find(tag, offset)?;
         let (uid, signed, mappings) = match slot {
             Slot::Int { uid, signed, mappings: Some(m), .. } => (uid, signed, m),
