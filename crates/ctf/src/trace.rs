@@ -158,8 +158,11 @@ impl Trace {
             if len == 0 {
                 continue;
             }
-            // SAFETY: the file is only read; traces are not modified while being read.
-            let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&file) }
+            // (A file larger than the address space is refused, as memmap2 refuses it.)
+            let map = usize::try_from(len)
+                .map_err(|_| std::io::Error::other("memory map length overflows usize"))
+                // SAFETY: the file is only read; traces are not modified while being read.
+                .and_then(|len| unsafe { memmap2::MmapOptions::new().len(len).map(&file) })
                 .map_err(|source| Error::Io { path: path.clone(), source })?;
             if has_magic {
                 // A file that does not start with the packet magic is not a data stream (a cache, notes).
