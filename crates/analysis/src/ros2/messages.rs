@@ -25,6 +25,9 @@ struct Thread {
 #[derive(Debug, Default)]
 pub(crate) struct Messages {
     threads: HashMap<(u32, i64, i64), Thread>,
+    /// Threads whose `awaiting_next` is set: none most of the time, when no thread is looked
+    /// up before each event.
+    awaiting: usize,
     intra_by_message: HashMap<Key, u32>,
     ring_slots: HashMap<(u32, i64, u64, u64), u32>,
 }
@@ -53,8 +56,12 @@ impl Messages {
     /// Before any event of thread `(t, vpid, vtid)` at `ts`: the end of a DDS write's window.
     #[inline]
     pub(crate) fn before(&mut self, c: &mut Collected, t: u32, vpid: i64, vtid: i64, ts: i64) {
+        if self.awaiting == 0 {
+            return;
+        }
         if let Some(st) = self.threads.get_mut(&(t, vpid, vtid)) {
             if let Some(p) = st.awaiting_next.take() {
+                self.awaiting -= 1;
                 c.pubs[p as usize].ts_after = Some(ts);
             }
         }
@@ -125,7 +132,9 @@ impl Messages {
                 if let Some(s) = source {
                     p.source_ts = Some(s);
                 }
-                self.threads.entry((t, vpid, vtid)).or_default().awaiting_next = Some(id);
+                if self.threads.entry((t, vpid, vtid)).or_default().awaiting_next.replace(id).is_none() {
+                    self.awaiting += 1;
+                }
             }
             Kind::DdsWrite => {
                 // dds:write(writer, data, timestamp), CARET dds_write(message [, rmw_publisher_handle, timestamp]).
@@ -149,7 +158,9 @@ impl Messages {
                     p.source_ts = Some(s);
                 }
                 if let Some(st) = self.threads.get_mut(&(t, vpid, vtid)) {
-                    st.awaiting_next = None;
+                    if st.awaiting_next.take().is_some() {
+                        self.awaiting -= 1;
+                    }
                 }
             }
             Kind::DdsBindAddrToStamp => {
