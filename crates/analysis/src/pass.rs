@@ -281,19 +281,13 @@ pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, 
     crate::Processor::new().collect(set, window, progress)
 }
 
-/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type,
-/// per trace (each trace has its own few types: a set of many traces is not searched through
-/// on every event).
-#[derive(Default)]
-pub(crate) struct CtxCache(Vec<ctf::types::Positions<2>>);
+/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
+/// each trace.
+pub(crate) struct CtxCache(ctf::types::TracePositions<2>);
 
-impl CtxCache {
-    #[inline]
-    fn of(&mut self, trace: usize, ty: &ctf::types::StructType) -> [Option<usize>; 2] {
-        if trace >= self.0.len() {
-            self.0.resize_with(trace + 1, || ctf::types::Positions::new(["vpid", "vtid"]));
-        }
-        self.0[trace].of(ty)
+impl Default for CtxCache {
+    fn default() -> Self {
+        CtxCache(ctf::types::TracePositions::new(["vpid", "vtid"]))
     }
 }
 
@@ -303,14 +297,13 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
         let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
         return (vpid, vtid);
     };
-    let [pi, ti] = cache.of(ev.trace_index(), ctx.ty());
-    ids_of([pi.and_then(|i| ctx.u64_at(i)), ti.and_then(|i| ctx.u64_at(i))])
+    ids_of(cache.0.u64s(ev.trace_index(), &ctx))
 }
 
 /// The process and thread ids from the stream context's `vpid` and `vtid`, as read (0 without
 /// a process id; the process id without a thread id).
 #[inline]
-pub(crate) fn ids_of([vpid, vtid]: [Option<u64>; 2]) -> (i64, i64) {
+pub(crate) fn ids_of([vpid, vtid]: ctf::Ints) -> (i64, i64) {
     let vpid = vpid.map_or(0, |v| v as i64);
     (vpid, vtid.map_or(vpid, |v| v as i64))
 }

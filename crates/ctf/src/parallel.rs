@@ -651,9 +651,7 @@ pub(crate) fn pipe<'a>(
     free: std::sync::mpsc::Receiver<PipedBatch<'a>>,
     ints: Option<[&'static str; 2]>,
 ) {
-    // Per trace: each has its own few types (a set of many traces is not searched through on
-    // every event).
-    let mut positions: Option<Vec<crate::types::Positions<2>>> = ints.map(|_| Vec::new());
+    let mut positions = ints.map(crate::types::TracePositions::new);
     let mut made = 0;
     let mut seen_losses = 0;
     // Each file's packet in the batch: (batch number, index).
@@ -699,18 +697,15 @@ pub(crate) fn pipe<'a>(
                 continue;
             };
             let mut flags = 0;
-            if let (Some(pos), Some(names)) = (&mut positions, ints) {
+            if let Some(pos) = &mut positions {
                 let mut values = [0; 2];
                 // As `Event::stream_context` finds the stream context.
                 let ty = ev.sc.and_then(|s| s.event_context.as_ref()).and_then(|t| t.as_struct());
                 if let (Some(ty), false) = (ty, ev.scopes[0].is_empty()) {
-                    let ctx = crate::StructRef::new(ty, ev.scopes[0], ev.data);
-                    if pos.len() <= ev.trace {
-                        pos.resize_with(ev.trace + 1, || crate::types::Positions::new(names));
-                    }
                     flags |= INTS;
-                    for (k, at) in pos[ev.trace].of(ty).into_iter().enumerate() {
-                        if let Some(v) = at.and_then(|i| ctx.u64_at(i)) {
+                    let ctx = crate::StructRef::new(ty, ev.scopes[0], ev.data);
+                    for (k, v) in pos.u64s(ev.trace, &ctx).into_iter().enumerate() {
+                        if let Some(v) = v {
                             values[k] = v;
                             flags |= INT[k];
                         }

@@ -239,6 +239,37 @@ impl<const N: usize> Positions<N> {
     }
 }
 
+/// [`Positions`] per trace of a set (each trace has its own few types: a set of many traces is
+/// not searched through on every event), and the integers at them.
+pub struct TracePositions<const N: usize> {
+    names: [&'static str; N],
+    per_trace: Vec<Positions<N>>,
+}
+
+impl<const N: usize> TracePositions<N> {
+    /// Positions of `names`, found as traces and types come.
+    pub fn new(names: [&'static str; N]) -> Self {
+        TracePositions { names, per_trace: Vec::new() }
+    }
+
+    /// Where each name is in `ty`, a type of trace `trace`.
+    #[inline]
+    pub fn of(&mut self, trace: usize, ty: &StructType) -> [Option<usize>; N] {
+        if trace >= self.per_trace.len() {
+            let names = self.names;
+            self.per_trace.resize_with(trace + 1, || Positions::new(names));
+        }
+        self.per_trace[trace].of(ty)
+    }
+
+    /// Each named member of `s` (a structure of trace `trace`) that is an integer, as
+    /// [`crate::StructRef::u64_at`] reads it.
+    #[inline]
+    pub fn u64s(&mut self, trace: usize, s: &crate::StructRef<'_>) -> [Option<u64>; N] {
+        self.of(trace, s.ty()).map(|at| at.and_then(|i| s.u64_at(i)))
+    }
+}
+
 /// A variant: one of its options, chosen by an enumeration tag decoded earlier.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantType {
