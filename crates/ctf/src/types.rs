@@ -244,12 +244,20 @@ impl<const N: usize> Positions<N> {
 pub struct TracePositions<const N: usize> {
     names: [&'static str; N],
     per_trace: Vec<Positions<N>>,
+    /// The last trace and type asked about (by address), and for each name the node that
+    /// holds its integer when the type has a fixed layout and the member is an integer (else
+    /// the member is read by [`crate::StructRef::u64_at`]): a stream's events share one
+    /// context type, read on every event.
+    last: Option<Last<N>>,
 }
+
+/// [`TracePositions`]' last trace and type (address), their members' positions and nodes.
+type Last<const N: usize> = (usize, usize, [Option<usize>; N], [Option<usize>; N]);
 
 impl<const N: usize> TracePositions<N> {
     /// Positions of `names`, found as traces and types come.
     pub fn new(names: [&'static str; N]) -> Self {
-        TracePositions { names, per_trace: Vec::new() }
+        TracePositions { names, per_trace: Vec::new(), last: None }
     }
 
     /// Where each name is in `ty`, a type of trace `trace`.
@@ -266,7 +274,31 @@ impl<const N: usize> TracePositions<N> {
     /// [`crate::StructRef::u64_at`] reads it.
     #[inline]
     pub fn u64s(&mut self, trace: usize, s: &crate::StructRef<'_>) -> [Option<u64>; N] {
-        self.of(trace, s.ty()).map(|at| at.and_then(|i| s.u64_at(i)))
+        let ty = s.ty();
+        let key = ty as *const StructType as usize;
+        let (at, node) = match self.last {
+            Some((t, k, at, node)) if t == trace && k == key => (at, node),
+            _ => {
+                let at = self.of(trace, ty);
+                let direct = |i: usize| {
+                    let int = matches!(ty.fields.get(i).map(|f| &f.ty), Some(Ty::Int { .. } | Ty::Enum { .. }));
+                    (ty.flat.is_some() && int).then_some(1 + i)
+                };
+                let node = at.map(|a| a.and_then(direct));
+                self.last = Some((trace, key, at, node));
+                (at, node)
+            }
+        };
+        let mut out = [None; N];
+        for k in 0..N {
+            out[k] = match (node[k], at[k]) {
+                // (As `u64_at` reads it, when the structure's nodes are there.)
+                (Some(n), _) if !s.nodes.is_empty() => s.nodes.get(n).map(|n| n.bits),
+                (_, Some(i)) => s.u64_at(i),
+                (_, None) => None,
+            };
+        }
+        out
     }
 }
 

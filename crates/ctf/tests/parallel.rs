@@ -384,3 +384,30 @@ fn parts_of_a_set_merge_into_the_whole_set() {
     let first = whole.first().map(|l| l.split(' ').nth(1).unwrap_or("").to_string());
     assert_eq!(set.first_time().map(|t| format!("{t:?}")), first);
 }
+
+/// The integers of named stream context members read at positions kept per trace and type (as
+/// the piped reading thread and the analysis read a process and thread id on every event) are
+/// those read by name, on every event of every shared trace, members absent or not integers
+/// included.
+#[test]
+fn context_integers_at_kept_positions_are_those_read_by_name() {
+    let (set, _) = TraceSet::open(&[shared()]);
+    if set.traces.is_empty() {
+        assert!(!testkit::tools_required(), "no traces in {}", shared().display());
+        return;
+    }
+    let names = ["vpid", "vtid", "procname", "cpu_id", "no_such_member"];
+    let mut kept = ctf::types::TracePositions::new(names);
+    let mut events = set.events();
+    let (mut n, mut found) = (0u64, 0u64);
+    while let Some(r) = events.next() {
+        let Ok(ev) = r else { continue };
+        let Some(ctx) = ev.stream_context() else { continue };
+        let got = kept.u64s(ev.trace_index(), &ctx);
+        let want = names.map(|name| ctx.field(name).and_then(|v| v.as_u64()));
+        assert_eq!(got, want, "{} at {}", ev.stream_path().display(), ev.packet_offset());
+        n += 1;
+        found += got.iter().flatten().count() as u64;
+    }
+    assert!(n > 500_000 && found > n, "{n} events, {found} integers");
+}
