@@ -233,10 +233,20 @@ impl Processor {
             let mut pass = Pass::new(plan, window, true);
             pass.bounds = bounds;
             let mut read = 0u64;
-            while let Some((order, r)) = events.next_ordered() {
-                let Ok(ev) = r else { continue };
+            loop {
+                // (The event handled where it was returned, not moved out of it: see `take`.)
+                let handled = match events.next_ordered() {
+                    None => break,
+                    Some((order, Ok(ref ev))) => {
+                        pass.event(ev, order, None, handlers);
+                        true
+                    }
+                    Some((_, Err(_))) => false,
+                };
+                if !handled {
+                    continue;
+                }
                 read += 1;
-                pass.event(&ev, order, None, handlers);
                 if read.is_multiple_of(65536) {
                     done[me].store(events.progress().0, std::sync::atomic::Ordering::Relaxed);
                     progress(done.iter().map(|d| d.load(std::sync::atomic::Ordering::Relaxed)).sum(), total);
