@@ -428,7 +428,8 @@ impl<'p> Pass<'p> {
         handlers: &mut [Box<H>],
     ) -> bool {
         // (By reference: an event taken out of the result by value was copied, 152 bytes,
-        // with a call to `memcpy` per event, 1.7 ms of a pass on the thread that handles.)
+        // with a call to `memcpy` per event; with the copies in the loops that call this,
+        // `analyze -j 2` on tum-autoware-carla took 6 ms longer, on the thread waited for.)
         match r {
             Ok(ev) => {
                 self.read += 1;
