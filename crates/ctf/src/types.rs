@@ -207,6 +207,19 @@ impl FlatLayout {
 }
 
 impl StructType {
+    /// The node of member `i` in every decoded value of this structure, when it has a fixed
+    /// layout (one node per member, after the structure's own).
+    #[inline]
+    pub fn fixed_node(&self, i: usize) -> Option<usize> {
+        self.flat.as_ref().map(|_| 1 + i)
+    }
+
+    /// Whether member `i` is an integer or an enumeration (its node holds its bits).
+    #[inline]
+    pub fn is_int(&self, i: usize) -> bool {
+        matches!(self.fields.get(i).map(|f| &f.ty), Some(Ty::Int { .. } | Ty::Enum { .. }))
+    }
+
     /// Index of the member named `name` (stripped name, or as written).
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name).or_else(|| self.fields.iter().position(|f| f.raw_name == name))
@@ -244,15 +257,23 @@ impl<const N: usize> Positions<N> {
 pub struct TracePositions<const N: usize> {
     names: [&'static str; N],
     per_trace: Vec<Positions<N>>,
-    /// The last trace and type asked about (by address), and for each name the node that
-    /// holds its integer when the type has a fixed layout and the member is an integer (else
-    /// the member is read by [`crate::StructRef::u64_at`]): a stream's events share one
-    /// context type, read on every event.
+    /// The last trace and type asked about: a stream's events share one context type, read on
+    /// every event.
     last: Option<Last<N>>,
 }
 
-/// [`TracePositions`]' last trace and type (address), their members' positions and nodes.
-type Last<const N: usize> = (usize, usize, [Option<usize>; N], [Option<usize>; N]);
+/// [`TracePositions`]' last trace and type.
+#[derive(Clone, Copy)]
+struct Last<const N: usize> {
+    trace: usize,
+    /// The type, by address.
+    ty: usize,
+    /// Each name's member.
+    at: [Option<usize>; N],
+    /// Each name's node, when the type has a fixed layout and the member is an integer (else
+    /// the member is read by [`crate::StructRef::u64_at`]).
+    node: [Option<usize>; N],
+}
 
 impl<const N: usize> TracePositions<N> {
     /// Positions of `names`, found as traces and types come.
@@ -276,29 +297,22 @@ impl<const N: usize> TracePositions<N> {
     pub fn u64s(&mut self, trace: usize, s: &crate::StructRef<'_>) -> [Option<u64>; N] {
         let ty = s.ty();
         let key = ty as *const StructType as usize;
-        let (at, node) = match self.last {
-            Some((t, k, at, node)) if t == trace && k == key => (at, node),
+        let last = match self.last {
+            Some(l) if l.trace == trace && l.ty == key => l,
             _ => {
                 let at = self.of(trace, ty);
-                let direct = |i: usize| {
-                    let int = matches!(ty.fields.get(i).map(|f| &f.ty), Some(Ty::Int { .. } | Ty::Enum { .. }));
-                    (ty.flat.is_some() && int).then_some(1 + i)
-                };
-                let node = at.map(|a| a.and_then(direct));
-                self.last = Some((trace, key, at, node));
-                (at, node)
+                let node = at.map(|a| a.filter(|&i| ty.is_int(i)).and_then(|i| ty.fixed_node(i)));
+                let l = Last { trace, ty: key, at, node };
+                self.last = Some(l);
+                l
             }
         };
-        let mut out = [None; N];
-        for k in 0..N {
-            out[k] = match (node[k], at[k]) {
-                // (As `u64_at` reads it, when the structure's nodes are there.)
-                (Some(n), _) if !s.nodes.is_empty() => s.nodes.get(n).map(|n| n.bits),
-                (_, Some(i)) => s.u64_at(i),
-                (_, None) => None,
-            };
-        }
-        out
+        std::array::from_fn(|k| match (last.node[k], last.at[k]) {
+            // (As `u64_at` reads it, when the structure's nodes are there.)
+            (Some(n), _) if !s.nodes.is_empty() => s.nodes.get(n).map(|n| n.bits),
+            (_, Some(i)) => s.u64_at(i),
+            (_, None) => None,
+        })
     }
 }
 

@@ -185,9 +185,8 @@ impl<'a> StructRef<'a> {
     /// The node of member `i` (in range).
     #[inline]
     fn node_of(&self, i: usize) -> usize {
-        // A fixed-layout structure has one node per member.
-        if self.ty.flat.is_some() {
-            return 1 + i;
+        if let Some(n) = self.ty.fixed_node(i) {
+            return n;
         }
         let mut k = 1;
         for _ in 0..i {
