@@ -235,16 +235,10 @@ impl Processor {
             let mut read = 0u64;
             loop {
                 // (The event handled where it was returned, not moved out of it: see `take`.)
-                let handled = match events.next_ordered() {
+                match events.next_ordered() {
                     None => break,
-                    Some((order, Ok(ref ev))) => {
-                        pass.event(ev, order, None, handlers);
-                        true
-                    }
-                    Some((_, Err(_))) => false,
-                };
-                if !handled {
-                    continue;
+                    Some((order, Ok(ref ev))) => pass.event(ev, order, None, handlers),
+                    Some((_, Err(_))) => continue,
                 }
                 read += 1;
                 if read.is_multiple_of(65536) {
