@@ -59,12 +59,16 @@ impl Messages {
         if self.awaiting == 0 {
             return;
         }
-        if let Some(st) = self.threads.get_mut(&(t, vpid, vtid)) {
-            if let Some(p) = st.awaiting_next.take() {
-                self.awaiting -= 1;
-                c.pubs[p as usize].ts_after = Some(ts);
-            }
+        if let Some(p) = self.take_awaiting((t, vpid, vtid)) {
+            c.pubs[p as usize].ts_after = Some(ts);
         }
+    }
+
+    /// The publication thread `key` awaits its next event for, no longer awaited.
+    fn take_awaiting(&mut self, key: (u32, i64, i64)) -> Option<u32> {
+        let p = self.threads.get_mut(&key)?.awaiting_next.take()?;
+        self.awaiting -= 1;
+        Some(p)
     }
 
     pub(crate) fn event(&mut self, c: &mut Collected, info: &ClassInfo, ev: &Event, at: &At) {
@@ -157,11 +161,7 @@ impl Messages {
                 if let Some(s) = source {
                     p.source_ts = Some(s);
                 }
-                if let Some(st) = self.threads.get_mut(&(t, vpid, vtid)) {
-                    if st.awaiting_next.take().is_some() {
-                        self.awaiting -= 1;
-                    }
-                }
+                self.take_awaiting((t, vpid, vtid));
             }
             Kind::DdsBindAddrToStamp => {
                 let addr = info.u(ev, F::Addr);
