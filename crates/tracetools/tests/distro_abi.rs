@@ -413,3 +413,134 @@ int main(int argc, char ** argv) {
         }
     }
 }
+
+/// Upstream's exported symbols that are not its API: the LTTng-UST provider's registration
+/// (rostrace's provider library defines those), and 8.9+'s constructor and destructor, which
+/// load that provider.
+fn not_api(sym: &str) -> bool {
+    sym.starts_with("lttng_ust_tracepoint")
+        || sym.starts_with("__start_lttng_ust")
+        || sym.starts_with("__stop_lttng_ust")
+        || matches!(sym, "tracetools_init" | "tracetools_fini" | "_init" | "_fini" | "_edata" | "_end" | "__bss_start")
+}
+
+/// The symbols a shared library defines, as `nm -D --defined-only` lists them.
+fn exported(lib: &Path) -> std::collections::BTreeSet<String> {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(lib).output().unwrap();
+    assert!(out.status.success(), "nm {}: {}", lib.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2)).map(String::from).collect()
+}
+
+/// A C++ program calling tracetools' C++ helpers as rclcpp does (`tracetools::get_symbol` of a
+/// function pointer, of a capturing lambda, of a `std::bind`), and `detail::*` directly with
+/// names that do not demangle and an address no symbol covers. Built against upstream's
+/// `utils.hpp`; each result printed, freed as the distribution's convention says.
+const CPP_UTILS: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include "tracetools/utils.hpp"
+
+extern "C" void plain_c_callback(int) {}
+namespace ns { void member_like(double, const char *) {} struct Node { void on_timer() {} }; }
+
+static void show(const char * what, const char * s) {
+  std::printf("%s: %s\n", what, s ? s : "(null)");
+#if TRACETOOLS_FREES
+  std::free(const_cast<char *>(s));
+#endif
+}
+
+int main() {
+  int captured = 3;
+  std::function<void(int)> f = &plain_c_callback;
+  show("function pointer (C)", tracetools::get_symbol(f));
+  std::function<void(double, const char *)> g = &ns::member_like;
+  show("function pointer (C++)", tracetools::get_symbol(g));
+  auto lambda = [captured](int x) { return x + captured; };
+  show("capturing lambda", tracetools::get_symbol(lambda));
+  ns::Node node;
+  std::function<void()> bound = std::bind(&ns::Node::on_timer, &node);
+  show("std::bind", tracetools::get_symbol(bound));
+  show("demangle of a mangled name", tracetools::detail::demangle_symbol("_ZN2ns4Node8on_timerEv"));
+  show("demangle of a plain name", tracetools::detail::demangle_symbol("not_mangled"));
+  show("demangle of nothing", tracetools::detail::demangle_symbol(nullptr));
+  show("an address without a symbol", tracetools::detail::get_symbol_funcptr(static_cast<void *>(&captured)));
+  return 0;
+}
+"#;
+
+/// Every symbol upstream's library exports as its API (the `ros_trace_*` functions and the C++
+/// helpers rclcpp calls), rostrace's exports too; and the C++ helpers give upstream's results,
+/// run on upstream's library and on rostrace's with the distribution's convention.
+fn check_exports_and_cpp_helpers(version: &str, distro: &str) {
+    if !require(have("c++", "--version"), "a C++ compiler (g++)")
+        || !require(have("nm", "--version"), "nm (binutils)")
+        || !require(have_lttng(), "LTTng-UST's headers (liblttng-ust-dev), to build upstream's tracetools")
+    {
+        return;
+    }
+    let dir = TempDir::new(&format!("cpp-utils-{distro}"));
+    let upstream = build_upstream(version, &dir);
+    let ours = lib_dir().join("libtracetools.so");
+    let theirs = exported(&upstream.join("libtracetools.so"));
+    let mine = exported(&ours);
+    let missing: Vec<&String> = theirs.iter().filter(|s| !not_api(s) && !mine.contains(*s)).collect();
+    assert!(missing.is_empty(), "{distro}: upstream {version} exports, rostrace does not: {missing:?}");
+    let api = theirs.iter().filter(|s| !not_api(s)).count();
+
+    let src = dir.join("utils.cpp");
+    std::fs::write(&src, CPP_UTILS).unwrap();
+    let prog = dir.join("utils");
+    let frees = if by_name(distro).unwrap().number.0 >= 5 { "1" } else { "0" };
+    let cxx = Command::new("c++")
+        .args(["-std=c++17", "-O1", "-Wall", "-rdynamic"])
+        .arg(format!("-DTRACETOOLS_FREES={frees}"))
+        .arg("-I")
+        .arg(upstream.join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&prog)
+        .arg(format!("-L{}", upstream.display()))
+        .arg("-ltracetools")
+        .output()
+        .unwrap();
+    assert!(cxx.status.success(), "{distro}: {}", String::from_utf8_lossy(&cxx.stderr));
+    let run = |lib_dir: &Path| {
+        let out = Command::new(&prog)
+            .env("LD_LIBRARY_PATH", lib_dir)
+            .env("ROS_DISTRO", distro)
+            .env_remove("ROSTRACE_DISTRO")
+            .env_remove("ROSTRACE_SESSION_DIR")
+            .env("TRACETOOLS_RUNTIME_DISABLE", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{distro}, {}: {out:?}", lib_dir.display());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (want, got) = (run(&upstream), run(&lib_dir()));
+    eprintln!("{distro}: upstream {version}'s C++ helpers:\n{want}");
+    assert_eq!(got, want, "{distro}: rostrace's C++ helpers against upstream {version}'s");
+    assert!(want.contains("ns::Node::on_timer()"), "{want}");
+    eprintln!("{distro}: rostrace exports upstream {version}'s {api} API symbols; C++ helpers equal");
+}
+
+#[test]
+fn humble_4_1_1_exports_and_cpp_helpers() {
+    check_exports_and_cpp_helpers("4.1.1", "humble");
+}
+
+#[test]
+fn jazzy_8_2_4_exports_and_cpp_helpers() {
+    check_exports_and_cpp_helpers("8.2.4", "jazzy");
+}
+
+#[test]
+fn kilted_8_6_0_exports_and_cpp_helpers() {
+    check_exports_and_cpp_helpers("8.6.0", "kilted");
+}
+
+#[test]
+fn rolling_8_10_1_exports_and_cpp_helpers() {
+    check_exports_and_cpp_helpers("8.10.1", "rolling");
+}
