@@ -256,9 +256,9 @@ fn export_errors_name_the_argument() {
 
 #[test]
 fn readme_documents_the_export_schema() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("docs/exports.md")).unwrap();
     assert!(
         readme.contains(&export::schema::markdown()),
-        "README.md must hold the export schema as export::schema::markdown() writes it"
+        "docs/exports.md must hold the export schema as export::schema::markdown() writes it"
     );
 }
