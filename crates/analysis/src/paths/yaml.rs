@@ -1,223 +1,286 @@
 //! CARET's architecture file (YAML): written from an [`Architecture`] in the layout
-//! caret_analyze's exporter writes and its reader loads, and read back: its named paths and the
-//! message contexts it sets. The reader takes the block-style YAML that CARET writes (mappings,
-//! sequences, plain scalars folded over lines, quoted scalars, `[]`, comments).
+//! caret_analyze's exporter writes and its reader loads, and read back (what rostrace applies of
+//! it to a trace: its named paths and the message contexts it sets).
+//!
+//! Reading: any YAML that a YAML 1.2 loader reads (block or flow style, quoted or plain scalars
+//! folded over lines, comments, a leading byte-order mark), parsed by `yaml-rust2`'s event
+//! parser, pulled one event at a time (its `Parser::load` recurses once per level of nesting,
+//! the pull does not). Mappings and sequences nest at most [`MAX_DEPTH`] deep, an alias
+//! (`*name`) is refused (no expansion, so no "billion laughs"), anchors and tags are ignored, and
+//! a file holds one document. A repeated key takes its last value, as PyYAML (which caret_analyze
+//! reads with) does. Every error names its line: the parser's syntax errors, a mapping missing a
+//! key (`node_name`, ...), a value of the wrong kind, an unknown `context_type` or `callback_type`.
+//!
+//! Writing: each name is written plain where YAML 1.1 (PyYAML, so caret_analyze) and YAML 1.2
+//! loaders both read back the same string, else single-quoted, else (a line break, a tab, a control
+//! character, U+2028/U+2029, ...) double-quoted with escapes; each on one line (PyYAML folds long
+//! symbols over lines, which reads back the same), an empty list as `[]`. Service callbacks are
+//! left out as caret_analyze v0.7.3's exporter leaves them out (its YAML reader has none): not in a
+//! node's `callbacks:`, not in a callback group, and a group left without callbacks by that is left
+//! out, of its node and of its executor's `callback_group_names` (a group naming a callback that
+//! `callbacks:` does not list makes caret_analyze fail to load the node).
 
-use super::arch::{ArchNode, Architecture, Context, NamedPath, NodePath};
+use super::arch::{
+    ArchCallback, ArchExecutor, ArchGroup, ArchNode, ArchPublish, ArchSubscribe, Architecture, Context, NamedPath,
+    NodePath,
+};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::TScalarStyle;
 
-/// A YAML value of the subset read.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Yaml {
-    /// A mapping, in file order.
-    Map(Vec<(String, Yaml)>),
-    /// A sequence.
-    Seq(Vec<Yaml>),
-    /// A scalar.
-    Str(String),
+/// How deep mappings and sequences may nest in a file read (CARET's own nest six deep).
+pub const MAX_DEPTH: usize = 64;
+
+/// A node of the YAML read, with the line it starts on.
+#[derive(Debug)]
+struct Node {
+    line: usize,
+    value: Value,
 }
 
-impl Yaml {
-    /// The value of `key` in a mapping.
-    pub fn get(&self, key: &str) -> Option<&Yaml> {
-        match self {
-            Yaml::Map(m) => m.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
+#[derive(Debug)]
+enum Value {
+    /// A scalar's text, and whether it was plain (unquoted).
+    Scalar(String, bool),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+/// A mapping's key (with its line) and value.
+#[derive(Debug)]
+struct Entry {
+    key: String,
+    line: usize,
+    value: Node,
+}
+
+impl Node {
+    /// A plain `~`, `null` or nothing (YAML 1.1 and 1.2 read the same).
+    fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar(t, true) if matches!(t.as_str(), "" | "~" | "null" | "Null" | "NULL"))
     }
 
-    /// A scalar's text.
-    pub fn str(&self) -> Option<&str> {
-        match self {
-            Yaml::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// A sequence's items (none for anything else).
-    pub fn items(&self) -> &[Yaml] {
-        match self {
-            Yaml::Seq(v) => v,
-            _ => &[],
+    fn kind(&self) -> &'static str {
+        match &self.value {
+            _ if self.is_null() => "empty",
+            Value::Scalar(..) => "a scalar",
+            Value::Seq(_) => "a sequence",
+            Value::Map(_) => "a mapping",
         }
     }
 }
 
-struct Line<'a> {
-    no: usize,
-    indent: usize,
-    text: &'a str,
-}
-
-/// Parses the block-style YAML subset; errors name the line.
-pub fn parse(src: &str) -> Result<Yaml, String> {
-    let lines: Vec<Line> = src
-        .lines()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let t = l.trim_end();
-            let body = t.trim_start();
-            if body.is_empty() || body.starts_with('#') || body == "---" {
-                return None;
+/// The document's root (none for an empty file). Events are pulled one at a time and nodes kept
+/// on an explicit stack, so nothing recurses.
+fn tree(src: &str) -> Result<Option<Node>, String> {
+    struct Open {
+        node: Node,
+        key: Option<(String, usize)>,
+    }
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let mut parser = Parser::new_from_str(src);
+    let mut open: Vec<Open> = Vec::new();
+    let mut root = None;
+    loop {
+        let (event, mark) = parser
+            .next_token()
+            .map_err(|e| format!("line {}, column {}: {}", e.marker().line(), e.marker().col() + 1, e.info()))?;
+        let line = mark.line();
+        let node = match event {
+            Event::StreamEnd => break,
+            Event::DocumentStart if root.is_some() => {
+                return Err(format!("line {line}: a second YAML document (an architecture file holds one)"))
             }
-            Some(Line { no: i + 1, indent: t.len() - body.len(), text: body })
-        })
-        .collect();
-    let mut pos = 0;
-    if lines.is_empty() {
-        return Ok(Yaml::Map(Vec::new()));
-    }
-    let v = block(&lines, &mut pos, lines[0].indent)?;
-    if pos < lines.len() {
-        return Err(format!("line {}: unexpected indentation", lines[pos].no));
-    }
-    Ok(v)
-}
-
-fn block(lines: &[Line], pos: &mut usize, indent: usize) -> Result<Yaml, String> {
-    if lines[*pos].text.starts_with("- ") || lines[*pos].text == "-" {
-        let mut items = Vec::new();
-        while *pos < lines.len() && lines[*pos].indent == indent && (lines[*pos].text.starts_with('-')) {
-            let l = &lines[*pos];
-            let rest = l.text[1..].trim_start();
-            if rest.is_empty() {
-                *pos += 1;
-                if *pos < lines.len() && lines[*pos].indent > indent {
-                    items.push(block(lines, pos, lines[*pos].indent)?);
-                } else {
-                    items.push(Yaml::Str(String::new()));
+            Event::Nothing | Event::StreamStart | Event::DocumentStart | Event::DocumentEnd => continue,
+            Event::Alias(_) => {
+                return Err(format!("line {line}: an alias (`*name`): not read in an architecture file"))
+            }
+            Event::Scalar(text, style, ..) => Node { line, value: Value::Scalar(text, style == TScalarStyle::Plain) },
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                if open.len() >= MAX_DEPTH {
+                    return Err(format!("line {line}: mappings and sequences nested deeper than {MAX_DEPTH} levels"));
                 }
+                let value = if matches!(event, Event::SequenceStart(..)) {
+                    Value::Seq(Vec::new())
+                } else {
+                    Value::Map(Vec::new())
+                };
+                open.push(Open { node: Node { line, value }, key: None });
                 continue;
             }
-            // "- key: value" starts a mapping whose keys sit at the item's content column.
-            let col = indent + (l.text.len() - rest.len());
-            if key_of(rest).is_some() {
-                items.push(mapping(lines, pos, col, Some(rest))?);
-            } else {
-                let (s, next) = scalar(lines, *pos, rest, indent)?;
-                *pos = next;
-                items.push(s);
-            }
-        }
-        Ok(Yaml::Seq(items))
-    } else {
-        mapping(lines, pos, indent, None)
-    }
-}
-
-/// `key: rest` → (key, rest).
-fn key_of(text: &str) -> Option<(String, &str)> {
-    if text.starts_with('\'') || text.starts_with('"') {
-        let q = text.chars().next()?;
-        let end = text[1..].find(q)? + 1;
-        let rest = text[end + 1..].strip_prefix(':')?;
-        return (rest.is_empty() || rest.starts_with(' ')).then(|| (text[1..end].to_string(), rest.trim_start()));
-    }
-    let i = text.find(": ").or_else(|| text.ends_with(':').then(|| text.len() - 1))?;
-    let key = &text[..i];
-    if key.contains(['{', '[', '\'', '"']) {
-        return None;
-    }
-    Some((key.to_string(), text[i + 1..].trim_start()))
-}
-
-fn mapping(lines: &[Line], pos: &mut usize, indent: usize, first: Option<&str>) -> Result<Yaml, String> {
-    let mut out = Vec::new();
-    let mut first = first;
-    loop {
-        let (text, no) = match first.take() {
-            Some(t) => (t, lines[*pos].no),
-            None => {
-                if *pos >= lines.len() || lines[*pos].indent != indent {
-                    break;
-                }
-                if lines[*pos].text.starts_with("- ") {
-                    break;
-                }
-                (lines[*pos].text, lines[*pos].no)
-            }
+            Event::SequenceEnd | Event::MappingEnd => match open.pop() {
+                Some(o) => o.node,
+                None => return Err(format!("line {line}: the end of a collection never started")),
+            },
         };
-        let (key, rest) = key_of(text).ok_or_else(|| format!("line {no}: expected `key: value`"))?;
-        if rest.is_empty() {
-            *pos += 1;
-            // A nested block, or a sequence at the same indentation as the key.
-            if *pos < lines.len()
-                && (lines[*pos].indent > indent || (lines[*pos].indent == indent && lines[*pos].text.starts_with('-')))
-            {
-                let v = block(lines, pos, lines[*pos].indent)?;
-                out.push((key, v));
-            } else {
-                out.push((key, Yaml::Str(String::new())));
-            }
-        } else {
-            let (v, next) = scalar(lines, *pos, rest, indent)?;
-            *pos = next;
-            out.push((key, v));
+        let Some(parent) = open.last_mut() else {
+            root = Some(node);
+            continue;
+        };
+        match (&mut parent.node.value, parent.key.take()) {
+            (Value::Seq(items), _) => items.push(node),
+            (Value::Map(entries), Some((key, line))) => entries.push(Entry { key, line, value: node }),
+            (Value::Map(_), None) => match node.value {
+                Value::Scalar(key, _) => parent.key = Some((key, node.line)),
+                _ => return Err(format!("line {}: a mapping key that is {}, not a scalar", node.line, node.kind())),
+            },
+            (Value::Scalar(..), _) => unreachable!("a scalar is never open"),
         }
     }
-    Ok(Yaml::Map(out))
+    Ok(root)
 }
 
-/// A scalar starting with `text` on line `at`, continued on more-indented lines.
-fn scalar(lines: &[Line], at: usize, text: &str, indent: usize) -> Result<(Yaml, usize), String> {
-    let mut s = text.to_string();
-    let mut next = at + 1;
-    while next < lines.len() && lines[next].indent > indent {
-        let l = lines[next].text;
-        if closed(&s) && (key_of(l).is_some() || l.starts_with("- ")) {
-            break;
-        }
-        s.push(' ');
-        s.push_str(l);
-        next += 1;
-    }
-    let v = match s.as_str() {
-        "[]" => Yaml::Seq(Vec::new()),
-        "{}" => Yaml::Map(Vec::new()),
-        _ if s.starts_with('[') && s.ends_with(']') => {
-            Yaml::Seq(s[1..s.len() - 1].split(',').map(|x| Yaml::Str(unquote(x.trim()))).collect())
-        }
-        _ => Yaml::Str(unquote(&s)),
-    };
-    Ok((v, next))
-}
-
-/// Whether a scalar's quotes (if any) are closed.
-fn closed(s: &str) -> bool {
-    if let Some(r) = s.strip_prefix('\'') {
-        r.matches('\'').count() % 2 == 1
-    } else if let Some(r) = s.strip_prefix('"') {
-        r.ends_with('"') && !r.ends_with("\\\"")
-    } else {
-        true
+/// A mapping's entries; `what` names it in the error.
+fn entries<'a>(n: &'a Node, what: &str) -> Result<&'a [Entry], String> {
+    match &n.value {
+        Value::Map(e) => Ok(e),
+        _ => Err(format!("line {}: {what} is {}, not a mapping", n.line, n.kind())),
     }
 }
 
-fn unquote(s: &str) -> String {
-    if s.len() >= 2 && s.starts_with('\'') && s.ends_with('\'') {
-        s[1..s.len() - 1].replace("''", "'")
-    } else if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') {
-        s[1..s.len() - 1].replace("\\\"", "\"").replace("\\\\", "\\")
-    } else {
-        s.to_string()
+/// `key`'s entry in a mapping (the last, when repeated).
+fn get<'a>(m: &'a [Entry], key: &str) -> Option<&'a Entry> {
+    m.iter().rev().find(|e| e.key == key)
+}
+
+/// The items of the sequence under `key`: none when it is missing or empty.
+fn seq<'a>(m: &'a [Entry], key: &str) -> Result<&'a [Node], String> {
+    match get(m, key) {
+        None => Ok(&[]),
+        Some(e) if e.value.is_null() => Ok(&[]),
+        Some(e) => match &e.value.value {
+            Value::Seq(v) => Ok(v),
+            _ => Err(format!("line {}: `{key}` is {}, not a sequence", e.line, e.value.kind())),
+        },
     }
 }
 
-/// A scalar as YAML: plain when safe, else single-quoted.
+/// The text under `key`: none when it is missing or empty.
+fn text(m: &[Entry], key: &str) -> Result<Option<String>, String> {
+    match get(m, key) {
+        None => Ok(None),
+        Some(e) if e.value.is_null() => Ok(None),
+        Some(e) => match &e.value.value {
+            Value::Scalar(t, _) => Ok(Some(t.clone())),
+            _ => Err(format!("line {}: `{key}` is {}, not a scalar", e.line, e.value.kind())),
+        },
+    }
+}
+
+/// The text under `key`, which the mapping `what` starting on `line` must have.
+fn required(m: &[Entry], key: &str, line: usize, what: &str) -> Result<String, String> {
+    match (text(m, key)?, get(m, key)) {
+        (Some(t), _) => Ok(t),
+        (None, Some(e)) => Err(format!("line {}: {what}: `{key}` is empty", e.line)),
+        (None, None) => Err(format!("line {line}: {what} without `{key}`")),
+    }
+}
+
+/// A topic: none when missing, empty or `UNDEFINED`.
+fn topic(m: &[Entry], key: &str) -> Result<Option<String>, String> {
+    Ok(text(m, key)?.filter(|t| t != "UNDEFINED" && !t.is_empty()))
+}
+
+/// A character written as an escape, in a double-quoted scalar: line breaks (YAML 1.1's NEL,
+/// U+2028, U+2029 too), tabs, and what YAML may not hold as is (C0 and C1 controls, DEL,
+/// U+FFFE, U+FFFF), and a byte-order mark.
+fn escaped(c: char) -> bool {
+    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+}
+
+/// Whether a plain scalar `s` would be read as something else than the string: YAML 1.1's
+/// (PyYAML's) and YAML 1.2's null, booleans, numbers (integers, floats, octal, hexadecimal,
+/// sexagesimal, infinities, NaN), timestamps, merge key and value key.
+fn not_a_string(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    matches!(
+        s,
+        "" | "~"
+            | "null"
+            | "Null"
+            | "NULL"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "no"
+            | "No"
+            | "NO"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+            | "y"
+            | "Y"
+            | "n"
+            | "N"
+            | "<<"
+            | "="
+    ) || matches!(unsigned, ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN")
+        || unsigned.starts_with(|c: char| c.is_ascii_digit())
+        || (unsigned.starts_with('.') && unsigned[1..].starts_with(|c: char| c.is_ascii_digit() || c == '_'))
+        || s.parse::<f64>().is_ok()
+}
+
+/// A scalar as YAML: plain when safe, else single-quoted, else (characters that only escapes
+/// can write) double-quoted.
 fn q(s: &str) -> String {
-    let plain = !s.is_empty()
-        && !s.starts_with([
-            ' ', '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`',
-        ])
+    if s.chars().any(escaped) {
+        let mut o = String::with_capacity(s.len() + 8);
+        o.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => o.push_str("\\\""),
+                '\\' => o.push_str("\\\\"),
+                '\0' => o.push_str("\\0"),
+                '\t' => o.push_str("\\t"),
+                '\n' => o.push_str("\\n"),
+                '\r' => o.push_str("\\r"),
+                c if escaped(c) && (c as u32) <= 0xff => {
+                    let _ = write!(o, "\\x{:02x}", c as u32);
+                }
+                c if escaped(c) => {
+                    let _ = write!(o, "\\u{:04x}", c as u32);
+                }
+                c => o.push(c),
+            }
+        }
+        o.push('"');
+        return o;
+    }
+    let plain = !s.starts_with([
+        ' ', '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`',
+    ]) && !s.starts_with("...")
         && !s.contains(": ")
         && !s.contains(" #")
         && !s.ends_with(':')
         && !s.ends_with(' ')
-        && s.parse::<f64>().is_err()
-        && !matches!(s, "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "~");
+        && !not_a_string(s);
     if plain {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+/// `key:` and its items (one `- item` line each, under `indent`), or `key: []` when none.
+fn list<'a>(w: &mut impl FnMut(String), indent: &str, key: &str, items: impl IntoIterator<Item = &'a String>) {
+    let mut items = items.into_iter().peekable();
+    if items.peek().is_none() {
+        w(format!("{indent}{key}: []"));
+        return;
+    }
+    w(format!("{indent}{key}:"));
+    for i in items {
+        w(format!("{indent}- {}", q(i)));
     }
 }
 
@@ -228,6 +291,24 @@ pub fn export(arch: &Architecture) -> String {
         o.push_str(&s);
         o.push('\n');
     };
+    // The callbacks written of each node (service callbacks are not caret_analyze's), and the
+    // callback groups left without callbacks by that, left out of their node and executor.
+    let written: Vec<HashSet<&str>> = arch
+        .nodes
+        .iter()
+        .map(|n| n.callbacks.iter().filter(|c| c.kind != "service_callback").map(|c| c.name.as_str()).collect())
+        .collect();
+    let dropped: HashSet<&str> = arch
+        .nodes
+        .iter()
+        .zip(&written)
+        .flat_map(|(n, cbs)| {
+            n.groups
+                .iter()
+                .filter(|g| !g.callbacks.is_empty() && g.callbacks.iter().all(|c| !cbs.contains(c.as_str())))
+                .map(|g| g.name.as_str())
+        })
+        .collect();
     if arch.named_paths.is_empty() {
         w("named_paths: []".into());
     } else {
@@ -249,24 +330,19 @@ pub fn export(arch: &Architecture) -> String {
         for e in &arch.executors {
             w(format!("- executor_type: {}", q(&e.kind)));
             w(format!("  executor_name: {}", q(&e.name)));
-            w("  callback_group_names:".into());
-            for g in &e.groups {
-                w(format!("  - {}", q(g)));
-            }
+            list(&mut w, "  ", "callback_group_names", e.groups.iter().filter(|g| !dropped.contains(g.as_str())));
         }
     }
     w("nodes:".into());
-    for n in &arch.nodes {
+    for (n, names) in arch.nodes.iter().zip(&written) {
         w(format!("- node_name: {}", q(&n.name)));
-        if !n.groups.is_empty() {
+        let groups: Vec<_> = n.groups.iter().filter(|g| !dropped.contains(g.name.as_str())).collect();
+        if !groups.is_empty() {
             w("  callback_groups:".into());
-            for g in &n.groups {
+            for g in groups {
                 w(format!("  - callback_group_type: {}", q(&g.kind)));
                 w(format!("    callback_group_name: {}", q(&g.name)));
-                w("    callback_names:".into());
-                for c in &g.callbacks {
-                    w(format!("    - {}", q(c)));
-                }
+                list(&mut w, "    ", "callback_names", g.callbacks.iter().filter(|c| names.contains(c.as_str())));
             }
         }
         let cbs: Vec<_> = n.callbacks.iter().filter(|c| c.kind != "service_callback").collect();
@@ -316,10 +392,7 @@ pub fn export(arch: &Architecture) -> String {
                 w(format!("    subscription_topic_name: {}", q(&p.subscribe)));
                 w(format!("    publisher_topic_name: {}", q(&p.publish)));
                 if p.context == Context::CallbackChain {
-                    w("    callbacks:".into());
-                    if let Some(cb) = n.subscription_callback(&p.subscribe) {
-                        w(format!("    - {}", q(&cb.name)));
-                    }
+                    list(&mut w, "    ", "callbacks", n.subscription_callback(&p.subscribe).map(|cb| &cb.name));
                 }
             }
         }
@@ -327,57 +400,143 @@ pub fn export(arch: &Architecture) -> String {
     o
 }
 
-/// Reads what an architecture file says that rostrace uses: nodes with their message contexts
-/// (only those set: `UNDEFINED` ones are left to what the trace shows) and named paths.
+/// The scalars of the sequence under `key` (none when it is missing or empty), `UNDEFINED` left
+/// out.
+fn names(m: &[Entry], key: &str) -> Result<Vec<String>, String> {
+    seq(m, key)?
+        .iter()
+        .filter(|n| !n.is_null())
+        .map(|n| match &n.value {
+            Value::Scalar(t, _) => Ok(t.clone()),
+            _ => Err(format!("line {}: an item of `{key}` is {}, not a scalar", n.line, n.kind())),
+        })
+        .filter(|t| t.as_ref().map_or(true, |t| t != "UNDEFINED"))
+        .collect()
+}
+
+/// Reads an architecture file: named paths, executors, and nodes with their callbacks, callback
+/// groups, publications, subscriptions and message contexts (only those set: `UNDEFINED` ones
+/// are left to what the trace shows). What rostrace applies of it to a trace's architecture is
+/// the named paths and the message contexts ([`Architecture::apply`]). An error names the line.
 pub fn import(src: &str) -> Result<Architecture, String> {
-    let y = parse(src)?;
-    let text = |v: Option<&Yaml>| v.and_then(Yaml::str).map(str::to_string);
-    let topic = |v: Option<&Yaml>| text(v).filter(|t| t != "UNDEFINED" && !t.is_empty());
     let mut arch = Architecture::default();
-    for p in y.get("named_paths").map(Yaml::items).unwrap_or_default() {
-        let name = text(p.get("path_name")).ok_or("a named path without path_name")?;
-        let chain = p
-            .get("node_chain")
-            .map(Yaml::items)
-            .unwrap_or_default()
-            .iter()
-            .map(|c| {
-                Ok((
-                    text(c.get("node_name")).ok_or(format!("path {name}: a node without node_name"))?,
-                    topic(c.get("subscribe_topic_name")),
-                    topic(c.get("publish_topic_name")),
-                ))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+    let root = match tree(src)? {
+        Some(r) if !r.is_null() => r,
+        _ => return Ok(arch),
+    };
+    let top = entries(&root, "the architecture file")?;
+    for p in seq(top, "named_paths")? {
+        let m = entries(p, "a named path")?;
+        let name = required(m, "path_name", p.line, "a named path")?;
+        let mut chain = Vec::new();
+        for c in seq(m, "node_chain")? {
+            let what = format!("path {name}: a node");
+            let cm = entries(c, &what)?;
+            chain.push((
+                required(cm, "node_name", c.line, &what)?,
+                topic(cm, "subscribe_topic_name")?,
+                topic(cm, "publish_topic_name")?,
+            ));
+        }
         arch.named_paths.push(NamedPath { name, chain });
     }
-    for n in y.get("nodes").map(Yaml::items).unwrap_or_default() {
-        let name = text(n.get("node_name")).ok_or("a node without node_name")?;
-        let mut paths = Vec::new();
-        for c in n.get("message_contexts").map(Yaml::items).unwrap_or_default() {
-            let kind = text(c.get("context_type")).unwrap_or_default();
-            let Some(context) = Context::from_caret(&kind) else {
-                if kind != "UNDEFINED" {
-                    return Err(format!(
-                        "node {name}: message context {kind} is not supported (use_latest_message, callback_chain)"
-                    ));
-                }
-                continue;
-            };
-            let (Some(s), Some(p)) = (topic(c.get("subscription_topic_name")), topic(c.get("publisher_topic_name")))
-            else {
-                continue;
-            };
-            paths.push(NodePath { subscribe: s, publish: p, context, source: "architecture file" });
-        }
-        arch.nodes.push(ArchNode {
+    for e in seq(top, "executors")? {
+        let m = entries(e, "an executor")?;
+        arch.executors.push(ArchExecutor {
+            name: required(m, "executor_name", e.line, "an executor")?,
+            kind: text(m, "executor_type")?.unwrap_or_default(),
+            groups: names(m, "callback_group_names")?,
+        });
+    }
+    for n in seq(top, "nodes")? {
+        let m = entries(n, "a node")?;
+        let name = required(m, "node_name", n.line, "a node")?;
+        let mut node = ArchNode {
             name,
             callbacks: Vec::new(),
             groups: Vec::new(),
             publishes: Vec::new(),
             subscribes: Vec::new(),
-            paths,
-        });
+            paths: Vec::new(),
+        };
+        let name = &node.name;
+        for c in seq(m, "callbacks")? {
+            let what = format!("node {name}: a callback");
+            let cm = entries(c, &what)?;
+            let kind = required(cm, "callback_type", c.line, &what)?;
+            let line = get(cm, "callback_type").map_or(c.line, |e| e.line);
+            let kind = match kind.as_str() {
+                "timer_callback" => "timer_callback",
+                "subscription_callback" => "subscription_callback",
+                "service_callback" => "service_callback",
+                _ => {
+                    return Err(format!(
+                        "line {line}: {what}: `callback_type: {kind}` is not supported (timer_callback, subscription_callback, service_callback)"
+                    ))
+                }
+            };
+            let period_ns = match text(cm, "period_ns")? {
+                None => None,
+                Some(p) => Some(p.parse::<i64>().map_err(|_| {
+                    let line = get(cm, "period_ns").map_or(c.line, |e| e.line);
+                    format!("line {line}: {what}: `period_ns: {p}` is not an integer")
+                })?),
+            };
+            node.callbacks.push(ArchCallback {
+                name: required(cm, "callback_name", c.line, &what)?,
+                kind,
+                period_ns,
+                topic: text(cm, "topic_name")?,
+                symbol: text(cm, "symbol")?.unwrap_or_default(),
+                ids: Vec::new(),
+            });
+        }
+        for g in seq(m, "callback_groups")? {
+            let what = format!("node {name}: a callback group");
+            let gm = entries(g, &what)?;
+            node.groups.push(ArchGroup {
+                name: required(gm, "callback_group_name", g.line, &what)?,
+                kind: text(gm, "callback_group_type")?.unwrap_or_default(),
+                callbacks: names(gm, "callback_names")?,
+                executor: (0, 0, 0),
+            });
+        }
+        for p in seq(m, "publishes")? {
+            let what = format!("node {name}: a publication");
+            let pm = entries(p, &what)?;
+            node.publishes.push(ArchPublish {
+                topic: required(pm, "topic_name", p.line, &what)?,
+                callbacks: names(pm, "callback_names")?,
+                publishers: Vec::new(),
+            });
+        }
+        for s in seq(m, "subscribes")? {
+            let what = format!("node {name}: a subscription");
+            let sm = entries(s, &what)?;
+            node.subscribes.push(ArchSubscribe {
+                topic: required(sm, "topic_name", s.line, &what)?,
+                callback: topic(sm, "callback_name")?,
+            });
+        }
+        for c in seq(m, "message_contexts")? {
+            let what = format!("node {name}: a message context");
+            let cm = entries(c, &what)?;
+            let kind = required(cm, "context_type", c.line, &what)?;
+            let Some(context) = Context::from_caret(&kind) else {
+                if kind != "UNDEFINED" {
+                    let line = get(cm, "context_type").map_or(c.line, |e| e.line);
+                    return Err(format!(
+                        "line {line}: {what}: `context_type: {kind}` is not supported (use_latest_message, callback_chain, UNDEFINED)"
+                    ));
+                }
+                continue;
+            };
+            let (Some(s), Some(p)) = (topic(cm, "subscription_topic_name")?, topic(cm, "publisher_topic_name")?) else {
+                continue;
+            };
+            node.paths.push(NodePath { subscribe: s, publish: p, context, source: "architecture file" });
+        }
+        arch.nodes.push(node);
     }
     Ok(arch)
 }
@@ -386,21 +545,35 @@ pub fn import(src: &str) -> Result<Architecture, String> {
 mod tests {
     use super::*;
 
+    fn str_of<'a>(m: &'a [Entry], key: &str) -> &'a str {
+        match &get(m, key).unwrap().value.value {
+            Value::Scalar(t, _) => t,
+            v => panic!("{key}: {v:?}"),
+        }
+    }
+
     #[test]
-    fn parses_the_subset() {
-        let y = parse(
-            "a: 1\nb:\n- x: '2: two'\n  y: folded\n    over lines\n- [p, q]\nc: []\nd:\n  e: \"q\"\n# comment\nf: it''s\n",
+    fn reads_yaml() {
+        let y = tree(
+            "a: 1\nb:\n- x: '2: two'\n  y: folded\n    over lines\n- [p, q]\nc: []\nd:\n  e: \"q\"\n# comment\nf: it''s\ng: {h: i, j: [k]}\n",
         )
+        .unwrap()
         .unwrap();
-        assert_eq!(y.get("a").unwrap().str(), Some("1"));
-        let b = y.get("b").unwrap().items();
-        assert_eq!(b[0].get("x").unwrap().str(), Some("2: two"));
-        assert_eq!(b[0].get("y").unwrap().str(), Some("folded over lines"));
-        assert_eq!(b[1], Yaml::Seq(vec![Yaml::Str("p".into()), Yaml::Str("q".into())]));
-        assert_eq!(y.get("c"), Some(&Yaml::Seq(vec![])));
-        assert_eq!(y.get("d").unwrap().get("e").unwrap().str(), Some("q"));
-        assert_eq!(y.get("f").unwrap().str(), Some("it''s"));
-        assert!(parse("a: 1\n  - b\n").is_err());
+        let top = entries(&y, "top").unwrap();
+        assert_eq!(str_of(top, "a"), "1");
+        let b = seq(top, "b").unwrap();
+        let b0 = entries(&b[0], "b0").unwrap();
+        assert_eq!(str_of(b0, "x"), "2: two");
+        assert_eq!(str_of(b0, "y"), "folded over lines");
+        assert!(matches!(&b[1].value, Value::Seq(v) if v.len() == 2));
+        assert!(seq(top, "c").unwrap().is_empty());
+        assert_eq!(str_of(entries(&get(top, "d").unwrap().value, "d").unwrap(), "e"), "q");
+        assert_eq!(str_of(top, "f"), "it''s");
+        let g = entries(&get(top, "g").unwrap().value, "g").unwrap();
+        assert_eq!((str_of(g, "h"), seq(g, "j").unwrap().len()), ("i", 1));
+        assert_eq!((get(top, "f").unwrap().line, get(top, "g").unwrap().line), (11, 12));
+        assert!(tree("a: [1\n").unwrap_err().starts_with("line 2"), "{:?}", tree("a: [1\n"));
+        assert!(tree("").unwrap().is_none());
     }
 
     #[test]
@@ -412,5 +585,38 @@ mod tests {
         assert_eq!(q("it's"), "it's");
         assert_eq!(q("'x"), "'''x'");
         assert_eq!(q("100"), "'100'");
+    }
+
+    #[test]
+    fn escapes_what_only_double_quotes_can_write() {
+        assert_eq!(q("a\nb"), r#""a\nb""#);
+        assert_eq!(q("\t\r\0\x01\x7f\u{85}\u{9f}"), r#""\t\r\0\x01\x7f\x85\x9f""#);
+        assert_eq!(q("x\u{2028}y\u{2029}\u{feff}"), r#""x\u2028y\u2029\ufeff""#);
+        assert_eq!(q("\"q\" \\ \n"), r#""\"q\" \\ \n""#);
+        for s in [
+            "True",
+            "NULL",
+            "~",
+            "Off",
+            "y",
+            "1.5",
+            "+1",
+            ".5",
+            "0x1f",
+            "1_000",
+            "2001-12-14",
+            "12:30",
+            ".inf",
+            "-.nan",
+            "<<",
+            "=",
+            "",
+            "...x",
+        ] {
+            assert!(q(s).starts_with('\''), "{s}: {}", q(s));
+        }
+        for s in ["/a b", "a:b", "a#b", "foo, bar", "x-1", "é ü", "a\u{a0}b"] {
+            assert_eq!(q(s), s);
+        }
     }
 }
