@@ -44,8 +44,9 @@ impl Context {
 /// A callback of a node.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArchCallback {
-    /// CARET's name: `<node>/callback_<i>` (timers first, then subscriptions, then services,
-    /// each in creation order).
+    /// CARET's name: `<node>/callback_<i>` for timers and subscriptions (timers first, each in
+    /// creation order, the index zero-padded to the digits of their count: `callback_07` of
+    /// 12), `<node>/service_callback_<i>` for services (padded to the digits of theirs).
     pub name: String,
     /// `timer_callback`, `subscription_callback` or `service_callback`.
     pub kind: &'static str,
@@ -100,7 +101,8 @@ pub struct NodePath {
 /// A callback group.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArchGroup {
-    /// `<node>/callback_group_<i>`.
+    /// `<node>/callback_group_<i>`, or `<node>/service_only_callback_group_<i>` for a group of
+    /// service callbacks only (caret_analyze's names, each counted apart, not padded).
     pub name: String,
     /// `mutually_exclusive` or `reentrant`.
     pub kind: String,
@@ -114,7 +116,7 @@ pub struct ArchGroup {
 /// An executor.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArchExecutor {
-    /// `executor_<i>`.
+    /// `executor_<i>` (padded to the digits of the number of executors, as caret_analyze does).
     pub name: String,
     /// `single_threaded_executor`, `multi_threaded_executor`, `static_single_threaded_executor`.
     pub kind: String,
@@ -184,6 +186,40 @@ pub struct Architecture {
     pub named_paths: Vec<NamedPath>,
 }
 
+/// CARET's `indexed_name`: `<base>_<i>`, the index zero-padded to `digits`.
+fn indexed_name(base: &str, i: usize, digits: usize) -> String {
+    format!("{base}_{i:0digits$}")
+}
+
+/// Whether a callback name is a service callback's.
+pub fn is_service_callback(name: &str) -> bool {
+    name.rsplit('/').next().is_some_and(|last| last.starts_with("service_callback_"))
+}
+
+/// The number of decimal digits of `n` (CARET's `Util.num_digit`: 1 for 0).
+fn num_digit(n: usize) -> usize {
+    n.to_string().len()
+}
+
+/// Names a node's callbacks (timers, then subscriptions, then services, each in creation
+/// order) as caret_analyze v0.7.3 does: timer and subscription callbacks
+/// `<node>/callback_<i>`, padded to the digits of their count, and service callbacks
+/// `<node>/service_callback_<i>`, padded to the digits of theirs.
+fn name_callbacks(nd: &mut ArchNode) {
+    let services = nd.callbacks.iter().filter(|c| c.kind == "service_callback").count();
+    let (digits, srv_digits) = (num_digit(nd.callbacks.len() - services), num_digit(services));
+    let (mut i, mut j) = (0, 0);
+    for c in &mut nd.callbacks {
+        c.name = if c.kind == "service_callback" {
+            j += 1;
+            indexed_name(&format!("{}/service_callback", nd.name), j - 1, srv_digits)
+        } else {
+            i += 1;
+            indexed_name(&format!("{}/callback", nd.name), i - 1, digits)
+        };
+    }
+}
+
 fn node_of<T>(reg: &Registry<T>, id: u32, node: impl Fn(&T) -> Option<u32>) -> Option<u32> {
     node(reg.get(id))
 }
@@ -248,25 +284,23 @@ impl Architecture {
                         && c.topic == topic
                         && c.ids.iter().any(|&o| m.callbacks.get(o).key == cb.key)
                 });
-                let name = match same {
-                    Some(c) => {
-                        c.ids.push(id);
-                        c.name.clone()
-                    }
-                    None => {
-                        let name = format!("{}/callback_{}", n, nd.callbacks.len());
-                        nd.callbacks.push(ArchCallback {
-                            name: name.clone(),
-                            kind,
-                            period_ns,
-                            topic,
-                            symbol: cb.symbol.clone(),
-                            ids: vec![id],
-                        });
-                        name
-                    }
-                };
-                cb_name.insert(id, (n.clone(), name));
+                match same {
+                    Some(c) => c.ids.push(id),
+                    None => nd.callbacks.push(ArchCallback {
+                        name: String::new(),
+                        kind,
+                        period_ns,
+                        topic,
+                        symbol: cb.symbol.clone(),
+                        ids: vec![id],
+                    }),
+                }
+            }
+            name_callbacks(nd);
+            for c in &nd.callbacks {
+                for &id in &c.ids {
+                    cb_name.insert(id, (n.clone(), c.name.clone()));
+                }
             }
         }
         // Publishers and subscriptions.
@@ -359,36 +393,41 @@ impl Architecture {
             return;
         }
         // A group member is a handle (timer, rcl subscription, service); its callback's name.
-        let mut member: HashMap<(u32, i64, &str, u64), &str> = HashMap::default();
+        let mut member: HashMap<(u32, i64, &str, u64), (&str, &str)> = HashMap::default();
         for (id, cb) in m.callbacks.items.iter().enumerate() {
-            let Some((_, name)) = cb_name.get(&(id as u32)) else { continue };
+            let Some((node, name)) = cb_name.get(&(id as u32)) else { continue };
             let (what, h) = match cb.owner {
                 Some(Owner::Timer(t)) => ("timer", m.timers.get(t).key.2),
                 Some(Owner::Subscription(s)) => ("subscription", m.subscriptions.get(s).key.2),
                 Some(Owner::Service(s)) => ("service", m.services.get(s).key.2),
                 None => continue,
             };
-            member.insert((cb.key.0, cb.key.1, what, h), name.as_str());
+            member.insert((cb.key.0, cb.key.1, what, h), (node.as_str(), name.as_str()));
         }
         let mut executors: Vec<(u32, i64, u64)> = Vec::new();
         for g in &m.groups.items {
-            let names: Vec<String> = g
+            let members: Vec<(&str, &str)> = g
                 .members
                 .iter()
-                .filter_map(|(w, h)| member.get(&(g.key.0, g.key.1, w.as_str(), *h)).map(|s| s.to_string()))
+                .filter_map(|(w, h)| member.get(&(g.key.0, g.key.1, w.as_str(), *h)).copied())
                 .collect();
-            let Some(first) = names.first() else { continue };
-            let Some(nd) = self.nodes.iter_mut().find(|n| first.starts_with(&format!("{}/callback_", n.name))) else {
-                continue;
-            };
+            let Some(&(node_name, _)) = members.first() else { continue };
+            let Some(nd) = self.nodes.iter_mut().find(|n| n.name == node_name) else { continue };
             let exec = (g.key.0, g.key.1, g.executor);
             if g.executor != 0 && !executors.contains(&exec) {
                 executors.push(exec);
             }
-            let name = format!("{}/callback_group_{}", nd.name, nd.groups.len());
+            // caret_analyze counts groups of only service callbacks apart.
+            let service_only = members.iter().all(|(_, c)| is_service_callback(c));
+            let base = if service_only { "service_only_callback_group" } else { "callback_group" };
+            let index =
+                nd.groups.iter().filter(|x| x.name.contains("/service_only_callback_group_") == service_only).count();
+            let name = format!("{}/{base}_{index}", nd.name);
             let kind = if g.kind.is_empty() { "mutually_exclusive".to_string() } else { g.kind.clone() };
-            nd.groups.push(ArchGroup { name, kind, callbacks: names, executor: exec });
+            let callbacks = members.iter().map(|(_, c)| c.to_string()).collect();
+            nd.groups.push(ArchGroup { name, kind, callbacks, executor: exec });
         }
+        let digits = num_digit(executors.len());
         for (i, e) in executors.iter().enumerate() {
             let kind = m
                 .executors
@@ -410,7 +449,7 @@ impl Architecture {
                 .filter(|g| g.executor == *e)
                 .map(|g| g.name.clone())
                 .collect();
-            self.executors.push(ArchExecutor { name: format!("executor_{i}"), kind, groups });
+            self.executors.push(ArchExecutor { name: indexed_name("executor", i, digits), kind, groups });
         }
     }
 
@@ -440,10 +479,15 @@ impl Architecture {
                 }
             }
         }
-        for p in &file.named_paths {
-            self.named_paths.retain(|x| x.name != p.name);
-            self.named_paths.push(p.clone());
+        // A file's path replaces one of the same name (the file's last, if it repeats a name).
+        let mut by_name: HashMap<&str, usize> = HashMap::default();
+        for (i, p) in file.named_paths.iter().enumerate() {
+            by_name.insert(p.name.as_str(), i);
         }
+        self.named_paths.retain(|x| !by_name.contains_key(x.name.as_str()));
+        let mut last: Vec<usize> = by_name.into_values().collect();
+        last.sort_unstable();
+        self.named_paths.extend(last.into_iter().map(|i| file.named_paths[i].clone()));
         unapplied
     }
 }

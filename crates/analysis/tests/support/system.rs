@@ -26,6 +26,8 @@ pub struct Pub {
 
 #[derive(Clone, Copy)]
 pub struct Sub {
+    /// rcl handle.
+    pub handle: u64,
     pub rmw: u64,
     pub callback: u64,
 }
@@ -44,6 +46,14 @@ impl Sys {
         let mut s = Sys { decl: declaration(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
         s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
         s
+    }
+    /// A process whose trace has no `ros2:rcl_init`.
+    pub fn without_rcl_init() -> Sys {
+        Sys { decl: declaration(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 }
+    }
+    /// The declaration, to give an event another tracer's fields.
+    pub fn decl_mut(&mut self) -> &mut TraceDecl {
+        &mut self.decl
     }
     pub fn ev(&mut self, ts: u64, tid: i32, name: &str, p: &mut Payload) {
         let id = self.decl.events.iter().position(|e| e.name == name).unwrap_or_else(|| panic!("{name}")) as u32;
@@ -91,7 +101,7 @@ impl Sys {
         self.init_ev("ros2:rclcpp_subscription_init", Payload::new().u64(h).u64(sub));
         self.init_ev("ros2:rclcpp_subscription_callback_added", Payload::new().u64(sub).u64(callback));
         self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_message"));
-        Sub { rmw, callback }
+        Sub { handle: h, rmw, callback }
     }
     pub fn timer(&mut self, node: u64, period: u64) -> u64 {
         let (h, callback) = (self.addr(), self.addr());
