@@ -4,7 +4,7 @@
 //! mistaken for "nothing happened".
 
 use crate::events::Kind;
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
 use crate::model::{Model, Process};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +43,11 @@ pub struct Inputs<'a> {
     pub unknown_callbacks: &'a BTreeMap<(u32, i64), u64>,
     /// Processes (trace, vpid) where a service callback ran.
     pub service_runs: &'a HashSet<(u32, i64)>,
+    /// Callback runs still open when the trace (or window) ended, per process.
+    pub open_runs: &'a HashMap<(u32, i64), u64>,
+    /// `callback_end` events without their `callback_start` (runs that began before the trace or
+    /// window did), per process.
+    pub unmatched_ends: &'a HashMap<(u32, i64), u64>,
 }
 
 fn versions(ps: &[&Process]) -> String {
@@ -194,32 +199,65 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
         });
     }
 
-    // Callback durations.
+    // Callback durations: processes with neither event (their client library has no callback
+    // tracepoints, or the events were not enabled), and processes with one of the two only, whose
+    // runs were all cut by the trace's edges.
     let with_ros_nodes: Vec<&Process> = ros.iter().copied().filter(|p| with_nodes.contains(&key(p))).collect();
     let lacking: Vec<&Process> =
-        with_ros_nodes.iter().copied().filter(|p| !p.has(Kind::CallbackStart) || !p.has(Kind::CallbackEnd)).collect();
+        with_ros_nodes.iter().copied().filter(|p| !p.has(Kind::CallbackStart) && !p.has(Kind::CallbackEnd)).collect();
     if !lacking.is_empty() {
+        out.push(Note {
+            metric: "callback duration".into(),
+            needs: vec!["callback_start and callback_end".into()],
+            reason: format!(
+                "{} {} neither callback_start nor callback_end: their callbacks do not appear (a client \
+                 library without callback tracepoints, such as rclpy, which has none in any release; or \
+                 the events were not enabled)",
+                scope(&lacking, with_ros_nodes.len(), "processes with nodes"),
+                verb(&lacking, with_ros_nodes.len()),
+            ),
+            missing: vec!["callback_start".into(), "callback_end".into()],
+            processes: labels(&lacking, with_host),
+            of_processes: with_ros_nodes.len(),
+            advice: "rclcpp records ros2:callback_start and ros2:callback_end when they are enabled; rclpy's \
+                     callbacks are not traced by rclpy itself"
+                .into(),
+        });
+    }
+    let cut: Vec<&Process> =
+        with_ros_nodes.iter().copied().filter(|p| p.has(Kind::CallbackStart) != p.has(Kind::CallbackEnd)).collect();
+    if !cut.is_empty() {
+        let count =
+            |m: &HashMap<(u32, i64), u64>| cut.iter().map(|p| m.get(&key(p)).copied().unwrap_or(0)).sum::<u64>();
+        let (open, ended) = (count(inp.open_runs), count(inp.unmatched_ends));
+        let mut parts = Vec::new();
+        if open > 0 {
+            parts.push(format!("{open} run(s) still running when the trace ended (callback_start only)"));
+        }
+        if ended > 0 {
+            parts.push(format!("{ended} run(s) that started before the trace did (callback_end only)"));
+        }
         let mut missing = Vec::new();
-        if lacking.iter().any(|p| !p.has(Kind::CallbackStart)) {
+        if cut.iter().any(|p| !p.has(Kind::CallbackStart)) {
             missing.push("callback_start".to_string());
         }
-        if lacking.iter().any(|p| !p.has(Kind::CallbackEnd)) {
+        if cut.iter().any(|p| !p.has(Kind::CallbackEnd)) {
             missing.push("callback_end".to_string());
         }
         out.push(Note {
             metric: "callback duration".into(),
             needs: vec!["callback_start and callback_end".into()],
             reason: format!(
-                "{} {} no {}: their callbacks do not appear (a client library without callback \
-                 tracepoints, such as rclpy before Jazzy, or the events were not enabled)",
-                scope(&lacking, with_ros_nodes.len(), "processes with nodes"),
-                verb(&lacking, with_ros_nodes.len()),
-                missing.join(" / ")
+                "{} {} callbacks traced, but each of their runs was cut by the start or the end of the trace: \
+                 {}; a cut run has no duration and is left out",
+                scope(&cut, with_ros_nodes.len(), "processes with nodes"),
+                verb(&cut, with_ros_nodes.len()),
+                parts.join(", ")
             ),
             missing,
-            processes: labels(&lacking, with_host),
+            processes: labels(&cut, with_host),
             of_processes: with_ros_nodes.len(),
-            advice: "enable ros2:callback_start and ros2:callback_end (rclcpp records them)".into(),
+            advice: "record for longer than a callback runs (start tracing earlier, stop later)".into(),
         });
     }
 
@@ -334,25 +372,57 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
         });
     }
 
-    // The ROS 2 distribution.
+    // The ROS 2 distribution: from rcl_init's version field or caret_init's distribution field.
     let lacking: Vec<&Process> = ros
         .iter()
         .copied()
         .filter(|p| p.tracetools_version.is_none() && p.distribution.as_deref().is_none_or(str::is_empty))
         .collect();
-    if !lacking.is_empty() {
+    let (without_version, unrecorded): (Vec<&Process>, Vec<&Process>) =
+        lacking.iter().partition(|p| p.has(Kind::RclInit) || p.has(Kind::CaretInit));
+    if !unrecorded.is_empty() {
         out.push(Note {
             metric: "ROS 2 distribution".into(),
             needs: vec!["rcl_init (tracetools version)".into(), "CARET caret_init".into()],
             missing: vec!["rcl_init".into(), "caret_init".into()],
             reason: format!(
                 "{} {} recorded neither (rcl_init is recorded once, when the process starts)",
-                scope(&lacking, ros.len(), "processes"),
-                verb(&lacking, ros.len()),
+                scope(&unrecorded, ros.len(), "processes"),
+                verb(&unrecorded, ros.len()),
             ),
-            processes: labels(&lacking, with_host),
+            processes: labels(&unrecorded, with_host),
             of_processes: ros.len(),
             advice: "start tracing before the processes start".into(),
+        });
+    }
+    if !without_version.is_empty() {
+        let mut missing = Vec::new();
+        if without_version.iter().any(|p| p.has(Kind::RclInit)) {
+            missing.push("rcl_init.version".to_string());
+        }
+        if without_version.iter().any(|p| p.has(Kind::CaretInit)) {
+            missing.push("caret_init.distribution".to_string());
+        }
+        out.push(Note {
+            metric: "ROS 2 distribution".into(),
+            needs: vec![
+                "rcl_init with its version field".into(),
+                "CARET caret_init with its distribution field".into(),
+            ],
+            reason: format!(
+                "{} {} recorded {} without the field that names the version ({}): CARET's rcl_init has no \
+                 version field, and older CARET releases record caret_init without a distribution",
+                scope(&without_version, ros.len(), "processes"),
+                verb(&without_version, ros.len()),
+                missing.iter().map(|m| m.split('.').next().unwrap_or(m)).collect::<Vec<_>>().join(" and "),
+                missing.join(", "),
+            ),
+            missing,
+            processes: labels(&without_version, with_host),
+            of_processes: ros.len(),
+            advice: "nothing else depends on it; a newer CARET (caret_init with distribution) or ros2_tracing's \
+                     rcl_init records it"
+                .into(),
         });
     }
     out

@@ -96,7 +96,8 @@ pub struct Publication {
     pub ts_after: Option<i64>,
     /// Intra-process publication.
     pub intra: bool,
-    /// Ring buffer and index of an intra-process publication.
+    /// Ring buffer and index of an intra-process publication (the first subscription's buffer
+    /// it went into).
     pub ring: Option<(u64, u64)>,
     /// Callback run on this thread during which it was published.
     pub in_run: Option<u32>,
@@ -146,8 +147,8 @@ pub struct Collected {
     pub pubs: Vec<Publication>,
     /// Takes.
     pub takes: Vec<Take>,
-    /// `callback_end` events without a start.
-    pub unmatched_ends: u64,
+    /// `callback_end` events without a start, per process (trace, vpid).
+    pub unmatched_ends: HashMap<(u32, i64), u64>,
     /// Events read (inside the window).
     pub events: u64,
     /// ROS 2 events inside the window.

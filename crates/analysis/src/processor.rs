@@ -603,7 +603,9 @@ fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<Vec<u64>>) {
         for (k, v) in part.c.open.drain() {
             c.open.insert(k, v.into_iter().map(|(cb, r)| (cb, runs[p][r as usize])).collect());
         }
-        c.unmatched_ends += part.c.unmatched_ends;
+        for (k, n) in part.c.unmatched_ends.drain() {
+            *c.unmatched_ends.entry(k).or_default() += n;
+        }
         c.ros_events += part.c.ros_events;
         c.events += part.n;
         c.range = match (c.range, part.c.range) {

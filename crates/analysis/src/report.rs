@@ -424,7 +424,7 @@ pub fn analyze(c: Collected, p: &crate::Processor) -> Analysis {
 
 /// What the report needs besides the linked tables of [`link`].
 pub(crate) struct Rest {
-    unmatched_ends: u64,
+    unmatched_ends: HashMap<(u32, i64), u64>,
     events: u64,
     ros_events: u64,
     range: Option<(i64, i64)>,
@@ -673,6 +673,8 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
     // The threads each node's callbacks ran on.
     let mut node_threads: HashMap<(u32, i64, String), HashSet<i32>> = HashMap::default();
     let mut unknown_callbacks: BTreeMap<(u32, i64), u64> = BTreeMap::new();
+    // Runs still open when the trace (or window) ended, per process.
+    let mut open_runs: HashMap<(u32, i64), u64> = HashMap::default();
     let mut service_runs: HashSet<(u32, i64)> = HashSet::default();
     let mut per_thread: HashMap<(u32, i64, i64), (u64, i64)> = HashMap::default();
     let mut per_proc: HashMap<(u32, i64), (u64, i64)> = HashMap::default();
@@ -711,6 +713,10 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
                 .to_string(),
             ),
         };
+        let open = idx.iter().filter(|r| r.duration().is_none()).count() as u64;
+        if open > 0 {
+            *open_runs.entry((key.0, key.1)).or_default() += open;
+        }
         match kind {
             "unknown" if !idx.is_empty() => *unknown_callbacks.entry((key.0, key.1)).or_default() += 1,
             "service" if !idx.is_empty() => {
@@ -772,9 +778,10 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
             ));
         }
     }
-    if unmatched_ends > 0 {
+    let unmatched_total: u64 = unmatched_ends.values().sum();
+    if unmatched_total > 0 {
         warnings.push(format!(
-            "{unmatched_ends} callback_end event(s) without a callback_start ({} started mid-callback)",
+            "{unmatched_total} callback_end event(s) without a callback_start ({} started mid-callback)",
             if window.is_some() { "the window" } else { "the trace" }
         ));
     }
@@ -1025,6 +1032,8 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         &crate::notes::Inputs {
             unused_events: &unused_events,
             unknown_callbacks: &unknown_callbacks,
+            open_runs: &open_runs,
+            unmatched_ends: &unmatched_ends,
             service_runs: &service_runs,
         },
     );
@@ -1056,7 +1065,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
         executor_threads,
         services,
         lifecycle_transitions,
-        unmatched_callback_ends: unmatched_ends,
+        unmatched_callback_ends: unmatched_total,
         discarded_events: discarded,
         warnings,
     }

@@ -41,7 +41,7 @@ impl Callbacks {
                     let (_, id) = open.remove(k);
                     c.runs[id as usize].end = ts;
                 }
-                None => c.unmatched_ends += 1,
+                None => *c.unmatched_ends.entry((t, vpid)).or_default() += 1,
             }
         }
     }

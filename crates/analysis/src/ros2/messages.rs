@@ -225,8 +225,10 @@ impl Messages {
             }
             Kind::RingEnqueue => {
                 let (buf, idx) = (info.u(ev, F::Buffer), info.u(ev, F::Index));
-                if let Some(id) = self.last_pub(c, t, vpid, vtid, |p| p.intra && p.ring.is_none()) {
-                    c.pubs[id as usize].ring = Some((buf, idx));
+                // One enqueue per subscription's buffer the message goes to (a shared_ptr for the
+                // ones that share it, a copy for each that takes ownership): all are its.
+                if let Some(id) = self.last_pub(c, t, vpid, vtid, |p| p.intra) {
+                    c.pubs[id as usize].ring.get_or_insert((buf, idx));
                     self.ring_slots.insert((t, vpid, buf, idx), id);
                 }
             }
