@@ -347,6 +347,9 @@ pub struct Model {
     pub buffer_to_ipb: HashMap<Key, u64>,
     /// ipb → rclcpp subscription object.
     pub ipb_to_subscription: HashMap<Key, u64>,
+    /// Executor → its entities collector, when the collector was linked before the executor's
+    /// construction was recorded (rclcpp's base `Executor` constructor runs first).
+    pub collector_of: HashMap<Key, u64>,
 }
 
 impl Process {
@@ -420,6 +423,7 @@ impl Model {
             m.writer_topics.extend(p.writer_topics);
             m.buffer_to_ipb.extend(p.buffer_to_ipb);
             m.ipb_to_subscription.extend(p.ipb_to_subscription);
+            m.collector_of.extend(p.collector_of);
         }
         m
     }

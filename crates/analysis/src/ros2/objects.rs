@@ -182,18 +182,24 @@ impl Objects {
                     .insert(key(info.u(ev, F::Writer)), topic.strip_prefix("rt").unwrap_or(&topic).to_string());
             }
             Kind::ConstructExecutor => {
-                let e = Executor {
-                    key: key(info.u(ev, F::ExecutorAddr)),
-                    kind: info.s(ev, F::ExecutorTypeName),
-                    collector: info.u(ev, F::EntitiesCollectorAddr),
+                let k = key(info.u(ev, F::ExecutorAddr));
+                let collector = match info.u(ev, F::EntitiesCollectorAddr) {
+                    0 => m.collector_of.get(&k).copied().unwrap_or(0),
+                    c => c,
                 };
+                let e = Executor { key: k, kind: info.s(ev, F::ExecutorTypeName), collector };
                 m.executors.insert(e.key, created, e, |a, b| a.kind == b.kind && a.collector == b.collector);
             }
             Kind::CollectorToExecutor => {
                 let ex = info.u(ev, F::ExecutorAddr);
                 let coll = info.u(ev, F::EntitiesCollectorAddr);
-                if let Some(id) = m.executors.latest(key(ex)) {
-                    m.executors.get_mut(id).collector = coll;
+                match m.executors.latest(key(ex)) {
+                    Some(id) => m.executors.get_mut(id).collector = coll,
+                    // Jazzy's rclcpp links the collector in the base constructor, before the
+                    // executor's own construction is recorded.
+                    None => {
+                        m.collector_of.insert(key(ex), coll);
+                    }
                 }
             }
             Kind::AddCallbackGroup => {

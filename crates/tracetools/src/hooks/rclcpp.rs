@@ -60,8 +60,14 @@ unsafe fn group_type(group: *mut c_void) -> &'static [u8] {
     if group.is_null() {
         return b"unknown";
     }
-    // SAFETY: `rclcpp::CallbackGroupType rclcpp::CallbackGroup::type() const` (an enum class: int).
-    match unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_void) -> i32>(f)(group) } {
+    // SAFETY: `const rclcpp::CallbackGroupType & rclcpp::CallbackGroup::type() const`: it returns
+    // a reference (a pointer) to the group's type, an enum class (int).
+    let t = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_void) -> *const i32>(f)(group) };
+    if t.is_null() {
+        return b"unknown";
+    }
+    // SAFETY: a reference to a member of the live group.
+    match unsafe { *t } {
         0 => b"mutually_exclusive",
         1 => b"reentrant",
         _ => b"unknown",

@@ -14,7 +14,7 @@ ClientBase::ClientBase() : client_handle_(std::make_shared<rcl_client_t>()) {}
 std::shared_ptr<rcl_client_t> ClientBase::get_client_handle() { return client_handle_; }
 
 CallbackGroup::CallbackGroup(CallbackGroupType group_type) : type_(group_type) {}
-CallbackGroupType CallbackGroup::type() const { return type_; }
+const CallbackGroupType & CallbackGroup::type() const { return type_; }
 void CallbackGroup::add_timer(const std::shared_ptr<rclcpp::TimerBase> p) { entities_.push_back(p); }
 void CallbackGroup::add_subscription(const std::shared_ptr<rclcpp::SubscriptionBase> p) { entities_.push_back(p); }
 void CallbackGroup::add_service(const std::shared_ptr<rclcpp::ServiceBase> p) { entities_.push_back(p); }

@@ -54,7 +54,7 @@ public:
 class CallbackGroup {
 public:
   explicit CallbackGroup(CallbackGroupType group_type);
-  CallbackGroupType type() const;
+  const CallbackGroupType & type() const;  // a reference, as rclcpp's
   void add_timer(const std::shared_ptr<rclcpp::TimerBase> timer_ptr);
   void add_subscription(const std::shared_ptr<rclcpp::SubscriptionBase> subscription_ptr);
   void add_service(const std::shared_ptr<rclcpp::ServiceBase> service_ptr);
