@@ -155,3 +155,47 @@ def test_a_trace_without_rcl_init_is_refused_as_tracetools_analysis_does():
     handler = Ros2Handler()
     Processor(handler).process(events, no_required_events_check=True)
     assert handler.data.callback_instances.empty and list(handler.data.nodes.columns) == ["timestamp", "tid", "rmw_handle", "name", "namespace"]
+
+
+def _caret_event(name, ts, **fields):
+    return {"_name": name, "_timestamp": ts, "cpu_id": 0, "vpid": 7, "vtid": 7, "procname": "talker", **fields}
+
+
+def test_a_caret_trace_loads_from_its_ros2_caret_init_events():
+    """CARET records initialization as ``ros2_caret:*`` (and again when recording starts), with
+    no ``ros2:rcl_init``: tracetools_analysis refuses such a trace; this layer reads it, each
+    object once."""
+    e = _caret_event
+    events = [
+        e("ros2_caret:caret_init", 1, clock_offset=0),
+        e("ros2_caret:rcl_init", 2, context_handle=0x10, init_timestamp=1),
+        e("ros2_caret:rcl_node_init", 3, node_handle=0x20, rmw_handle=0x21, node_name="talker", namespace="/", init_timestamp=2),
+        e("ros2_caret:rcl_timer_init", 4, timer_handle=0x30, period=100, init_timestamp=3),
+        e("ros2_caret:rclcpp_timer_callback_added", 5, timer_handle=0x30, callback=0x40, init_timestamp=4),
+        e("ros2_caret:rclcpp_timer_link_node", 6, timer_handle=0x30, node_handle=0x20, init_timestamp=5),
+        e("ros2_caret:rclcpp_callback_register", 7, callback=0x40, symbol="Talker::on_timer()", init_timestamp=6),
+        # Replayed when the recording starts.
+        e("ros2_caret:rcl_node_init", 8, node_handle=0x20, rmw_handle=0x21, node_name="talker", namespace="/", init_timestamp=2),
+        e("ros2_caret:rclcpp_callback_register", 9, callback=0x40, symbol="Talker::on_timer()", init_timestamp=6),
+        e("ros2:callback_start", 10, callback=0x40, is_intra_process=0),
+        e("ros2:callback_end", 15, callback=0x40),
+        e("ros2:callback_start", 110, callback=0x40, is_intra_process=0),
+        e("ros2:callback_end", 120, callback=0x40),
+        # A callback registered before tracing started.
+        e("ros2:callback_start", 130, callback=0x50, is_intra_process=0),
+        e("ros2:callback_end", 131, callback=0x50),
+    ]
+    data = Ros2Handler.process(events).data
+    util = Ros2DataModelUtil(data)
+    assert len(data.contexts) == 1 and data.nodes["name"].tolist() == ["talker"]
+    symbols = util.get_callback_symbols()
+    assert symbols[0x40] == "Talker::on_timer()"
+    assert symbols[0x50].startswith("unknown")
+    assert util.get_callback_durations(0x40)["duration"].astype("int64").tolist() == [5, 10]
+    assert util.get_callback_owner_info(0x40).startswith("Timer")
+
+
+def test_a_trace_without_any_init_event_is_refused_as_upstream_does():
+    events = [_caret_event("ros2:callback_start", 10, callback=0x40, is_intra_process=0)]
+    with pytest.raises(Processor.RequiredEventNotFoundError):
+        Ros2Handler.process(events)

@@ -48,6 +48,42 @@ ROS2_EVENTS = sorted(
 )
 
 
+#: CARET's initialization events (``ros2_caret:*``, recorded by libcaret.so instead of, or
+#: besides, tracetools' ``ros2:*`` ones) → the ``ros2:*`` event each stands for.
+CARET_ALIASES = {
+    e.replace("ros2:", "ros2_caret:", 1): e
+    for _, e, _, index in _OBJECT_TABLES
+    if index is not None
+} | {e.replace("ros2:", "ros2_caret:", 1): e for e, _ in _CALLBACK_OWNERS}
+
+
+def with_caret_events(frames: Dict[str, pd.DataFrame]) -> Dict[str, pd.DataFrame]:
+    """``frames`` (one DataFrame per event name) with CARET's initialization events added to the
+    ``ros2:*`` events they stand for. CARET records an object again when recording starts (and
+    may record it under both names): a CARET event that repeats one before it (same process,
+    same payload) is left out, so that each object is in the model once, as tracetools_analysis
+    has it from a ``ros2:*`` trace."""
+    out = {name: df for name, df in frames.items() if name not in CARET_ALIASES}
+    for caret, ros2 in CARET_ALIASES.items():
+        extra = frames.get(caret)
+        if extra is None or len(extra) == 0:
+            continue
+        extra = extra.drop(columns=["init_timestamp"], errors="ignore")
+        base = out.get(ros2)
+        both = extra if base is None else pd.concat([base, extra], ignore_index=True)
+        # The payload and the process identify an object; the ros2:* rows come first.
+        key = [c for c in both.columns if c == "vpid" or not (c.startswith("_") or c in _CONTEXT_FIELDS)]
+        caret_rows = np.arange(len(both)) >= (0 if base is None else len(base))
+        repeated = both.astype({c: str for c in key}).duplicated(subset=key, keep="first").to_numpy()
+        both = both[~(caret_rows & repeated)]
+        out[ros2] = both.sort_values("_timestamp", kind="stable").reset_index(drop=True)
+    return out
+
+
+#: Context fields of an event (not its payload).
+_CONTEXT_FIELDS = {"cpu_id", "vpid", "vtid", "pid", "tid", "procname", "hostname"}
+
+
 def _gid(v):
     """A GID as a list of bytes (tracetools_read's form of an array)."""
     if isinstance(v, str) and v.startswith("["):

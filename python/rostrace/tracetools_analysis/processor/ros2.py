@@ -2,7 +2,7 @@
 
 from typing import Any, Set
 
-from ..data_model.ros2 import ROS2_EVENTS, Ros2DataModel
+from ..data_model.ros2 import CARET_ALIASES, ROS2_EVENTS, Ros2DataModel, with_caret_events
 from . import EventHandler, Processor, event_frames
 
 
@@ -18,7 +18,9 @@ class Ros2Handler(EventHandler):
         return {"ros2:rcl_init"}
 
     def _process_columns(self, events: Any, check_required: bool = True) -> None:
-        frames = event_frames(events, ROS2_EVENTS)
+        # CARET records its initialization events as ros2_caret:* (again when recording starts):
+        # they stand for the ros2:* events of the same name, so CARET traces load too.
+        frames = with_caret_events(event_frames(events, ROS2_EVENTS + sorted(CARET_ALIASES)))
         missing = self.required_events() - set(frames)
         if check_required and missing:
             raise Processor.RequiredEventNotFoundError(f"missing events: {missing}")

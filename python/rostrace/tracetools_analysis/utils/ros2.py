@@ -71,6 +71,10 @@ class Ros2DataModelUtil(DataModelUtil):
         symbols = self.data.callback_symbols
         out = {}
         for obj in set(runs["callback_object"]):
+            if obj not in symbols.index:
+                # Registered before tracing started (tracetools_analysis raises KeyError here).
+                out[obj] = f"unknown (no rclcpp_callback_register of 0x{obj:X} in the trace)"
+                continue
             found = symbols.loc[obj, "symbol"]
             out[obj] = " and ".join(self._prettify(s) for s in _as_list(found))
         return out
