@@ -100,3 +100,30 @@ fn report_errors_name_the_output() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output /proc/rostrace/r.html"));
 }
+
+/// Names that HTML's script parser reads specially (`<!--<script>` puts it in its "double
+/// escaped" state, where `</script>` no longer ends the element) do not blank the report: here
+/// in the trace directory's name, which the report shows as its title.
+#[test]
+fn report_renders_whatever_the_names_hold() {
+    if !require(have_chromium(), "chromium") {
+        return;
+    }
+    let src = shared().join("traces/rosworld2021-pingpong");
+    if !require(src.exists(), &src.display().to_string()) {
+        return;
+    }
+    let dir = TempDir::new("report-names");
+    let t = dir.join("<!--<script>&");
+    testkit::copy_writable(&src, &t);
+    let html = dir.join("report.html");
+    let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let data = &page[page.find("id=\"data\">").unwrap()..];
+    let data = &data[..data.find("</script>").unwrap()];
+    assert!(!data.contains("<!--") && !data.contains("<script"), "the embedded data is escaped");
+    let r = analyze_json(&[], &[&t]);
+    check_report(&html, &r);
+    screenshot_is_not_blank(&html, dir.path());
+}

@@ -163,8 +163,7 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
 /// as one HTML page.
 pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
     let data = Data { title, report: r, inst: instances(a, r), paths: path_instances(a, r) };
-    // Inside a script element, `</` would end it.
-    let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()).replace("</", "<\\/");
+    let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -178,4 +177,20 @@ pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// JSON that can stand inside a `<script>` element whatever its strings hold: `<`, `>` and `&`
+/// written as JSON escapes, so that neither `</script>` nor `<!--<script` (which puts HTML's
+/// script parser in its "double escaped" state, where the element's end is not seen) can occur.
+fn script_safe(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
