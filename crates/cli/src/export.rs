@@ -95,6 +95,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let mut clean = errors.is_empty() && an.report.read_errors.is_empty();
     match a.format {
         Format::Perfetto => {
+            if an.runs.is_empty() && an.pubs.is_empty() && an.takes.is_empty() {
+                // Nothing would go on a track: say so rather than write an empty trace.
+                let why = an.report.notes.first().map(|n| format!(" ({})", n.reason)).unwrap_or_default();
+                return fail(format!(
+                    "{}: no callback runs, publications or takes: nothing to export to Perfetto{why}",
+                    a.traces.traces.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(", ")
+                ));
+            }
             let f = match std::fs::File::create(&a.output) {
                 Ok(f) => f,
                 Err(e) => return fail(format!("--output {}: {e}", a.output.display())),

@@ -262,3 +262,19 @@ fn readme_documents_the_export_schema() {
         "docs/exports.md must hold the export schema as export::schema::markdown() writes it"
     );
 }
+
+#[test]
+fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_export() {
+    let t = shared().join("ctf-edge/ros1-tc-pub-sub-10");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let dir = testkit::TempDir::new("perfetto-empty");
+    let out_file = dir.join("ros1.perfetto-trace");
+    let out = rostrace().arg("export").arg(&t).args(["--format", "perfetto", "-o"]).arg(&out_file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("nothing to export to Perfetto"), "{err}");
+    assert!(err.contains("no ROS 2 events"), "{err}");
+    assert!(!out_file.exists(), "no file is written");
+}
