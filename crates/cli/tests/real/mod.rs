@@ -1,0 +1,255 @@
+//! What the real-stack tests (`real_ros2.rs`: rclpy, `real_rclcpp.rs`: rclcpp) share: the
+//! events of a recorded run read back, the system's own report, and the table comparing what
+//! upstream's tracer and rostrace's two backends recorded.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A value of a payload field.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Val {
+    Int(i128),
+    Str(String),
+    Ints(Vec<u64>),
+    Other,
+}
+
+impl Val {
+    pub fn int(&self) -> Option<i128> {
+        match self {
+            Val::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn text(&self) -> String {
+        match self {
+            Val::Int(v) => v.to_string(),
+            Val::Str(s) => s.clone(),
+            Val::Ints(v) => format!("{v:?}"),
+            Val::Other => "?".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Ev {
+    pub name: String,
+    pub vpid: i128,
+    pub fields: BTreeMap<String, Val>,
+}
+
+impl Ev {
+    pub fn get(&self, f: &str) -> Option<&Val> {
+        self.fields.get(f)
+    }
+    pub fn int(&self, f: &str) -> Option<i128> {
+        self.get(f).and_then(Val::int)
+    }
+    pub fn str(&self, f: &str) -> String {
+        self.get(f).map(Val::text).unwrap_or_default()
+    }
+}
+
+/// One recorded run: its events (of the system's processes only), the payload schema of every
+/// event class that occurs, and what the system reported.
+pub struct Run {
+    pub label: &'static str,
+    pub dir: PathBuf,
+    pub events: Vec<Ev>,
+    /// CARET's `ros2_caret:` events of the system's processes (rostrace's hooks), apart.
+    pub caret: Vec<Ev>,
+    pub schema: BTreeMap<String, Vec<(String, String)>>,
+    pub others: usize,
+    pub system: serde_json::Value,
+}
+
+pub fn ty_text(t: &ctf::types::Ty) -> String {
+    use ctf::types::Ty;
+    match t {
+        Ty::Int { t, .. } => {
+            format!("{}{}{}", if t.signed { "i" } else { "u" }, t.size, if t.base == 16 { " hex" } else { "" })
+        }
+        Ty::Enum { t, .. } => format!("enum{}", t.int.size),
+        Ty::Float(f) => format!("f{}", f.size()),
+        Ty::String(_) => "string".into(),
+        Ty::Struct(s) => {
+            let inner: Vec<String> = s.fields.iter().map(|f| format!("{} {}", ty_text(&f.ty), f.name)).collect();
+            format!("struct {{{}}}", inner.join("; "))
+        }
+        Ty::Variant(_) => "variant".into(),
+        Ty::Array { elem, len } => format!("{}[{len}]", ty_text(elem)),
+        Ty::Sequence { elem, .. } => format!("{}[]", ty_text(elem)),
+        Ty::TextArray { len, .. } => format!("text[{len}]"),
+        Ty::TextSequence { .. } => "text[]".into(),
+    }
+}
+
+pub fn val_of(v: ctf::FieldValue<'_>) -> Val {
+    use ctf::FieldValue as F;
+    match v {
+        F::U64(x) => Val::Int(x as i128),
+        F::I64(x) => Val::Int(x as i128),
+        F::Enum { value, .. } => Val::Int(value),
+        F::Str(b) => Val::Str(String::from_utf8_lossy(b).into_owned()),
+        F::Array(a) => Val::Ints(a.to_u64_vec()),
+        _ => Val::Other,
+    }
+}
+
+/// Reads the trace(s) under `dir`; keeps the events of the processes that initialized a node
+/// in namespace `ns` (an LTTng session records every process of the user).
+/// Fields per event name: (field, value).
+pub type FieldsByEvent = BTreeMap<String, Vec<(String, String)>>;
+
+pub fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, Vec<Ev>, FieldsByEvent, usize) {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
+    assert!(!set.traces.is_empty(), "no trace under {}", dir.display());
+    let mut all = Vec::new();
+    let mut schema = BTreeMap::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+        let name = e.name().strip_prefix("ros2:").unwrap_or(e.name()).to_string();
+        let mut fields = BTreeMap::new();
+        let mut types = Vec::new();
+        if let Some(p) = e.payload() {
+            for (f, t, v) in p.iter_typed() {
+                fields.insert(f.to_string(), val_of(v));
+                types.push((f.to_string(), ty_text(t)));
+            }
+        }
+        schema.entry(name.clone()).or_insert(types);
+        let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        all.push(Ev { name, vpid, fields });
+    }
+    let ours: BTreeSet<i128> =
+        all.iter().filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns).map(|e| e.vpid).collect();
+    let total = all.len();
+    let (caret, events): (Vec<Ev>, Vec<Ev>) =
+        all.into_iter().filter(|e| ours.contains(&e.vpid)).partition(|e| e.name.starts_with("ros2_caret:"));
+    let others = total - events.len() - caret.len();
+    let names: BTreeSet<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    schema.retain(|k, _| names.contains(k.as_str()));
+    (events, caret, schema, others)
+}
+
+/// The system's report (its last stdout line that is a JSON object).
+pub fn system_report(out: &Output, what: &str) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stdout.lines().rev().find(|l| l.starts_with("{\"ok\""));
+    let report: serde_json::Value = line
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("{what}: no report from the system\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(
+        out.status.success() && report["ok"] == true,
+        "{what}: the system failed ({:?}):\n{report:#}\nstderr:\n{stderr}",
+        out.status
+    );
+    report
+}
+
+pub fn count_by<'a>(evs: impl Iterator<Item = &'a Ev>, key: impl Fn(&Ev) -> String) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for e in evs {
+        *m.entry(key(e)).or_insert(0) += 1;
+    }
+    m
+}
+
+pub fn multiset(items: impl Iterator<Item = String>) -> String {
+    let mut m: BTreeMap<String, usize> = BTreeMap::new();
+    for i in items {
+        *m.entry(i).or_insert(0) += 1;
+    }
+    m.iter().map(|(k, n)| if *n == 1 { k.clone() } else { format!("{k} x{n}") }).collect::<Vec<_>>().join(", ")
+}
+
+pub fn of_name<'a>(ev: &'a [Ev], n: &'a str) -> impl Iterator<Item = &'a Ev> + 'a {
+    ev.iter().filter(move |e| e.name == n)
+}
+
+/// Every event of the processes `pids` under `dir`, per (vpid, vtid), in trace order
+/// (`ros2:` prefix dropped, `ros2_caret:` kept).
+pub fn thread_order(dir: &Path, pids: &BTreeSet<i128>) -> BTreeMap<(i128, i128), Vec<Ev>> {
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut m: BTreeMap<(i128, i128), Vec<Ev>> = BTreeMap::new();
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap();
+        let vpid = e.context_field("vpid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        if !pids.contains(&vpid) {
+            continue;
+        }
+        let vtid = e.context_field("vtid").and_then(|v| v.as_i64()).map(i128::from).unwrap_or(-1);
+        let name = e.name().strip_prefix("ros2:").unwrap_or(e.name()).to_string();
+        let mut fields = BTreeMap::new();
+        if let Some(p) = e.payload() {
+            for (f, _, v) in p.iter_typed() {
+                fields.insert(f.to_string(), val_of(v));
+            }
+        }
+        m.entry((vpid, vtid)).or_default().push(Ev { name, vpid, fields });
+    }
+    m
+}
+
+/// The comparison of the runs' summaries (`sums`, in the order of `labels`, upstream's first)
+/// with each other and with the values known in advance: the table (a line per key, `!!` where
+/// something differs) and the failures (`what`: the stack, for the messages).
+pub fn compare_runs(
+    what: &str,
+    labels: &[&str],
+    sums: &[BTreeMap<String, String>],
+    expect: &BTreeMap<String, String>,
+) -> (String, Vec<String>) {
+    let keys: BTreeSet<&String> = sums.iter().flat_map(|s| s.keys()).chain(expect.keys()).collect();
+    let mut failures = Vec::new();
+    let mut table =
+        format!("{:<2} {:<58} {:<24} {:<24} {:<24} {}\n", "", "key", labels[0], labels[1], labels[2], "expected");
+    for k in keys {
+        let vals: Vec<&str> = sums.iter().map(|s| s.get(k).map(String::as_str).unwrap_or("-")).collect();
+        let exp = expect.get(k);
+        let differ = vals.iter().any(|x| *x != vals[0]);
+        let wrong: Vec<&str> =
+            labels.iter().zip(&vals).filter(|(_, x)| exp.is_some_and(|e| e != *x)).map(|(l, _)| *l).collect();
+        let mark = if differ || !wrong.is_empty() { "!!" } else { "" };
+        let long = k.starts_with("schema ") || vals.iter().any(|x| x.len() > 24);
+        if long && (differ || !wrong.is_empty()) {
+            table += &format!("{mark:<2} {k}\n");
+            for (l, x) in labels.iter().zip(&vals) {
+                table += &format!("       {l:<9} {x}\n");
+            }
+            if let Some(e) = exp {
+                table += &format!("       {:<9} {e}\n", "expected");
+            }
+        } else if !long {
+            table += &format!(
+                "{mark:<2} {k:<58} {:<24} {:<24} {:<24} {}\n",
+                vals[0],
+                vals[1],
+                vals[2],
+                exp.map(String::as_str).unwrap_or("")
+            );
+        }
+        if differ {
+            failures.push(format!("{what}: {k}: upstream {:?}, embedded {:?}, lttng {:?}", vals[0], vals[1], vals[2]));
+        }
+        if !wrong.is_empty() {
+            failures.push(format!("{what}: {k}: expected {:?}, not so in {}", exp.unwrap(), wrong.join(", ")));
+        }
+    }
+    // Links: every one resolves, in every trace.
+    for (k, _) in sums[0].iter().filter(|(k, _)| k.starts_with("link ")) {
+        for (l, s) in labels.iter().zip(sums) {
+            if let Some(x) = s.get(k).filter(|x| *x != "all") {
+                failures.push(format!("{what}: {k}: only {x} link, in {l}"));
+            }
+        }
+    }
+    (table, failures)
+}
