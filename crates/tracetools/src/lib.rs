@@ -22,8 +22,8 @@ pub mod filter;
 pub mod hooks;
 mod lttng;
 mod ring;
-pub mod utils;
 pub mod tracer;
+pub mod utils;
 
 mod abi {
     //! The C ABI: `ros_trace_X`, `ros_trace_enabled_X`, `ros_trace_do_X` for every `ros2` tracepoint.
