@@ -692,3 +692,108 @@ fn real_rclcpp_jazzy() {
     }
     assert!(failures.is_empty(), "{} difference(s), see the table above:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// One system, three languages, one session: `rostrace demo` (Rust nodes, ros2-client over
+/// RustDDS) with, beside it, the C++ vehicle node (rclcpp, Fast DDS) and the rclpy vehicle
+/// interface (Jazzy wheels). Every message each takes is matched to its publication, and the flows
+/// between the languages are the counts each process made: Rust → C++ and Rust → Python
+/// (`/control/cmd_vel`), Python → C++, Python → Rust, C++ → Rust and Rust → C++
+/// (`/sensing/imu`), C++ → Python (`/vehicle/status`).
+#[test]
+fn three_languages_in_one_session() {
+    let dir = rclcpp_dir();
+    let python = venv_root().join("jazzy/bin/python");
+    if !require(dir.join(".rostrace-complete").exists(), &format!("rclcpp for Jazzy in {}", dir.display()))
+        || !require(python.exists(), &format!("the Jazzy virtualenv ({}; tools/ros2-venvs.sh)", python.display()))
+        || !require(testkit::have("cmake", "--version"), "cmake")
+    {
+        return;
+    }
+    let env = stack_env(&dir);
+    let exe = build_system(&dir, &env);
+    let cpp_path = env.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+    let tmp = TempDir::new("three-languages");
+    let (trace, json) = (tmp.join("trace"), tmp.join("analysis.json"));
+    let domain = 231 + std::process::id() % 2;
+    // The C++ node with the stack's libraries, the rclpy node with its virtualenv's (the demo
+    // preloads rostrace's library into both, and interrupts the shell that became Python).
+    let script = format!(
+        "LD_LIBRARY_PATH='{cpp_path}' '{}' vehicle --duration 3 & \
+         exec env -u LD_LIBRARY_PATH -u _ROS_WHEELS_BOOTSTRAP_COMPLETE '{}' '{}'",
+        exe.display(),
+        python.display(),
+        repo().join("crates/demo/python/vehicle_interface.py").display()
+    );
+    let mut cmd = rostrace();
+    cmd.args(["demo", "--duration", "4", "--distro", "jazzy", "--domain", &domain.to_string(), "-o"])
+        .arg(&trace)
+        .arg("--json")
+        .arg(&json)
+        .args(["--", "sh", "-c", &script]);
+    fastdds_env(&mut cmd, "jazzy");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo with C++ and rclpy: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tallies: Vec<Value> = serde_json::from_slice(&std::fs::read(trace.join("demo-counts.json")).unwrap()).unwrap();
+    let tally = |p: &str| {
+        tallies.iter().find(|t| t["process"] == p).unwrap_or_else(|| panic!("no counts of {p}: {stdout}")).clone()
+    };
+    let (cpp, py) = (tally("cpp_vehicle"), tally("vehicle_interface"));
+    let topic =
+        |name: &str| r["topics"].as_array().unwrap().iter().find(|t| t["name"] == name).cloned().unwrap_or(Value::Null);
+    let pair = |t: &str, from: &str, to: &str| -> u64 {
+        topic(t)["pairs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["publisher_node"] == from && p["subscription_node"] == to)
+            .map(|p| p["count"].as_u64().unwrap())
+            .sum()
+    };
+    let mut lines = Vec::new();
+    let mut fails = Vec::new();
+    let mut check = |what: &str, got: u64, want: Option<u64>| {
+        lines.push(format!("  {what}: {got}{}", want.map(|w| format!(" (counted {w})")).unwrap_or_default()));
+        if got == 0 || want.is_some_and(|w| w != got) {
+            fails.push(format!("{what}: {got}, counted {want:?}"));
+        }
+    };
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    check(
+        "Rust -> C++ /control/cmd_vel",
+        pair("/control/cmd_vel", "/planning/planner", "/vehicle/cpp_bridge"),
+        Some(n(&cpp["received"]["/control/cmd_vel"])),
+    );
+    check(
+        "Rust -> Python /control/cmd_vel",
+        pair("/control/cmd_vel", "/planning/planner", "/vehicle/interface"),
+        Some(n(&py["received"]["/control/cmd_vel"])),
+    );
+    check(
+        "C++ -> Python /vehicle/status",
+        pair("/vehicle/status", "/vehicle/cpp_bridge", "/vehicle/interface"),
+        Some(n(&py["received"]["/vehicle/status"])),
+    );
+    check("C++ -> Rust /sensing/imu", pair("/sensing/imu", "/vehicle/cpp_bridge", "/localization/fusion"), None);
+    check("Python -> Rust /sensing/imu", pair("/sensing/imu", "/vehicle/interface", "/localization/fusion"), None);
+    let to_cpp = pair("/sensing/imu", "/vehicle/interface", "/vehicle/cpp_bridge");
+    let rust_to_cpp = pair("/sensing/imu", "/sensing/imu", "/vehicle/cpp_bridge");
+    check("Python -> C++ /sensing/imu", to_cpp, None);
+    check("Rust -> C++ /sensing/imu", rust_to_cpp, None);
+    check("all -> C++ /sensing/imu", to_cpp + rust_to_cpp, Some(n(&cpp["received"]["/sensing/imu"])));
+    for t in ["/control/cmd_vel", "/sensing/imu", "/vehicle/status"] {
+        let x = topic(t);
+        if x["unmatched"].as_u64() != Some(0) || x["matched"] != x["takes"] {
+            fails.push(format!("{t}: {} takes, {} matched, {} unmatched", x["takes"], x["matched"], x["unmatched"]));
+        }
+    }
+    assert_eq!(r["processes"].as_array().unwrap().len(), 4, "two Rust processes, the C++ one, the Python one");
+    eprintln!("three languages, one session:\n{}", lines.join("\n"));
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}

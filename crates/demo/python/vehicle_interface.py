@@ -7,7 +7,9 @@ Run under `rostrace demo -- ...`, it is traced in the same session as the demo's
 ROS_DOMAIN_ID): node `/vehicle/interface` subscribes to the planner's `/control/cmd_vel`
 (geometry_msgs/TwistStamped, Rust -> Python) and publishes the vehicle's own IMU on
 `/sensing/imu` at 50 Hz (sensor_msgs/Imu, Python -> Rust: the demo's fusion node takes it beside
-the Rust IMU's). QoS: rclcpp's default (reliable, volatile, keep last 10), as the demo's.
+the Rust IMU's). It also takes `/vehicle/status` (std_msgs/String), which the C++ vehicle node of
+the real-rclcpp tests publishes when it runs beside (C++ -> Python). QoS: rclcpp's default
+(reliable, volatile, keep last 10), as the demo's.
 
 It needs rclpy with sensor_msgs and geometry_msgs: a ROS 2 install (`source /opt/ros/<distro>/setup.bash`)
 or a virtualenv with the PyPI wheels (`pip install ros-rclpy ros-rmw-fastrtps-cpp ros-sensor-msgs
@@ -35,6 +37,7 @@ def main():
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy
     from geometry_msgs.msg import TwistStamped
     from sensor_msgs.msg import Imu
+    from std_msgs.msg import String
 
     qos = QoSProfile(
         depth=10,
@@ -42,7 +45,7 @@ def main():
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE,
     )
-    counts = {"process": "vehicle_interface", "published": {"/sensing/imu": 0}, "received": {"/control/cmd_vel": 0}}
+    counts = {"process": "vehicle_interface", "published": {"/sensing/imu": 0}, "received": {"/control/cmd_vel": 0, "/vehicle/status": 0}}
     stop = []
 
     def on_signal(signum, _frame):
@@ -63,6 +66,11 @@ def main():
         speed[0] = msg.twist.linear.x
 
     node.create_subscription(TwistStamped, "/control/cmd_vel", on_cmd, qos)
+
+    def on_status(_msg):
+        counts["received"]["/vehicle/status"] += 1
+
+    node.create_subscription(String, "/vehicle/status", on_status, qos)
     start = time.monotonic()
 
     def on_timer():

@@ -23,6 +23,13 @@
 //   cleanup and shutdown; and an rclcpp ring buffer of 2 places is filled with 3 messages, one
 //   taken, and cleared.
 //
+// `rostrace_cpp_system vehicle [--duration S]` is a process of its own, run beside the demo's Rust
+// nodes and its rclpy vehicle interface (one system, three languages): node `/vehicle/cpp_bridge`
+// takes the Rust planner's `/control/cmd_vel` (geometry_msgs/TwistStamped) and every other
+// node's `/sensing/imu` (sensor_msgs/Imu), and publishes its own IMU on `/sensing/imu` and a
+// std_msgs/String on `/vehicle/status` at 10 Hz for S seconds (default 3); it prints its counts as
+// the demo's tally line {"process": "cpp_vehicle", "published": {...}, "received": {...}}.
+//
 // The processes meet in a directory of files (`--sync`): nobody publishes before the other side
 // has matched, and nobody leaves before the other side has everything (a reliable writer that
 // leaves may take unacknowledged samples with it). Each process prints what it counted as one
@@ -38,6 +45,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +59,8 @@
 #include "rclcpp/experimental/buffers/ring_buffer_implementation.hpp"
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_lifecycle/lifecycle_node.hpp"
+#include "geometry_msgs/msg/twist_stamped.hpp"
+#include "sensor_msgs/msg/imu.hpp"
 #include "std_msgs/msg/string.hpp"
 #include "std_srvs/srv/trigger.hpp"
 
@@ -71,6 +81,7 @@ struct Options
   int calls = 5;
   int intra = 20;
   double timeout = 60.0;
+  double duration = 3.0;
 };
 
 Options parse(int argc, char ** argv)
@@ -93,6 +104,8 @@ Options parse(int argc, char ** argv)
       o.calls = std::atoi(v.c_str());
     } else if (k == "--intra") {
       o.intra = std::atoi(v.c_str());
+    } else if (k == "--duration") {
+      o.duration = std::atof(v.c_str());
     } else if (k == "--timeout") {
       o.timeout = std::atof(v.c_str());
     } else {
@@ -100,7 +113,7 @@ Options parse(int argc, char ** argv)
       std::exit(2);
     }
   }
-  if (o.ns.empty()) {
+  if (o.ns.empty() && o.role != "vehicle") {
     std::fprintf(stderr, "--ns is required\n");
     std::exit(2);
   }
@@ -443,6 +456,47 @@ int intra(const Options & o)
 
 // ---------------------------------------------------------------------------------------------
 
+int vehicle(const Options & o)
+{
+  auto node = std::make_shared<rclcpp::Node>("cpp_bridge", "/vehicle");
+  auto qos = reliable(10);
+  std::atomic<int> cmds{0}, imus{0}, imu_sent{0}, status_sent{0};
+  auto cmd_sub = node->create_subscription<geometry_msgs::msg::TwistStamped>(
+    "/control/cmd_vel", qos, [&](const geometry_msgs::msg::TwistStamped &) {++cmds;});
+  rclcpp::SubscriptionOptions others;
+  others.ignore_local_publications = true;
+  auto imu_sub = node->create_subscription<sensor_msgs::msg::Imu>(
+    "/sensing/imu", qos, [&](const sensor_msgs::msg::Imu &) {++imus;}, others);
+  auto imu_pub = node->create_publisher<sensor_msgs::msg::Imu>("/sensing/imu", qos);
+  auto status_pub = node->create_publisher<String>("/vehicle/status", qos);
+  auto timer = node->create_wall_timer(
+    100ms, [&]() {
+      sensor_msgs::msg::Imu m;
+      m.header.stamp = node->now();
+      m.header.frame_id = "cpp_vehicle";
+      m.linear_acceleration.z = 9.81;
+      imu_pub->publish(m);
+      ++imu_sent;
+      String s;
+      s.data = "ok " + std::to_string(status_sent.load());
+      status_pub->publish(s);
+      ++status_sent;
+    });
+  rclcpp::executors::SingleThreadedExecutor exec;
+  exec.add_node(node);
+  // Spins for the duration: a future nobody completes.
+  std::promise<void> never;
+  exec.spin_until_future_complete(never.get_future().share(), std::chrono::duration<double>(o.duration));
+  std::printf(
+    "{\"process\": \"cpp_vehicle\", \"published\": {\"/sensing/imu\": %d, \"/vehicle/status\": %d}, "
+    "\"received\": {\"/control/cmd_vel\": %d, \"/sensing/imu\": %d}}\n",
+    imu_sent.load(), status_sent.load(), cmds.load(), imus.load());
+  std::fflush(stdout);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
 int launch(int argc, char ** argv, const Options & o)
 {
   auto start = Clock::now();
@@ -540,6 +594,8 @@ int main(int argc, char ** argv)
     code = control(o);
   } else if (o.role == "intra") {
     code = intra(o);
+  } else if (o.role == "vehicle") {
+    code = vehicle(o);
   } else {
     std::fprintf(stderr, "unknown role %s\n", o.role.c_str());
   }
