@@ -226,7 +226,8 @@ class Analysis:
     ) -> pd.DataFrame:
         """The paths from ``from_`` through ``through`` to ``to`` (nodes or topics), ranked by
         mean latency (``rostrace paths``): a row per path, as ``longest_paths``. ``attrs``
-        says whether the search stopped at ``max_paths`` or ``max_depth``."""
+        says whether the search stopped at ``max_paths``, ``max_depth`` or its work budget
+        (``truncated_at_max_expansions``: the default limit of states expanded)."""
         out = json.loads(
             self._paths.paths(
                 from_, to, _names(through) or [], max_depth, max_paths, include_first_callback, include_last_callback
@@ -235,6 +236,7 @@ class Analysis:
         df = _path_rows(out["paths"])
         df.attrs["truncated_at_max_paths"] = out["truncated_at_max_paths"]
         df.attrs["truncated_at_max_depth"] = out["truncated_at_max_depth"]
+        df.attrs["truncated_at_max_expansions"] = out["truncated_at_max_expansions"]
         return df
 
     def e2e(

@@ -238,7 +238,8 @@ impl Paths {
                 };
                 let (f, th, t) = resolve().map_err(PyValueError::new_err)?;
                 let mut found = Vec::new();
-                let outcome = arch.search(&f, &th, &t, SearchLimits { max_depth, max_paths }, |p| {
+                let limits = SearchLimits { max_depth, max_paths, ..Default::default() };
+                let outcome = arch.search(&f, &th, &t, limits, |p| {
                     found.push(p);
                     true
                 });
@@ -253,6 +254,7 @@ impl Paths {
                 let out = serde_json::json!({
                     "truncated_at_max_paths": outcome.truncated_paths,
                     "truncated_at_max_depth": outcome.truncated_depth,
+                    "truncated_at_max_expansions": outcome.truncated_work,
                     "paths": ranked,
                 });
                 Ok(out.to_string())

@@ -639,6 +639,15 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         if lp.truncated {
             let _ = writeln!(o, "  (the search stopped at its limits: `rostrace paths` searches between two nodes)");
         }
+    } else if let Some(lp) = r.longest_paths.as_ref().filter(|lp| lp.truncated) {
+        // Stopped (at its work budget: many nodes sharing topics) before it found a path.
+        let _ = writeln!(o);
+        let text = format!(
+            "Longest paths: none found before the search stopped at its limits ({} sources, {} sinks); `rostrace \
+             paths --from SOURCE --to SINK` searches between two nodes (--max-expansions: its work budget)",
+            lp.sources, lp.sinks
+        );
+        wrap(&mut o, &text, width, "", "  ");
     }
     system(&mut o, r, top);
     let _ = writeln!(o, "\nMessages matched publish->take: {}, unmatched: {}", r.flows_matched, r.flows_unmatched);

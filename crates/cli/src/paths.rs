@@ -68,6 +68,10 @@ pub struct SearchArgs {
     /// Most paths to find.
     #[arg(long, default_value_t = 1000)]
     max_paths: usize,
+    /// Most states the search expands (nodes put on the path being built): its work, bounded
+    /// where many nodes share topics and the simple paths grow exponentially.
+    #[arg(long, default_value_t = SearchLimits::DEFAULT_MAX_EXPANSIONS)]
+    max_expansions: usize,
     /// Paths shown in the text (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
@@ -233,6 +237,9 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_depth < 2 || a.max_paths == 0 {
         return fail("--max-depth must be 2 or more and --max-paths 1 or more");
     }
+    if a.max_expansions == 0 {
+        return fail("--max-expansions must be 1 or more");
+    }
     let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
     let arch = match architecture(&an, a.common.architecture.as_deref()) {
         Ok(x) => x,
@@ -251,7 +258,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
             return fail(e);
         }
     };
-    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths };
+    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions };
     let mut found = Vec::new();
     let outcome = arch.search(&from, &through, &to, limits, |p| {
         found.push(p);
@@ -269,6 +276,9 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         max_paths: usize,
         truncated_at_max_paths: bool,
         truncated_at_max_depth: bool,
+        /// Only when true (the output is otherwise what it was before the budget).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        truncated_at_max_expansions: bool,
         paths: &'a [analysis::paths::RankedPath],
     }
     let out = Out {
@@ -279,6 +289,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         max_paths: a.max_paths,
         truncated_at_max_paths: outcome.truncated_paths,
         truncated_at_max_depth: outcome.truncated_depth,
+        truncated_at_max_expansions: outcome.truncated_work,
         paths: &ranked,
     };
     if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked)) {
@@ -290,7 +301,16 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if outcome.truncated_depth {
         eprintln!("rostrace: note: some branches were cut at --max-depth {} nodes", a.max_depth);
     }
-    if ranked.is_empty() {
+    if outcome.truncated_work {
+        eprintln!(
+            "rostrace: warning: the search stopped at its work budget (--max-expansions {}): there may be more \
+             paths; raise --max-expansions, or lower --max-depth or add --through",
+            a.max_expansions
+        );
+    }
+    if ranked.is_empty() && outcome.truncated_work {
+        eprintln!("rostrace: no path from {} to {} found within the work budget", a.from, a.to);
+    } else if ranked.is_empty() {
         eprintln!("rostrace: no path from {} to {} in the trace", a.from, a.to);
         explain_missing(&an, &arch);
     }

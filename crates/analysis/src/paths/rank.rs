@@ -3,7 +3,7 @@
 
 use super::arch::Architecture;
 use super::latency::{PathIndex, PathOptions, PathSpec};
-use super::search::{Endpoint, SearchLimits};
+use super::search::{Endpoint, SearchLimits, SearchOutcome};
 use crate::stats::Stats;
 use serde::Serialize;
 
@@ -63,8 +63,11 @@ pub struct LongestPaths {
     pub sinks: usize,
     /// Paths followed.
     pub searched: usize,
-    /// Some searches stopped at their limits.
+    /// Some searches stopped at their limits (paths, depth, or work: states expanded).
     pub truncated: bool,
+    /// States expanded by the searches ([`SearchOutcome::expanded`] and `probed`), in all.
+    #[serde(skip)]
+    pub expanded: usize,
 }
 
 impl Architecture {
@@ -106,7 +109,8 @@ impl Architecture {
 }
 
 /// The `top` longest paths from a source's timer-published topic to a sink's subscription,
-/// following at most `per_pair` paths per (source, sink) and `budget` in all.
+/// following at most `limits.max_paths` paths per (source, sink) and `budget` in all, each
+/// search expanding at most `limits.max_expansions` states.
 pub fn longest_paths(
     index: &PathIndex,
     arch: &Architecture,
@@ -115,16 +119,42 @@ pub fn longest_paths(
     top: usize,
     opt: PathOptions,
 ) -> LongestPaths {
+    longest_paths_within(index, arch, limits, budget, usize::MAX, top, opt)
+}
+
+/// [`longest_paths`], its searches expanding at most `expansions` states in all (then it
+/// stops, `truncated`): bounded work however many (source, sink) pairs the system has.
+pub fn longest_paths_within(
+    index: &PathIndex,
+    arch: &Architecture,
+    limits: SearchLimits,
+    budget: usize,
+    expansions: usize,
+    top: usize,
+    opt: PathOptions,
+) -> LongestPaths {
     let (sources, sinks) = (arch.sources(), arch.sinks());
     let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
     let mut found: Vec<PathSpec> = Vec::new();
-    let edges = arch.out_edges();
+    let graph = arch.graph();
+    // How near each node is to each sink, made at the sink's first search.
+    let mut reach: Vec<Option<super::search::Reach>> = vec![None; sinks.len()];
     'all: for (src, first_topics) in &sources {
-        for (dst, last_topics) in &sinks {
+        for ((dst, last_topics), reach) in sinks.iter().zip(&mut reach) {
             if src == dst {
                 continue;
             }
-            let outcome = arch.search_on(&edges, &Endpoint::Node(*src), &[], &Endpoint::Node(*dst), limits, |p| {
+            if out.expanded >= expansions {
+                out.truncated = true;
+                break 'all;
+            }
+            let reach = reach.get_or_insert_with(|| arch.reach(&graph, &[], &Endpoint::Node(*dst)));
+            let limits =
+                SearchLimits { max_expansions: limits.max_expansions.min(expansions - out.expanded), ..limits };
+            // Whether a branch was cut at the depth matters only while nothing else stopped.
+            let depth_flag = !out.truncated;
+            let from = Endpoint::Node(*src);
+            let outcome: SearchOutcome = arch.search_on(&graph, reach, &from, limits, depth_flag, |p| {
                 let first_ok = p.topics.first().is_some_and(|t| first_topics.contains(t));
                 let last_ok = p.topics.last().is_some_and(|t| last_topics.contains(t));
                 if first_ok && last_ok {
@@ -132,7 +162,8 @@ pub fn longest_paths(
                 }
                 found.len() < budget
             });
-            out.truncated |= outcome.truncated_paths || outcome.truncated_depth;
+            out.expanded += outcome.expanded + outcome.probed;
+            out.truncated |= outcome.truncated_paths || outcome.truncated_depth || outcome.truncated_work;
             if found.len() >= budget {
                 out.truncated = true;
                 break 'all;
@@ -148,13 +179,14 @@ pub fn longest_paths(
 
 /// The ten longest paths of an analysis as `rostrace analyze` reports them: between its
 /// sources and sinks, keeping those `keep` accepts, with bounded work (at most 20 paths per
-/// (source, sink) and 300 in all are followed), on `jobs` threads (0: one per core).
+/// (source, sink) and 300 in all are followed; each search expands at most 100,000 states and
+/// all of them 2,000,000), on `jobs` threads (0: one per core).
 pub fn longest_of(an: &crate::Analysis, keep: impl Fn(&PathSpec) -> bool, jobs: usize) -> LongestPaths {
     let arch = Architecture::from_analysis(an);
     let mut index = PathIndex::new(an);
     index.set_jobs(jobs);
-    let limits = SearchLimits { max_depth: 15, max_paths: 20 };
-    let mut lp = longest_paths(&index, &arch, limits, 300, usize::MAX, Default::default());
+    let limits = SearchLimits { max_depth: 15, max_paths: 20, max_expansions: 100_000 };
+    let mut lp = longest_paths_within(&index, &arch, limits, 300, 2_000_000, usize::MAX, Default::default());
     lp.paths.retain(|p| keep(&p.path));
     lp.paths.truncate(10);
     lp
