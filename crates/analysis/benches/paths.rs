@@ -8,14 +8,25 @@
 //!    nodes, each node taking its own column's message (callback chain) and its neighbour's
 //!    (latest message), 10 Hz for 60 s (about a million events): every path from a source to a
 //!    sink, each followed message by message.
+//! 3. A generated dense system: 200 nodes each subscribing to the topics of the 30 after it
+//!    (a ring of cliques, as `/tf` and `/diagnostics` make), 4 sources feeding it, 4 sinks it
+//!    feeds and one it does not reach, messages every way for 32 rounds: analysed end to end as
+//!    `rostrace analyze` does (`analysis::analyze_traces` and `longest_of`), with the states the
+//!    path searches expanded and whether they stopped at a limit (the plain depth-first
+//!    enumeration of simple paths is exponential there); and one search as `rostrace paths`
+//!    makes it by default.
 //!
 //! Each part runs in a process of its own (peak memory is per process).
 //!
 //! `cargo bench -p rostrace-analysis --bench paths` (`-- --generate DIR` writes the generated
-//! trace and stops; `-- --generated DIR` measures an existing one).
+//! trace and stops; `-- --generated DIR` measures an existing one; `-- --dense-only` runs part
+//! 3 alone).
 
 #[path = "../tests/support/system.rs"]
 mod system;
+
+#[path = "../tests/support/dense.rs"]
+mod dense;
 
 use analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
 use std::path::{Path, PathBuf};
@@ -94,7 +105,7 @@ fn measure_carla(trace: &Path) {
     let arch = Architecture::from_analysis(&a);
     let t_arch = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let limits = SearchLimits { max_depth: 15, max_paths: usize::MAX };
+    let limits = SearchLimits { max_depth: 15, max_paths: usize::MAX, max_expansions: usize::MAX };
     let (mut total, mut pairs) = (0usize, 0usize);
     for (src, _) in arch.sources() {
         for (dst, _) in arch.sinks() {
@@ -140,7 +151,7 @@ fn measure_generated(dir: &Path) {
     let arch = Architecture::from_analysis(&a);
     let index = PathIndex::new(&a);
     let t_arch = t.elapsed().as_secs_f64();
-    let limits = SearchLimits { max_depth: LAYERS, max_paths: usize::MAX };
+    let limits = SearchLimits { max_depth: LAYERS, max_paths: usize::MAX, max_expansions: usize::MAX };
     let t = Instant::now();
     let from = Endpoint::Node(arch.node("/layer00/node00").expect("source"));
     let to = Endpoint::Node(arch.node(&format!("/layer{:02}/node00", LAYERS - 1)).expect("sink"));
@@ -158,7 +169,7 @@ fn measure_generated(dir: &Path) {
     // Follow the paths of one source to one sink, message by message; the longest first.
     let t = Instant::now();
     let mut specs = Vec::new();
-    arch.search(&from, &[], &to, SearchLimits { max_depth: LAYERS, max_paths: 200 }, |p| {
+    arch.search(&from, &[], &to, SearchLimits { max_paths: 200, ..limits }, |p| {
         specs.push(p);
         true
     });
@@ -199,8 +210,81 @@ fn measure_generated(dir: &Path) {
     println!("  peak RSS {:.0} MB (of which heap {:.0} MB)", status_mb("VmHWM:"), status_mb("RssAnon:"));
 }
 
+/// The dense system of part 3.
+const DENSE: dense::Dense = dense::Dense { nodes: 200, fan_in: 30, sources: 4, sinks: 4, lonely: true, rounds: 32 };
+
+fn measure_dense(dir: &Path) {
+    let t = Instant::now();
+    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let a = analysis::analyze_traces(&set, |_, _| {});
+    let t_analyze = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let lp = analysis::paths::longest_of(&a, |_| true, 0);
+    let t_longest = t.elapsed().as_secs_f64();
+    let arch = Architecture::from_analysis(&a);
+    // The pair searches alone (no following), as `longest_of` makes them.
+    let t = Instant::now();
+    let limits = SearchLimits { max_depth: 15, max_paths: 20, max_expansions: 100_000 };
+    let (mut pairs, mut found, mut most, mut cut) = (0usize, 0usize, 0usize, 0usize);
+    for (src, _) in arch.sources() {
+        for (dst, _) in arch.sinks() {
+            let out = arch.search_paths(src, &[], dst, limits, |_| true);
+            pairs += 1;
+            found += out.paths;
+            most = most.max(out.expanded);
+            cut += usize::from(out.truncated_work);
+        }
+    }
+    let t_pairs = t.elapsed().as_secs_f64();
+    // One source to one sink as `rostrace paths` searches by default (1000 paths at most).
+    let t = Instant::now();
+    let (src, dst) = (arch.node("/src0").expect("source"), arch.node("/sink3").expect("sink"));
+    let one = arch.search_paths(src, &[], dst, SearchLimits::default(), |_| true);
+    let t_one = t.elapsed().as_secs_f64();
+    println!(
+        "dense: {} events, {} nodes, {} communications; read + model {t_analyze:.3} s",
+        a.report.events,
+        arch.nodes.len(),
+        arch.communications.len()
+    );
+    println!(
+        "  longest paths as `analyze` finds them ({} sources, {} sinks): {} paths followed, {} states expanded (probes \
+         included), \
+         truncated {}, in {:.1} ms (the ten listed: {} to {} nodes, {} records)",
+        lp.sources,
+        lp.sinks,
+        lp.searched,
+        lp.expanded,
+        lp.truncated,
+        t_longest * 1e3,
+        lp.paths.iter().map(|p| p.path.nodes.len()).min().unwrap_or(0),
+        lp.paths.iter().map(|p| p.path.nodes.len()).max().unwrap_or(0),
+        lp.paths.iter().map(|p| p.records).sum::<usize>()
+    );
+    println!(
+        "  the {pairs} searches alone: {found} paths, at most {most} states in one, {cut} stopped at the work budget, \
+         in {:.1} ms",
+        t_pairs * 1e3
+    );
+    println!(
+        "  /src0 to /sink3 as `rostrace paths` searches: {} paths, {} states expanded (and {} probed for the depth \
+         flag), stopped at max_paths {}, at the work budget {}, in {:.1} ms",
+        one.paths,
+        one.expanded,
+        one.probed,
+        one.truncated_paths,
+        one.truncated_work,
+        t_one * 1e3
+    );
+    println!("  peak RSS {:.0} MB (of which heap {:.0} MB)", status_mb("VmHWM:"), status_mb("RssAnon:"));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--dense") {
+        return measure_dense(Path::new(&args[i + 1]));
+    }
     if let Some(i) = args.iter().position(|a| a == "--carla") {
         return measure_carla(Path::new(&args[i + 1]));
     }
@@ -211,15 +295,23 @@ fn main() {
         return measure_generated(Path::new(&args[i + 1]));
     }
     let me = std::env::current_exe().expect("the benchmark's path");
+    let dense_only = args.iter().any(|a| a == "--dense-only");
     let carla = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/tum-autoware-carla");
-    if carla.exists() {
+    if carla.exists() && !dense_only {
         let st = std::process::Command::new(&me).arg("--carla").arg(&carla).status().expect("carla run");
         assert!(st.success());
     }
     let dir = std::env::temp_dir().join(format!("rostrace-paths-bench-{}", std::process::id()));
-    eprintln!("generating {LAYERS} x {WIDTH} nodes, {SECONDS} s at 10 Hz ...");
-    generate(&dir);
-    let st = std::process::Command::new(&me).arg("--generated").arg(&dir).status().expect("generated run");
+    if !dense_only {
+        eprintln!("generating {LAYERS} x {WIDTH} nodes, {SECONDS} s at 10 Hz ...");
+        generate(&dir);
+        let st = std::process::Command::new(&me).arg("--generated").arg(&dir).status().expect("generated run");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(st.success());
+    }
+    eprintln!("generating a dense system of {} nodes, each taking {} others' topics ...", DENSE.nodes, DENSE.fan_in);
+    DENSE.write(&dir);
+    let st = std::process::Command::new(&me).arg("--dense").arg(&dir).status().expect("dense run");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(st.success());
 }
