@@ -277,12 +277,19 @@ impl Architecture {
                     Some(Owner::Service(s)) => ("service_callback", None, Some(m.services.get(s).name.clone())),
                     None => continue,
                 };
-                // The same callback object seen again (replayed initialization) is the same callback.
+                // The same callback object seen again (replayed initialization) is the same
+                // callback; so are the two callback objects of a subscription taking
+                // intra-process messages (its intra-process one and its inter-process one), one
+                // callback for caret_analyze (its callback_object_intra and callback_object).
+                let subscription = matches!(cb.owner, Some(Owner::Subscription(_)));
                 let same = nd.callbacks.iter_mut().find(|c| {
                     c.kind == kind
                         && c.period_ns == period_ns
                         && c.topic == topic
-                        && c.ids.iter().any(|&o| m.callbacks.get(o).key == cb.key)
+                        && c.ids.iter().any(|&o| {
+                            let other = m.callbacks.get(o);
+                            other.key == cb.key || (subscription && other.owner == cb.owner)
+                        })
                 });
                 match same {
                     Some(c) => c.ids.push(id),
@@ -424,9 +431,42 @@ impl Architecture {
                 nd.groups.iter().filter(|x| x.name.contains("/service_only_callback_group_") == service_only).count();
             let name = format!("{}/{base}_{index}", nd.name);
             let kind = if g.kind.is_empty() { "mutually_exclusive".to_string() } else { g.kind.clone() };
-            let callbacks = members.iter().map(|(_, c)| c.to_string()).collect();
+            // caret_analyze lists a group's callbacks timers first, then subscriptions, then
+            // services, each in the order it names them: the order of their names.
+            let mut callbacks: Vec<String> = members.iter().map(|(_, c)| c.to_string()).collect();
+            callbacks.sort();
             nd.groups.push(ArchGroup { name, kind, callbacks, executor: exec });
         }
+        // caret_analyze numbers executors in the order of their addresses (a pandas groupby on
+        // executor_addr) as its IDRemapper leaves them: the first executor registered at an
+        // address keeps it, a later one at an address already taken (another process's) takes
+        // the least unused of 1, 2, ... -- so it comes first.
+        let mut remapped: HashMap<u32, u64> = HashMap::default();
+        let mut taken: std::collections::HashSet<u64> = Default::default();
+        let mut next = 1u64;
+        for (id, x) in m.executors.items.iter().enumerate() {
+            let addr = if taken.insert(x.key.2) {
+                x.key.2
+            } else {
+                while taken.contains(&next) {
+                    next += 1;
+                }
+                taken.insert(next);
+                next
+            };
+            remapped.insert(id as u32, addr);
+        }
+        // An executor of a group is its address, or its entities collector's.
+        let executor_id = |e: &(u32, i64, u64)| {
+            m.executors.latest(*e).or_else(|| {
+                m.executors
+                    .items
+                    .iter()
+                    .position(|x| x.key.0 == e.0 && x.key.1 == e.1 && x.collector == e.2)
+                    .map(|i| i as u32)
+            })
+        };
+        executors.sort_by_key(|e| executor_id(e).and_then(|id| remapped.get(&id).copied()).unwrap_or(e.2));
         let digits = num_digit(executors.len());
         for (i, e) in executors.iter().enumerate() {
             let kind = m
