@@ -4,6 +4,16 @@
     /var/tmp/caret-peer/venv/bin/python tools/caret-interop.py \
         crates/cli/tests/data/caret-interop/trace crates/cli/tests/data/caret-interop/caret_analyze.json
 
+    # the C++ (rclcpp) system of crates/cli/tests/rclcpp/: also its executors and a path
+    /var/tmp/caret-peer/venv/bin/python tools/caret-interop.py \
+        crates/cli/tests/data/caret-interop-rclcpp/trace crates/cli/tests/data/caret-interop-rclcpp/caret_analyze.json \
+        --executors \
+        --publisher-callback /cpp/fusion,/cpp/pose,/cpp/fusion/callback_1 \
+        --message-context /cpp/fusion,/cpp/points,/cpp/pose,callback_chain \
+        --message-context /cpp/fusion,/cpp/imu,/cpp/pose,use_latest_message \
+        --message-context /cpp/planner,/cpp/pose,/cpp/cmd,use_latest_message \
+        --path /cpp/lidar,/cpp/points,/cpp/fusion,/cpp/pose,/cpp/planner,/cpp/cmd,/cpp/actuator
+
 The venv (caret_analyze v0.7.3 and caret_analyze_cpp_impl v0.7.3 from GitHub, babeltrace2's
 Python bindings from Debian's python3-bt2) is made by the recipe beside caret_analyze's reference
 results: `BASE=/var/tmp/caret-peer CLONE=1 bash ../shared/reference/caret/caret_analyze/recipe/setup.sh`
@@ -20,11 +30,32 @@ last: callback_start -> callback_end; rclcpp_publish -> the subscription's callb
 caret_analyze's `record.Latency` computes it. Every latency is written, as exact integer ns, with
 count, min, max, sum, mean and numpy's linear percentiles.
 
+With options, also (all written only when asked, so the output for the demo's data is unchanged):
+
+--executors: the executors (`arch.executors`: caret_analyze's names `executor_<i>`, types, and
+  their callback groups' names, types, nodes and callback names, in caret_analyze's order) and
+  every callback group of every node (`arch.callback_groups`).
+--publisher-callback NODE,TOPIC,CALLBACK: `arch.insert_publisher_callback(NODE, TOPIC, CALLBACK, 0)`
+  (caret_analyze knows which callback publishes only in a node of one callback).
+--message-context NODE,SUB,PUB,TYPE: `arch.update_message_context(NODE, TYPE, SUB, PUB)`
+  (caret_analyze infers none from a trace).
+--path NODE,...: an end-to-end path, nodes with the topics between them where wanted (as
+  `rostrace e2e --path`): `arch.search_paths(first node, last node)`, the one result going through
+  these nodes (and topics), `arch.add_path`, then `app.get_path(...)`. Written: its node paths with
+  their message contexts, and for `include_first_callback`/`include_last_callback` off (`default`)
+  and on (`with_first_and_last_callback`) the path's records (`path.to_records()`, every row, None
+  where a message went no further) and their latency (first column -> last), then the response
+  time (`record.ResponseTime` of the default records, as `Plot.create_response_time_*` computes
+  it) for its four cases: all, best, worst, worst-with-external-latency -- each as (input time,
+  response time) pairs and their statistics. The updates above are made before the search, as the
+  reference results' recipe (shared/reference/caret/caret_analyze/recipe/analyze.py) does.
+
 caret_analyze writes a cache (`caret_converted`) into the trace directory, so it reads a private
 copy of the trace.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -60,11 +91,107 @@ def latencies(records) -> tuple[list[str], list[int]]:
     return columns, [int(v) for v in df['latency']]
 
 
+def split(v: str, n: int, what: str) -> list[str]:
+    parts = v.split(',')
+    if len(parts) != n or not all(parts):
+        raise argparse.ArgumentTypeError(f'{what}: {n} comma-separated items, not {v!r}')
+    return parts
+
+
+def records_rows(records) -> list[list]:
+    """Every row of records, in caret_analyze's order; None where a column has no value."""
+    import pandas as pd
+    df = records.to_dataframe()
+    return [[None if pd.isna(v) else int(v) for v in row]
+            for row in df.itertuples(index=False, name=None)]
+
+
+def executors(arch) -> dict:
+    def group(g) -> dict:
+        return dict(name=g.callback_group_name, type=g.callback_group_type.type_name,
+                    node=g.node_name, callback_names=list(g.callback_names))
+    return dict(
+        executors=[dict(name=e.executor_name, type=e.executor_type.type_name,
+                        callback_group_names=list(e.callback_group_names),
+                        callback_groups=[group(g) for g in e.callback_groups])
+                   for e in arch.executors],
+        callback_groups=[group(g) for g in arch.callback_groups])
+
+
+def choose_path(arch, spec: str) -> tuple[str, dict]:
+    """The path of `spec` (nodes, topics between them where given), added to arch."""
+    items = spec.split(',')
+    nodes = [i for i in items if i in arch.node_names]
+    found = arch.search_paths(nodes[0], nodes[-1])
+    n_found = len(found)
+
+    def fits(p) -> bool:
+        chain: list[str] = []
+        for np_, comm in zip(p.node_paths, list(p.communications) + [None]):
+            chain.append(np_.node_name)
+            if comm is not None:
+                chain.append(comm.topic_name)
+        it = iter(chain)
+        return list(p.node_names) == nodes and all(i in it for i in items)
+
+    found = [p for p in found if fits(p)]
+    if len(found) != 1:
+        raise RuntimeError(f'{spec}: {len(found)} of the {n_found} paths found fit')
+    name = 'path_' + '_'.join(n.strip('/').replace('/', '.') for n in nodes)
+    arch.add_path(name, found[0])
+    return name, dict(spec=spec, search_paths_args=[nodes[0], nodes[-1]], n_found=n_found)
+
+
+def path_results(app, name: str, info: dict) -> dict:
+    from caret_analyze.record import ResponseTime
+    path = app.get_path(name)
+    res = dict(info)
+    res.update(
+        node_names=[np_.node_name for np_ in path.node_paths],     # in path order
+        topic_names=[c.topic_name for c in path.communications],
+        node_paths=[dict(node=np_.node_name, sub=np_.subscribe_topic_name,
+                         pub=np_.publish_topic_name,
+                         message_context=(np_.message_context.type_name
+                                          if np_.message_context is not None else None))
+                    for np_ in path.node_paths],
+        variants={})
+    for variant, flag in [('default', False), ('with_first_and_last_callback', True)]:
+        path.include_first_callback = flag
+        path.include_last_callback = flag
+        records = path.to_records()
+        columns, lat = latencies(records)
+        v: dict = dict(include_first_callback=flag, include_last_callback=flag, columns=columns,
+                       records=records_rows(records), latency_ns=stats(lat), latencies_ns=lat)
+        if not flag:
+            rt = ResponseTime(records)
+            v['response_time'] = {}
+            for case, fn in [('all', rt.to_all_records), ('best', rt.to_best_case_records),
+                             ('worst', rt.to_worst_case_records),
+                             ('worst-with-external-latency',
+                              rt.to_worst_with_external_latency_case_records)]:
+                rdf = fn().to_dataframe()
+                pairs = [[int(a), int(b)] for a, b in rdf.itertuples(index=False, name=None)]
+                v['response_time'][case] = dict(columns=list(rdf.columns),
+                                                stats=stats([b for _, b in pairs]),
+                                                instances=pairs)
+        res['variants'][variant] = v
+    path.include_first_callback = False
+    path.include_last_callback = False
+    return res
+
+
 def main() -> int:
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    trace, out = sys.argv[1], os.path.abspath(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('trace')
+    ap.add_argument('out')
+    ap.add_argument('--executors', action='store_true')
+    ap.add_argument('--publisher-callback', action='append', default=[],
+                    type=lambda v: split(v, 3, '--publisher-callback'))
+    ap.add_argument('--message-context', action='append', default=[],
+                    type=lambda v: split(v, 4, '--message-context'))
+    ap.add_argument('--path', action='append', default=[])
+    args = ap.parse_args()
+    trace, out = args.trace, os.path.abspath(args.out)
     trace_abs = os.path.abspath(trace)
     warnings.simplefilter('ignore')
     tmp = tempfile.mkdtemp(prefix='caret-interop-')
@@ -76,6 +203,14 @@ def main() -> int:
         shutil.copytree(trace_abs, copy)
         lttng = Lttng(copy, force_conversion=True)          # validation on
         arch = Architecture('lttng', copy)
+        updates = []
+        for node, topic, callback in args.publisher_callback:
+            arch.insert_publisher_callback(node, topic, callback, 0)
+            updates.append(dict(insert_publisher_callback=[node, topic, callback]))
+        for node, sub, pub, kind in args.message_context:
+            arch.update_message_context(node, kind, sub, pub)
+            updates.append(dict(update_message_context=[node, kind, sub, pub]))
+        paths = [choose_path(arch, spec) for spec in args.path]
         app = Application(arch, lttng)
 
         count = lttng.get_count(['trace_point'])
@@ -111,6 +246,12 @@ def main() -> int:
             res['callbacks'].append(d)
         res['communications'].sort(key=lambda d: (d['topic'], d['publisher_node'], d['subscription_node']))
         res['callbacks'].sort(key=lambda d: (d['node'], d['symbol']))
+        if args.executors:
+            res.update(executors(arch))
+        if updates:
+            res['architecture_updates'] = updates
+        if paths:
+            res['paths'] = [path_results(app, name, info) for name, info in paths]
     finally:
         os.chdir(cwd)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -121,6 +262,13 @@ def main() -> int:
         print(f"comm {c['topic']} {c['publisher_node']} -> {c['subscription_node']}: {c['latency_ns']}")
     for c in res['callbacks']:
         print(f"callback {c['node']} {c['type']} {c['symbol']}: {c['latency_ns']}")
+    for e in res.get('executors', []):
+        print(f"{e['name']} {e['type']}: {e['callback_group_names']}")
+    for p in res.get('paths', []):
+        for k, v in p['variants'].items():
+            print(f"path {p['spec']} {k}: {v['latency_ns']}")
+            for case, r in v.get('response_time', {}).items():
+                print(f"  response time {case}: {r['stats']}")
     return 0
 
 

@@ -9,6 +9,12 @@
 //! caret_analyze requires to load and analyze a trace (the conditions of its `EventCounter._validate`,
 //! `Ros2Handler._is_valid_data` and `RecordsSource.publish_records`), so that the Rust node layer
 //! cannot stop producing it unnoticed.
+//!
+//! The third does the same for a recording of the real C++ (rclcpp, Jazzy) system of
+//! `tests/rclcpp/` (`tests/data/caret-interop-rclcpp/`): callbacks and communications (inter- and
+//! intra-process), the executors and callback groups caret_analyze lists, compared with
+//! `rostrace architecture`, and an end-to-end path, compared with `rostrace e2e --json`: every
+//! record, latency and response time, to the nanosecond.
 
 mod common;
 
@@ -144,6 +150,261 @@ fn latencies_equal_caret_analyze() {
     assert_eq!(compared, caret_comms.len(), "communications: caret_analyze {caret_comms:?}");
     // The demo's five topics.
     assert_eq!(compared, 5);
+}
+
+fn data_rclcpp() -> PathBuf {
+    repo().join("crates/cli/tests/data/caret-interop-rclcpp")
+}
+
+/// The path, as given to both: nodes with the topics between them.
+const RCLCPP_PATH: &str = "/cpp/lidar,/cpp/points,/cpp/fusion,/cpp/pose,/cpp/planner,/cpp/cmd,/cpp/actuator";
+
+/// `rostrace e2e TRACE --path RCLCPP_PATH ARGS --json -`.
+fn e2e_json(trace: &Path, args: &[&str]) -> Value {
+    let out = rostrace()
+        .arg("e2e")
+        .arg(trace)
+        .args(["--path", RCLCPP_PATH])
+        .args(args)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "e2e {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `rostrace architecture TRACE`, read back.
+fn architecture(trace: &Path) -> analysis::paths::Architecture {
+    let out = rostrace().arg("architecture").arg(trace).output().unwrap();
+    assert!(out.status.success(), "architecture: {}", String::from_utf8_lossy(&out.stderr));
+    analysis::paths::yaml::import(&String::from_utf8_lossy(&out.stdout)).unwrap()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(|x| s(x).to_string()).collect()
+}
+
+fn ints(v: &Value) -> Vec<Option<i64>> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(Value::as_i64).collect()
+}
+
+#[test]
+fn rclcpp_system_equals_caret_analyze() {
+    let caret = load(&data_rclcpp().join("caret_analyze.json"));
+    let trace = data_rclcpp().join("trace");
+    let r = analyze_json(&[], &[&trace]);
+    let arch = architecture(&trace);
+
+    // caret_analyze loaded the recording with its validation on.
+    assert_eq!(s(&caret["validation"]), "on");
+    assert_eq!(s(&caret["distribution"]), "jazzy");
+    assert_eq!(s(&caret["rmw_implementation"]), "rmw_fastrtps_cpp");
+    let set = |v: Vec<String>| -> BTreeSet<String> { v.into_iter().collect() };
+    let nodes: BTreeSet<String> = "actuator fusion imu intra_pub intra_shared intra_unique lc_talker lidar map planner"
+        .split(' ')
+        .map(|n| format!("/cpp/{n}"))
+        .collect();
+    assert_eq!(set(strings(&caret["nodes"])), nodes);
+    assert_eq!(
+        r["nodes"].as_array().unwrap().iter().map(|n| s(&n["name"]).to_string()).collect::<BTreeSet<_>>(),
+        nodes
+    );
+    assert_eq!(arch.nodes.iter().map(|n| n.name.clone()).collect::<BTreeSet<_>>(), nodes);
+
+    // Callbacks: caret_analyze's names, kinds, periods, topics and symbols are rostrace's
+    // architecture's (caret_analyze leaves out /parameter_events subscriptions and the groups of
+    // service callbacks only: the map node's /cpp/speed_limit service).
+    let caret_callbacks = caret["callbacks"].as_array().unwrap();
+    let arch_callbacks: BTreeMap<&str, (&str, &analysis::paths::arch::ArchCallback)> = arch
+        .nodes
+        .iter()
+        .flat_map(|n| n.callbacks.iter().map(move |c| (c.name.as_str(), (n.name.as_str(), c))))
+        .collect();
+    assert_eq!(
+        caret_callbacks.iter().map(|c| s(&c["name"])).collect::<BTreeSet<_>>(),
+        arch_callbacks.keys().copied().collect::<BTreeSet<_>>()
+    );
+    assert_eq!(caret_callbacks.len(), 10);
+    let mut ours: BTreeMap<(String, String), &Value> = BTreeMap::new();
+    for c in r["callbacks"].as_array().unwrap() {
+        if c["topic"].as_str() == Some("/parameter_events") {
+            continue;
+        }
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        assert!(ours.insert(key.clone(), c).is_none(), "two callbacks {key:?}");
+    }
+    let service_only: Vec<&(String, String)> =
+        ours.iter().filter(|(_, o)| s(&o["kind"]) == "service").map(|(k, _)| k).collect();
+    assert_eq!(service_only.iter().map(|k| k.0.as_str()).collect::<Vec<_>>(), ["/cpp/map"]);
+    assert_eq!(caret_callbacks.len() + service_only.len(), ours.len(), "rostrace {:?}", ours.keys());
+    let kinds = [("timer_callback", "timer"), ("subscription_callback", "subscription")];
+    for c in caret_callbacks {
+        let name = s(&c["name"]);
+        let (node, a) = arch_callbacks[name];
+        assert_eq!((node, a.kind, a.symbol.as_str()), (s(&c["node"]), s(&c["type"]), s(&c["symbol"])), "{name}");
+        assert_eq!(a.period_ns, c["period_ns"].as_i64(), "{name}");
+        assert_eq!(a.topic.as_deref(), c["topic"].as_str(), "{name}");
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        let o =
+            ours.get(&key).unwrap_or_else(|| panic!("caret_analyze's callback {name} is not in rostrace's analysis"));
+        let kind = kinds.iter().find(|k| k.0 == s(&c["type"])).unwrap_or_else(|| panic!("{}", c["type"])).1;
+        assert_eq!(s(&o["kind"]), kind, "{name}");
+        if kind == "timer" {
+            assert_eq!(c["period_ns"], o["timer_period_ns"], "{name}");
+        } else {
+            assert_eq!(c["topic"], o["topic"], "{name}");
+        }
+        assert_eq!(
+            strings(&c["columns"]),
+            [format!("{name}/callback_start_timestamp"), format!("{name}/callback_end_timestamp")]
+        );
+        assert_same(&o["duration_ns"], c, &format!("callback {name}"));
+    }
+
+    // Callback groups: every group of every node, by name: type and callbacks (in order).
+    let caret_groups: BTreeMap<&str, &Value> =
+        caret["callback_groups"].as_array().unwrap().iter().map(|g| (s(&g["name"]), g)).collect();
+    let arch_groups: BTreeMap<&str, (&str, &analysis::paths::arch::ArchGroup)> =
+        arch.nodes.iter().flat_map(|n| n.groups.iter().map(move |g| (g.name.as_str(), (n.name.as_str(), g)))).collect();
+    assert_eq!(caret_groups.keys().collect::<Vec<_>>(), arch_groups.keys().collect::<Vec<_>>());
+    for (name, g) in &caret_groups {
+        let (node, a) = arch_groups[name];
+        assert_eq!((node, a.kind.as_str()), (s(&g["node"]), s(&g["type"])), "{name}");
+        assert_eq!(a.callbacks, strings(&g["callback_names"]), "{name}");
+    }
+    assert_eq!(s(&caret_groups["/cpp/planner/callback_group_0"]["type"]), "reentrant");
+    assert_eq!(strings(&caret_groups["/cpp/fusion/callback_group_0"]["callback_names"]).len(), 2);
+
+    // Executors: names (executor_<i>, in caret_analyze's order), types, and their groups (the
+    // same ones; caret_analyze lists them in the order they were added to the executor, rostrace
+    // by node name).
+    let caret_execs = caret["executors"].as_array().unwrap();
+    assert_eq!(caret_execs.len(), arch.executors.len());
+    for (c, a) in caret_execs.iter().zip(&arch.executors) {
+        assert_eq!((s(&c["name"]), s(&c["type"])), (a.name.as_str(), a.kind.as_str()), "executors");
+        let names = strings(&c["callback_group_names"]);
+        assert_eq!(set(names.clone()), a.groups.iter().cloned().collect::<BTreeSet<_>>(), "{}", a.name);
+        let detail: Vec<&Value> = c["callback_groups"].as_array().unwrap().iter().collect();
+        assert_eq!(detail.iter().map(|g| s(&g["name"]).to_string()).collect::<Vec<_>>(), names);
+        for g in detail {
+            assert_eq!(g, caret_groups[s(&g["name"])], "{}", a.name);
+        }
+    }
+    let kinds: BTreeSet<&str> = caret_execs.iter().map(|e| s(&e["type"])).collect();
+    assert_eq!(
+        kinds,
+        ["multi_threaded_executor", "single_threaded_executor", "static_single_threaded_executor"].into()
+    );
+
+    // Communications: rclcpp_publish -> the subscription's callback_start, inter-process (matched
+    // by DDS source timestamp) and intra-process (/cpp/intra, by message address).
+    let caret_comms = caret["communications"].as_array().unwrap();
+    let mut compared = 0;
+    for t in r["topics"].as_array().unwrap() {
+        if s(&t["name"]) == "/parameter_events" {
+            continue;
+        }
+        for p in t["pairs"].as_array().unwrap() {
+            let (topic, publisher, subscriber) = (s(&t["name"]), s(&p["publisher_node"]), s(&p["subscription_node"]));
+            let c = caret_comms
+                .iter()
+                .find(|c| {
+                    s(&c["topic"]) == topic
+                        && s(&c["publisher_node"]) == publisher
+                        && s(&c["subscription_node"]) == subscriber
+                })
+                .unwrap_or_else(|| panic!("caret_analyze has no communication {topic} {publisher} -> {subscriber}"));
+            let columns = strings(&c["columns"]);
+            let intra = topic == "/cpp/intra";
+            assert_eq!(c["intra_process"], Value::Bool(intra), "{topic}");
+            assert_eq!(columns.len(), if intra { 2 } else { 4 }, "{columns:?}");
+            assert!(columns[0].ends_with("/rclcpp_publish_timestamp"), "{columns:?}");
+            assert!(columns[columns.len() - 1].ends_with("/callback_start_timestamp"), "{columns:?}");
+            assert_same(&p["pub_to_callback_ns"], c, &format!("{topic} {publisher} -> {subscriber}"));
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, caret_comms.len(), "communications: caret_analyze {caret_comms:?}");
+    assert_eq!(compared, 6);
+
+    // What caret_analyze was told of the architecture is what rostrace found in the trace: the
+    // callback that publishes /cpp/pose (seen publishing during its runs) and the message contexts.
+    let node = |n: &str| &arch.nodes[arch.node(n).unwrap()];
+    for u in caret["architecture_updates"].as_array().unwrap() {
+        if let Some(x) = u.get("insert_publisher_callback") {
+            let x = strings(x);
+            let p = node(&x[0]).publishes.iter().find(|p| p.topic == x[1]).unwrap();
+            assert_eq!(p.callbacks, [x[2].clone()], "{x:?}");
+        } else {
+            let x = strings(&u["update_message_context"]);
+            let np = node(&x[0]).path(&x[2], &x[3]).unwrap_or_else(|| panic!("{x:?}"));
+            assert_eq!(np.context.caret_name(), x[1], "{x:?}");
+        }
+    }
+
+    // The path: records, latencies and response times.
+    let paths = caret["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 1);
+    let cp = &paths[0];
+    assert_eq!(s(&cp["spec"]), RCLCPP_PATH);
+    assert_eq!(cp["n_found"], 1);
+    let contexts: Vec<Option<&str>> =
+        cp["node_paths"].as_array().unwrap().iter().map(|n| n["message_context"].as_str()).collect();
+    assert_eq!(contexts, [None, Some("callback_chain"), Some("use_latest_message"), None]);
+    for (variant, args) in [
+        ("default", &[][..]),
+        ("with_first_and_last_callback", &["--include-first-callback", "--include-last-callback"][..]),
+    ] {
+        let what = format!("path {variant}");
+        let o = e2e_json(&trace, args);
+        let c = &cp["variants"][variant];
+        assert_eq!(strings(&o["path"]["nodes"]), strings(&cp["node_names"]), "{what}");
+        assert_eq!(strings(&o["path"]["topics"]), strings(&cp["topic_names"]), "{what}");
+        // Every record, cell by cell: caret_analyze's columns are rostrace's, which has a
+        // dds_write column per communication too (empty: Fast DDS's writes are not traced).
+        let (ccols, ocols) = (strings(&c["columns"]), strings(&o["columns"]));
+        let at: Vec<usize> = ccols
+            .iter()
+            .map(|col| {
+                ocols
+                    .iter()
+                    .position(|x| x == col)
+                    .unwrap_or_else(|| panic!("{what}: rostrace has no {col}: {ocols:?}"))
+            })
+            .collect();
+        let (crows, orows) = (c["records"].as_array().unwrap(), o["rows"].as_array().unwrap());
+        assert_eq!(crows.len(), orows.len(), "{what}: records");
+        assert_eq!(crows.len(), 20, "{what}: the lidar's 20 messages");
+        for (i, (cr, or)) in crows.iter().zip(orows).enumerate() {
+            let (cr, or) = (ints(cr), ints(or));
+            for (k, &j) in at.iter().enumerate() {
+                assert_eq!(cr[k], or[j], "{what}: record {i}, {}", ccols[k]);
+            }
+            for (j, col) in ocols.iter().enumerate() {
+                if !at.contains(&j) {
+                    assert!(col.contains("/dds_write_timestamp/") && or[j].is_none(), "{what}: {col} {:?}", or[j]);
+                }
+            }
+        }
+        // Latency (first column -> last) of each message that went the whole way.
+        assert_same(&o["latency"], c, &what);
+        let lat: Vec<i64> =
+            o["instances"].as_array().unwrap().iter().map(|x| x["latency_ns"].as_i64().unwrap()).collect();
+        assert_eq!(lat, ints(&c["latencies_ns"]).into_iter().map(Option::unwrap).collect::<Vec<_>>(), "{what}");
+        assert_eq!(lat.len(), 8, "{what}: the planner's 8 commands");
+        if variant == "default" {
+            // Response time, each case: (input time, response time) pairs.
+            let ort = o["response_time"].as_array().unwrap();
+            let crt = c["response_time"].as_object().unwrap();
+            assert_eq!(ort.len(), crt.len());
+            for x in ort {
+                let case = s(&x["case"]);
+                let y = &crt[case];
+                assert_eq!(x["instances"], y["instances"], "{what}: response time {case}");
+                assert_eq!(exact(&x["stats"]), exact(&y["stats"]), "{what}: response time {case}");
+            }
+        }
+    }
 }
 
 /// The events of one trace set, with the fields these checks read.
