@@ -19,7 +19,7 @@
 # interpreter, the sources) and the libraries and env.sh are there: a second run only checks that.
 # Anything else makes it anew from nothing.
 #
-# Sources are only read: $ROSTRACE_SHARED/upstream (default ../../shared beside the repository).
+# Sources are only read: $ROSTRACE_TEST_DATA/upstream (default ../../shared beside the repository).
 # Environment: ROSTRACE_PYTHON (a CPython 3.11 interpreter: the wheels are cp311; default python3),
 # ROSTRACE_RCLCPP_JOBS (parallel compile jobs, default: the number of cores).
 # Needs cmake, make, a C++ compiler, the interpreter's headers and its shared libpython (Debian:
@@ -31,7 +31,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 DIR="${1:-${ROSTRACE_RCLCPP_DIR:-/var/tmp/rostrace-ci-cache/rclcpp-jazzy}}"
 PYTHON="${ROSTRACE_PYTHON:-python3}"
-SHARED="${ROSTRACE_SHARED:-$here/../../shared}"
+SHARED="${ROSTRACE_TEST_DATA:-$here/../../shared}"
 JOBS="${ROSTRACE_RCLCPP_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 # The four packages no wheel provides, in build order (each needs the ones before it).
@@ -135,7 +135,7 @@ MARKER="$DIR/.rostrace-complete"
 exec 9>"$DIR/.lock"
 flock 9
 
-[ -d "$SHARED/upstream" ] || die "$SHARED/upstream not found (set ROSTRACE_SHARED)"
+[ -d "$SHARED/upstream" ] || die "$SHARED/upstream not found (set ROSTRACE_TEST_DATA)"
 for s in $SOURCES; do
   [ -f "$SHARED/upstream/$s/CMakeLists.txt" ] || die "$SHARED/upstream/$s/CMakeLists.txt not found"
 done

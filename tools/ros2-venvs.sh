@@ -12,7 +12,7 @@
 #
 # Each is reused when it is complete and works (a marker written last, `import rclpy` runs, the
 # library exists), so a second run takes about a second; an incomplete one is made anew.
-# Upstream's sources come from ../shared/upstream beside the repository ($ROSTRACE_SHARED).
+# Upstream's sources come from ../shared/upstream beside the repository ($ROSTRACE_TEST_DATA).
 # Environment: ROSTRACE_PYTHON (the interpreter for the virtualenvs, default python3),
 # ROSTRACE_VENV_DISTROS (default "kilted jazzy").
 set -euo pipefail
@@ -20,7 +20,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 DIR="${1:-${ROSTRACE_VENV_DIR:-/var/tmp/rostrace-ci-cache/venvs}}"
 PYTHON="${ROSTRACE_PYTHON:-python3}"
-SHARED="${ROSTRACE_SHARED:-$here/../../shared}"
+SHARED="${ROSTRACE_TEST_DATA:-$here/../../shared}"
 DISTROS="${ROSTRACE_VENV_DISTROS:-kilted jazzy}"
 
 mkdir -p "$DIR"

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-SHARED = Path(os.environ.get("ROSTRACE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
+SHARED = Path(os.environ.get("ROSTRACE_TEST_DATA", Path(__file__).resolve().parents[2].parent / "shared"))
 
 CASES = {
     "rostrace.analyze (the whole analysis, tables as DataFrames)": """

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(os.environ.get("ROSTRACE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
+SHARED = Path(os.environ.get("ROSTRACE_TEST_DATA", Path(__file__).resolve().parents[2].parent / "shared"))
 
 
 def trace_of(name: str) -> Path:
@@ -18,5 +18,5 @@ def trace_of(name: str) -> Path:
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing (set ROSTRACE_SHARED)")
+        pytest.fail(f"{SHARED} is missing (set ROSTRACE_TEST_DATA)")
     return SHARED

@@ -34,6 +34,7 @@ fn run(cmd: &mut Command, what: &str) {
 
 #[test]
 fn python_package() {
+    testkit::needs_test_data!();
     let py = venv().join("bin/python");
     if !require(py.exists(), &format!("{} (tools/data-venv.sh)", py.display())) {
         return;
@@ -48,13 +49,13 @@ fn python_package() {
         install.env("CARGO_TARGET_DIR", t);
     }
     run(&mut install, "pip install ./python");
-    let shared: &Path = &repo().join("../shared");
+    let shared: &Path = &testkit::test_data();
     let mut pytest = Command::new(&py);
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"])
         .arg(repo().join("python/tests"))
         .current_dir(std::env::temp_dir())
-        .env("ROSTRACE_SHARED", shared)
+        .env("ROSTRACE_TEST_DATA", shared)
         .env("MPLBACKEND", "Agg");
     // The CLI of the same build, which the Python results are compared with.
     if let Some(bin) = target_dir().map(|t| t.join("release/rostrace")).filter(|b| b.exists()) {

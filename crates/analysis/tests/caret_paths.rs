@@ -5,8 +5,9 @@
 use analysis::paths::{yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
 use std::path::PathBuf;
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// A reference CSV: header, and cells (None when empty).
@@ -83,6 +84,7 @@ fn target() -> PathSpec {
 
 #[test]
 fn target_path_equals_caret_analyze() {
+    testkit::needs_test_data!();
     let a = load("caret-demos-e2e-jazzy");
     let mut arch = Architecture::from_analysis(&a);
     let file = yaml::import(
@@ -143,11 +145,13 @@ fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
 
 #[test]
 fn architecture_from_the_trace_equals_caret_analyze() {
+    testkit::needs_test_data!();
     from_the_trace("caret-demos-e2e-jazzy", "caret-demos-e2e-jazzy__lttng-arch");
 }
 
 #[test]
 fn timer_event_sample_equals_caret_analyze() {
+    testkit::needs_test_data!();
     from_the_trace(
         "caret-analyze-samples/timer_event_acceptance_test__end_to_end_sample@b52d0fb5",
         "sample-timer_event_acceptance_test__end_to_end_sample@b52d0fb5",

@@ -6,8 +6,9 @@ use analysis::MatchBy;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// Raw events as (ts, name, vtid, payload fields as (name, u64 or string)).
@@ -51,6 +52,7 @@ fn analyze(trace: &str) -> analysis::Analysis {
 /// Instrumented DDS (`dds:write` with the source timestamp): flows by source timestamp.
 #[test]
 fn source_timestamp_flows_in_tc_ros2_example2() {
+    testkit::needs_test_data!();
     let ev = raw("traces/tc-ros2-example2");
     let a = analyze("traces/tc-ros2-example2");
     // By hand: the first taken message on /topic_a.
@@ -113,6 +115,7 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
 /// tracetools 3.1.0 without DDS events: the take's source timestamp falls inside one rmw_publish call.
 #[test]
 fn publish_window_flows_in_pingpong() {
+    testkit::needs_test_data!();
     let ev = raw("traces/rosworld2021-pingpong");
     let a = analyze("traces/rosworld2021-pingpong");
     assert_eq!(a.report.flows_unmatched, 0);
@@ -149,6 +152,7 @@ fn publish_window_flows_in_pingpong() {
 /// CARET: source timestamps bound to the written message, and intra-process dispatches.
 #[test]
 fn caret_flows() {
+    testkit::needs_test_data!();
     let a = analyze("traces/caret-demos-e2e-jazzy");
     assert_eq!(a.report.flows_unmatched, 0);
     assert!(a.report.flows_matched > 300);
@@ -173,6 +177,7 @@ fn caret_flows() {
 /// The model: nodes, topics, timers, keyed per process.
 #[test]
 fn model_of_the_end_to_end_demo() {
+    testkit::needs_test_data!();
     let a = analyze("traces/caret-demos-e2e-jazzy");
     let names: Vec<&str> = a.report.nodes.iter().map(|n| n.name.as_str()).collect();
     for n in [

@@ -8,8 +8,9 @@ use ctf::{Event, EventClass};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// Events per class name, and publications per callback run.
@@ -52,6 +53,7 @@ impl Handler for Census {
 
 #[test]
 fn a_users_handler_runs_in_the_pass() {
+    testkit::needs_test_data!();
     let trace = shared().join("traces/tc-ros2-example2");
     let (set, errors) = ctf::TraceSet::open(&[&trace]);
     assert!(errors.is_empty(), "{errors:?}");
@@ -89,6 +91,7 @@ fn a_users_handler_runs_in_the_pass() {
 /// services, system analyses) leave the rest of the ROS 2 report as the plain pass makes it.
 #[test]
 fn handlers_do_not_change_the_ros2_report() {
+    testkit::needs_test_data!();
     struct Nothing;
     impl Handler for Nothing {
         fn subscribe(&mut self, _: &TraceInfo<'_>, _: &EventClass) -> Option<u32> {
@@ -158,6 +161,7 @@ impl Handler for Splits {
 
 #[test]
 fn handlers_that_split_and_handlers_that_do_not_give_the_same_results_on_any_threads() {
+    testkit::needs_test_data!();
     // 15 traces: shared out over the threads.
     let (set, errors) = ctf::TraceSet::open(&[shared().join("traces/caret-analyze-samples")]);
     assert!(errors.is_empty(), "{errors:?}");

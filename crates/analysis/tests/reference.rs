@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// (address → (count, mean_ns, sum_ns)) from a reference CSV (the symbol column is quoted and may hold commas).
@@ -23,6 +24,7 @@ fn read_reference(p: &std::path::Path) -> HashMap<u64, (u64, f64, i128)> {
 
 #[test]
 fn callbacks_match_tracetools_analysis() {
+    testkit::needs_test_data!();
     let dir = shared().join("reference/tracetools_analysis");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()

@@ -7,8 +7,9 @@ use analysis::Processor;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 fn data(name: &str) -> Vec<Vec<String>> {
@@ -33,6 +34,7 @@ fn run(trace: &str) -> Processor {
 
 #[test]
 fn cpu_time_equals_tracetools_analysis() {
+    testkit::needs_test_data!();
     for trace in ["tc-many-threads", "tc-bug446190"] {
         let want: BTreeMap<i64, (i64, u64)> = data(&format!("{trace}.cpu_time.csv"))
             .iter()
@@ -48,6 +50,7 @@ fn cpu_time_equals_tracetools_analysis() {
 
 #[test]
 fn memory_equals_tracetools_analysis() {
+    testkit::needs_test_data!();
     let want: BTreeMap<i64, (u64, i64, i64)> = data("tc-memory.memory.csv")
         .iter()
         .map(|r| (r[0].parse().unwrap(), (r[1].parse().unwrap(), r[2].parse().unwrap(), r[3].parse().unwrap())))
@@ -61,6 +64,7 @@ fn memory_equals_tracetools_analysis() {
 
 #[test]
 fn profile_equals_tracetools_analysis() {
+    testkit::needs_test_data!();
     let want: BTreeMap<(i64, u64), (u64, i64, i64, u32)> = data("tc-cyg-profile_glxgears-cyg-profile.profile.csv")
         .iter()
         .map(|r| {
@@ -85,6 +89,7 @@ fn profile_equals_tracetools_analysis() {
 
 #[test]
 fn binaries_mapped_from_the_statedump() {
+    testkit::needs_test_data!();
     // LTTng-UST 2.8's statedump and dlopen events (tc-debuginfo-test-app4), as babeltrace2 shows
     // them: 13 bin_info (12 with a build id) and 2 dlopen, all of process 23573.
     let p = run("tc-debuginfo-test-app4");

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 #[test]
 fn text_report_shows_nodes_callbacks_topics() {
+    testkit::needs_test_data!();
     let out = rostrace().arg("analyze").arg(shared().join("traces/rosworld2021-pingpong")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -27,6 +28,7 @@ fn text_report_shows_nodes_callbacks_topics() {
 
 #[test]
 fn json_has_callbacks_and_topics() {
+    testkit::needs_test_data!();
     let dir = std::env::temp_dir().join(format!("rostrace-analyze-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a.json");

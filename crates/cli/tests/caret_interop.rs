@@ -190,6 +190,7 @@ fn ints(v: &Value) -> Vec<Option<i64>> {
 
 #[test]
 fn rclcpp_system_equals_caret_analyze() {
+    testkit::needs_test_data!();
     let caret = load(&data_rclcpp().join("caret_analyze.json"));
     let trace = data_rclcpp().join("trace");
     let r = analyze_json(&[], &[&trace]);

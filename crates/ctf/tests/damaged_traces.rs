@@ -4,8 +4,9 @@
 use ctf::{Error, TraceSet};
 use std::path::{Path, PathBuf};
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// Copies the trace directory into a fresh temporary directory, writable.
@@ -39,6 +40,7 @@ fn read_all(dir: &Path) -> (usize, Vec<Error>) {
 
 #[test]
 fn truncated_stream_file_keeps_earlier_events() {
+    testkit::needs_test_data!();
     let src = shared().join("traces/tc-ros2-example2");
     let (full, errs) = read_all(&src);
     assert!(errs.is_empty(), "{errs:?}");
@@ -69,6 +71,7 @@ fn truncated_stream_file_keeps_earlier_events() {
 
 #[test]
 fn truncated_metadata_is_an_error_with_offset() {
+    testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     let dir = copy_trace(&src, "meta");
     let meta = ctf::find_traces(&dir).unwrap()[0].join("metadata");
@@ -86,6 +89,7 @@ fn truncated_metadata_is_an_error_with_offset() {
 /// the other traces of the set are still read.
 #[test]
 fn metadata_that_is_not_ctf_is_an_error_with_offset() {
+    testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     for (case, content) in [("garbage", &b"\x7fELF\x02\x01\x01 garbage"[..]), ("empty", &b""[..])] {
         let dir = copy_trace(&src, &format!("not-ctf-{case}"));
@@ -114,6 +118,7 @@ fn metadata_that_is_not_ctf_is_an_error_with_offset() {
 /// Corrupts bytes at pseudo-random places of a stream file and of the metadata: never a panic.
 #[test]
 fn corrupted_bytes_never_panic() {
+    testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     let dir = copy_trace(&src, "corrupt");
     let tdir = ctf::find_traces(&dir).unwrap()[0].clone();
@@ -199,6 +204,7 @@ fn the_error(errs: &[Error], victim: &Path, offset: u64, what: &str) {
 /// order, the trace's time range unchanged.
 #[test]
 fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
+    testkit::needs_test_data!();
     let (dir, full, span, victim) = damage("packet-time", 32 + 4, 1 << 3);
     let (n, errs) = read_all(&dir);
     the_error(&errs, &victim, 5 * 32768, "timestamp_begin");
@@ -214,6 +220,7 @@ fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
 /// packet; every event still read; no loss made up (2^48 packets, 2^40 events).
 #[test]
 fn damaged_loss_counters_are_errors_not_losses() {
+    testkit::needs_test_data!();
     for (name, at, what) in [("seq", 64 + 6, "packet_seq_num"), ("discarded", 72 + 5, "events_discarded")] {
         let (dir, full, span, victim) = damage(name, at, 0x5a);
         let (n, errs) = read_all(&dir);

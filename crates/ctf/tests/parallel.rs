@@ -6,8 +6,9 @@ use ctf::json::json_struct;
 use ctf::{Event, Events, StreamReader, TraceSet};
 use std::path::{Path, PathBuf};
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// An event: time, stream, packet, contexts, payload.
@@ -193,6 +194,7 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
 
 #[test]
 fn workers_read_every_shared_trace_as_one_thread_does() {
+    testkit::needs_test_data!();
     // The edge cases one by one, with more workers than streams and fewer.
     let root = shared().join("ctf-edge");
     let Ok(rd) = std::fs::read_dir(&root) else {
@@ -290,6 +292,7 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
 /// whole file's reader is or have to be read again.
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
+    testkit::needs_test_data!();
     let src = shared().join("ctf-edge/tc-hello-lost");
     if !src.is_dir() {
         assert!(!testkit::tools_required(), "{} missing", src.display());
@@ -325,6 +328,7 @@ fn parts_equal_whole_files_under_random_damage() {
 /// and many traces.
 #[test]
 fn parts_of_a_set_merge_into_the_whole_set() {
+    testkit::needs_test_data!();
     let tmp = testkit::TempDir::new("parallel-set");
     // The same damage in each copy: errors at the same times, put in order by stream.
     for k in 0..3 {
@@ -391,6 +395,7 @@ fn parts_of_a_set_merge_into_the_whole_set() {
 /// included.
 #[test]
 fn context_integers_at_kept_positions_are_those_read_by_name() {
+    testkit::needs_test_data!();
     let (set, _) = TraceSet::open(&[shared()]);
     if set.traces.is_empty() {
         assert!(!testkit::tools_required(), "no traces in {}", shared().display());

@@ -7,6 +7,8 @@
 //!   with LTTng sessions running at once would record each other's programs.
 //! - [`require`]: skip a test whose external tool is missing (saying so on stderr), or fail
 //!   when CI demands every tool (`ROSTRACE_REQUIRE_TOOLS=1`).
+//! - [`test_data`], [`needs_test_data!`]: the shared test data (`$ROSTRACE_TEST_DATA`, else
+//!   `../shared` beside the repository), and the skip of a test that reads it when it is missing.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -119,6 +121,39 @@ pub fn lttng_lock() -> LttngLock {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     file.lock().unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
     LttngLock { _file: file, _thread: guard }
+}
+
+/// The variable naming the shared test data's directory.
+pub const TEST_DATA_VAR: &str = "ROSTRACE_TEST_DATA";
+
+/// The shared test data (real traces, other tools' reference outputs, upstream sources):
+/// `$ROSTRACE_TEST_DATA`, else `../shared` beside the repository.
+pub fn test_data() -> PathBuf {
+    match std::env::var_os(TEST_DATA_VAR).filter(|v| !v.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+}
+
+/// True when the shared test data is there; otherwise skips (one line on stderr naming the
+/// variable) or, under `ROSTRACE_REQUIRE_TOOLS=1`, fails. See [`needs_test_data!`].
+pub fn have_test_data() -> bool {
+    let d = test_data();
+    require(
+        d.join("traces").is_dir(),
+        &format!("the shared test data ({}; set {TEST_DATA_VAR} to its directory)", d.display()),
+    )
+}
+
+/// Returns from the test (a skip, said on stderr) when the shared test data is missing; fails
+/// instead under `ROSTRACE_REQUIRE_TOOLS=1`.
+#[macro_export]
+macro_rules! needs_test_data {
+    () => {
+        if !$crate::have_test_data() {
+            return;
+        }
+    };
 }
 
 /// Whether CI demands the external tools (LTTng, babeltrace2) instead of skipping.

@@ -20,11 +20,9 @@ use testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 use tracetools::catalog::TRACEPOINTS;
 use tracetools::distro::{by_name, Abi};
 
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 fn shared() -> PathBuf {
-    if let Ok(p) = std::env::var("ROSTRACE_SHARED") {
-        return PathBuf::from(p);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    testkit::test_data()
 }
 
 /// The C expression of argument `ai` of tracepoint `k` (thread base `shift`, iteration `i`).
@@ -251,21 +249,25 @@ fn check(version: &str, distro: &str) {
 
 #[test]
 fn humble_4_1_1() {
+    testkit::needs_test_data!();
     check("4.1.1", "humble");
 }
 
 #[test]
 fn jazzy_8_2_4() {
+    testkit::needs_test_data!();
     check("8.2.4", "jazzy");
 }
 
 #[test]
 fn kilted_8_6_0() {
+    testkit::needs_test_data!();
     check("8.6.0", "kilted");
 }
 
 #[test]
 fn rolling_8_10_1() {
+    testkit::needs_test_data!();
     check("8.10.1", "rolling");
 }
 
@@ -527,20 +529,24 @@ fn check_exports_and_cpp_helpers(version: &str, distro: &str) {
 
 #[test]
 fn humble_4_1_1_exports_and_cpp_helpers() {
+    testkit::needs_test_data!();
     check_exports_and_cpp_helpers("4.1.1", "humble");
 }
 
 #[test]
 fn jazzy_8_2_4_exports_and_cpp_helpers() {
+    testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.2.4", "jazzy");
 }
 
 #[test]
 fn kilted_8_6_0_exports_and_cpp_helpers() {
+    testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.6.0", "kilted");
 }
 
 #[test]
 fn rolling_8_10_1_exports_and_cpp_helpers() {
+    testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.10.1", "rolling");
 }

@@ -6,13 +6,9 @@ use std::process::Command;
 #[allow(unused_imports)]
 pub use testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 
-/// The shared test material (`../shared` beside the repository, or `$ROSTRACE_SHARED`).
+/// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 pub fn shared() -> PathBuf {
-    if let Ok(p) = std::env::var("ROSTRACE_SHARED") {
-        return PathBuf::from(p);
-    }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    p.canonicalize().unwrap_or(p)
+    testkit::test_data()
 }
 
 /// Where tools/ros2-venvs.sh and tools/data-venv.sh put their virtualenvs.
