@@ -718,14 +718,14 @@ fn three_languages_in_one_session() {
     // The C++ node with the stack's libraries, the rclpy node with its virtualenv's (the demo
     // preloads rostrace's library into both, and interrupts the shell that became Python).
     let script = format!(
-        "LD_LIBRARY_PATH='{cpp_path}' '{}' vehicle --duration 3 & \
+        "LD_LIBRARY_PATH='{cpp_path}' '{}' vehicle --duration 4 & \
          exec env -u LD_LIBRARY_PATH -u _ROS_WHEELS_BOOTSTRAP_COMPLETE '{}' '{}'",
         exe.display(),
         python.display(),
         repo().join("crates/demo/python/vehicle_interface.py").display()
     );
     let mut cmd = rostrace();
-    cmd.args(["demo", "--duration", "4", "--distro", "jazzy", "--domain", &domain.to_string(), "-o"])
+    cmd.args(["demo", "--duration", "6", "--distro", "jazzy", "--domain", &domain.to_string(), "-o"])
         .arg(&trace)
         .arg("--json")
         .arg(&json)

@@ -27,7 +27,8 @@
 // nodes and its rclpy vehicle interface (one system, three languages): node `/vehicle/cpp_bridge`
 // takes the Rust planner's `/control/cmd_vel` (geometry_msgs/TwistStamped) and every other
 // node's `/sensing/imu` (sensor_msgs/Imu), and publishes its own IMU on `/sensing/imu` and a
-// std_msgs/String on `/vehicle/status` at 10 Hz for S seconds (default 3); it prints its counts as
+// std_msgs/String on `/vehicle/status` at 10 Hz (once read) for S seconds (default 3) and until it
+// exchanged 5 messages each way with the rclpy node; it prints its counts as
 // the demo's tally line {"process": "cpp_vehicle", "published": {...}, "received": {...}}.
 //
 // The processes meet in a directory of files (`--sync`): nobody publishes before the other side
@@ -45,7 +46,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -458,15 +458,22 @@ int intra(const Options & o)
 
 int vehicle(const Options & o)
 {
+  auto start = Clock::now();
   auto node = std::make_shared<rclcpp::Node>("cpp_bridge", "/vehicle");
   auto qos = reliable(10);
-  std::atomic<int> cmds{0}, imus{0}, imu_sent{0}, status_sent{0};
+  std::atomic<int> cmds{0}, imus{0}, python_imus{0}, imu_sent{0}, status_sent{0};
   auto cmd_sub = node->create_subscription<geometry_msgs::msg::TwistStamped>(
     "/control/cmd_vel", qos, [&](const geometry_msgs::msg::TwistStamped &) {++cmds;});
   rclcpp::SubscriptionOptions others;
   others.ignore_local_publications = true;
   auto imu_sub = node->create_subscription<sensor_msgs::msg::Imu>(
-    "/sensing/imu", qos, [&](const sensor_msgs::msg::Imu &) {++imus;}, others);
+    "/sensing/imu", qos, [&](const sensor_msgs::msg::Imu & m) {
+      ++imus;
+      // The rclpy vehicle interface's frame.
+      if (m.header.frame_id == "vehicle") {
+        ++python_imus;
+      }
+    }, others);
   auto imu_pub = node->create_publisher<sensor_msgs::msg::Imu>("/sensing/imu", qos);
   auto status_pub = node->create_publisher<String>("/vehicle/status", qos);
   auto timer = node->create_wall_timer(
@@ -477,16 +484,25 @@ int vehicle(const Options & o)
       m.linear_acceleration.z = 9.81;
       imu_pub->publish(m);
       ++imu_sent;
-      String s;
-      s.data = "ok " + std::to_string(status_sent.load());
-      status_pub->publish(s);
-      ++status_sent;
+      // Once its reader (the rclpy node's) has matched: nothing is published to nobody.
+      if (status_pub->get_subscription_count() > 0) {
+        String s;
+        s.data = "ok " + std::to_string(status_sent.load());
+        status_pub->publish(s);
+        ++status_sent;
+      }
     });
   rclcpp::executors::SingleThreadedExecutor exec;
   exec.add_node(node);
-  // Spins for the duration: a future nobody completes.
-  std::promise<void> never;
-  exec.spin_until_future_complete(never.get_future().share(), std::chrono::duration<double>(o.duration));
+  // At least the duration, and until it exchanged 5 messages each way with the rclpy node
+  // (which starts later: an interpreter and rclpy to load), up to 4 times the duration.
+  auto at_least = std::chrono::duration<double>(o.duration);
+  while (Clock::now() - start < 4 * at_least &&
+    (Clock::now() - start < at_least || python_imus < 5 || status_sent < 5))
+  {
+    exec.spin_some(100ms);
+    std::this_thread::sleep_for(5ms);
+  }
   std::printf(
     "{\"process\": \"cpp_vehicle\", \"published\": {\"/sensing/imu\": %d, \"/vehicle/status\": %d}, "
     "\"received\": {\"/control/cmd_vel\": %d, \"/sensing/imu\": %d}}\n",
