@@ -403,6 +403,20 @@ fn procname() -> Vec<u8> {
     buf[..n].to_vec()
 }
 
+/// The name of a process's trace directory, `<procname>-<pid>-<YYYYMMDD-HHMMSS>` as LTTng names
+/// it, with the process name (which the process sets itself, `prctl(PR_SET_NAME)`) made one
+/// harmless path component: `/` (a name like `../../x` would write outside the session) and
+/// control characters become `_`, and so does a leading `.` (a hidden directory, which readers
+/// skip). Ordinary names are kept as they are.
+fn trace_dir_name(procname: &[u8], vpid: i32, now: i64) -> String {
+    let mut name: String =
+        String::from_utf8_lossy(procname).chars().map(|c| if c == '/' || c.is_control() { '_' } else { c }).collect();
+    if name.starts_with('.') {
+        name.replace_range(..1, "_");
+    }
+    format!("{name}-{vpid}-{}", datetime(now))
+}
+
 /// `YYYYMMDD-HHMMSS` (UTC) of ns since the epoch.
 fn datetime(ns: i64) -> String {
     let t = ctf::time::utc(ns);
@@ -416,8 +430,7 @@ impl Session {
         clock::use_tsc();
         let offset = clock::offset();
         let now = clock::realtime();
-        let name = format!("{}-{}-{}", String::from_utf8_lossy(&procname), vpid, datetime(now));
-        let dir = root.join("ust").join("pid").join(name);
+        let dir = root.join("ust").join("pid").join(trace_dir_name(&procname, vpid, now));
         std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
         let uuid = random_uuid();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();

@@ -367,3 +367,77 @@ fn event_times_are_the_monotonic_clock() {
         }
     }
 }
+
+/// Compiles the C program `source` (against the generated header and libtracetools.so) in `dir`.
+fn compile_source(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let out = dir.join(name);
+    tracetools::compile_c(&src, &out, &lib_dir()).expect("a C compiler (cc)");
+    out
+}
+
+/// A process that names itself `../../../x` (prctl(PR_SET_NAME)) writes its trace inside the
+/// session directory, under a name that is one path component, and its events say its name.
+#[test]
+fn a_process_name_cannot_climb_out_of_the_session() {
+    let dir = tmp("procname");
+    let prog = compile_source(
+        &dir,
+        "rename",
+        r#"#include <sys/prctl.h>
+#include "tracetools/tracetools.h"
+int main(int argc, char ** argv)
+{
+  (void) argc;
+  prctl(PR_SET_NAME, argv[1]);
+  TRACETOOLS_TRACEPOINT(callback_end, (const void *) 7);
+  return 0;
+}
+"#,
+    );
+    let session = dir.join("a/session");
+    for name in ["../../../x", "..", ".hidden", "a/b\nc", "talker"] {
+        let st = run(&prog, &[&name], &[("ROSTRACE_SESSION_DIR", &session)]);
+        assert!(st.success(), "{name:?}");
+    }
+    // Nothing beside the session, nor above it.
+    let entries = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(entries(&dir), ["a", "rename", "rename.c"]);
+    assert_eq!(entries(&dir.join("a")), ["session"]);
+    assert_eq!(entries(&session), ["ust"]);
+    assert_eq!(entries(&session.join("ust")), ["pid"]);
+    let traces = entries(&session.join("ust/pid"));
+    assert_eq!(traces.len(), 5, "{traces:?}");
+    for t in &traces {
+        assert!(!t.starts_with('.') && !t.contains('/') && !t.contains('\n'), "{t:?}");
+    }
+    // An ordinary name keeps LTTng's layout.
+    assert!(traces.iter().any(|t| t.starts_with("talker-")), "{traces:?}");
+    assert!(traces.iter().any(|t| t.starts_with("_._.._.._x-")), "{traces:?}");
+    // Every trace is found and read, its events with the name the process gave itself.
+    assert_eq!(ctf::find_traces(&session).unwrap().len(), 5);
+    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut names = Vec::new();
+    let mut events = set.events();
+    while let Some(ev) = events.next() {
+        let ev = ev.unwrap();
+        if ev.name() == "ros2:callback_end" {
+            names.push(ev.context_field("procname").and_then(|v| v.as_str().map(|s| s.into_owned())).unwrap());
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["..", "../../../x", ".hidden", "a/b\nc", "talker"]);
+    if require(have("babeltrace2", "--version"), "babeltrace2") {
+        let out = Command::new("babeltrace2").arg(&session).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !err.contains("WARNING") && !err.contains("ERROR"), "{err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).matches("ros2:callback_end").count(), 5);
+    }
+}
