@@ -329,6 +329,9 @@ struct Session {
     rings: Mutex<Vec<Arc<Ring>>>,
     writer: Mutex<Writer>,
     stop: AtomicBool,
+    /// Set, with the condition notified, when a thread records its first event: the writer
+    /// wakes at once and flushes often for a while (see [`writer_loop`]).
+    wake: (Mutex<bool>, std::sync::Condvar),
 }
 
 static SESSION: OnceLock<Session> = OnceLock::new();
@@ -466,6 +469,7 @@ impl Session {
             rings: Mutex::new(Vec::new()),
             writer: Mutex::new(Writer::default()),
             stop: AtomicBool::new(false),
+            wake: (Mutex::new(false), std::sync::Condvar::new()),
         };
         if SESSION.set(s).is_err() {
             return Err("session already started".into());
@@ -480,7 +484,27 @@ impl Session {
             libc::pthread_atfork(None, None, Some(in_child));
         }
         install_signal_handlers();
+        // The trace directory and metadata now, at the process's first event, rather than at the
+        // writer's first flush: a process killed soon after its first events keeps them.
+        if let Some(s) = SESSION.get() {
+            s.ensure_dir();
+        }
         Ok(())
+    }
+
+    /// Wakes the writer thread (a thread recorded its first event).
+    fn wake_writer(&self) {
+        *self.wake.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.wake.1.notify_one();
+    }
+
+    /// Waits `period`, or less when woken; whether it was woken.
+    fn wait(&self, period: Duration) -> bool {
+        let mut woken = self.wake.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !*woken {
+            woken = self.wake.1.wait_timeout(woken, period).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        std::mem::take(&mut *woken)
     }
 
     /// A ring for the calling thread, within the memory budget.
@@ -493,6 +517,8 @@ impl Session {
         let mut rings = self.rings.lock().unwrap_or_else(|e| e.into_inner());
         let ring = Arc::new(Ring::new(size, tid(), rings.len() as u32));
         rings.push(ring.clone());
+        drop(rings);
+        self.wake_writer();
         Some(ring)
     }
 
@@ -727,10 +753,21 @@ pub fn wanted(id: u16) -> bool {
             && is_init(id))
 }
 
+/// How often the writer flushes the rings.
+const FLUSH_PERIOD: Duration = Duration::from_millis(20);
+/// How often it flushes for a while after a thread recorded its first event ([`FAST_WINDOW`]),
+/// so that a burst at a thread's start is written within about a millisecond, not a period.
+const FAST_PERIOD: Duration = Duration::from_millis(1);
+const FAST_WINDOW: Duration = Duration::from_millis(25);
+
 fn writer_loop() {
     let Some(s) = SESSION.get() else { return };
+    let mut fast_until: Option<std::time::Instant> = None;
     while !s.stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20));
+        let fast = fast_until.is_some_and(|t| std::time::Instant::now() < t);
+        if s.wait(if fast { FAST_PERIOD } else { FLUSH_PERIOD }) {
+            fast_until = Some(std::time::Instant::now() + FAST_WINDOW);
+        }
         let mut w = s.writer.lock().unwrap_or_else(|e| e.into_inner());
         // A calibration point every period keeps the TSC map's segments short.
         w.clock.sample();

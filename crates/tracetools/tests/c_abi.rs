@@ -257,6 +257,43 @@ fn events_survive_sigkill_after_the_flush_period() {
     }
 }
 
+/// A process's first events are written at once, not after a flush period: a process that
+/// records a burst and then idles, killed (SIGKILL) a few ms later, keeps its burst. (Before, its
+/// trace directory and files were made by the writer's first flush, 20 ms after its start, later
+/// on a busy machine: a process killed 35 ms after its only burst lost it all.)
+#[test]
+fn a_first_burst_survives_sigkill_shortly_after() {
+    use std::io::BufRead;
+    let dir = tmp("sigkill-burst");
+    let prog = compile(&dir);
+    // The writer is woken by a thread's first event and polls every ms for a while after it:
+    // 10 ms leave it room on a loaded machine, and are half the flush period.
+    const KILL_AFTER_MS: u64 = 10;
+    for run in 0..3 {
+        let session = dir.join(format!("session-{run}"));
+        let mut child = Command::new(&prog)
+            .arg(dir.join("e.txt"))
+            .args(["1", "300", "idle"])
+            .env("ROSTRACE_SESSION_DIR", &session)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "recorded");
+        std::thread::sleep(std::time::Duration::from_millis(KILL_AFTER_MS));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let got =
+            if ctf::find_traces(&session).is_ok() { callback_ends(&read_rostrace(&session).0) } else { Vec::new() };
+        assert!(
+            got == (1..=300).collect::<Vec<u64>>(),
+            "run {run}: {} of 300 events kept by a process killed {KILL_AFTER_MS} ms after its burst",
+            got.len()
+        );
+    }
+}
+
 /// A crash while every core is busy (the writer thread holds its lock longer) still writes
 /// every event recorded before it: the crash handler waits for the writer.
 #[test]
