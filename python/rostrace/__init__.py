@@ -313,11 +313,13 @@ def _path_rows(paths: List[dict]) -> pd.DataFrame:
                 "records": p["records"],
                 "complete": p["complete"],
                 "dropped": p["dropped"],
+                "superseded": p["superseded"],
+                "lost": p["lost"],
                 "in_flight": p["in_flight"],
                 **{f"latency_{k}_ns": lat.get(k) for k in ("mean", "min", "p50", "p90", "p99", "max")},
             }
         )
-    columns = ["path", "nodes", "topics", "records", "complete", "dropped", "in_flight"] + [
+    columns = ["path", "nodes", "topics", "records", "complete", "dropped", "superseded", "lost", "in_flight"] + [
         f"latency_{k}_ns" for k in ("mean", "min", "p50", "p90", "p99", "max")
     ]
     return pd.DataFrame(rows, columns=columns)
@@ -339,6 +341,10 @@ class PathLatency:
         self.latency: dict = summary["latency"]
         self.complete: int = summary["complete"]
         self.dropped: int = summary["dropped"]
+        #: Of the dropped: superseded by a newer message at a node that publishes the latest it
+        #: took (use latest message), and lost (not taken, or not forwarded).
+        self.superseded: int = summary["superseded"]
+        self.lost: int = summary["lost"]
         self.in_flight: int = summary["in_flight"]
         cols = summary["columns"]
         self.records = pd.DataFrame(

@@ -275,3 +275,50 @@ fn summary_equals_the_records() {
     }
     assert!(incomplete > 0);
 }
+
+/// A node that publishes the latest message it took (a 10 ms timer over a 2 ms input): the
+/// messages it never used are superseded, not lost; one its subscription never took is lost.
+#[test]
+fn superseded_and_lost_apart() {
+    let tmp = testkit::TempDir::new("paths-superseded");
+    let root = tmp.join("trace");
+    let mut s = Sys::new();
+    let (v, w, x) = (s.node("v_src"), s.node("w_timer"), s.node("x_sink"));
+    let v_timer = s.timer(v, 2 * MS);
+    let v_pub = s.publisher(v, "/v");
+    let w_sub = s.subscription(w, "/v");
+    let w_timer = s.timer(w, 10 * MS);
+    let w_pub = s.publisher(w, "/w");
+    let x_sub = s.subscription(x, "/w");
+    // V publishes at 100, 102, ..., 118 ms; W takes each 30 us later but the one of 106 ms.
+    for k in 0..10u64 {
+        let t = 100 * MS + 2 * MS * k;
+        s.run(51, v_timer, t - 1_000, t + 2_000);
+        let src = s.publish(51, v_pub, t);
+        if k != 3 {
+            s.deliver(52, w_sub, src, t + 30_000, 1_000);
+        }
+    }
+    // W's timer at 105 and 115 ms publishes from the latest it took (104 and 114 ms); X takes them.
+    for t in [105 * MS, 115 * MS] {
+        s.run(53, w_timer, t, t + 3_000);
+        let src = s.publish(53, w_pub, t + 1_000);
+        s.deliver(54, x_sub, src, t + 21_000, 1_000);
+    }
+    s.write(&root);
+    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let a = analysis::analyze_traces(&set, |_, _| {});
+    let arch = Architecture::from_analysis(&a);
+    let index = PathIndex::new(&a);
+    let path = spec(&["/v_src", "/w_timer", "/x_sink"], &["/v", "/w"]);
+    let r = index.records(&arch, &path, PathOptions::default()).unwrap();
+    // Complete: 104, 114; superseded: 100, 102, 108, 110, 112; lost: 106; in flight: 116, 118.
+    let inc = r.incomplete_by_kind();
+    assert_eq!((r.complete(), inc.superseded, inc.lost, inc.in_flight), (2, 5, 1, 2));
+    assert_eq!(r.incomplete(), (6, 2));
+    let sum = index.summary(&arch, &path, PathOptions::default()).unwrap();
+    assert_eq!((sum.complete, sum.dropped, sum.superseded, sum.lost, sum.in_flight), (2, 6, 5, 1, 2));
+    let e = analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
+    assert_eq!((e.dropped, e.superseded, e.lost, e.in_flight), (6, 5, 1, 2));
+}

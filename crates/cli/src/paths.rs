@@ -178,8 +178,11 @@ fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> Strin
         crate::analyze::wrap(&mut o, &r.label, crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
         let _ = writeln!(
             o,
-            "    {} of {} messages went the whole way ({} dropped, {} in flight at the end)",
-            r.complete, r.records, r.dropped, r.in_flight
+            "    {} of {} messages went the whole way{}, {} in flight at the end",
+            r.complete,
+            r.records,
+            drops(r.superseded, r.lost),
+            r.in_flight
         );
         let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
     }
@@ -349,6 +352,17 @@ fn bar(share: f64) -> String {
     b
 }
 
+/// ` (N superseded, M lost)` of a path's records, or nothing when none was dropped: a message
+/// superseded by a newer one at a node that publishes the latest it took is not lost.
+pub fn drops(superseded: usize, lost: usize) -> String {
+    match (superseded, lost) {
+        (0, 0) => String::new(),
+        (s, 0) => format!(" ({s} superseded)"),
+        (0, l) => format!(" ({l} lost)"),
+        (s, l) => format!(" ({s} superseded, {l} lost)"),
+    }
+}
+
 fn render_e2e(o: &E2eSummary) -> String {
     let mut s = String::new();
     crate::analyze::wrap(&mut s, &o.label, crate::analyze::width(false), "Path ", "    ");
@@ -358,8 +372,9 @@ fn render_e2e(o: &E2eSummary) -> String {
     let _ = writeln!(s, "  from {} to {}", bounds[0], bounds[1]);
     let _ = writeln!(
         s,
-        "  {} messages: {} went the whole way, {} dropped on the way, {} in flight when the trace ended",
-        o.records, o.complete, o.dropped, o.in_flight
+        "  {} messages: {} went the whole way, {} superseded by a newer one, {} lost on the way, {} in flight \
+         when the trace ended",
+        o.records, o.complete, o.superseded, o.lost, o.in_flight
     );
     let _ = writeln!(s, "\nEnd-to-end latency ({} messages)\n  {}", o.latency.count, stats_line(&o.latency));
     if !o.segments.is_empty() {

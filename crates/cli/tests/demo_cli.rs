@@ -136,6 +136,21 @@ fn check_demo(backend: &str, domain_base: u32) {
     assert_eq!(s["responses_received"].as_u64(), Some(answered));
     assert_eq!(s["responses_matched"].as_u64(), Some(answered));
 
+    // The lidar's path to the actuator goes through the planner, whose 20 Hz timer publishes
+    // from the latest pose: the point clouds it never used are superseded, not lost (those lost
+    // were published before the other process's subscriptions matched).
+    let paths = r["longest_paths"]["paths"].as_array().unwrap();
+    let through = paths
+        .iter()
+        .find(|p| {
+            let n = strings(&p["path"]["nodes"]);
+            n.first().map(String::as_str) == Some("/sensing/lidar") && n.contains(&"/planning/planner".to_string())
+        })
+        .unwrap_or_else(|| panic!("no path from the lidar through the planner: {paths:?}"));
+    let (superseded, lost) = (through["superseded"].as_u64().unwrap(), through["lost"].as_u64().unwrap());
+    assert!(superseded > lost, "{through}");
+    assert_eq!(through["dropped"].as_u64(), Some(superseded + lost), "{through}");
+
     // babeltrace2 reads the trace without a warning, and the same number of events.
     if require(have_babeltrace2(), "babeltrace2") {
         let bt = std::process::Command::new("babeltrace2").arg(&dir).output().unwrap();

@@ -64,7 +64,7 @@ function table(cols, rows, onselect, id) {
       tbody.append(el("tr", {}, more));
     }
   }
-  const head = el("tr", {}, ...cols.map((c, i) => el("th", { class: c.n ? "n" : "", text: c.h, onclick: () => {
+  const head = el("tr", {}, ...cols.map((c, i) => el("th", { class: c.n ? "n" : "", text: c.h, title: c.t || "", onclick: () => {
     const v = c.v || c.f;
     const dir = head.dataset.sort == i ? -1 : 1;
     head.dataset.sort = dir === 1 ? i : -1;
@@ -536,7 +536,8 @@ function paths() {
     { h: "p99", n: 1, f: (p) => p.complete ? dur(p.latency.p99) : "-", v: (p) => p.latency.p99 },
     { h: "max", n: 1, f: (p) => p.complete ? dur(p.latency.max) : "-", v: (p) => p.latency.max },
     { h: "complete", n: 1, f: (p) => `${p.complete}/${p.records}`, v: (p) => p.complete },
-    { h: "dropped", n: 1, f: (p) => String(p.dropped), v: (p) => p.dropped },
+    { h: "superseded", n: 1, f: (p) => String(p.superseded), v: (p) => p.superseded, t: "messages replaced by a newer one before a node that publishes the latest it took used them" },
+    { h: "lost", n: 1, f: (p) => String(p.lost), v: (p) => p.lost, t: "messages not taken, or not forwarded, on the way" },
   ], lp.paths.map((p, i) => Object.assign({ i }, p)), (p) => {
     plots.replaceChildren();
     const x = D.paths[p.i];

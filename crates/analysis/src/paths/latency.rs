@@ -77,6 +77,52 @@ pub struct PathRecords {
     pub rows: Vec<Vec<Option<i64>>>,
     /// Segments, in path order.
     pub segments: Vec<Segment>,
+    /// How far (in cells) a record gets when it stops at the input of a node that publishes the
+    /// latest message it took (CARET's `use_latest_message`): stopping there, it was superseded
+    /// by a newer input, not lost.
+    #[serde(skip)]
+    pub superseded_at: Vec<usize>,
+}
+
+/// Records that did not go the whole way, by why (see [`PathRecords::incomplete`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Incomplete {
+    /// Stopped at the input of a node that publishes the latest message it took, while a later
+    /// record got further: a newer message was used in its place (use latest message).
+    pub superseded: usize,
+    /// Stopped elsewhere while a later record got further: not taken, or not forwarded.
+    pub lost: usize,
+    /// Still on the way when the trace ended.
+    pub in_flight: usize,
+}
+
+impl Incomplete {
+    /// Of `reach` (per record in time order: cells up to its last one) and the records'
+    /// `width`, with the reaches that mean superseded.
+    fn of(reach: impl DoubleEndedIterator<Item = usize>, width: usize, superseded_at: &[usize]) -> Incomplete {
+        let mut out = Incomplete::default();
+        let mut best_later = 0;
+        for k in reach.rev() {
+            if k < width {
+                if best_later > k {
+                    if superseded_at.contains(&k) {
+                        out.superseded += 1;
+                    } else {
+                        out.lost += 1;
+                    }
+                } else {
+                    out.in_flight += 1;
+                }
+            }
+            best_later = best_later.max(k);
+        }
+        out
+    }
+
+    /// Superseded and lost.
+    pub fn dropped(&self) -> usize {
+        self.superseded + self.lost
+    }
 }
 
 /// Response-time cases (CARET's).
@@ -239,7 +285,7 @@ impl<'a> PathIndex<'a> {
         let width = columns.len();
         let mut out: Vec<Vec<Option<i64>>> = (0..ch.rows.len()).map(|i| ch.row(i, width)).collect();
         out.sort_by_key(|r| r[0].unwrap_or(i64::MAX));
-        Ok(PathRecords { columns, rows: out, segments })
+        Ok(PathRecords { columns, rows: out, segments, superseded_at: ch.superseded_at })
     }
 
     /// What [`PathIndex::records`] tells of `path` without writing its rows out: the records,
@@ -258,18 +304,16 @@ impl<'a> PathIndex<'a> {
             })
             .collect();
         let complete = rows.iter().filter(|r| r.0.is_some() && r.1.is_some()).count();
-        let (mut dropped, mut in_flight, mut best_later) = (0, 0, 0);
-        for &(_, _, k) in rows.iter().rev() {
-            if k < width {
-                if best_later > k {
-                    dropped += 1;
-                } else {
-                    in_flight += 1;
-                }
-            }
-            best_later = best_later.max(k);
-        }
-        Ok(RecordsSummary { records: rows.len(), complete, dropped, in_flight, latency: Stats::of(&mut latencies) })
+        let inc = Incomplete::of(rows.iter().map(|r| r.2), width, &ch.superseded_at);
+        Ok(RecordsSummary {
+            records: rows.len(),
+            complete,
+            dropped: inc.dropped(),
+            superseded: inc.superseded,
+            lost: inc.lost,
+            in_flight: inc.in_flight,
+            latency: Stats::of(&mut latencies),
+        })
     }
 
     /// The records of `path` as chains of hops, with the columns and segments.
@@ -298,6 +342,7 @@ impl<'a> PathIndex<'a> {
         // Column names, with CARET's /0, /1 suffixes for repeated names.
         let mut columns: Vec<String> = Vec::new();
         let mut segments = Vec::new();
+        let mut superseded_at = Vec::new();
         let push = |columns: &mut Vec<String>, base: String| {
             let k = columns.iter().filter(|c| c.rsplit_once('/').map(|x| x.0) == Some(base.as_str())).count();
             columns.push(format!("{base}/{k}"));
@@ -313,6 +358,13 @@ impl<'a> PathIndex<'a> {
             }
             push(&mut columns, format!("{}/callback_start_timestamp", sub_cb.name));
             segments.push(Segment { name: t.clone(), kind: "communication", columns: (first, columns.len() - 1) });
+            // A record that stops at this callback's start, where the node publishes the latest
+            // message it took, was superseded.
+            let latest = k + 1 < n - 1
+                && nodes[k + 1].path(t, &path.topics[k + 1]).is_none_or(|p| p.context == Context::UseLatestMessage);
+            if latest {
+                superseded_at.push(columns.len());
+            }
             if k + 1 < n - 1 {
                 segments.push(Segment {
                     name: sub_cb.name.clone(),
@@ -424,13 +476,15 @@ impl<'a> PathIndex<'a> {
             rows = next;
         }
         let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].0.end()))).collect();
-        Ok(Chains { columns: (columns, segments), hops, firsts, rows, opt })
+        Ok(Chains { columns: (columns, segments), superseded_at, hops, firsts, rows, opt })
     }
 }
 
 /// A path's records as chains of hops (see [`PathIndex::records`]).
 struct Chains {
     columns: (Vec<String>, Vec<Segment>),
+    /// See [`PathRecords::superseded_at`].
+    superseded_at: Vec<usize>,
     hops: Vec<Hop>,
     /// Per first hop, the first callback's start (with `include_first_callback`).
     firsts: Vec<Option<i64>>,
@@ -507,8 +561,12 @@ pub struct RecordsSummary {
     pub records: usize,
     /// Records that went the whole way.
     pub complete: usize,
-    /// Records dropped on the way.
+    /// Records dropped on the way: superseded and lost.
     pub dropped: usize,
+    /// Of those, superseded by a newer message (see [`Incomplete::superseded`]).
+    pub superseded: usize,
+    /// Of those, lost (see [`Incomplete::lost`]).
+    pub lost: usize,
     /// Records still on the way when the trace ended.
     pub in_flight: usize,
     /// Latency of the complete records (ns).
@@ -541,23 +599,17 @@ impl PathRecords {
 
     /// Records that did not reach the end: (dropped, in flight). A record is dropped where it
     /// stops when a later record (a later input) got further than it; otherwise it was still
-    /// in flight when the trace ended.
+    /// in flight when the trace ended. [`PathRecords::incomplete_by_kind`] tells superseded
+    /// from lost.
     pub fn incomplete(&self) -> (usize, usize) {
+        let i = self.incomplete_by_kind();
+        (i.dropped(), i.in_flight)
+    }
+
+    /// Records that did not reach the end: superseded, lost, in flight.
+    pub fn incomplete_by_kind(&self) -> Incomplete {
         let reach = |r: &Vec<Option<i64>>| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        let (mut dropped, mut in_flight) = (0, 0);
-        let mut best_later = 0;
-        for r in self.rows.iter().rev() {
-            let k = reach(r);
-            if k < r.len() {
-                if best_later > k {
-                    dropped += 1;
-                } else {
-                    in_flight += 1;
-                }
-            }
-            best_later = best_later.max(k);
-        }
-        (dropped, in_flight)
+        Incomplete::of(self.rows.iter().map(reach), self.columns.len(), &self.superseded_at)
     }
 
     /// Segment statistics: per segment, the statistics of its latency over the complete
@@ -706,8 +758,12 @@ pub struct E2eSummary<'a> {
     pub records: usize,
     /// Records that went the whole way.
     pub complete: usize,
-    /// Records dropped on the way.
+    /// Records dropped on the way: superseded and lost.
     pub dropped: usize,
+    /// Of those, superseded by a newer message at a node that publishes the latest it took.
+    pub superseded: usize,
+    /// Of those, lost: not taken, or not forwarded.
+    pub lost: usize,
     /// Records still on the way when the trace ended.
     pub in_flight: usize,
     /// Every record that went the whole way.
@@ -757,7 +813,7 @@ pub struct ResponseOut {
 
 /// The summary of the records `r` of path `spec`, with the response time in each of `cases`.
 pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: &[Case]) -> E2eSummary<'a> {
-    let (dropped, in_flight) = r.incomplete();
+    let inc = r.incomplete_by_kind();
     let instances = r
         .rows
         .iter()
@@ -789,8 +845,10 @@ pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions,
         latency: r.stats(),
         records: r.rows.len(),
         complete: r.complete(),
-        dropped,
-        in_flight,
+        dropped: inc.dropped(),
+        superseded: inc.superseded,
+        lost: inc.lost,
+        in_flight: inc.in_flight,
         instances,
         response_time: cases
             .iter()

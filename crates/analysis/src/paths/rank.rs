@@ -20,8 +20,12 @@ pub struct RankedPath {
     pub records: usize,
     /// Records that went the whole way.
     pub complete: usize,
-    /// Records dropped on the way.
+    /// Records dropped on the way: superseded and lost.
     pub dropped: usize,
+    /// Of those, superseded by a newer message at a node that publishes the latest it took.
+    pub superseded: usize,
+    /// Of those, lost: not taken, or not forwarded.
+    pub lost: usize,
     /// Records still on the way when the trace ended.
     pub in_flight: usize,
 }
@@ -39,6 +43,8 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
             records: r.records,
             complete: r.complete,
             dropped: r.dropped,
+            superseded: r.superseded,
+            lost: r.lost,
             in_flight: r.in_flight,
         })
     };
