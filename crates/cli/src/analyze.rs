@@ -383,13 +383,8 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         let _ = writeln!(o, "  (none)");
     }
     for n in take(&r.nodes, top.max(50)) {
+        // The figures first, the lists of topics after: a line too long loses topic names.
         let mut parts = Vec::new();
-        if !n.publishes.is_empty() {
-            parts.push(format!("pub {}", n.publishes.join(" ")));
-        }
-        if !n.subscribes.is_empty() {
-            parts.push(format!("sub {}", n.subscribes.join(" ")));
-        }
         if !n.timers_ns.is_empty() {
             parts.push(format!("timers {}", n.timers_ns.iter().map(|t| dur(*t as f64)).collect::<Vec<_>>().join(" ")));
         }
@@ -403,6 +398,12 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         }
         if !n.clients.is_empty() {
             parts.push(if wide { format!("cli {}", n.clients.join(" ")) } else { format!("cli {}", n.clients.len()) });
+        }
+        if !n.publishes.is_empty() {
+            parts.push(format!("pub {}", n.publishes.join(" ")));
+        }
+        if !n.subscribes.is_empty() {
+            parts.push(format!("sub {}", n.subscribes.join(" ")));
         }
         let _ = writeln!(o, "  {:<32} pid {:<8} {}", n.name, n.vpid, parts.join("; "));
     }
@@ -620,14 +621,14 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         for (i, p) in take(&lp.paths, top.clamp(1, 10)).iter().enumerate() {
             let head = if p.complete > 0 {
                 format!(
-                    "  #{} mean {} p99 {} max {}, {}/{} messages ({} dropped): ",
+                    "  #{} mean {} p99 {} max {}, {}/{} messages{}: ",
                     i + 1,
                     dur(p.latency.mean),
                     dur(p.latency.p99 as f64),
                     dur(p.latency.max as f64),
                     p.complete,
                     p.records,
-                    p.dropped
+                    crate::paths::drops(p.superseded, p.lost)
                 )
             } else if followed {
                 format!("  #{} no message went the whole way ({} started): ", i + 1, p.records)
@@ -663,12 +664,62 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if wide {
         return o;
     }
-    // Whatever is still too long (a long node or topic name) is cut at the end.
+    // Whatever is still too long (a long node or topic name) is cut at the end, unless the cut
+    // would take a figure with it: a line with a number past the width stays whole.
     let mut out = String::with_capacity(o.len());
     for line in o.lines() {
-        out.push_str(&short(line, width));
+        out.push_str(&fit(line, width));
         out.push('\n');
     }
+    out
+}
+
+/// `line` in lines of at most `width` characters: cut with `…` where what is cut holds no figure
+/// (a long list of names), else wrapped at its spaces, the rest indented under it, so that no
+/// figure (nor its unit) is ever cut.
+fn fit(line: &str, width: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= width {
+        return line.to_string();
+    }
+    // The word the cut would fall in, and what follows it.
+    let cut = width.saturating_sub(1);
+    let word = chars[..cut].iter().rposition(|c| *c == ' ').map_or(0, |i| i + 1);
+    // A figure is a word that starts with a digit (a count, a duration, a ratio): names with
+    // digits in them (a hash, a sensor's number) are names.
+    let figure = |w: &str| {
+        let w = w.trim_start_matches(['(', '-', '+', '~']);
+        w.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let rest: String = chars[word..].iter().collect();
+    if !rest.split(' ').any(figure) {
+        return short(line, width);
+    }
+    let lead = chars.iter().take_while(|c| **c == ' ').count();
+    let indent = " ".repeat((lead + 4).min(width / 2));
+    let mut out = String::new();
+    let mut cur = String::new();
+    for w in line[lead..].split(' ') {
+        let room = if out.is_empty() { width - lead } else { width - indent.len() };
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > room {
+            out.push_str(if out.is_empty() { &line[..lead] } else { &indent });
+            out.push_str(&cur);
+            out.push('\n');
+            cur.clear();
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        // A name longer than a whole line is shortened in its middle.
+        let room = if out.is_empty() { width - lead } else { width - indent.len() };
+        if w.chars().count() > room && !figure(w) {
+            cur.push_str(&middle(w, room));
+        } else {
+            cur.push_str(w);
+        }
+    }
+    out.push_str(if out.is_empty() { &line[..lead] } else { &indent });
+    out.push_str(&cur);
     out
 }
 
@@ -1113,5 +1164,8 @@ mod tests {
         assert_eq!(middle("abcdefghij", 5), "ab…ij");
         assert_eq!(middle("abcdefghij", 6), "abc…ij");
         assert_eq!(middle("abcdefghij", 2), "a…");
+        // Names are cut at the width, figures never.
+        assert_eq!(fit("topics /a /b /c /verylongname", 20), "topics /a /b /c /ve…");
+        assert_eq!(fit("  mean 3.92 ms p99 12.345 ms max 20.0 ms", 20), "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms");
     }
 }

@@ -374,3 +374,22 @@ fn distro_from_caret_init_without_rcl_init() {
     let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&tmp.0));
     assert!(v["notes"].as_array().unwrap().iter().all(|n| n["metric"] != "ROS 2 distribution"));
 }
+
+/// Output to a pipe (as here) or a file is read whole: a line too long for the width loses
+/// names past it, never a figure.
+#[test]
+fn piped_report_never_cuts_a_figure() {
+    testkit::needs_test_data!();
+    for trace in ["traces/tum-autoware-carla", "traces/caret-demos-e2e-jazzy", "traces/tc-ros2-example2"] {
+        let out = rostrace().arg("analyze").arg(shared().join(trace)).env_remove("COLUMNS").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            let chars: Vec<char> = line.chars().collect();
+            if chars.last() == Some(&'…') && chars.len() >= 2 {
+                let before = chars[chars.len() - 2];
+                assert!(!before.is_ascii_digit() && before != '.', "{trace}: a figure cut: {line}");
+            }
+        }
+    }
+}
