@@ -682,6 +682,8 @@ impl Recording {
                     r.abort();
                     return Err(e);
                 }
+                // Room for the processes that would start once the disk is full.
+                tracetools::storage::reserve(&r.dir, true);
                 r.env = embedded_env(&r.dir, o, lib);
             }
             Backend::Lttng => {
@@ -793,6 +795,8 @@ impl Recording {
         }
         if self.remove_on_abort {
             let _ = std::fs::remove_dir_all(&self.dir);
+        } else {
+            tracetools::storage::release(&self.dir);
         }
     }
 
@@ -807,8 +811,11 @@ impl Recording {
             }
             let _ = lttng(&["stop", &self.name]);
             let _ = lttng(&["destroy", &self.name]);
-        } else if let Err(e) = write_control(&self.dir, "stopped") {
-            eprintln!("rostrace: error: {e}");
+        } else {
+            if let Err(e) = write_control(&self.dir, "stopped") {
+                eprintln!("rostrace: error: {e}");
+            }
+            tracetools::storage::release(&self.dir);
         }
         if ctf::find_traces(&self.dir).is_err() {
             eprintln!(
@@ -999,6 +1006,8 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     if let Err(e) = write_control(&dir, if recording { "recording" } else { "created" }) {
         return fail(e);
     }
+    // Room for the processes that would start once the disk is full.
+    tracetools::storage::reserve(&dir, true);
     println!(
         "session {} {} in {}",
         a.name,
@@ -1062,6 +1071,12 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
         Ok(full) => full,
         Err(e) => return fail(e),
     };
+    let embedded = !dir.join(LTTNG_MARK).exists();
+    match next {
+        "recording" if embedded => tracetools::storage::reserve(&dir, true),
+        "stopped" => tracetools::storage::release(&dir),
+        _ => {}
+    }
     // Traced processes poll every 20 ms.
     std::thread::sleep(std::time::Duration::from_millis(60));
     println!("session {}: {next}", a.name);

@@ -468,7 +468,9 @@ fn session_control_on_a_full_disk() {
     let again = rostrace().args(["stop", "full", "-p"]).arg(&root).output().unwrap();
     assert_eq!(again.status.code(), Some(1), "a stopped session stays stopped");
     assert!(child.wait().unwrap().success());
-    // A new recording on the full disk: one clear error, nothing left behind.
+    // A new recording on the full disk (again full: `stop` gave back the room the session kept
+    // for processes that would start on a full disk): one clear error, nothing left behind.
+    fill(&root);
     let rec = rostrace()
         .args(["record", "-s", "more", "-p"])
         .arg(&root)
@@ -659,10 +661,13 @@ int main(void) {
     }
 }
 
-/// The disk fills while 4 threads emit as fast as they can: every stream ends at a whole
-/// packet (rostrace and babeltrace2 read the trace without error), every event emitted is
-/// recorded or counted as discarded, exactly, the program runs to its end, and `rostrace
-/// record` says once that the trace could not be written whole.
+/// The disk fills while 4 threads emit as fast as they can; then a thread starts in that process,
+/// and, once the disk is filled to the last byte, another process with a late thread of its own:
+/// every stream ends at a whole packet (rostrace and babeltrace2 read the trace without error),
+/// every event emitted is recorded or counted as discarded, exactly, also those of the writers
+/// that started after the disk filled (in a trace of their own, for the late process), the
+/// programs run to their end, and `rostrace record` says once that the trace could not be
+/// written whole.
 #[test]
 fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     let dir = tmp("disk-full");
@@ -671,22 +676,27 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
         require(false, "root, to mount a small tmpfs (the full-disk test)");
         return;
     };
-    let count = dir.join("count.txt");
+    let (count, late_count) = (dir.join("count.txt"), dir.join("late.txt"));
     let out = rostrace()
         .args(["record", "--buffer-size", "256K", "-s", "full", "-p"])
         .arg(&disk.0)
         .arg("--")
+        .args(["sh", "-c", "\"$0\" \"$1\" 4 0 stress 1.5 1000 && cat /dev/zero > \"$3/filler\" 2>/dev/null; \"$0\" \"$2\" 2 0 stress 0.2 1000"])
         .arg(&prog)
         .arg(&count)
-        .args(["4", "0", "stress", "1.5"])
+        .arg(&late_count)
+        .arg(&disk.0)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("could not be written whole").count(), 1, "{err}");
     assert!(err.contains("No space left on device"), "{err}");
-    let emitted: u64 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
+    let emitted: u64 =
+        [&count, &late_count].iter().map(|c| std::fs::read_to_string(c).unwrap().trim().parse::<u64>().unwrap()).sum();
     let session = disk.0.join("full");
+    // The late process has a trace of its own: where its losses are counted.
+    assert_eq!(ctf::find_traces(&session).unwrap().len(), 2);
     let (set, errors) = ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let (mut recorded, mut read_errors) = (0u64, Vec::new());
@@ -704,6 +714,8 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     assert!(read_errors.is_empty(), "{read_errors:?}");
     assert!(recorded > 0 && discarded > 0, "the disk should fill: {recorded} recorded, {discarded} discarded");
     assert_eq!(recorded + discarded, emitted);
+    let info = rostrace().arg("info").arg(&session).output().unwrap();
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
     // babeltrace2 reads it whole, and counts the same losses.
     if require(have_babeltrace2(), "babeltrace2") {
         let out = Command::new("babeltrace2").arg(&session).output().unwrap();
@@ -711,5 +723,12 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
         assert!(out.status.success() && !err.contains("ERROR"), "{err}");
         let lines = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("ros2:callback_start")).count();
         assert_eq!(lines as u64, recorded);
+        // "WARNING: Tracer discarded N events between [...] and [...] in trace ..."
+        let said: u64 = err
+            .split("discarded ")
+            .skip(1)
+            .filter_map(|t| t.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()))
+            .sum();
+        assert_eq!(said, discarded, "babeltrace2's count of discarded events");
     }
 }

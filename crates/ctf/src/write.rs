@@ -482,14 +482,37 @@ impl<W: PacketOut> StreamWriter<W> {
         self.buf.resize(size, 0);
     }
 
-    /// Writes the stream's last packet (after a failed write) again with the count so far.
+    /// An empty packet at `ts` with sequence number 0 that reports no discarded event: what a
+    /// stream starts with when its first packet reports discarded events. (A reader cannot tell
+    /// how many of the events a stream's first packet counts were discarded before it:
+    /// babeltrace2 then only says that events may have been discarded. After this packet, it
+    /// counts them.)
+    fn lead_packet(&self, ts: u64) -> Vec<u8> {
+        let mut p = Vec::with_capacity(LOSS_PACKET);
+        p.extend_from_slice(&0xC1FC_1FC1u32.to_le_bytes());
+        p.extend_from_slice(&self.uuid);
+        p.extend_from_slice(&0u32.to_le_bytes());
+        p.extend_from_slice(&self.instance.to_le_bytes());
+        // timestamp_begin, timestamp_end, content_size, packet_size, packet_seq_num, events_discarded
+        for v in [ts, ts, PACKET_PREAMBLE as u64 * 8, LOSS_PACKET as u64 * 8, 0, 0] {
+            p.extend_from_slice(&v.to_le_bytes());
+        }
+        p.extend_from_slice(&self.cpu.to_le_bytes());
+        p.resize(LOSS_PACKET, 0);
+        p
+    }
+
+    /// Writes the stream's last packet (after a failed write) again with the count so far
+    /// (after a [lead packet](Self::lead_packet) when it is the stream's first).
     fn write_tail(&mut self) -> std::io::Result<()> {
         let Some(&Tail { at, seq, ts_begin, .. }) = self.tail.as_ref() else { return Ok(()) };
         let last = self.ts_last;
+        let mut bytes = if seq == 0 { self.lead_packet(ts_begin) } else { Vec::new() };
         self.start_packet(ts_begin);
         self.ts_last = last;
-        self.seal(last, LOSS_PACKET, seq);
-        let r = self.out.rewrite_end(at, &self.buf);
+        self.seal(last, LOSS_PACKET, seq.max(1));
+        bytes.extend_from_slice(&self.buf);
+        let r = self.out.rewrite_end(at, &bytes);
         self.buf.clear();
         r?;
         self.reported = self.discarded;
@@ -514,12 +537,22 @@ impl<W: PacketOut> StreamWriter<W> {
         } else {
             self.buf.len().max(self.packet_size).div_ceil(4096) * 4096
         };
-        self.seal(ts_end, size, self.seq);
-        match self.out.append(self.end, &self.buf) {
+        // The stream's first packet, reporting discarded events: a lead packet before it.
+        let lead = if self.seq == 0 && self.discarded > 0 { self.lead_packet(self.ts_begin) } else { Vec::new() };
+        let (lead_len, seq) = (lead.len() as u64, self.seq + !lead.is_empty() as u64);
+        self.seal(ts_end, size, seq);
+        let written = if lead.is_empty() {
+            self.out.append(self.end, &self.buf)
+        } else {
+            let mut both = lead;
+            both.extend_from_slice(&self.buf);
+            self.out.append(self.end, &both)
+        };
+        match written {
             Ok(()) => {
                 self.buf.clear();
-                self.seq += 1;
-                self.end += size as u64;
+                self.seq = seq + 1;
+                self.end += lead_len + size as u64;
                 self.reported = self.discarded;
                 self.out.reserve(self.end, RESERVE);
                 Ok(true)
@@ -622,8 +655,9 @@ mod tests {
             packets.push((u(0), u(8), u(40)));
             at += u(24) as usize / 8;
         }
-        // First packet: 10..500, 7 discarded; second: 500..600 (the late event not before 500).
-        assert_eq!(packets, [(10, 500, 7), (500, 600, 7)]);
+        // The lead packet (none discarded before it); the first: 10..500, 7 discarded; the
+        // second: 500..600 (the late event not before 500).
+        assert_eq!(packets, [(10, 10, 0), (10, 500, 7), (500, 600, 7)]);
     }
 
     /// Events discarded after the last packet: an empty packet reports them (the count stays
@@ -669,6 +703,56 @@ mod tests {
         assert_eq!(discarded, 20 - 3);
         let ctx = &out[4096 + 32..4096 + PACKET_PREAMBLE];
         assert_eq!(u64::from_le_bytes(ctx[40..48].try_into().unwrap()), 17);
+    }
+
+    /// (content bytes, sequence number, events discarded) of each packet of a stream.
+    fn packets(out: &[u8]) -> Vec<(u64, u64, u64)> {
+        let mut at = 0;
+        let mut v = Vec::new();
+        while at < out.len() {
+            let ctx = &out[at + 32..at + PACKET_PREAMBLE];
+            let u = |i: usize| u64::from_le_bytes(ctx[i..i + 8].try_into().unwrap());
+            v.push((u(16) / 8, u(32), u(40)));
+            at += (u(24) / 8) as usize;
+        }
+        v
+    }
+
+    /// A stream whose first packet reports discarded events starts with an empty packet that
+    /// reports none (so that readers can count them): when it is written, and when it is the
+    /// packet that ends a stream that could not be written (a full disk).
+    #[test]
+    fn a_stream_whose_first_packet_reports_discards_starts_with_an_empty_one() {
+        let empty = PACKET_PREAMBLE as u64;
+        let mut w = StreamWriter::new(Vec::new(), [0; 16], 0, 0, 4096);
+        w.discard(5, 10);
+        w.event(0, 20, 1, 1, b"p", b"").unwrap();
+        w.switch_packet().unwrap();
+        w.discard(1, 30);
+        let p = packets(&w.finish().unwrap());
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert_eq!(p[0], (empty, 0, 0));
+        assert_eq!((p[1].1, p[1].2, p[2]), (1, 5, (empty, 2, 6)));
+        // Only discards, as the tracer's loss file writes them.
+        let mut w = StreamWriter::new(Vec::new(), [0; 16], 0, 0, 4096);
+        w.discard(9, 10);
+        w.close_packet(40).unwrap();
+        assert_eq!(packets(&w.finish().unwrap()), [(empty, 0, 0), (empty, 1, 9)]);
+        // Its first packet could not be written: the lead packet, then the one that counts.
+        let mut w = StreamWriter::new(FullOnce { out: Vec::new(), writes: 1 }, [0; 16], 0, 0, 4096);
+        w.discard(2, 5);
+        for i in 0..3 {
+            w.event(0, 10 + i, 1, 1, b"p", b"").unwrap();
+        }
+        assert!(w.switch_packet().is_err());
+        w.event(0, 50, 1, 1, b"p", b"").unwrap();
+        assert_eq!(packets(&w.finish().unwrap().out), [(empty, 0, 0), (empty, 1, 6)]);
+        // And none when nothing was discarded before the first packet.
+        let mut w = StreamWriter::new(Vec::new(), [0; 16], 0, 0, 4096);
+        w.event(0, 20, 1, 1, b"p", b"").unwrap();
+        w.switch_packet().unwrap();
+        w.discard(1, 30);
+        assert_eq!(packets(&w.finish().unwrap()).iter().map(|p| (p.1, p.2)).collect::<Vec<_>>(), [(0, 0), (1, 1)]);
     }
 
     #[test]

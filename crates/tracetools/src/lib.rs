@@ -22,6 +22,7 @@ pub mod filter;
 pub mod hooks;
 mod lttng;
 mod ring;
+pub mod storage;
 pub mod tracer;
 pub mod utils;
 

@@ -14,6 +14,7 @@
 use crate::catalog::{self, TRACEPOINTS};
 use crate::clock;
 use crate::ring::Ring;
+use crate::storage::{self, LossFile, TraceFile};
 use ctf::write::{metadata_text, packetize_metadata, StreamWriter};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -161,7 +162,8 @@ fn choose() -> Mode {
             Some(dir) => match Session::start(PathBuf::from(dir)) {
                 Ok(()) => {
                     let on = control_state(SESSION.get().map(|s| s.root.as_path())) == Control::Recording;
-                    KEEP_INIT.store(true, Ordering::Relaxed);
+                    // (A process whose trace only counts has nothing to replay.)
+                    KEEP_INIT.store(SESSION.get().is_some_and(|s| !s.lost), Ordering::Relaxed);
                     RECORDING.store(on, Ordering::Relaxed);
                     Mode::Embedded
                 }
@@ -241,7 +243,8 @@ thread_local! {
     static LOCAL: RefCell<Local> = const { RefCell::new(Local { ring: None, scratch: Vec::new(), count: 0, registered: false }) };
 }
 
-/// Events dropped because their thread could not get a ring within the memory budget.
+/// Events dropped because their thread could not get a ring within the memory budget (or the
+/// process's trace only counts): counted in the process's loss file.
 static UNBUFFERED: AtomicU64 = AtomicU64::new(0);
 
 fn tid() -> i32 {
@@ -316,8 +319,9 @@ fn keep_init(id: u16, stamp: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
 struct Session {
     root: PathBuf,
     snapshot_budget: usize,
-    metadata: Vec<u8>,
-    dir_ready: AtomicBool,
+    /// The trace could not be opened whole (a full disk): it only counts the process's events
+    /// as discarded, in its loss file (see [`open_trace`]).
+    lost: bool,
     chunk: AtomicU64,
     dir: PathBuf,
     uuid: [u8; 16],
@@ -338,7 +342,10 @@ static SESSION: OnceLock<Session> = OnceLock::new();
 
 struct Stream {
     ring: Arc<Ring>,
-    out: Option<StreamWriter<File>>,
+    out: Option<StreamWriter<TraceFile>>,
+    /// Its file could not be created (a full disk): its events are counted in the loss file,
+    /// until the chunk ends.
+    dead: bool,
     reported: u64,
     kept: VecDeque<(u16, u64, Vec<u8>)>,
     kept_bytes: usize,
@@ -355,6 +362,8 @@ struct Writer {
     write_failed: bool,
     /// The rings' stamps to ns.
     clock: clock::StampClock,
+    /// Counts what no stream reports (none when not even it could be created).
+    loss: Option<LossFile>,
 }
 
 /// The stream file of ring `index` in chunk `chunk` (the files of a session stopped and started
@@ -371,6 +380,63 @@ fn ring_path(dir: &std::path::Path, index: u32, chunk: u64) -> PathBuf {
 /// named `.rostrace-write-failed-ERRNO` and holding the stream and error when it can: the stream
 /// ends at its last whole packet, and its last packet counts the events written no more.
 pub const WRITE_FAILED_FILE: &str = ".rostrace-write-failed";
+
+/// Notes in `dir` that `path` could not be written (see [`WRITE_FAILED_FILE`]).
+fn note_failure(dir: &std::path::Path, path: &std::path::Path, e: &std::io::Error) {
+    let file = dir.join(format!("{WRITE_FAILED_FILE}-{}", e.raw_os_error().unwrap_or(0)));
+    let _ = std::fs::write(file, format!("{}: {e}", path.display()));
+}
+
+/// The same error, for a second owner.
+fn copy_error(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+/// Opens a process's trace: its directory, its metadata (written whole or not at all) and its
+/// loss file, with room for its packet. When that cannot be written (a full disk), a slot of
+/// the session's reserve is freed for a trace that only counts: the metadata without event
+/// classes (`counting`) and the loss file, where every event of the process is counted as
+/// discarded. Returns the loss file (none when not even that could be made: the events of the
+/// process are then counted nowhere, and the failure is noted in the session directory), and
+/// whether the trace only counts.
+fn open_trace(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    metadata: &[u8],
+    counting: impl FnOnce() -> Vec<u8>,
+    uuid: [u8; 16],
+) -> (Option<LossFile>, bool) {
+    let open = |metadata: &[u8]| {
+        std::fs::create_dir_all(dir)?;
+        storage::write_whole(&dir.join("metadata"), metadata)?;
+        LossFile::create(&dir.join(storage::LOSS_FILE), uuid).inspect_err(|_| {
+            let _ = std::fs::remove_file(dir.join("metadata"));
+        })
+    };
+    let e = match open(metadata) {
+        Ok(loss) => {
+            storage::reserve(root, false);
+            return (Some(loss), false);
+        }
+        Err(e) => e,
+    };
+    let mut loss = None;
+    if storage::is_full(&e) {
+        let counting = counting();
+        while loss.is_none() && storage::claim(root) {
+            loss = open(&counting).ok();
+        }
+    }
+    if loss.is_none() {
+        let _ = std::fs::remove_dir(dir);
+        eprintln!("rostrace: cannot write the trace {}: {e}: this process's events are not recorded", dir.display());
+    }
+    note_failure(if dir.is_dir() { dir } else { root }, &dir.join("metadata"), &e);
+    (loss, true)
+}
 
 fn random_uuid() -> [u8; 16] {
     let mut u = [0u8; 16];
@@ -451,13 +517,18 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
-        let text = metadata_text(&catalog::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env));
-        let metadata = packetize_metadata(&text, &uuid);
+        let mut decl = catalog::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env);
+        let metadata = packetize_metadata(&metadata_text(&decl), &uuid);
+        // The trace directory, metadata and loss file now, at the process's first event, rather
+        // than at the writer's first flush: a process killed soon after its first events keeps
+        // them. On a full disk, a trace that counts them.
+        decl.events.clear();
+        let counting = || packetize_metadata(&metadata_text(&decl), &uuid);
+        let (loss, lost) = open_trace(&root, &dir, &metadata, counting, uuid);
         let s = Session {
             snapshot_budget: std::env::var("ROSTRACE_SNAPSHOT").ok().and_then(|v| parse_size(&v)).unwrap_or(0),
             root: root.clone(),
-            metadata,
-            dir_ready: AtomicBool::new(false),
+            lost,
             chunk: AtomicU64::new(0),
             dir,
             uuid,
@@ -467,7 +538,7 @@ impl Session {
             budget: env_size("ROSTRACE_MEMORY_BUDGET", 256 << 20),
             allocated: AtomicUsize::new(0),
             rings: Mutex::new(Vec::new()),
-            writer: Mutex::new(Writer::default()),
+            writer: Mutex::new(Writer { loss, ..Writer::default() }),
             stop: AtomicBool::new(false),
             wake: (Mutex::new(false), std::sync::Condvar::new()),
         };
@@ -484,11 +555,6 @@ impl Session {
             libc::pthread_atfork(None, None, Some(in_child));
         }
         install_signal_handlers();
-        // The trace directory and metadata now, at the process's first event, rather than at the
-        // writer's first flush: a process killed soon after its first events keeps them.
-        if let Some(s) = SESSION.get() {
-            s.ensure_dir();
-        }
         Ok(())
     }
 
@@ -509,6 +575,9 @@ impl Session {
 
     /// A ring for the calling thread, within the memory budget.
     fn register(&self) -> Option<Arc<Ring>> {
+        if self.lost {
+            return None;
+        }
         let size = self.ring_size.max(4096).next_power_of_two();
         if self.allocated.fetch_add(size, Ordering::Relaxed) + size > self.budget {
             self.allocated.fetch_sub(size, Ordering::Relaxed);
@@ -527,12 +596,16 @@ impl Session {
         if w.finished {
             return;
         }
-        if !self.ensure_dir() {
-            return;
-        }
         let rings: Vec<Arc<Ring>> = self.rings.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for r in rings.iter().skip(w.streams.len()) {
-            w.streams.push(Stream { ring: r.clone(), out: None, reported: 0, kept: VecDeque::new(), kept_bytes: 0 });
+            w.streams.push(Stream {
+                ring: r.clone(),
+                out: None,
+                dead: false,
+                reported: 0,
+                kept: VecDeque::new(),
+                kept_bytes: 0,
+            });
         }
         if self.snapshot_budget > 0 && !finish {
             // Flight recorder: keep the newest events in memory, the oldest go first.
@@ -556,26 +629,21 @@ impl Session {
             return;
         }
         let clock = &mut w.clock;
-        for (k, st) in w.streams.iter_mut().enumerate() {
+        // Events of this drain that no stream reports: for the loss file.
+        let mut lost = 0;
+        let mut failure = None;
+        // Every discard counted below happened before this time.
+        let counted_at = clock::monotonic();
+        for st in w.streams.iter_mut() {
             let ring = &st.ring;
-            // Every discard counted below happened before this time.
-            let counted_at = clock::monotonic();
-            let discarded = ring.discarded.load(Ordering::Relaxed)
-                + if k == 0 {
-                    let u = UNBUFFERED.load(Ordering::Relaxed);
-                    let d = u - w.unbuffered_reported;
-                    w.unbuffered_reported = u;
-                    d
-                } else {
-                    0
-                };
+            let discarded = ring.discarded.load(Ordering::Relaxed);
             if ring.is_empty() && st.kept.is_empty() && discarded == st.reported && st.out.is_none() {
                 continue;
             }
-            if st.out.is_none() {
+            if st.out.is_none() && !st.dead {
                 let chunk = self.chunk.load(Ordering::Relaxed);
                 let path = ring_path(&self.dir, ring.index, chunk);
-                match File::create(&path) {
+                match TraceFile::create(&path) {
                     Ok(f) => {
                         st.out = Some(StreamWriter::new(
                             f,
@@ -585,8 +653,20 @@ impl Session {
                             1 << 16,
                         ))
                     }
-                    Err(_) => continue,
+                    Err(e) => {
+                        // No room for even the packet that would say so (a thread that started
+                        // after the disk filled): its events are counted in the loss file.
+                        failure.get_or_insert((path, e));
+                        st.dead = true;
+                    }
                 }
+            }
+            if st.dead {
+                lost += st.kept.len() as u64 + ring.drain(|_, _, _| {}) as u64 + discarded - st.reported;
+                st.reported = discarded;
+                st.kept.clear();
+                st.kept_bytes = 0;
+                continue;
             }
             let out = st.out.as_mut().expect("just created");
             let (vpid, vtid, name) = (self.vpid, ring.vtid, &self.procname);
@@ -610,20 +690,40 @@ impl Session {
                 // process killed later (SIGKILL) loses at most the last period.
                 let _ = out.switch_packet();
             }
-            if let (Some(e), false) = (out.failure(), w.write_failed) {
-                // Said once, for `rostrace record` to report: the error number in the file's
-                // name (creating a file takes no room on a full disk), the stream and the
-                // error in it when that can be written.
-                w.write_failed = true;
+            if let Some(e) = out.failure() {
                 let chunk = self.chunk.load(Ordering::Relaxed);
-                let file = self.dir.join(format!("{WRITE_FAILED_FILE}-{}", e.raw_os_error().unwrap_or(0)));
-                let _ = std::fs::write(file, format!("{}: {e}", ring_path(&self.dir, ring.index, chunk).display()));
+                failure.get_or_insert((ring_path(&self.dir, ring.index, chunk), copy_error(e)));
             }
+        }
+        let u = UNBUFFERED.load(Ordering::Relaxed);
+        lost += u - w.unbuffered_reported;
+        w.unbuffered_reported = u;
+        if let Some(loss) = &mut w.loss {
+            loss.add(lost, counted_at);
+            if let Err(e) = loss.write() {
+                failure.get_or_insert((self.dir.join(storage::LOSS_FILE), e));
+            }
+        }
+        if let Some((path, e)) = failure {
+            self.note_failure(w, &path, &e);
         }
         if finish {
             self.close(w);
+            if let Some(loss) = w.loss.take() {
+                loss.close();
+            }
             w.finished = true;
         }
+    }
+
+    /// Notes, once, that a file could not be written, for `rostrace record` to report: the error
+    /// number in a file's name (creating a file takes no room on a full disk), the file and the
+    /// error in it when that can be written.
+    fn note_failure(&self, w: &mut Writer, path: &std::path::Path, e: &std::io::Error) {
+        if std::mem::replace(&mut w.write_failed, true) {
+            return;
+        }
+        note_failure(if self.dir.is_dir() { &self.dir } else { &self.root }, path, e);
     }
 
     /// Closes every stream file (a stopped session leaves a complete trace); writing again opens new ones.
@@ -634,21 +734,12 @@ impl Session {
                 let _ = out.finish();
                 any = true;
             }
+            // The next chunk tries again.
+            st.dead = false;
         }
         if any {
             self.chunk.fetch_add(1, Ordering::Relaxed);
         }
-    }
-
-    /// Creates the trace directory and its metadata, the first time something is written.
-    fn ensure_dir(&self) -> bool {
-        if self.dir_ready.load(Ordering::Relaxed) {
-            return true;
-        }
-        let ok = std::fs::create_dir_all(&self.dir).is_ok()
-            && std::fs::write(self.dir.join("metadata"), &self.metadata).is_ok();
-        self.dir_ready.store(ok, Ordering::Relaxed);
-        ok
     }
 
     /// Flight recorder: every snapshot carries all initialization events.
@@ -678,16 +769,30 @@ impl Session {
             v.sort_by_key(|e| e.ts);
             v
         };
-        if pending.is_empty() || !self.ensure_dir() {
+        if pending.is_empty() {
             return;
         }
         let chunk = self.chunk.load(Ordering::Relaxed);
         w.replays += 1;
         let path = self.dir.join(format!("channel0_init_{chunk}_{}", w.replays));
-        let Ok(f) = File::create(&path) else { return };
+        let f = match TraceFile::create(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                // Counted where the process counts what it cannot write.
+                if let Some(loss) = &mut w.loss {
+                    loss.add(pending.len() as u64, clock::monotonic());
+                    let _ = loss.write();
+                }
+                self.note_failure(w, &path, &e);
+                return;
+            }
+        };
         let mut out = StreamWriter::new(f, self.uuid, 1_000_000 + w.replays as u64, 0, 1 << 16);
         for e in &pending {
             let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
+        }
+        if let Some(e) = out.failure().map(copy_error) {
+            self.note_failure(w, &path, &e);
         }
         let _ = out.finish();
     }

@@ -447,7 +447,7 @@ int main(int argc, char ** argv)
     };
     assert_eq!(entries(&dir), ["a", "rename", "rename.c"]);
     assert_eq!(entries(&dir.join("a")), ["session"]);
-    assert_eq!(entries(&session), ["ust"]);
+    assert_eq!(entries(&session), [tracetools::storage::RESERVE_DIR, "ust"]);
     assert_eq!(entries(&session.join("ust")), ["pid"]);
     let traces = entries(&session.join("ust/pid"));
     assert_eq!(traces.len(), 5, "{traces:?}");

@@ -1,7 +1,7 @@
 /* Replays every flow of the ROS 2 instrumentation design through the tracetools C ABI, in
  * several threads, and writes what it emitted (one line per event: thread id, event, fields
  * as JSON) to the file given as first argument, for the test to compare with the trace.
- * Usage: flows EXPECTED_FILE THREADS ITERATIONS [stress SECONDS | bench]
+ * Usage: flows EXPECTED_FILE THREADS ITERATIONS [stress SECONDS [LATE] | bench | ...]
  * `bench`: calls one tracepoint ITERATIONS times in one thread and writes ns per call. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -223,6 +223,14 @@ static void * stress_main(void * arg)
   return NULL;
 }
 
+/* A thread that starts late: records N events (its argument) as fast as it can. */
+static void * late_main(void * arg)
+{
+  unsigned long long n = (uintptr_t) arg;
+  for (unsigned long long i = 0; i < n; i++) TRACETOOLS_TRACEPOINT(callback_start, P(i), false);
+  return NULL;
+}
+
 static void * clock_main(void * arg)
 {
   uintptr_t k = (uintptr_t) arg;
@@ -310,7 +318,8 @@ int main(int argc, char ** argv)
     return 0;
   }
   if (argc >= 6 && strcmp(argv[4], "stress") == 0) {
-    /* Emit as fast as possible from THREADS threads for SECONDS; print events emitted. */
+    /* Emit as fast as possible from THREADS threads for SECONDS; print events emitted. With
+       LATE (stress SECONDS LATE), a thread started after them then records LATE events. */
     double seconds = atof(argv[5]);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++) pthread_create(&t[i], NULL, stress_main, (void *) (uintptr_t) i);
@@ -321,6 +330,13 @@ int main(int argc, char ** argv)
     for (int i = 0; i < threads && i < 64; i++) {
       pthread_join(t[i], NULL);
       total += stress_counts[i];
+    }
+    if (argc >= 7) {
+      unsigned long long late = strtoull(argv[6], NULL, 10);
+      pthread_t l;
+      pthread_create(&l, NULL, late_main, (void *) (uintptr_t) late);
+      pthread_join(l, NULL);
+      total += late;
     }
     FILE * f = fopen(argv[1], "w");
     fprintf(f, "%llu\n", total);
