@@ -6,8 +6,10 @@
 //! - `ROSTRACE_BACKEND`: `embedded` (default) or `lttng`;
 //! - `ROSTRACE_EVENTS`: comma-separated `*` patterns of events to record (default: all);
 //! - `ROSTRACE_BUFFER_SIZE`: bytes of each thread's ring (default 1 MiB);
-//! - `ROSTRACE_MEMORY_BUDGET`: bytes of all rings together (default 256 MiB); threads beyond it
-//!   record nothing and their events are counted as discarded;
+//! - `ROSTRACE_MEMORY_BUDGET`: bytes of all rings together and of the initialization events kept
+//!   for replay (at most half of it; default 256 MiB); threads beyond it record nothing and their
+//!   events are counted as discarded, and initialization events beyond it are not kept (a replay
+//!   counts them as discarded);
 //! - `ROSTRACE_CLOCK=monotonic`: read CLOCK_MONOTONIC at each event, never the TSC (see `clock`);
 //! - `TRACETOOLS_RUNTIME_DISABLE=1`: no tracing at all.
 
@@ -296,19 +298,40 @@ fn push_local(id: u16, ts: u64, encode: impl FnOnce(&mut Vec<u8>)) {
 }
 
 /// Keeps an initialization event for replay (once per content: the store stays small when a
-/// program initializes the same thing again and again), and records it, every call, if recording.
-/// `stamp` is the event's [`clock::stamp`]; the store keeps its time in ns.
+/// program initializes the same thing again and again), within the memory budget, and records
+/// it, every call, if recording. `stamp` is the event's [`clock::stamp`]; the store keeps its
+/// time in ns.
 #[cold]
 fn keep_init(id: u16, stamp: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
     let ts = if clock::stamps_are_tsc() { clock::monotonic() } else { stamp };
     let mut payload = Vec::new();
     f(&mut Enc(&mut payload));
     crate::filter::observe(id, &payload);
+    let mut warn = false;
     {
         let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
-        if store.seen.insert((id, payload.clone())) {
-            store.events.push(InitEvent { id, ts, vtid: tid(), payload: payload.clone(), written: recording });
+        let h = init_hash(id, &payload);
+        if !store.contains(h, id, &payload) {
+            let cost = payload.len() + INIT_EVENT_COST;
+            if SESSION.get().is_some_and(|s| s.take_for_store(store.bytes, cost)) {
+                store.bytes += cost;
+                let kept = if recording { payload.clone() } else { std::mem::take(&mut payload) };
+                store.insert(h, InitEvent { id, ts, vtid: tid(), payload: kept, written: recording });
+            } else {
+                // Not kept: missing from the replays after it, which count it as discarded.
+                warn = store.dropped == 0;
+                store.dropped += 1;
+                store.dropped_unwritten += !recording as u64;
+                store.dropped_last = store.dropped_last.max(ts);
+            }
         }
+    }
+    if warn {
+        eprintln!(
+            "rostrace: the initialization events this process keeps for replay reached half of \
+             ROSTRACE_MEMORY_BUDGET: later ones are not kept (a session started or a snapshot taken after \
+             them counts them as discarded)"
+        );
     }
     if recording {
         push_local(id, stamp, |buf| buf.extend_from_slice(&payload));
@@ -573,6 +596,19 @@ impl Session {
         std::mem::take(&mut *woken)
     }
 
+    /// Whether the store of initialization events, `store` bytes now, may take `cost` bytes more
+    /// (counted in the budget): it takes at most half of the budget.
+    fn take_for_store(&self, store: usize, cost: usize) -> bool {
+        if store + cost > self.budget / 2 {
+            return false;
+        }
+        if self.allocated.fetch_add(cost, Ordering::Relaxed) + cost > self.budget {
+            self.allocated.fetch_sub(cost, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
     /// A ring for the calling thread, within the memory budget.
     fn register(&self) -> Option<Arc<Ring>> {
         if self.lost {
@@ -750,26 +786,27 @@ impl Session {
         for e in INIT_STORE.lock().unwrap_or_else(|e| e.into_inner()).events.iter_mut() {
             e.written = false;
         }
-        self.replay(w);
+        self.replay(w, true);
     }
 
-    /// Writes the initialization events kept while not recording, with their original times.
-    fn replay(&self, w: &mut Writer) {
-        let pending: Vec<InitEvent> = {
+    /// Writes the initialization events kept while not recording, with their original times
+    /// (all of them for a `snapshot`), and counts as discarded those the store could not keep.
+    fn replay(&self, w: &mut Writer, snapshot: bool) {
+        let (order, lost, lost_at) = {
             let mut store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
-            let mut v: Vec<InitEvent> = store
-                .events
-                .iter_mut()
-                .filter(|e| !e.written)
-                .map(|e| {
-                    e.written = true;
-                    e.clone()
-                })
-                .collect();
-            v.sort_by_key(|e| e.ts);
-            v
+            let mut order: Vec<u32> =
+                (0..store.events.len() as u32).filter(|i| !store.events[*i as usize].written).collect();
+            for i in &order {
+                store.events[*i as usize].written = true;
+            }
+            order.sort_by_key(|i| store.events[*i as usize].ts);
+            let lost = if snapshot { store.dropped } else { store.dropped_unwritten - store.dropped_reported };
+            if !snapshot {
+                store.dropped_reported = store.dropped_unwritten;
+            }
+            (order, lost, store.dropped_last)
         };
-        if pending.is_empty() {
+        if order.is_empty() && lost == 0 {
             return;
         }
         let chunk = self.chunk.load(Ordering::Relaxed);
@@ -780,7 +817,7 @@ impl Session {
             Err(e) => {
                 // Counted where the process counts what it cannot write.
                 if let Some(loss) = &mut w.loss {
-                    loss.add(pending.len() as u64, clock::monotonic());
+                    loss.add(order.len() as u64 + lost, clock::monotonic());
                     let _ = loss.write();
                 }
                 self.note_failure(w, &path, &e);
@@ -788,9 +825,17 @@ impl Session {
             }
         };
         let mut out = StreamWriter::new(f, self.uuid, 1_000_000 + w.replays as u64, 0, 1 << 16);
-        for e in &pending {
-            let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
+        // Copied a part at a time: no second copy of the whole store.
+        for part in order.chunks(4096) {
+            let events: Vec<InitEvent> = {
+                let store = INIT_STORE.lock().unwrap_or_else(|e| e.into_inner());
+                part.iter().map(|i| store.events[*i as usize].clone()).collect()
+            };
+            for e in &events {
+                let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
+            }
         }
+        out.discard(lost, lost_at);
         if let Some(e) = out.failure().map(copy_error) {
             self.note_failure(w, &path, &e);
         }
@@ -835,10 +880,52 @@ struct InitEvent {
     written: bool,
 }
 
+/// What a kept initialization event takes besides its fields: its entry in the store (and the
+/// room the store keeps to grow), its index entry, the allocator's header.
+const INIT_EVENT_COST: usize = 2 * std::mem::size_of::<InitEvent>() + 32 + 16;
+
+/// The initialization events kept for replay, within half of the memory budget.
 #[derive(Default)]
 struct InitStore {
     events: Vec<InitEvent>,
-    seen: std::collections::HashSet<(u16, Vec<u8>)>,
+    /// The event of each hash of (id, payload) kept, to compare with; `more`: further events of
+    /// a hash (rare).
+    index: std::collections::HashMap<u64, u32>,
+    more: std::collections::HashMap<u64, Vec<u32>>,
+    /// Bytes taken (see [`INIT_EVENT_COST`]).
+    bytes: usize,
+    /// Events not kept for want of room (repeats included), those of them not recorded either
+    /// (missing from the next replay), how many of those a replay counted, the last one's time.
+    dropped: u64,
+    dropped_unwritten: u64,
+    dropped_reported: u64,
+    dropped_last: u64,
+}
+
+impl InitStore {
+    /// Whether an event of this content is kept (`h`: its [`init_hash`]).
+    fn contains(&self, h: u64, id: u16, payload: &[u8]) -> bool {
+        let same = |i: &u32| self.events[*i as usize].id == id && self.events[*i as usize].payload == payload;
+        self.index.get(&h).is_some_and(same) || self.more.get(&h).is_some_and(|v| v.iter().any(same))
+    }
+
+    fn insert(&mut self, h: u64, e: InitEvent) {
+        let i = self.events.len() as u32;
+        if self.index.contains_key(&h) {
+            self.more.entry(h).or_default().push(i);
+        } else {
+            self.index.insert(h, i);
+        }
+        self.events.push(e);
+    }
+}
+
+fn init_hash(id: u16, payload: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    payload.hash(&mut h);
+    h.finish()
 }
 
 static INIT_STORE: std::sync::LazyLock<Mutex<InitStore>> =
@@ -895,7 +982,7 @@ fn writer_loop() {
             match state {
                 Control::Recording => {
                     // Initialization events first, with their original times, then live events.
-                    s.replay(&mut w);
+                    s.replay(&mut w, false);
                     RECORDING.store(true, Ordering::Relaxed);
                 }
                 Control::Paused => {

@@ -294,6 +294,73 @@ fn a_first_burst_survives_sigkill_shortly_after() {
     }
 }
 
+/// The initialization events a process keeps for start-any-time replay are bounded by
+/// `ROSTRACE_MEMORY_BUDGET` (half of it): a process that initializes a million nodes before the
+/// session starts keeps what fits, the replay writes those and counts the others as discarded
+/// (kept + discarded = initialized), and the process's memory stays small. (Before, the store
+/// grew without bound: 1.1 GB for a million nodes of a real system.)
+#[test]
+fn the_store_of_initialization_events_is_bounded() {
+    use std::io::BufRead;
+    let dir = tmp("init-store");
+    let prog = compile(&dir);
+    let session = dir.join("session");
+    std::fs::create_dir_all(&session).unwrap();
+    std::fs::write(session.join(tracetools::tracer::CONTROL_FILE), "created\n").unwrap();
+    const NODES: u64 = 1_000_000;
+    let hwm_file = dir.join("hwm.txt");
+    let mut child = Command::new(&prog)
+        .arg(&hwm_file)
+        .args(["1", &NODES.to_string(), "inits"])
+        .env("ROSTRACE_SESSION_DIR", &session)
+        .env("ROSTRACE_MEMORY_BUDGET", "16M")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "initialized");
+    // Start: the process writes its initialization events, then ends.
+    std::fs::write(session.join(tracetools::tracer::CONTROL_FILE), "recording\n").unwrap();
+    let replayed = || {
+        ctf::find_traces(&session).ok().and_then(|t| t.first().cloned()).is_some_and(|t| {
+            std::fs::read_dir(t).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("channel0_init"))
+        })
+    };
+    let t = std::time::Instant::now();
+    while !replayed() && t.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let hwm_kb: u64 = std::fs::read_to_string(&hwm_file).unwrap().trim().parse().unwrap();
+    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut kept = 0u64;
+    let mut events = set.events();
+    while let Some(ev) = events.next() {
+        kept += (ev.unwrap().name() == "ros2:rcl_node_init") as u64;
+    }
+    let discarded = events.discarded_events();
+    eprintln!(
+        "{NODES} nodes initialized: {kept} replayed, {discarded} counted as discarded; peak memory {} MiB",
+        hwm_kb >> 10
+    );
+    assert_eq!(kept + discarded, NODES);
+    assert!(kept > 10_000 && discarded > 0, "{kept} kept");
+    if require(have("babeltrace2", "--version"), "babeltrace2") {
+        let out = Command::new("babeltrace2").arg(&session).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !err.contains("ERROR"), "{err}");
+        assert!(err.contains(&format!("discarded {discarded} events")), "{err}");
+    }
+    // The program itself, its 1 MiB ring, the store (8 MiB): far from the hundreds of MiB of a
+    // million events kept.
+    assert!(hwm_kb < 48 << 10, "peak resident memory {} MiB", hwm_kb >> 10);
+}
+
 /// A crash while every core is busy (the writer thread holds its lock longer) still writes
 /// every event recorded before it: the crash handler waits for the writer.
 #[test]

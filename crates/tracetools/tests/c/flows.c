@@ -286,6 +286,31 @@ int main(int argc, char ** argv)
     fflush(stdout);
     for (;;) pause();
   }
+  if (argc >= 5 && strcmp(argv[4], "inits") == 0) {
+    /* Initializes ITERATIONS nodes (rcl_node_init, each its own handle and name), says
+       "initialized" on stdout, waits for the end of stdin, then writes its peak resident memory
+       (VmHWM, kB) to EXPECTED_FILE. */
+    char name[32];
+    for (long i = 0; i < iterations; i++) {
+      snprintf(name, sizeof name, "node_%ld", i);
+      TRACETOOLS_TRACEPOINT(rcl_node_init, P(0x100000 + 16 * i), P(0x200000 + 16 * i), name, "/");
+    }
+    printf("initialized\n");
+    fflush(stdout);
+    while (getchar() != EOF) {
+    }
+    char line[256];
+    FILE * status = fopen("/proc/self/status", "r");
+    long hwm = -1;
+    while (status && fgets(line, sizeof line, status)) {
+      if (strncmp(line, "VmHWM:", 6) == 0) hwm = atol(line + 6);
+    }
+    if (status) fclose(status);
+    FILE * f = fopen(argv[1], "w");
+    fprintf(f, "%ld\n", hwm);
+    fclose(f);
+    return 0;
+  }
   if (argc >= 5 && strcmp(argv[4], "clock") == 0) {
     /* THREADS threads each record ITERATIONS rmw_take whose source_timestamp is CLOCK_MONOTONIC
        read just before the call, pausing 1 ms every 16: each event's time lies between its own
