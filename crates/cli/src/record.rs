@@ -623,6 +623,64 @@ fn write_failures(dir: &Path, depth: usize) -> Vec<String> {
     out
 }
 
+/// Each recorder of an embedded session (`record`, `demo`; several with `--append`) marks itself
+/// with a file `.rostrace-recorder-<pid>-<start time>` (empty: it takes no room on a full disk);
+/// the session stops when the last live one ends.
+const RECORDER_FILE: &str = ".rostrace-recorder";
+
+/// When process `pid` started (clock ticks since boot), to tell it from a later process of the
+/// same number.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name, which may hold spaces and parentheses: field 22 is the 20th.
+    stat[stat.rfind(')')? + 1..].split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Holds an exclusive lock on the session directory while its recorders come and go (the lock
+/// goes with the file).
+fn lock_session(dir: &Path) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    let f = std::fs::File::open(dir).ok()?;
+    // SAFETY: flock on a descriptor we own.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+    Some(f)
+}
+
+/// This process's recorder file in `dir`.
+fn recorder_file(dir: &Path) -> PathBuf {
+    let pid = std::process::id();
+    dir.join(format!("{RECORDER_FILE}-{pid}-{}", start_time(pid).unwrap_or(0)))
+}
+
+/// The other recorders of the session that still run (the files of those that ended without
+/// saying so, killed, are removed).
+fn other_recorders(dir: &Path) -> usize {
+    let mine = recorder_file(dir);
+    let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+    let mut n = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(RECORDER_FILE).and_then(|r| r.strip_prefix('-')) else { continue };
+        if e.path() == mine {
+            continue;
+        }
+        let alive = rest
+            .split_once('-')
+            .and_then(|(pid, start)| Some((pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?)))
+            .is_some_and(|(pid, start)| start_time(pid) == Some(start));
+        if alive {
+            n += 1;
+        } else {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    n
+}
+
 /// A recording in progress: the session directory and backend are set up, the traced processes
 /// get their environment from [`Recording::env`], and [`Recording::finish`] stops it.
 pub struct Recording {
@@ -678,10 +736,20 @@ impl Recording {
         };
         match o.backend {
             Backend::Embedded => {
-                if let Err(e) = write_control(&r.dir, "recording") {
+                // Marked as one of the session's recorders, and recording, at once for the others.
+                let lock = lock_session(&r.dir);
+                if let Err(e) = std::fs::File::create(recorder_file(&r.dir)) {
+                    let e = format!("{}: {e}", r.dir.display());
+                    drop(lock);
                     r.abort();
                     return Err(e);
                 }
+                if let Err(e) = write_control(&r.dir, "recording") {
+                    drop(lock);
+                    r.abort();
+                    return Err(e);
+                }
+                drop(lock);
                 // Room for the processes that would start once the disk is full.
                 tracetools::storage::reserve(&r.dir, true);
                 r.env = embedded_env(&r.dir, o, lib);
@@ -790,12 +858,16 @@ impl Recording {
     /// Undoes [`Recording::begin`] when the traced processes could not start.
     pub fn abort(mut self) {
         self.stop_clock();
+        let lock = lock_session(&self.dir);
+        let _ = std::fs::remove_file(recorder_file(&self.dir));
+        let others = other_recorders(&self.dir);
+        drop(lock);
         if self.backend == Backend::Lttng {
             let _ = lttng(&["destroy", &self.name]);
         }
         if self.remove_on_abort {
             let _ = std::fs::remove_dir_all(&self.dir);
-        } else {
+        } else if others == 0 {
             tracetools::storage::release(&self.dir);
         }
     }
@@ -805,6 +877,7 @@ impl Recording {
     /// nothing was, says why and removes the session directory it created.
     pub fn finish(mut self, command: &str) -> bool {
         self.stop_clock();
+        let mut others = 0;
         if self.backend == Backend::Lttng {
             if self.snapshot_mode {
                 let _ = lttng(&["snapshot", "record", "-s", &self.name]);
@@ -812,10 +885,25 @@ impl Recording {
             let _ = lttng(&["stop", &self.name]);
             let _ = lttng(&["destroy", &self.name]);
         } else {
-            if let Err(e) = write_control(&self.dir, "stopped") {
-                eprintln!("rostrace: error: {e}");
+            // The last recorder of the session stops it; the others leave it recording.
+            let lock = lock_session(&self.dir);
+            let _ = std::fs::remove_file(recorder_file(&self.dir));
+            others = other_recorders(&self.dir);
+            if others == 0 {
+                if let Err(e) = write_control(&self.dir, "stopped") {
+                    eprintln!("rostrace: error: {e}");
+                }
+                tracetools::storage::release(&self.dir);
             }
-            tracetools::storage::release(&self.dir);
+            drop(lock);
+            if others > 0 {
+                eprintln!(
+                    "rostrace: session {} goes on recording: {others} other recorder{} still record{} into it, and the last one stops it",
+                    self.name,
+                    if others > 1 { "s" } else { "" },
+                    if others > 1 { "" } else { "s" }
+                );
+            }
         }
         if ctf::find_traces(&self.dir).is_err() {
             eprintln!(
@@ -824,7 +912,9 @@ impl Recording {
                  rmw call libtracetools; a program of your own calls it through tracetools/tracetools.h{}",
                 if self.filtered { "; or the node, topic and process filters excluded everything" } else { "" }
             );
-            if self.remove_on_abort {
+            if others > 0 {
+                // The others may still record: the session stays.
+            } else if self.remove_on_abort {
                 let _ = std::fs::remove_dir_all(&self.dir);
             } else {
                 let _ = std::fs::remove_file(self.dir.join(CONTROL_FILE));

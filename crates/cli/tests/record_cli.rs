@@ -406,6 +406,50 @@ fn ctrl_c_finishes_the_trace_and_exits_130() {
     assert!(evs.iter().filter(|(n, _)| n == "ros2:callback_start").count() > 10, "{} events", evs.len());
 }
 
+/// Two recordings into one session at once (`--append`, as a launch with several recorders):
+/// the one that ends first leaves the session recording for the other, which records to its
+/// end; the last one stops the session. (Before, the first to end stopped the session: the
+/// other lost its events from then on, both exiting 0.)
+#[test]
+fn concurrent_append_recordings_share_the_session() {
+    let dir = tmp("append");
+    let prog = flows(&dir);
+    let session = dir.join("shared");
+    let recording = |expected: &str, seconds: &str| {
+        let mut c = rostrace();
+        c.args(["record", "--append", "-s", "shared", "-p"])
+            .arg(&dir)
+            .arg("--")
+            .arg(&prog)
+            .arg(dir.join(expected))
+            .args(["1", "0", "run", seconds])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let long = recording("long.txt", "2").spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let short = recording("short.txt", "0.3").output().unwrap();
+    let err = String::from_utf8_lossy(&short.stderr);
+    assert!(short.status.success(), "{err}");
+    assert!(err.contains("goes on recording"), "{err}");
+    assert_eq!(tracetools::tracer::control_state(Some(&session)), tracetools::tracer::Control::Recording);
+    let long = long.wait_with_output().unwrap();
+    assert!(long.status.success(), "{}", String::from_utf8_lossy(&long.stderr));
+    assert_eq!(tracetools::tracer::control_state(Some(&session)), tracetools::tracer::Control::Stopped);
+    let lines = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap().lines().count();
+    let (long_emitted, short_emitted) = (lines("long.txt"), lines("short.txt"));
+    assert!(long_emitted > 1000 && short_emitted > 100, "{long_emitted} {short_emitted}");
+    assert_eq!(events(&session).len(), long_emitted + short_emitted, "every event of both recordings");
+    babeltrace2_reads(&session);
+    let marks: Vec<_> = std::fs::read_dir(&session)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".rostrace-recorder"))
+        .collect();
+    assert!(marks.is_empty(), "{marks:?}");
+}
+
 /// A small file system of its own (tmpfs), unmounted on drop.
 struct Mount(PathBuf);
 
