@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use tracetools::tracer::{control_state, Control, CONTROL_FILE, SNAPSHOT_FILE};
 
 /// Tracing backends.
@@ -47,6 +47,95 @@ pub fn catch_ctrl_c() {
 /// Whether Ctrl-C was pressed since [`catch_ctrl_c`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The exit code of `record` stopped by SIGTERM (128 + SIGTERM).
+pub const TERMINATED_EXIT: u8 = 143;
+
+/// SIGINTs and SIGTERMs received since [`catch_stop_signals`].
+static SIGINTS: AtomicU32 = AtomicU32::new(0);
+static SIGTERMS: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    if sig == libc::SIGTERM {
+        SIGTERMS.fetch_add(1, Ordering::Relaxed);
+    } else {
+        SIGINTS.fetch_add(1, Ordering::Relaxed);
+        INTERRUPTED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// From now on neither Ctrl-C nor SIGTERM stops rostrace: [`wait_passing_signals`] passes them on
+/// to the traced command and waits for it, so that the trace is finished.
+fn catch_stop_signals() {
+    // SAFETY: the handler only updates atomics.
+    unsafe {
+        libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
+    }
+}
+
+/// How long a command stopped with SIGTERM by a second Ctrl-C has before SIGKILL.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits for the traced command, passing on the signals that stop rostrace, each one a step
+/// further: a first Ctrl-C reaches the command through the terminal (same process group) and
+/// is left to it; a first SIGTERM (a supervisor, `docker stop`) is sent on to it; the next one
+/// (a second Ctrl-C, or SIGTERM after either) sends it SIGTERM, and SIGKILL [`STOP_GRACE`]
+/// later if it still runs; the one after that sends SIGKILL at once.
+fn wait_passing_signals(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
+    let pid = child.id() as libc::pid_t;
+    let send = |sig| {
+        // SAFETY: kill(2) to our own child, not yet reaped (try_wait said it runs).
+        unsafe { libc::kill(pid, sig) };
+    };
+    let (mut ints, mut terms, mut step) = (0, 0, 0);
+    let mut kill_at = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        let (i, t) = (SIGINTS.load(Ordering::Relaxed), SIGTERMS.load(Ordering::Relaxed));
+        while ints < i || terms < t {
+            let term = terms < t;
+            if term {
+                terms += 1;
+            } else {
+                ints += 1;
+            }
+            step += 1;
+            match step {
+                1 if term => {
+                    send(libc::SIGTERM);
+                    eprintln!(
+                        "rostrace: SIGTERM: sent on to the command; the trace is finished when it ends (SIGTERM or \
+                         Ctrl-C again stops it harder)"
+                    );
+                }
+                1 => {}
+                2 => {
+                    send(libc::SIGTERM);
+                    kill_at = Some(std::time::Instant::now() + STOP_GRACE);
+                    eprintln!(
+                        "rostrace: stopping the command: SIGTERM sent to it, SIGKILL in {} s if it still runs \
+                         (Ctrl-C again: at once)",
+                        STOP_GRACE.as_secs()
+                    );
+                }
+                _ => {
+                    send(libc::SIGKILL);
+                    kill_at = None;
+                    eprintln!("rostrace: SIGKILL sent to the command");
+                }
+            }
+        }
+        if kill_at.is_some_and(|t| std::time::Instant::now() >= t) {
+            send(libc::SIGKILL);
+            kill_at = None;
+            eprintln!("rostrace: the command still ran {} s after SIGTERM: SIGKILL sent to it", STOP_GRACE.as_secs());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// The exit code that tells how a command ended: its own code, or 128 + N when signal N killed it.
@@ -959,6 +1048,10 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     for (k, v) in rec.env() {
         cmd.env(k, v);
     }
+    // Ctrl-C reaches the traced command (same process group), SIGTERM is passed on to it; rostrace
+    // waits for it to finish (caught before it starts: no window in which they would stop rostrace
+    // alone; the command starts with their default actions).
+    catch_stop_signals();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -972,16 +1065,11 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         rec.dir().display(),
         rec.backend()
     );
-    // Ctrl-C reaches the traced command (same process group); rostrace waits for it to finish.
-    catch_ctrl_c();
-    let status = loop {
-        match child.wait() {
-            Ok(s) => break Some(s),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                eprintln!("rostrace: error: waiting for {:?}: {e}", a.command[0]);
-                break None;
-            }
+    let status = match wait_passing_signals(&mut child) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("rostrace: error: waiting for {:?}: {e}", a.command[0]);
+            None
         }
     };
     let command = a.command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join(" ");
@@ -990,10 +1078,12 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     if recorded {
         summary(&dir);
     }
-    // How the command ended decides, then Ctrl-C, then whether anything was recorded.
+    // How the command ended decides, then SIGTERM, then Ctrl-C, then whether anything was recorded.
     let code = status.map_or(1, exit_code_of);
     Ok(ExitCode::from(if code != 0 {
         code
+    } else if SIGTERMS.load(Ordering::Relaxed) > 0 {
+        TERMINATED_EXIT
     } else if interrupted() {
         INTERRUPTED_EXIT
     } else if !recorded {

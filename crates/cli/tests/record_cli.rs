@@ -450,6 +450,186 @@ fn concurrent_append_recordings_share_the_session() {
     assert!(marks.is_empty(), "{marks:?}");
 }
 
+/// A job run as a terminal's foreground job, its output in files (a pipe would stay open as long
+/// as a process that inherited it runs).
+struct Job {
+    child: std::process::Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+/// Spawns `cmd` in a process group of its own (as a terminal's foreground job: Ctrl-C is a
+/// SIGINT to the group), SIGINT's and SIGTERM's actions the default ones, its output in files
+/// of `dir` named after `name`.
+fn spawn_job(cmd: &mut Command, dir: &Path, name: &str) -> Job {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let (out, err) = (dir.join(format!("{name}.stdout")), dir.join(format!("{name}.stderr")));
+    let child = cmd
+        .process_group(0)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    Job { child, out, err }
+}
+
+/// Waits (at most `secs`) for the job to end; kills it and fails if it does not. Its exit status,
+/// stdout and stderr.
+fn wait_at_most(mut job: Job, secs: u64, what: &str) -> (std::process::ExitStatus, String, String) {
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = job.child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed().as_secs() >= secs {
+            // SAFETY: a signal to the group the test created.
+            unsafe { libc::kill(-(job.child.id() as i32), libc::SIGKILL) };
+            let _ = job.child.wait();
+            panic!("{what}: still running after {secs} s: {}", std::fs::read_to_string(&job.err).unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, std::fs::read_to_string(&job.out).unwrap(), std::fs::read_to_string(&job.err).unwrap())
+}
+
+/// Waits (a minute at most) until `path` exists.
+fn wait_for_path(path: &Path) {
+    for _ in 0..3000 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+/// The process ids of the traces of a session (`ust/pid/<name>-<pid>-<date>`).
+fn traced_pids(session: &Path) -> Vec<i32> {
+    std::fs::read_dir(session.join("ust/pid"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_string_lossy().rsplitn(4, '-').nth(2).and_then(|p| p.parse().ok()))
+        .collect()
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn runs(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+}
+
+/// SIGTERM to `rostrace record` (a supervisor stopping it, `docker stop`): it passes the signal
+/// on to the traced command, waits for it, finishes the trace, and exits with 143. (Before,
+/// rostrace died at once, and the command went on running and recording.)
+#[test]
+fn sigterm_stops_the_command_and_finishes_the_trace() {
+    let dir = tmp("sigterm");
+    let prog = flows(&dir);
+    let session = dir.join("term");
+    let job = spawn_job(
+        rostrace()
+            .args(["record", "-s", "term", "-p"])
+            .arg(&dir)
+            .arg("--")
+            .arg(&prog)
+            .arg(dir.join("e.txt"))
+            .args(["1", "0", "run", "30"]),
+        &dir,
+        "term",
+    );
+    wait_for_path(&session.join("ust/pid"));
+    std::thread::sleep(Duration::from_millis(300));
+    let pids = traced_pids(&session);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let t_signal = now_ns();
+    // SAFETY: a signal to the rostrace process this test started.
+    unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
+    let (status, out, err) = wait_at_most(job, 20, "rostrace record after SIGTERM");
+    let command_runs = runs(pids[0]);
+    if command_runs {
+        // SAFETY: the traced command this test started, left running.
+        unsafe { libc::kill(pids[0], libc::SIGKILL) };
+    }
+    assert!(!command_runs, "the traced command still runs: {status:?}: {err}");
+    assert_eq!(status.code(), Some(143), "{status:?}: {err}");
+    assert!(out.contains("trace written"), "{err}");
+    assert_eq!(tracetools::tracer::control_state(Some(&session)), tracetools::tracer::Control::Stopped);
+    // Complete and readable: every event up to the signal, none discarded.
+    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut last = 0;
+    let mut n = 0;
+    let mut evs = set.events();
+    while let Some(e) = evs.next() {
+        let e = e.unwrap();
+        if e.name() == "ros2:callback_start" {
+            n += 1;
+            last = last.max(e.timestamp().unwrap());
+        }
+    }
+    assert_eq!(evs.discarded_events(), 0);
+    drop(evs);
+    assert!(n > 100, "{n} callbacks");
+    assert!(last > t_signal - 100_000_000, "the last event {} ms before the signal", (t_signal - last) / 1_000_000);
+    babeltrace2_reads(&session);
+}
+
+/// A command that ignores SIGINT: the first Ctrl-C leaves it running; the second makes rostrace
+/// send it SIGTERM (it ends, its trace written); one that ignores SIGTERM too is killed
+/// (SIGKILL) after a grace period. rostrace finishes the trace either way and exits as the
+/// command ended. (Before, further Ctrl-Cs did nothing: rostrace waited for the command's end.)
+#[test]
+fn a_second_ctrl_c_stops_a_command_that_ignores_sigint() {
+    let dir = tmp("ctrlc2");
+    let prog = flows(&dir);
+    // (session, signals the command ignores, how it ends, within how many seconds)
+    let cases = [("int", "INT", 128 + libc::SIGTERM, 10), ("intterm", "INT TERM", 128 + libc::SIGKILL, 20)];
+    for (name, ignored, code, within) in cases {
+        let session = dir.join(name);
+        let script = format!("trap '' {ignored}; exec \"$0\" \"$1\" 1 0 run 60");
+        let job = spawn_job(
+            rostrace()
+                .args(["record", "-s", name, "-p"])
+                .arg(&dir)
+                .args(["--", "sh", "-c", &script])
+                .arg(&prog)
+                .arg(dir.join(format!("{name}.txt"))),
+            &dir,
+            name,
+        );
+        wait_for_path(&session.join("ust/pid"));
+        std::thread::sleep(Duration::from_millis(300));
+        let pids = traced_pids(&session);
+        let group = -(job.child.id() as i32);
+        // SAFETY: signals to the process group this test created.
+        unsafe { libc::kill(group, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(runs(pids[0]), "{name}: the command ignores SIGINT");
+        // SAFETY: as above.
+        unsafe { libc::kill(group, libc::SIGINT) };
+        let (status, out, err) = wait_at_most(job, within, &format!("{name}: rostrace record after a second Ctrl-C"));
+        let command_runs = runs(pids[0]);
+        if command_runs {
+            // SAFETY: the traced command this test started, left running.
+            unsafe { libc::kill(pids[0], libc::SIGKILL) };
+        }
+        assert!(!command_runs, "{name}: the traced command still runs: {err}");
+        assert_eq!(status.code(), Some(code), "{name}: {status:?}: {err}");
+        assert!(err.contains("SIGTERM"), "{name}: {err}");
+        assert!(out.contains("trace written"), "{name}: {err}");
+        let evs = events(&session);
+        assert!(evs.iter().filter(|(n, _)| n == "ros2:callback_start").count() > 100, "{name}: {} events", evs.len());
+        babeltrace2_reads(&session);
+    }
+}
+
 /// A small file system of its own (tmpfs), unmounted on drop.
 struct Mount(PathBuf);
 
