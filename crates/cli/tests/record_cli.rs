@@ -515,7 +515,7 @@ fn wait_for_path(path: &Path) {
 fn traced_pids(session: &Path) -> Vec<i32> {
     std::fs::read_dir(session.join("ust/pid"))
         .unwrap()
-        .filter_map(|e| e.unwrap().file_name().to_string_lossy().rsplitn(4, '-').nth(2).and_then(|p| p.parse().ok()))
+        .filter_map(|e| e.unwrap().file_name().to_string_lossy().rsplit('-').nth(2).and_then(|p| p.parse().ok()))
         .collect()
 }
 

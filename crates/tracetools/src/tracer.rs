@@ -911,10 +911,11 @@ impl InitStore {
 
     fn insert(&mut self, h: u64, e: InitEvent) {
         let i = self.events.len() as u32;
-        if self.index.contains_key(&h) {
-            self.more.entry(h).or_default().push(i);
-        } else {
-            self.index.insert(h, i);
+        match self.index.entry(h) {
+            std::collections::hash_map::Entry::Occupied(_) => self.more.entry(h).or_default().push(i),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
         }
         self.events.push(e);
     }
