@@ -745,9 +745,6 @@ impl Session {
         }
         if finish {
             self.close(w);
-            if let Some(loss) = w.loss.take() {
-                loss.close();
-            }
             w.finished = true;
         }
     }
@@ -760,6 +757,15 @@ impl Session {
             return;
         }
         note_failure(if self.dir.is_dir() { &self.dir } else { &self.root }, path, e);
+    }
+
+    /// Writes everything and closes the trace, for good (at exit, on a fatal signal): the loss
+    /// file too, removed when it counted nothing. (A snapshot drains with `finish` and goes on.)
+    fn end(&self, w: &mut Writer) {
+        self.drain(w, true);
+        if let Some(loss) = w.loss.take() {
+            loss.close();
+        }
     }
 
     /// Closes every stream file (a stopped session leaves a complete trace); writing again opens new ones.
@@ -1011,7 +1017,7 @@ pub fn flush() {
         if !w.finished {
             s.snapshot_init(&mut w);
         }
-        s.drain(&mut w, true);
+        s.end(&mut w);
     }
 }
 
@@ -1096,7 +1102,7 @@ extern "C" fn on_fatal(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut
                     Err(std::sync::TryLockError::WouldBlock) => None,
                 };
                 if let Some(mut w) = got {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.drain(&mut w, true)));
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.end(&mut w)));
                     break;
                 }
                 let ms = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };

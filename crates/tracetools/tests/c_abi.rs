@@ -361,6 +361,27 @@ fn the_store_of_initialization_events_is_bounded() {
     assert!(hwm_kb < 48 << 10, "peak resident memory {} MiB", hwm_kb >> 10);
 }
 
+/// Flight recorder: events no stream can hold (here, every thread is beyond the memory budget)
+/// are counted in the process's loss file across snapshots, not only until the first one.
+#[test]
+fn losses_are_counted_across_snapshots() {
+    let dir = tmp("snapshot-losses");
+    let prog = compile(&dir);
+    let session = dir.join("session");
+    std::fs::create_dir_all(&session).unwrap();
+    // A snapshot asked for at once: the writer takes it at its first flush.
+    std::fs::write(session.join(tracetools::tracer::SNAPSHOT_FILE), "1\n").unwrap();
+    let e = dir.join("e.txt");
+    let env: [(&str, &dyn AsRef<std::ffi::OsStr>); 3] =
+        [("ROSTRACE_SESSION_DIR", &session), ("ROSTRACE_SNAPSHOT", &"64K"), ("ROSTRACE_MEMORY_BUDGET", &"0")];
+    assert!(run(&prog, &[&e, &"1", &"0", &"run", &"0.5"], &env).success());
+    let emitted = std::fs::read_to_string(&e).unwrap().lines().count() as u64;
+    let (got, discarded) = read_rostrace(&session);
+    assert!(got.is_empty(), "{got:?}");
+    // Every event, and the initialization events each snapshot misses (not kept: no budget).
+    assert!(discarded >= emitted, "{discarded} counted of {emitted} emitted");
+}
+
 /// A crash while every core is busy (the writer thread holds its lock longer) still writes
 /// every event recorded before it: the crash handler waits for the writer.
 #[test]
