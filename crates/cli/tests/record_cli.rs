@@ -905,7 +905,14 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
         .args(["record", "--buffer-size", "256K", "-s", "full", "-p"])
         .arg(&disk.0)
         .arg("--")
-        .args(["sh", "-c", "\"$0\" \"$1\" 4 0 stress 1.5 1000 && cat /dev/zero > \"$3/filler\" 2>/dev/null; \"$0\" \"$2\" 2 0 stress 0.2 1000"])
+        .args([
+            "sh",
+            "-c",
+            // The disk fills at once; after 1 s it is filled to its last byte; after 1.5 s a thread
+            // starts in the process; then another process starts.
+            "\"$0\" \"$1\" 4 0 stress 1.5 1000 & sleep 1; cat /dev/zero > \"$3/filler\" 2>/dev/null; wait; \
+             \"$0\" \"$2\" 2 0 stress 0.2 1000",
+        ])
         .arg(&prog)
         .arg(&count)
         .arg(&late_count)
@@ -919,8 +926,14 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     let emitted: u64 =
         [&count, &late_count].iter().map(|c| std::fs::read_to_string(c).unwrap().trim().parse::<u64>().unwrap()).sum();
     let session = disk.0.join("full");
-    // The late process has a trace of its own: where its losses are counted.
-    assert_eq!(ctf::find_traces(&session).unwrap().len(), 2);
+    // The late process has a trace of its own, and both count the losses of their late threads
+    // (whose stream files could not be created) in their loss file.
+    let traces = ctf::find_traces(&session).unwrap();
+    assert_eq!(traces.len(), 2);
+    for t in &traces {
+        let loss = std::fs::metadata(t.join(tracetools::storage::LOSS_FILE)).map_or(0, |m| m.len());
+        assert!(loss > 0, "{}: no losses counted in its loss file", t.display());
+    }
     let (set, errors) = ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let (mut recorded, mut read_errors) = (0u64, Vec::new());
