@@ -86,6 +86,10 @@ fn build_system(dir: &Path, env: &[(String, String)]) -> PathBuf {
     std::fs::read(dir.join(".rostrace-complete")).unwrap_or_default().hash(&mut h);
     let build = dir.join("systems").join(format!("{:016x}", h.finish()));
     let exe = build.join("rostrace_cpp_system");
+    // One build at a time (the tests of this file run in parallel, other test processes too).
+    std::fs::create_dir_all(dir.join("systems")).unwrap();
+    let lock = std::fs::File::create(dir.join("systems/.lock")).unwrap();
+    lock.lock().unwrap();
     if exe.exists() {
         return exe;
     }
