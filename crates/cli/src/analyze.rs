@@ -724,29 +724,36 @@ fn fit(line: &str, width: usize) -> String {
 }
 
 /// Writes `value` as JSON to `json` (`-`: standard output, instead of the text), then the
-/// text to standard output, then where the JSON went. An error names the `--json` path.
+/// text to standard output, then where the JSON went. An error writing the `--json` file is the
+/// inner one, naming its path; standard output's is the outer one.
 pub(crate) fn emit<T: serde::Serialize>(
     json: Option<&std::path::Path>,
     value: &T,
     text: impl FnOnce() -> String,
-) -> Result<(), String> {
+) -> std::io::Result<Result<(), String>> {
     let Some(p) = json else {
-        print!("{}", text());
-        return Ok(());
+        crate::out::stdout().write_all(text().as_bytes())?;
+        return Ok(Ok(()));
     };
     if p.as_os_str() == "-" {
-        println!("{}", serde_json::to_string_pretty(value).map_err(|e| e.to_string())?);
-        return Ok(());
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, crate::out::stdout());
+        // serde_json's error of a write is the writer's own.
+        serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+        return Ok(Ok(()));
     }
-    let f = std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    serde_json::to_writer_pretty(&mut w, value)
-        .map_err(std::io::Error::other)
-        .and_then(|_| w.flush())
-        .map_err(|e| format!("--json {}: {e}", p.display()))?;
-    print!("{}", text());
+    let written = std::fs::File::create(p).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::other)?;
+        w.flush()
+    });
+    if let Err(e) = written {
+        return Ok(Err(format!("--json {}: {e}", p.display())));
+    }
+    crate::out::stdout().write_all(text().as_bytes())?;
     eprintln!("JSON written to {}", p.display());
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// Bytes, readable: `812 B`, `12.3 KiB`, `4.56 MiB`.
@@ -1105,7 +1112,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             })
         }
     };
-    if let Err(e) = written {
+    if let Err(e) = written? {
         return fail(e);
     }
     if no_events && window.begin.is_some() | window.end.is_some() {

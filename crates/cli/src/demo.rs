@@ -1,6 +1,7 @@
 //! `rostrace demo`: runs the demo ROS 2 system (two processes, seven nodes, ros2-client over
 //! RustDDS) under an embedded-tracer session, then analyzes and reports the trace.
 
+use crate::out::{out, outln};
 use crate::record::{fail, summary, RecordOptions, Recording};
 use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -65,7 +66,7 @@ fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCod
     }
     match demo::run(role, domain, duration, &STOP) {
         Ok(t) => {
-            println!("{}", serde_json::to_string(&t).map_err(std::io::Error::other)?);
+            outln!("{}", serde_json::to_string(&t).map_err(std::io::Error::other)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => fail(format!("demo process {}: {e}", role.name())),
@@ -328,20 +329,27 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let counts = dir.join(COUNTS_FILE);
     std::fs::write(&counts, serde_json::to_string_pretty(&tallies).map_err(std::io::Error::other)?)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", counts.display())))?;
-    println!();
-    let code = crate::analyze::run(crate::analyze::Args::new(vec![dir.clone()], a.json.clone(), a.top))?;
-    print!("{}", counts_table(&tallies));
-    println!();
-    summary(&dir);
-    println!("  what each process counted: {}", counts.display());
-    println!("  look again: rostrace analyze {}", dir.display());
+    // The analysis and the summary on standard output; the report is written whatever becomes
+    // of them (a closed pipe, a full disk), and an error writing them is returned after it.
+    let printed = (|| -> std::io::Result<ExitCode> {
+        outln!()?;
+        let code = crate::analyze::run(crate::analyze::Args::new(vec![dir.clone()], a.json.clone(), a.top))?;
+        out!("{}", counts_table(&tallies))?;
+        outln!()?;
+        summary(&dir)?;
+        outln!("  what each process counted: {}", counts.display())?;
+        outln!("  look again: rostrace analyze {}", dir.display())?;
+        Ok(code)
+    })();
     let html = dir.join("report.html");
-    match crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), 0) {
-        Ok(_) => println!("  the report, with plots: {} (open it in a browser)", html.display()),
-        Err(e) => {
-            eprintln!("rostrace: error: {e}");
-            failed = true;
-        }
+    let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), 0);
+    if let Err(e) = &report {
+        eprintln!("rostrace: error: {e}");
+        failed = true;
+    }
+    let code = printed?;
+    if report.is_ok() {
+        outln!("  the report, with plots: {} (open it in a browser)", html.display())?;
     }
     Ok(if failed {
         ExitCode::from(1)

@@ -41,8 +41,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         failed = true;
     }
     let prefixes: Vec<Option<String>> = set.traces.iter().map(|t| trace_prefix(&t.schema)).collect();
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, crate::out::stdout());
     let mut buf = Vec::with_capacity(1 << 16);
     let mut progress = Progress::new(set.total_bytes(), "reading");
     let read = |events: &mut ctf::Events| -> std::io::Result<bool> {

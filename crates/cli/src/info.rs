@@ -1,5 +1,6 @@
 //! `rostrace info`: what a trace holds, at a glance.
 
+use crate::out::outln;
 use crate::progress::Progress;
 use crate::TraceArgs;
 use ctf::{Loss, LossKind, TraceSet};
@@ -465,9 +466,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     }
     let info = collect(&set, errors, a.traces.jobs);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&info).map_err(std::io::Error::other)?);
+        outln!("{}", serde_json::to_string_pretty(&info).map_err(std::io::Error::other)?)?;
     } else {
-        print_text(&info);
+        print_text(&info)?;
     }
     for e in &info.errors {
         eprintln!("rostrace: error: {e}");
@@ -479,23 +480,23 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn print_text(i: &Info) {
-    println!("traces:     {}", i.traces.len());
+fn print_text(i: &Info) -> std::io::Result<()> {
+    outln!("traces:     {}", i.traces.len())?;
     for t in &i.traces {
-        println!("  {t}");
+        outln!("  {t}")?;
     }
     if let (Some(b), Some(e), Some(d)) = (i.begin_ns, i.end_ns, i.duration_ns) {
-        println!("begin:      {} ({b} ns)", date_time(b));
-        println!("end:        {} ({e} ns)", date_time(e));
-        println!("duration:   {:.9} s", d as f64 / 1e9);
+        outln!("begin:      {} ({b} ns)", date_time(b))?;
+        outln!("end:        {} ({e} ns)", date_time(e))?;
+        outln!("duration:   {:.9} s", d as f64 / 1e9)?;
     }
-    println!("events:     {}", i.event_count);
-    println!("streams:    {}", i.streams);
+    outln!("events:     {}", i.event_count)?;
+    outln!("streams:    {}", i.streams)?;
     if !i.tracers.is_empty() {
-        println!("tracer:     {}", i.tracers.join(", "));
+        outln!("tracer:     {}", i.tracers.join(", "))?;
     }
     if !i.tracetools_versions.is_empty() || !i.ros_distros.is_empty() {
-        println!(
+        outln!(
             "ROS 2:      {}{}",
             i.ros_distros.join(", "),
             if i.tracetools_versions.is_empty() {
@@ -503,24 +504,25 @@ fn print_text(i: &Info) {
             } else {
                 format!(" (tracetools {})", i.tracetools_versions.join(", "))
             }
-        );
+        )?;
     }
-    println!("discarded:  {}, {} lost", count(i.discarded_events, "event"), count(i.lost_packets, "packet"));
+    outln!("discarded:  {}, {} lost", count(i.discarded_events, "event"), count(i.lost_packets, "packet"))?;
     for l in &i.losses {
         let what = if l.kind == "events" { "event" } else { "packet" };
-        println!("  {}: {} lost", l.stream, count(l.count, what));
+        outln!("  {}: {} lost", l.stream, count(l.count, what))?;
     }
     if !i.processes.is_empty() {
         let n = i.processes.len() as u64;
-        println!("{:<12}{n}", format!("{}:", noun(n, "process")));
+        outln!("{:<12}{n}", format!("{}:", noun(n, "process")))?;
         let several = i.traces.len() > 1;
         for p in &i.processes {
             let trace = if several { format!("  trace {} {}", p.trace, p.host) } else { String::new() };
-            println!("  {:>8}  {:<24} {:>10} {}{trace}", p.vpid, p.procname, p.events, noun(p.events, "event"));
+            outln!("  {:>8}  {:<24} {:>10} {}{trace}", p.vpid, p.procname, p.events, noun(p.events, "event"))?;
         }
     }
-    println!("events per name:");
+    outln!("events per name:")?;
     for (name, c) in &i.events_per_name {
-        println!("  {c:>10}  {name}");
+        outln!("  {c:>10}  {name}")?;
     }
+    Ok(())
 }

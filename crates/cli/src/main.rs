@@ -7,6 +7,7 @@ mod events;
 mod export;
 mod format;
 mod info;
+mod out;
 mod paths;
 mod progress;
 mod record;
@@ -152,6 +153,7 @@ fn main() -> ExitCode {
     match r {
         Ok(code) => code,
         Err(e) => {
+            // Standard output closed by its reader (`| head`): it has read what it wanted.
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return ExitCode::SUCCESS;
             }

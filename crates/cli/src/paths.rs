@@ -223,7 +223,7 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
                 arch.named_paths.len()
             );
         }
-        None => print!("{text}"),
+        None => std::io::Write::write_all(&mut crate::out::stdout(), text.as_bytes())?,
     }
     if arch.nodes.is_empty() {
         explain_missing(&an, &arch);
@@ -295,7 +295,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         truncated_at_max_expansions: outcome.truncated_work,
         paths: &ranked,
     };
-    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked)) {
+    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked))? {
         return fail(e);
     }
     if outcome.truncated_paths {
@@ -447,7 +447,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         None => Case::ALL.to_vec(),
     };
     let out = e2e_summary(&spec, &records, opt, &cases);
-    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_e2e(&out)) {
+    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_e2e(&out))? {
         return fail(e);
     }
     if records.rows.is_empty() {

@@ -2,6 +2,7 @@
 //! tracing ROS 2 processes with the embedded tracer (no daemon) or LTTng.
 
 use crate::info::count;
+use crate::out::outln;
 use ctf::TraceSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
@@ -403,7 +404,7 @@ pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
     };
     match found {
         Some(p) => {
-            println!("{}", p.display());
+            outln!("{}", p.display())?;
             Ok(ExitCode::SUCCESS)
         }
         None if a.provider => fail(lttng_provider_check(abi).err().unwrap_or_default()),
@@ -655,25 +656,26 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
     r
 }
 
-/// Prints where a trace is and what it holds (or that nothing was recorded there).
-pub fn summary(dir: &Path) {
+/// Prints where a trace is and what it holds (or that nothing was recorded there); an error is
+/// standard output's.
+pub fn summary(dir: &Path) -> std::io::Result<()> {
     if ctf::find_traces(dir).is_err() {
-        println!("  nothing was recorded in {}", dir.display());
-        return;
+        outln!("  nothing was recorded in {}", dir.display())?;
+        return Ok(());
     }
     let (set, errors) = TraceSet::open(&[dir]);
     for e in &errors {
         eprintln!("rostrace: warning: {e}");
     }
     let info = crate::info::collect(&set, Vec::new(), 0);
-    println!("trace written to {}", dir.display());
-    println!(
+    outln!("trace written to {}", dir.display())?;
+    outln!(
         "  {}, {}, {} discarded, {} lost",
         count(info.event_count, "event"),
         count(info.processes.len() as u64, "process"),
         count(info.discarded_events, "event"),
         count(info.lost_packets, "packet"),
-    );
+    )?;
     let failed = write_failures(dir, 0);
     if let Some(first) = failed.first() {
         // Once for the recording, however many streams and processes it hit.
@@ -683,8 +685,9 @@ pub fn summary(dir: &Path) {
             "rostrace: error: the trace could not be written whole: {first}{more}; each stream ends at its last whole packet, and the events after it are counted as discarded"
         );
     } else if info.discarded_events > 0 {
-        println!("  (events were discarded: give the tracer more buffer with --buffer-size)");
+        outln!("  (events were discarded: give the tracer more buffer with --buffer-size)")?;
     }
+    Ok(())
 }
 
 /// What the tracers said of the stream files they could not write, below `dir`.
@@ -1075,9 +1078,17 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     let command = a.command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join(" ");
     let dir = rec.dir().to_path_buf();
     let recorded = rec.finish(&command);
-    if recorded {
-        summary(&dir);
-    }
+    // The summary on standard output comes after the command and its trace: when it cannot be
+    // written, the exit code stays the command's; on a closed pipe nothing is said, any other
+    // error is, and a command that succeeded then ends in 1.
+    let printed = if recorded { summary(&dir) } else { Ok(()) };
+    let unprinted = match printed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("rostrace: {e}");
+            true
+        }
+        _ => false,
+    };
     // How the command ended decides, then SIGTERM, then Ctrl-C, then whether anything was recorded.
     let code = status.map_or(1, exit_code_of);
     Ok(ExitCode::from(if code != 0 {
@@ -1086,7 +1097,7 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         TERMINATED_EXIT
     } else if interrupted() {
         INTERRUPTED_EXIT
-    } else if !recorded {
+    } else if !recorded || unprinted {
         1
     } else {
         0
@@ -1169,12 +1180,12 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         if let Err(e) = write_control(&dir, if recording { "recording" } else { "created" }) {
             return fail(e);
         }
-        println!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, dir.display());
-        println!("launch the processes to trace with:");
+        outln!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, dir.display())?;
+        outln!("launch the processes to trace with:")?;
         if let Some(lib) = find_library() {
             let helpers: String =
                 o.helpers().unwrap_or_default().0.iter().map(|h| format!(":{}", h.display())).collect();
-            println!("  export ROSTRACE_BACKEND=lttng LD_PRELOAD={}{helpers}", lib.display());
+            outln!("  export ROSTRACE_BACKEND=lttng LD_PRELOAD={}{helpers}", lib.display())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -1188,24 +1199,24 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     }
     // Room for the processes that would start once the disk is full.
     tracetools::storage::reserve(&dir, true);
-    println!(
+    outln!(
         "session {} {} in {}",
         a.name,
         if recording { "recording" } else { "created (not recording)" },
         dir.display()
-    );
-    println!("launch the processes to trace with:");
+    )?;
+    outln!("launch the processes to trace with:")?;
     match lib {
         Some(lib) => {
             for (k, v) in embedded_env(&dir, o, Some(&lib)) {
-                println!("  export {k}={}", v.to_string_lossy());
+                outln!("  export {k}={}", v.to_string_lossy())?;
             }
         }
         None => {
-            println!("  export ROSTRACE_SESSION_DIR={}", dir.display());
-            println!(
+            outln!("  export ROSTRACE_SESSION_DIR={}", dir.display())?;
+            outln!(
                 "  and LD_PRELOAD=<path of rostrace's libtracetools.so> (not found beside rostrace: set ROSTRACE_LIB)"
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -1259,7 +1270,7 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
     }
     // Traced processes poll every 20 ms.
     std::thread::sleep(std::time::Duration::from_millis(60));
-    println!("session {}: {next}", a.name);
+    outln!("session {}: {next}", a.name)?;
     if full {
         eprintln!(
             "rostrace: warning: the file system of {} is full: the session is {next}, but traced processes \
@@ -1268,7 +1279,7 @@ pub fn control(a: NameArgs, verb: &str) -> std::io::Result<ExitCode> {
         );
     }
     if next == "stopped" {
-        summary(&dir);
+        summary(&dir)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1295,8 +1306,8 @@ pub fn snapshot(a: NameArgs) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
-    println!("session {}: snapshot {n} written", a.name);
-    summary(&dir);
+    outln!("session {}: snapshot {n} written", a.name)?;
+    summary(&dir)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1314,10 +1325,10 @@ pub fn list(a: ListArgs) -> std::io::Result<ExitCode> {
     }
     rows.sort();
     if rows.is_empty() {
-        println!("no sessions in {}", root.display());
+        outln!("no sessions in {}", root.display())?;
     }
     for (name, state, p) in rows {
-        println!("{name:<32} {state:<10} {}", p.display());
+        outln!("{name:<32} {state:<10} {}", p.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -247,3 +247,37 @@ fn demo_runs_a_command_beside_it() {
         }
     }
 }
+
+/// The demo's analysis and summary on a standard output that cannot be written: on a closed
+/// pipe it ends quietly with 0, on a full disk with one line naming the error and 1; the report
+/// is written either way.
+#[test]
+fn demo_on_a_closed_or_full_standard_output() {
+    let tmp = TempDir::new("demo-stdout");
+    let domain = 150 + std::process::id() % 30;
+    for full in [false, true] {
+        let dir = tmp.join(if full { "full" } else { "pipe" });
+        let mut cmd = rostrace();
+        cmd.args(["demo", "--duration", "1", "--domain", &domain.to_string(), "-o"]).arg(&dir);
+        let out = if full {
+            let f = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            cmd.stdout(f).stderr(std::process::Stdio::piped()).output().unwrap()
+        } else {
+            let mut child =
+                cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+            drop(child.stdout.take());
+            child.wait_with_output().unwrap()
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        let about_stdout: Vec<&str> = err.lines().filter(|l| l.contains("standard output")).collect();
+        if full {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert_eq!(about_stdout, ["rostrace: writing to standard output: No space left on device (os error 28)"]);
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{err}");
+            assert!(about_stdout.is_empty(), "{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(dir.join("report.html").exists(), "no report: {err}");
+    }
+}

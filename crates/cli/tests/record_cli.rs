@@ -379,6 +379,48 @@ fn record_passes_on_how_the_command_ended() {
     assert_eq!(events(&dir.join("crash")).len(), 1000);
 }
 
+/// `record`'s summary on a standard output that cannot be written: the trace is written; on a
+/// closed pipe nothing is said and the command's exit code stays; on a full disk one line names
+/// the error, and a command that succeeded ends in 1.
+#[test]
+fn record_summary_on_a_closed_or_full_standard_output() {
+    let dir = tmp("stdout");
+    let prog = flows(&dir);
+    for (name, full, tail, code) in [
+        ("pipe", false, "exit 0", 0),
+        ("pipe3", false, "exit 3", 3),
+        ("full", true, "exit 0", 1),
+        ("full3", true, "exit 3", 3),
+    ] {
+        let mut cmd = rostrace();
+        cmd.args(["record", "-s", name, "-p"])
+            .arg(&dir)
+            .args(["--", "sh", "-c", &format!("\"$0\" \"$1\" 1 1; {tail}")])
+            .arg(&prog)
+            .arg(dir.join(format!("{name}.txt")));
+        let out = if full {
+            let f = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            cmd.stdout(f).stderr(std::process::Stdio::piped()).output().unwrap()
+        } else {
+            let mut child =
+                cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+            drop(child.stdout.take());
+            child.wait_with_output().unwrap()
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        let about_stdout: Vec<&str> = err.lines().filter(|l| l.contains("standard output")).collect();
+        if full {
+            assert_eq!(about_stdout, ["rostrace: writing to standard output: No space left on device (os error 28)"]);
+        } else {
+            assert!(about_stdout.is_empty(), "{name}: {err}");
+        }
+        let emitted = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap().lines().count();
+        assert_eq!(events(&dir.join(name)).len(), emitted, "{name}");
+    }
+}
+
 /// Ctrl-C (SIGINT to the terminal's process group) reaches the traced command; rostrace
 /// finishes the trace and exits with 130.
 #[test]

@@ -1,0 +1,62 @@
+//! Standard output of the subcommands, written through [`stdout`] (or the [`out!`] and
+//! [`outln!`] macros over it), whose errors are returned, not panicked on as `print!` does: a
+//! subcommand passes them up (`?`), and `main` ends quietly with 0 on a closed pipe (`| head`)
+//! and with one line naming the error and 1 on any other (`> /dev/full`).
+//!
+//! What is written goes to file descriptor 1 at once, unbuffered (the macros make each call one
+//! write): nothing is left in a buffer that a failed write would keep for the next one, or that
+//! the exit would flush with its error unseen.
+
+use std::io::{self, Write};
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+
+/// Standard output, for as long as it is held (the standard library's handle locked, so that
+/// what it writes elsewhere does not come between); its errors say they are standard output's
+/// and keep their kind (`main` tells a closed pipe by it).
+pub struct Stdout {
+    fd: ManuallyDrop<std::fs::File>,
+    _lock: io::StdoutLock<'static>,
+}
+
+/// Standard output (see [`Stdout`]).
+pub fn stdout() -> Stdout {
+    let lock = io::stdout().lock();
+    // SAFETY: descriptor 1 stays open for the process's life; ManuallyDrop never closes it.
+    Stdout { fd: ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(1) }), _lock: lock }
+}
+
+fn named(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("writing to standard output: {e}"))
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.fd.write(buf).map_err(named)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.fd.write_all(buf).map_err(named)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `print!` to standard output in one write, returning the `io::Result` instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        ::std::io::Write::write_all(&mut $crate::out::stdout(), format!($($arg)*).as_bytes())
+    };
+}
+
+/// `println!` to standard output in one write, returning the `io::Result` instead of panicking.
+macro_rules! outln {
+    () => {
+        ::std::io::Write::write_all(&mut $crate::out::stdout(), b"\n")
+    };
+    ($($arg:tt)*) => {
+        ::std::io::Write::write_all(&mut $crate::out::stdout(), format!("{}\n", format_args!($($arg)*)).as_bytes())
+    };
+}
+
+pub(crate) use {out, outln};
