@@ -1,5 +1,6 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
+use crate::format::name as esc;
 use crate::info::count;
 use crate::progress::Progress;
 use crate::record::fail;
@@ -261,7 +262,7 @@ pub(crate) fn wrap(o: &mut String, text: &str, width: usize, first: &str, indent
 
 /// At most `n` names, then how many more.
 fn names(v: &[String], n: usize) -> String {
-    let shown: Vec<&str> = v.iter().take(n).map(|s| if s.is_empty() { "?" } else { s.as_str() }).collect();
+    let shown: Vec<_> = v.iter().take(n).map(|s| if s.is_empty() { "?".into() } else { esc(s) }).collect();
     if v.len() > n {
         format!("{} +{}", shown.join(" "), v.len() - n)
     } else {
@@ -271,7 +272,7 @@ fn names(v: &[String], n: usize) -> String {
 
 /// At most `n` items, comma-separated, then how many more.
 fn list(v: &[String], n: usize) -> String {
-    let shown: Vec<&str> = v.iter().take(n).map(String::as_str).collect();
+    let shown: Vec<_> = v.iter().take(n).map(|s| esc(s)).collect();
     if v.len() > n {
         format!("{}, +{} more", shown.join(", "), v.len() - n)
     } else {
@@ -290,10 +291,10 @@ fn take<T>(v: &[T], top: usize) -> &[T] {
 /// What a callback belongs to: `sub /topic`, `timer 50.00 ms`, `srv /name`, `unknown`.
 fn owner(c: &analysis::CallbackReport) -> String {
     match (c.kind.as_str(), &c.topic, c.timer_period_ns) {
-        ("subscription", Some(t), _) => format!("sub {t}"),
-        ("service", Some(t), _) => format!("srv {t}"),
+        ("subscription", Some(t), _) => format!("sub {}", esc(t)),
+        ("service", Some(t), _) => format!("srv {}", esc(t)),
         ("timer", _, Some(p)) => format!("timer {}", dur(p as f64)),
-        (k, _, _) => k.to_string(),
+        (k, _, _) => esc(k).into_owned(),
     }
 }
 
@@ -349,7 +350,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     );
     let ds = distros(r);
     if !ds.is_empty() {
-        let _ = writeln!(o, "ROS 2: {}", ds.join(", "));
+        let _ = writeln!(o, "ROS 2: {}", esc(&ds.join(", ")));
     }
     if let Some((a, b)) = r.window_ns {
         let show = |t: i64| {
@@ -364,7 +365,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if !r.notes.is_empty() {
         let _ = writeln!(o, "\nWhat this trace cannot show");
         for n in &r.notes {
-            wrap(&mut o, &format!("{}.", n.summary()), width, "  - ", "    ");
+            wrap(&mut o, &format!("{}.", esc(&n.summary())), width, "  - ", "    ");
             if !n.processes.is_empty() && n.processes.len() < n.of_processes {
                 let shown = if wide { n.processes.len() } else { 5 };
                 wrap(
@@ -375,7 +376,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
                     "      ",
                 );
             }
-            wrap(&mut o, &n.advice, width, "    next time: ", "      ");
+            wrap(&mut o, &esc(&n.advice), width, "    next time: ", "      ");
         }
     }
     let _ = writeln!(o, "\nNodes");
@@ -391,21 +392,25 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         // Every rclcpp node offers its parameter services: their number suffices unless --wide.
         if !n.services.is_empty() {
             parts.push(if wide {
-                format!("srv {}", n.services.join(" "))
+                format!("srv {}", esc(&n.services.join(" ")))
             } else {
                 format!("srv {}", n.services.len())
             });
         }
         if !n.clients.is_empty() {
-            parts.push(if wide { format!("cli {}", n.clients.join(" ")) } else { format!("cli {}", n.clients.len()) });
+            parts.push(if wide {
+                format!("cli {}", esc(&n.clients.join(" ")))
+            } else {
+                format!("cli {}", n.clients.len())
+            });
         }
         if !n.publishes.is_empty() {
-            parts.push(format!("pub {}", n.publishes.join(" ")));
+            parts.push(format!("pub {}", esc(&n.publishes.join(" "))));
         }
         if !n.subscribes.is_empty() {
-            parts.push(format!("sub {}", n.subscribes.join(" ")));
+            parts.push(format!("sub {}", esc(&n.subscribes.join(" "))));
         }
-        let _ = writeln!(o, "  {:<32} pid {:<8} {}", n.name, n.vpid, parts.join("; "));
+        let _ = writeln!(o, "  {:<32} pid {:<8} {}", esc(&n.name), n.vpid, parts.join("; "));
     }
     if r.nodes.len() > top.max(50) {
         let _ = writeln!(o, "  ... {} more", r.nodes.len() - top.max(50));
@@ -434,11 +439,15 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         );
         let room = if wide { usize::MAX } else { width.saturating_sub(line.chars().count()).max(16) };
         let _ = writeln!(o, "{line}{}", middle(&owner(c), room));
-        let node = if c.node.is_empty() { "?" } else { c.node.as_str() };
-        let node = if wide { node.to_string() } else { middle(node, 40) };
+        let node = if c.node.is_empty() { "?".into() } else { esc(&c.node) };
+        let node = if wide { node.into_owned() } else { middle(&node, 40) };
         let prefix = format!("  {:>10} {node}  ", "");
         let room = if wide { usize::MAX } else { width.saturating_sub(prefix.chars().count()).max(16) };
-        let _ = writeln!(o, "{prefix}{}", if c.symbol.is_empty() { "?".to_string() } else { middle(&c.symbol, room) });
+        let _ = writeln!(
+            o,
+            "{prefix}{}",
+            if c.symbol.is_empty() { "?".to_string() } else { middle(&esc(&c.symbol), room) }
+        );
         if let Some(j) = &c.jitter_ns {
             if j.count > 0 {
                 let _ = writeln!(o, "  {:>10} period {}; jitter {}", "", dur(c.period_ns.mean), stats_line(j));
@@ -458,7 +467,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
             &format!(
                 "{unknown} callback(s) of unknown owner: {} (see \"What this trace cannot show\"; JSON: \
                  unknown_reason).",
-                why.join("; ")
+                esc(&why.join("; "))
             ),
             width,
             "  unknown: ",
@@ -477,7 +486,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         let _ = writeln!(
             o,
             "  {}  published {}, taken {}, matched {}, unmatched {}{}",
-            t.name,
+            esc(&t.name),
             t.publishes,
             t.takes,
             t.matched,
@@ -487,7 +496,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
         let _ = writeln!(o, "      {} -> {}", names(&t.publishers, n), names(&t.subscribers, n));
         if !t.unmatched_reasons.is_empty() {
             let why: Vec<String> = t.unmatched_reasons.iter().map(|x| format!("{} {}", x.count, x.reason)).collect();
-            wrap(&mut o, &why.join("; "), width, "      unmatched: ", "        ");
+            wrap(&mut o, &esc(&why.join("; ")), width, "      unmatched: ", "        ");
         }
         if t.matched > 0 {
             let _ = writeln!(o, "      publish->take      {}", stats_line(&t.pub_to_take_ns));
@@ -519,7 +528,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
                 },
                 s.vpid,
                 s.vtid.map(|t| format!(" tid {t}")).unwrap_or_default(),
-                if s.name.is_empty() { "(unknown node)" } else { &s.name }
+                if s.name.is_empty() { "(unknown node)".into() } else { esc(&s.name) }
             );
             busy_explained |= s.busy > 1.0;
         }
@@ -548,8 +557,8 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
             let _ = writeln!(
                 o,
                 "  {}  [server {} pid {}]  sent {}, served {}, responses {}, matched requests {}, matched responses {}",
-                sv.name,
-                if sv.server_node.is_empty() { "?" } else { &sv.server_node },
+                esc(&sv.name),
+                if sv.server_node.is_empty() { "?".into() } else { esc(&sv.server_node) },
                 sv.server_vpid,
                 sv.requests_sent,
                 sv.requests_served,
@@ -578,7 +587,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
                 "  pid {} tid {} {}: executing {} ({:.1}%), waiting {} ({:.1}%), getting next {} ({:.1}%), {} executions",
                 e.vpid,
                 e.vtid,
-                e.procname,
+                esc(&e.procname),
                 dur(e.execute_ns as f64),
                 100.0 * e.execute_ns as f64 / total,
                 dur(e.wait_ns as f64),
@@ -592,7 +601,8 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if !r.executors.is_empty() {
         let _ = writeln!(o, "\nExecutors");
         for e in &r.executors {
-            let _ = writeln!(o, "  pid {} {} {:#x}: {} callback groups", e.vpid, e.kind, e.address, e.groups.len());
+            let _ =
+                writeln!(o, "  pid {} {} {:#x}: {} callback groups", e.vpid, esc(&e.kind), e.address, e.groups.len());
         }
     }
     if !r.lifecycle_transitions.is_empty() {
@@ -635,7 +645,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
             } else {
                 format!("  #{} ", i + 1)
             };
-            wrap(&mut o, &p.label, width, &head, "      ");
+            wrap(&mut o, &esc(&p.label), width, &head, "      ");
         }
         if lp.truncated {
             let _ = writeln!(o, "  (the search stopped at its limits: `rostrace paths` searches between two nodes)");
@@ -655,7 +665,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     if !r.warnings.is_empty() {
         let _ = writeln!(o, "\nWarnings");
         for w in take(&r.warnings, top.max(20)) {
-            wrap(&mut o, w, width, "  ", "    ");
+            wrap(&mut o, &esc(w), width, "  ", "    ");
         }
         if r.warnings.len() > top.max(20) {
             let _ = writeln!(o, "  ... {} more", r.warnings.len() - top.max(20));
@@ -843,7 +853,7 @@ fn system(o: &mut String, r: &Report, top: usize) {
                 dur(p.cpu_ns as f64),
                 100.0 * p.cpu_ns as f64 / span,
                 p.pid,
-                p.name,
+                esc(&p.name),
                 crate::info::count(p.threads, "thread")
             );
         }
@@ -860,7 +870,7 @@ fn system(o: &mut String, r: &Report, top: usize) {
                 dur(t.cpu_ns as f64),
                 100.0 * t.cpu_ns as f64 / span,
                 t.tid,
-                t.comm,
+                esc(&t.comm),
                 crate::info::count(t.intervals, "interval")
             );
         }
@@ -869,11 +879,11 @@ fn system(o: &mut String, r: &Report, top: usize) {
         }
     }
     let name = |c: &analysis::system::CallbackId| {
-        let sym = if c.symbol.is_empty() { format!("{:#x}", c.address) } else { middle(&c.symbol, 60) };
+        let sym = if c.symbol.is_empty() { format!("{:#x}", c.address) } else { middle(&esc(&c.symbol), 60) };
         if c.node.is_empty() {
             format!("pid {} {sym}", c.vpid)
         } else {
-            format!("{} {sym}", c.node)
+            format!("{} {sym}", esc(&c.node))
         }
     };
     if let Some(s) = &r.system.scheduling {
@@ -899,7 +909,8 @@ fn system(o: &mut String, r: &Report, top: usize) {
         if !s.nodes.is_empty() {
             let _ = writeln!(o, "  CPU time per node (its callbacks' runs), most first");
             for n in take(&s.nodes, top) {
-                let node = if n.node.is_empty() { format!("pid {} (no node)", n.vpid) } else { n.node.clone() };
+                let node =
+                    if n.node.is_empty() { format!("pid {} (no node)", n.vpid) } else { esc(&n.node).into_owned() };
                 let _ = writeln!(
                     o,
                     "    {:>10}  {:5.1}% of a CPU  {node}: {}, {}, {} off CPU, {} preemptions",
@@ -926,13 +937,13 @@ fn system(o: &mut String, r: &Report, top: usize) {
                 .processes
                 .iter()
                 .find(|x| x.trace == p.trace && x.vpid == p.vpid)
-                .map(|x| x.procname.clone())
+                .map(|x| esc(&x.procname).into_owned())
                 .unwrap_or_default();
             let _ = writeln!(
                 o,
                 "  pid {} {name} ({}): peak {} at +{}, at the end {} ({})",
                 p.vpid,
-                p.kind,
+                esc(&p.kind),
                 bytes(p.max_bytes),
                 dur((p.max_at_ns - r.begin_ns.unwrap_or(p.max_at_ns)) as f64),
                 bytes(p.final_bytes),
@@ -945,7 +956,7 @@ fn system(o: &mut String, r: &Report, top: usize) {
                 o,
                 "    tid {} ({}): peak {}, at the end {} ({})",
                 t.tid,
-                t.kind,
+                esc(&t.kind),
                 bytes(t.max_bytes),
                 bytes(t.final_bytes),
                 crate::info::count(t.changes, "change")
@@ -958,8 +969,8 @@ fn system(o: &mut String, r: &Report, top: usize) {
             let func = if f.symbol.is_empty() {
                 format!("{:#x}", f.address)
             } else {
-                let bin = f.binary.rsplit('/').next().unwrap_or("");
-                format!("{} ({bin})", middle(&f.symbol, 70))
+                let bin = esc(f.binary.rsplit('/').next().unwrap_or(""));
+                format!("{} ({bin})", middle(&esc(&f.symbol), 70))
             };
             let _ = writeln!(
                 o,

@@ -39,12 +39,23 @@ pub fn json_event(out: &mut Vec<u8>, ev: &Event) {
 /// control characters, `\xNN` for the others; every other byte as is.
 fn text_str(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'"');
-    for &c in b {
+    escape(out, b, true);
+    out.push(b'"');
+}
+
+/// Writes `b` with its backslashes and control characters (C0 and DEL: a terminal would act on
+/// them, an escape sequence can clear or retitle it) escaped as babeltrace2 does, as C escapes
+/// (`\e`, `\n`, `\t`, ...) or `\xNN`; `quoted`: in a quoted string, with `'`, `"` and `?`
+/// escaped too (`rostrace events`, as babeltrace2); else (a name in a text report) the C1
+/// controls (U+0080 to U+009F, which some terminals act on too) as well, as `\xc2\xNN`. Every
+/// other byte as is (UTF-8 stays readable).
+fn escape(out: &mut Vec<u8>, b: &[u8], quoted: bool) {
+    for (i, &c) in b.iter().enumerate() {
         match c {
             b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\'' => out.extend_from_slice(b"\\'"),
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'?' => out.extend_from_slice(b"\\?"),
+            b'\'' if quoted => out.extend_from_slice(b"\\'"),
+            b'"' if quoted => out.extend_from_slice(b"\\\""),
+            b'?' if quoted => out.extend_from_slice(b"\\?"),
             0 => out.extend_from_slice(b"\\0"),
             7 => out.extend_from_slice(b"\\a"),
             8 => out.extend_from_slice(b"\\b"),
@@ -57,10 +68,33 @@ fn text_str(out: &mut Vec<u8>, b: &[u8]) {
             c if c < 0x20 || c == 0x7f => {
                 let _ = write!(out, "\\x{c:02x}");
             }
+            0xc2 if !quoted && b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)) => {
+                out.extend_from_slice(b"\\xc2");
+            }
+            c if !quoted && (0x80..0xa0).contains(&c) && i > 0 && b[i - 1] == 0xc2 => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
             c => out.push(c),
         }
     }
-    out.push(b'"');
+}
+
+/// A name (node, topic, symbol, process, ...) from a trace as text for a terminal: its
+/// backslashes and control characters escaped as `rostrace events` escapes strings, C1 controls
+/// too (see [`escape`]); borrowed when there is none.
+pub fn name(s: &str) -> std::borrow::Cow<'_, str> {
+    let b = s.as_bytes();
+    let control = |i: usize| {
+        let c = b[i];
+        c == b'\\' || c < 0x20 || c == 0x7f || (c == 0xc2 && b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)))
+    };
+    if !(0..b.len()).any(control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = Vec::with_capacity(s.len() + 8);
+    escape(&mut out, b, false);
+    // Only whole characters were replaced, by ASCII.
+    std::borrow::Cow::Owned(String::from_utf8(out).expect("UTF-8 in, UTF-8 out"))
 }
 
 /// Writes the raw bits `raw` of an integer of type `t` in its preferred display base, as
@@ -358,5 +392,13 @@ mod tests {
         let mut out = Vec::new();
         text_str(&mut out, b"a\"b\\c'?\n\t\x01\x7f\xc3\xa9");
         assert_eq!(out, b"\"a\\\"b\\\\c\\'\\?\\n\\t\\x01\\x7f\xc3\xa9\"");
+    }
+
+    #[test]
+    fn names_escape_controls_as_events_does() {
+        assert!(matches!(name("/ns/node_1"), std::borrow::Cow::Borrowed("/ns/node_1")));
+        assert_eq!(name("/n\x1b]0;pwned\x07\x1b[2J?'\"\\é\n"), "/n\\e]0;pwned\\a\\e[2J?'\"\\\\é\\n");
+        // CSI as one C1 character; other characters of 0xc2 and of 0x80-0x9f bytes kept.
+        assert_eq!(name("a\u{9b}2Jb\u{a0}\u{100}"), "a\\xc2\\x9b2Jb\u{a0}\u{100}");
     }
 }

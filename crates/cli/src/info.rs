@@ -1,5 +1,6 @@
 //! `rostrace info`: what a trace holds, at a glance.
 
+use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::TraceArgs;
@@ -493,36 +494,36 @@ fn print_text(i: &Info) -> std::io::Result<()> {
     outln!("events:     {}", i.event_count)?;
     outln!("streams:    {}", i.streams)?;
     if !i.tracers.is_empty() {
-        outln!("tracer:     {}", i.tracers.join(", "))?;
+        outln!("tracer:     {}", esc(&i.tracers.join(", ")))?;
     }
     if !i.tracetools_versions.is_empty() || !i.ros_distros.is_empty() {
         outln!(
             "ROS 2:      {}{}",
-            i.ros_distros.join(", "),
+            esc(&i.ros_distros.join(", ")),
             if i.tracetools_versions.is_empty() {
                 String::new()
             } else {
-                format!(" (tracetools {})", i.tracetools_versions.join(", "))
+                format!(" (tracetools {})", esc(&i.tracetools_versions.join(", ")))
             }
         )?;
     }
     outln!("discarded:  {}, {} lost", count(i.discarded_events, "event"), count(i.lost_packets, "packet"))?;
     for l in &i.losses {
         let what = if l.kind == "events" { "event" } else { "packet" };
-        outln!("  {}: {} lost", l.stream, count(l.count, what))?;
+        outln!("  {}: {} lost", esc(&l.stream), count(l.count, what))?;
     }
     if !i.processes.is_empty() {
         let n = i.processes.len() as u64;
         outln!("{:<12}{n}", format!("{}:", noun(n, "process")))?;
         let several = i.traces.len() > 1;
         for p in &i.processes {
-            let trace = if several { format!("  trace {} {}", p.trace, p.host) } else { String::new() };
-            outln!("  {:>8}  {:<24} {:>10} {}{trace}", p.vpid, p.procname, p.events, noun(p.events, "event"))?;
+            let trace = if several { format!("  trace {} {}", p.trace, esc(&p.host)) } else { String::new() };
+            outln!("  {:>8}  {:<24} {:>10} {}{trace}", p.vpid, esc(&p.procname), p.events, noun(p.events, "event"))?;
         }
     }
     outln!("events per name:")?;
     for (name, c) in &i.events_per_name {
-        outln!("  {c:>10}  {name}")?;
+        outln!("  {c:>10}  {}", esc(name))?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! system, the paths through it, and end-to-end latency along a path, message by message.
 
 use crate::analyze::{dur, stats_line};
+use crate::format::name as esc;
 use crate::progress::Progress;
 use crate::record::fail;
 use crate::TraceArgs;
@@ -129,7 +130,7 @@ fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, Strin
         let text = std::fs::read_to_string(f).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
         let parsed = yaml::import(&text).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
         for u in arch.apply(&parsed) {
-            eprintln!("rostrace: warning: --architecture {}: {u}", f.display());
+            eprintln!("rostrace: warning: --architecture {}: {}", f.display(), esc(&u));
         }
     }
     Ok(arch)
@@ -158,9 +159,9 @@ fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> Strin
         o,
         "{} from {} to {}{}, ranked by mean latency{}",
         crate::info::count(ranked.len() as u64, "path"),
-        a.from,
-        a.to,
-        if a.through.is_empty() { String::new() } else { format!(" through {}", a.through.join(", ")) },
+        esc(&a.from),
+        esc(&a.to),
+        if a.through.is_empty() { String::new() } else { format!(" through {}", esc(&a.through.join(", "))) },
         if a.common.include_first_callback || a.common.include_last_callback {
             format!(
                 " ({}{}{})",
@@ -175,7 +176,7 @@ fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> Strin
     let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
     for (i, r) in ranked.iter().take(shown).enumerate() {
         let _ = writeln!(o);
-        crate::analyze::wrap(&mut o, &r.label, crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
+        crate::analyze::wrap(&mut o, &esc(&r.label), crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
         let _ = writeln!(
             o,
             "    {} of {} messages went the whole way{}, {} in flight at the end",
@@ -365,7 +366,7 @@ pub fn drops(superseded: usize, lost: usize) -> String {
 
 fn render_e2e(o: &E2eSummary) -> String {
     let mut s = String::new();
-    crate::analyze::wrap(&mut s, &o.label, crate::analyze::width(false), "Path ", "    ");
+    crate::analyze::wrap(&mut s, &esc(&o.label), crate::analyze::width(false), "Path ", "    ");
     let mut bounds = Vec::new();
     bounds.push(if o.include_first_callback { "the first callback's start" } else { "the first publication" });
     bounds.push(if o.include_last_callback { "the last callback's end" } else { "the last callback's start" });
@@ -379,7 +380,7 @@ fn render_e2e(o: &E2eSummary) -> String {
     let _ = writeln!(s, "\nEnd-to-end latency ({} messages)\n  {}", o.latency.count, stats_line(&o.latency));
     if !o.segments.is_empty() {
         let _ = writeln!(s, "\nWhere the time goes (messages that went the whole way)");
-        let name_w = o.segments.iter().map(|g| g.name.chars().count()).max().unwrap_or(0).clamp(8, 60);
+        let name_w = o.segments.iter().map(|g| esc(&g.name).chars().count()).max().unwrap_or(0).clamp(8, 60);
         let _ = writeln!(
             s,
             "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
@@ -391,7 +392,7 @@ fn render_e2e(o: &E2eSummary) -> String {
             let _ = writeln!(
                 s,
                 "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%{}",
-                crate::analyze::middle(&g.name, name_w),
+                crate::analyze::middle(&esc(&g.name), name_w),
                 g.kind,
                 dur(g.latency.mean),
                 dur(g.latency.p50 as f64),
@@ -451,7 +452,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if records.rows.is_empty() {
-        eprintln!("rostrace: {} published no {} in the trace", spec.nodes[0], spec.topics[0]);
+        eprintln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
         explain_missing(&an, &arch);
     } else if out.complete == 0 {
         eprintln!("rostrace: no message went the whole way along the path");
