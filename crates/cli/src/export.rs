@@ -37,6 +37,10 @@ pub struct Args {
     /// `none`, or a regular expression on event names.
     #[arg(long, default_value = "all", value_name = "all|none|REGEX")]
     events: String,
+    /// CSV: write text fields that spreadsheets would run as formulas (starting with `=`, `+`,
+    /// `-`, `@`, tab or CR; names in a trace are anyone's) with a `'` before them.
+    #[arg(long)]
+    csv_safe: bool,
 }
 
 fn fail(msg: String) -> std::io::Result<ExitCode> {
@@ -64,6 +68,9 @@ fn recording_name(name: Option<&str>, first: &Path) -> String {
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    if a.csv_safe && a.format != Format::Csv {
+        return fail("--csv-safe: applies to --format csv only".into());
+    }
     let keep: Box<dyn Fn(&str) -> bool> = match a.events.as_str() {
         "all" => Box::new(|_| true),
         "none" => Box::new(|_| false),
@@ -130,7 +137,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             let mut sink: Box<dyn export::tables::Sink> = if a.format == Format::Parquet {
                 Box::new(export::parquet::ParquetSink::new(&a.output, &recording))
             } else {
-                Box::new(export::csv::CsvSink::new(&a.output, &recording))
+                Box::new(export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
             };
             let tables = match export::write_tables(&set, &p, &an, &recording, sink.as_mut()) {
                 Ok(c) => c,
@@ -150,7 +157,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             };
             progress.finish();
             clean &= written.errors.is_empty();
-            let events = written.tables;
+            let events = &written.tables;
             let rows = |c: &export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
             eprintln!(
                 "{}: recording {recording}: {} tables ({} rows), {} event tables ({} events)",
@@ -158,10 +165,20 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 tables.len(),
                 rows(&tables),
                 events.len(),
-                rows(&events)
+                rows(events)
             );
             for (name, n) in &tables {
                 eprintln!("  {name:<18} {n:>9}");
+            }
+            // Event names that are one table name once made safe got a numbered table each.
+            let mut renamed: Vec<_> = written
+                .event_names
+                .iter()
+                .filter(|(t, e)| **t != export::events::table_name(e))
+                .collect();
+            renamed.sort();
+            for (table, event) in renamed {
+                eprintln!("  {table}: the events named {event:?} (another event's name makes the same table name)");
             }
         }
     }

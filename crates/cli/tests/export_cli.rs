@@ -278,3 +278,84 @@ fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_expor
     assert!(err.contains("no ROS 2 events"), "{err}");
     assert!(!out_file.exists(), "no file is written");
 }
+
+/// A trace of two event classes whose names are one table name once made safe
+/// (`ros2:callback_start`, `ros2.callback_start`), the second with a text field a spreadsheet
+/// would run as a formula.
+fn colliding_trace(dir: &Path) {
+    use ctf::write::*;
+    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
+        name: name.to_string(),
+        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
+    };
+    let d = TraceDecl {
+        clock_uuid: [7; 16],
+        uuid: [9; 16],
+        clock_offset_ns: 1_700_000_000_000_000_000,
+        env: vec![("hostname".into(), "h".into())],
+        events: vec![
+            e("ros2:callback_start", &[("callback", FieldType::Pointer), ("is_intra_process", FieldType::I32)]),
+            e("ros2.callback_start", &[("note", FieldType::String)]),
+        ],
+    };
+    let ust = dir.join("ust/uid/1000/64-bit");
+    std::fs::create_dir_all(&ust).unwrap();
+    std::fs::write(ust.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
+    let f = std::fs::File::create(ust.join("channel0_0")).unwrap();
+    let mut w = StreamWriter::new(f, d.uuid, 0, 0, 8192);
+    w.event(0, 1_000, 42, 42, b"node", &Payload::new().u64(0x10).i32(0).bytes).unwrap();
+    w.event(0, 1_500, 42, 42, b"node", &Payload::new().u64(0x10).i32(0).bytes).unwrap();
+    w.event(1, 2_000, 42, 42, b"node", &Payload::new().string(b"=HYPERLINK(\"x\")").bytes).unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn event_tables_whose_names_collide_get_a_table_each() {
+    let dir = testkit::TempDir::new("export-collide");
+    let t = dir.join("trace");
+    colliding_trace(&t);
+    let out_dir = dir.join("csv");
+    let err = export(&t, &["--format", "csv", "--name", "rec", "-o", out_dir.to_str().unwrap()]);
+    let first = std::fs::read_to_string(out_dir.join("events/ros2.callback_start/rec.csv")).unwrap();
+    let second = std::fs::read_to_string(out_dir.join("events/ros2.callback_start-2/rec.csv")).unwrap();
+    assert_eq!(first.lines().count(), 3, "a header and two rows: {first}");
+    assert!(first.lines().next().unwrap().ends_with(",callback,is_intra_process"), "{first}");
+    assert_eq!(second.lines().count(), 2, "a header and one row: {second}");
+    assert!(second.lines().next().unwrap().ends_with(",note"), "{second}");
+    assert!(second.contains(",\"=HYPERLINK(\"\"x\"\")\""), "the plain export keeps the text: {second}");
+    assert!(err.contains("events/ros2.callback_start-2: the events named \"ros2.callback_start\""), "{err}");
+    // Parquet: both tables readable on their own (one file each).
+    let pq = dir.join("pq");
+    export(&t, &["--format", "parquet", "--name", "rec", "-o", pq.to_str().unwrap()]);
+    assert!(pq.join("events/ros2.callback_start/rec.parquet").is_file());
+    assert!(pq.join("events/ros2.callback_start-2/rec.parquet").is_file());
+    if let Some(py) = python() {
+        let out = Command::new(py)
+            .args(["-c", "import sys, pyarrow.parquet as p; print(p.read_table(sys.argv[1]).num_rows, p.read_table(sys.argv[2]).num_rows)"])
+            .arg(pq.join("events/ros2.callback_start/rec.parquet"))
+            .arg(pq.join("events/ros2.callback_start-2/rec.parquet"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2 1", "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn csv_safe_quotes_formulas() {
+    let dir = testkit::TempDir::new("export-csv-safe");
+    let t = dir.join("trace");
+    colliding_trace(&t);
+    let out_dir = dir.join("csv");
+    export(&t, &["--format", "csv", "--csv-safe", "--name", "rec", "-o", out_dir.to_str().unwrap()]);
+    let second = std::fs::read_to_string(out_dir.join("events/ros2.callback_start-2/rec.csv")).unwrap();
+    assert!(second.contains(",\"'=HYPERLINK(\"\"x\"\")\""), "{second}");
+    let out = rostrace()
+        .arg("export")
+        .arg(&t)
+        .args(["--format", "parquet", "--csv-safe", "-o"])
+        .arg(dir.join("pq"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--csv-safe: applies to --format csv only"));
+}

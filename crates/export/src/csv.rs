@@ -10,18 +10,42 @@ use std::path::{Path, PathBuf};
 pub struct CsvSink {
     dir: PathBuf,
     file: String,
+    safe: bool,
 }
 
 impl CsvSink {
     /// Tables go to `dir/<table>/<recording>.csv`.
     pub fn new(dir: &Path, recording: &str) -> CsvSink {
-        CsvSink { dir: dir.to_path_buf(), file: format!("{recording}.csv") }
+        CsvSink { dir: dir.to_path_buf(), file: format!("{recording}.csv"), safe: false }
+    }
+
+    /// Text fields that a spreadsheet would take for a formula (starting with `=`, `+`, `-`,
+    /// `@`, a tab or a carriage return) are written with a `'` before them, which spreadsheets
+    /// show as text; numbers are written as they are.
+    pub fn spreadsheet_safe(mut self, safe: bool) -> CsvSink {
+        self.safe = safe;
+        self
     }
 }
 
 struct CsvTable {
     out: BufWriter<File>,
     path: PathBuf,
+    safe: bool,
+}
+
+/// Whether a spreadsheet would read a text field as a formula.
+fn formula_like(s: &str) -> bool {
+    s.starts_with(['=', '+', '-', '@', '\t', '\r'])
+}
+
+/// A text field, made spreadsheet-safe first when `safe` (see [`CsvSink::spreadsheet_safe`]).
+fn text(out: &mut impl Write, s: &str, safe: bool) -> io::Result<()> {
+    if safe && formula_like(s) {
+        field(out, &format!("'{s}"))
+    } else {
+        field(out, s)
+    }
 }
 
 fn field(out: &mut impl Write, s: &str) -> io::Result<()> {
@@ -48,7 +72,7 @@ impl Sink for CsvSink {
             field(&mut out, &c.name)?;
         }
         out.write_all(b"\n")?;
-        Ok(Box::new(CsvTable { out, path }))
+        Ok(Box::new(CsvTable { out, path, safe: self.safe }))
     }
 }
 
@@ -65,7 +89,7 @@ impl TableWriter for CsvTable {
                 Cell::U64(v) => write!(o, "{v}")?,
                 Cell::F64(v) => write!(o, "{v}")?,
                 Cell::Bool(v) => o.write_all(if *v { b"true" } else { b"false" })?,
-                Cell::Str(s) => field(o, s)?,
+                Cell::Str(s) => text(o, s, self.safe)?,
             }
         }
         o.write_all(b"\n")
@@ -93,5 +117,25 @@ mod tests {
         assert_eq!(q("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(q("two\nlines"), "\"two\nlines\"");
         assert_eq!(q(" padded"), "\" padded\"");
+    }
+
+    #[test]
+    fn spreadsheet_safe_text() {
+        let q = |s: &str, safe: bool| {
+            let mut v = Vec::new();
+            text(&mut v, s, safe).unwrap();
+            String::from_utf8(v).unwrap()
+        };
+        for f in ["=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(q(f, false), {
+                let mut v = Vec::new();
+                field(&mut v, f).unwrap();
+                String::from_utf8(v).unwrap()
+            });
+            assert!(q(f, true).trim_start_matches('"').starts_with('\''), "{f}: {}", q(f, true));
+        }
+        assert_eq!(q("=a,b", true), "\"'=a,b\"");
+        assert_eq!(q("/topic", true), "/topic");
+        assert_eq!(q("", true), "\"\"");
     }
 }

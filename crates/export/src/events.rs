@@ -6,7 +6,7 @@ use crate::tables::{Cell, Counts, Sink, TableWriter};
 use ctf::types::Ty;
 use ctf::{FieldValue, StructRef, TraceSet};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 
 /// The column kind of a field type.
@@ -26,8 +26,24 @@ pub fn table_name(event: &str) -> String {
     format!("events/{safe}")
 }
 
+/// The table name of an event name, made unique among `used`: two event names that are the same
+/// once made safe (`ros2:callback_start`, `ros2.callback_start`) get `events/ros2.callback_start`
+/// and `events/ros2.callback_start-2`, in the order the traces declare them, so that no two
+/// tables are written into one file.
+fn unique_table_name(event: &str, used: &mut HashSet<String>) -> String {
+    let base = table_name(event);
+    let mut name = base.clone();
+    let mut n = 1;
+    while !used.insert(name.clone()) {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    name
+}
+
 struct Layout {
     name: String,
+    event: String,
     columns: Vec<Column>,
 }
 
@@ -94,6 +110,8 @@ pub struct Written {
     pub errors: Vec<String>,
     /// Events read, of every name (those `keep` refused included).
     pub events: u64,
+    /// The event name of each table (table name → event name), of the tables written.
+    pub event_names: HashMap<String, String>,
 }
 
 /// Writes every event of the traces, in time order, to a table per event name (`keep`
@@ -111,6 +129,7 @@ pub fn write(
     // The layout of each event name, and where each class's fields go.
     let mut layouts: Vec<Layout> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut used: HashSet<String> = HashSet::new();
     // (trace, class index) → (layout, stream context columns, event context columns, payload columns)
     type Map = (usize, Vec<usize>, Vec<usize>, Vec<usize>);
     let mut classes: HashMap<(usize, usize), Map> = HashMap::new();
@@ -121,7 +140,11 @@ pub fn write(
                     continue;
                 }
                 let li = *by_name.entry(c.name.clone()).or_insert_with(|| {
-                    layouts.push(Layout { name: table_name(&c.name), columns: event_columns() });
+                    layouts.push(Layout {
+                        name: unique_table_name(&c.name, &mut used),
+                        event: c.name.clone(),
+                        columns: event_columns(),
+                    });
                     layouts.len() - 1
                 });
                 let l = &mut layouts[li];
@@ -176,11 +199,13 @@ pub fn write(
         Ok(())
     })?;
     let mut counts = Counts::new();
+    let mut event_names = HashMap::new();
     for (l, w) in layouts.iter().zip(writers) {
         if let Some((w, n)) = w {
             w.finish()?;
             counts.push((l.name.clone(), n));
+            event_names.insert(l.name.clone(), l.event.clone());
         }
     }
-    Ok(Written { tables: counts, errors, events: read })
+    Ok(Written { tables: counts, errors, events: read, event_names })
 }
