@@ -25,6 +25,9 @@ pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that canno
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
+        Err(p) if p.is::<Interrupted>() => Err(p.downcast::<Interrupted>().map(|i| i.0).unwrap_or_else(|_| {
+            PyRuntimeError::new_err("rostrace: interrupted")
+        })),
         Err(p) => {
             let msg = p
                 .downcast_ref::<&str>()
@@ -59,26 +62,51 @@ fn open(paths: &[PathBuf]) -> PyResult<(TraceSet, Vec<String>)> {
 }
 
 /// Calls `progress(done, total)` at most every 100 ms, holding the GIL only for the call.
+/// A signal handler's exception (`KeyboardInterrupt` on Ctrl-C) raised while Rust works: it
+/// unwinds the work to [`guarded`], which gives it to Python as it is.
+struct Interrupted(PyErr);
+
+/// The work's progress, given to the Python callback, and the moment Python's signal handlers
+/// get to run (Ctrl-C is only seen when the interpreter runs them, which it cannot while Rust
+/// works without the GIL).
 struct Progress {
     callback: Option<Py<PyAny>>,
     last: Instant,
+    last_signals: Instant,
 }
 
 impl Progress {
     fn new(callback: Option<Py<PyAny>>) -> Progress {
-        Progress { callback, last: Instant::now() }
+        Progress { callback, last: Instant::now(), last_signals: Instant::now() }
     }
 
     fn tick(&mut self, done: u64, total: u64) {
-        let Some(cb) = &self.callback else { return };
-        if self.last.elapsed() < Duration::from_millis(100) && done < total {
+        let signals = self.last_signals.elapsed() >= Duration::from_millis(50);
+        let report = self.callback.is_some() && (self.last.elapsed() >= Duration::from_millis(100) || done >= total);
+        if !signals && !report {
             return;
         }
-        self.last = Instant::now();
-        // A failing progress callback does not stop the work.
-        Python::attach(|py| {
-            let _ = cb.call1(py, (done, total));
+        let interrupted = Python::attach(|py| {
+            if report {
+                self.last = Instant::now();
+                // A failing progress callback does not stop the work, but Ctrl-C handled while
+                // it ran (its KeyboardInterrupt, or SystemExit) does.
+                if let Some(cb) = &self.callback {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                            return Some(e);
+                        }
+                    }
+                }
+            }
+            self.last_signals = Instant::now();
+            py.check_signals().err()
         });
+        if let Some(e) = interrupted {
+            // Unwinds without the panic hook (nothing printed); the readers' threads end as
+            // their channels close.
+            std::panic::resume_unwind(Box::new(Interrupted(e)));
+        }
     }
 }
 
@@ -149,13 +177,8 @@ fn read_tables(
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             p.tick(set.total_bytes(), set.total_bytes());
             errors.extend(written.errors);
-            // Each table's event name (table names have `:` replaced).
-            let mut names: std::collections::HashMap<String, String> = Default::default();
-            for t in &set.traces {
-                for c in t.schema.streams.iter().flat_map(|sc| &sc.events) {
-                    names.entry(export::events::table_name(&c.name)).or_insert_with(|| c.name.clone());
-                }
-            }
+            // Each table's event name (table names have `:` replaced and are made unique).
+            let names = &written.event_names;
             let out = tables(sink.take())
                 .into_iter()
                 .map(|t| (names.get(&t.table.name).cloned().unwrap_or_else(|| t.table.name.clone()), t))
