@@ -4,7 +4,7 @@ use super::ast::*;
 use crate::error::MetadataError;
 use crate::schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 use crate::types::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Builds the schema from parsed statements.
@@ -65,6 +65,9 @@ struct Resolver<'a> {
     streams: Vec<StreamClass>,
     pending_events: Vec<(&'a [Stmt], usize)>,
     event_count: usize,
+    /// (stream id, event id) of the events declared: a duplicate is found in one look-up, not
+    /// by a scan of the stream's events (quadratic in metadata of many event classes).
+    event_ids: HashSet<(u64, u64)>,
 }
 
 fn attr_int(a: &Attr) -> Result<i128, MetadataError> {
@@ -456,7 +459,7 @@ impl<'a> Resolver<'a> {
         if !has_id && !self.streams[si].events.is_empty() {
             return Err(MetadataError::at(offset, format!("event `{}` has no id", ec.name)));
         }
-        if self.streams[si].events.iter().any(|e| e.id == ec.id) {
+        if !self.event_ids.insert((ec.stream_id, ec.id)) {
             return Err(MetadataError::at(
                 offset,
                 format!("event id {} declared twice in stream {}", ec.id, ec.stream_id),
