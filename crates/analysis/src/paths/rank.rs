@@ -143,10 +143,29 @@ pub fn longest_paths_within(
     let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
     let mut found: Vec<PathSpec> = Vec::new();
     let graph = arch.graph();
-    // How near each node is to each sink, made at the sink's first search.
+    // A source reaches only the sinks of its part of the system: the others are never searched.
+    let parts = graph.parts();
+    let mut sinks_of: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+    for (j, (dst, _)) in sinks.iter().enumerate() {
+        sinks_of.entry(parts[*dst]).or_default().push(j);
+    }
+    // How near each node is to each sink, made at the sink's first search and dropped once
+    // the last source of its part was searched (memory: the sinks of the parts being searched,
+    // not of the whole system).
+    let mut sources_left: std::collections::HashMap<u32, usize> = Default::default();
+    for (src, _) in &sources {
+        *sources_left.entry(parts[*src]).or_default() += 1;
+    }
     let mut reach: Vec<Option<super::search::Reach>> = vec![None; sinks.len()];
+    let none = Vec::new();
     'all: for (src, first_topics) in &sources {
-        for ((dst, last_topics), reach) in sinks.iter().zip(&mut reach) {
+        let part = parts[*src];
+        let in_part = sinks_of.get(&part).unwrap_or(&none);
+        let left = sources_left.get_mut(&part).expect("counted");
+        *left -= 1;
+        let last_of_part = *left == 0;
+        for &j in in_part {
+            let (dst, last_topics) = &sinks[j];
             if src == dst {
                 continue;
             }
@@ -154,7 +173,7 @@ pub fn longest_paths_within(
                 out.truncated = true;
                 break 'all;
             }
-            let reach = reach.get_or_insert_with(|| arch.reach(&graph, &[], &Endpoint::Node(*dst)));
+            let reach = reach[j].get_or_insert_with(|| arch.reach(&graph, &[], &Endpoint::Node(*dst)));
             let limits =
                 SearchLimits { max_expansions: limits.max_expansions.min(expansions - out.expanded), ..limits };
             // Whether a branch was cut at the depth matters only while nothing else stopped.
@@ -173,6 +192,11 @@ pub fn longest_paths_within(
             if found.len() >= budget {
                 out.truncated = true;
                 break 'all;
+            }
+        }
+        if last_of_part {
+            for &j in in_part {
+                reach[j] = None;
             }
         }
     }

@@ -551,6 +551,29 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// The part of the system each node is in: nodes joined by communications, whatever their
+    /// direction, are in one part (a path never leaves its part).
+    pub(crate) fn parts(&self) -> Vec<u32> {
+        let n = self.out_at.len() - 1;
+        let mut parent: Vec<u32> = (0..n as u32).collect();
+        fn root(parent: &mut [u32], mut v: u32) -> u32 {
+            while parent[v as usize] != v {
+                parent[v as usize] = parent[parent[v as usize] as usize];
+                v = parent[v as usize];
+            }
+            v
+        }
+        for v in 0..n {
+            for &(w, _) in self.out(v) {
+                let (a, b) = (root(&mut parent, v as u32), root(&mut parent, w as u32));
+                if a != b {
+                    parent[a.max(b) as usize] = a.min(b);
+                }
+            }
+        }
+        (0..n as u32).map(|v| root(&mut parent, v)).collect()
+    }
+
     /// The strongly connected component of each node (Tarjan's algorithm, iterative).
     fn components(&self) -> Vec<u32> {
         const NONE: u32 = u32::MAX;
