@@ -127,3 +127,48 @@ fn report_renders_whatever_the_names_hold() {
     check_report(&html, &r);
     screenshot_is_not_blank(&html, dir.path());
 }
+
+/// At Autoware's size: the node graph opens on one node's neighbourhood from the page's address
+/// (`#graph=NAME`, as a click on the node sets it), and the timeline has a legend.
+#[test]
+fn report_at_autoware_scale_shows_a_neighbourhood_and_a_legend() {
+    if !require(have_chromium(), "chromium") {
+        return;
+    }
+    let t = shared().join("traces/tum-autoware-carla");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let dir = TempDir::new("report-scale");
+    let html = dir.join("report.html");
+    let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = analyze_json(&[], &[&t]);
+    let dom = chromium_dom(&html);
+    let whole: usize = attr(&dom, "data-plot=\"graph\"", "data-drawn").unwrap().parse().unwrap();
+    // A node publishing a topic that has subscribers, and the topics and nodes next to it.
+    let topics = r["topics"].as_array().unwrap();
+    let infra = ["/rosout", "/parameter_events", "/clock"];
+    let busy = |t: &&Value| {
+        !infra.contains(&t["name"].as_str().unwrap())
+            && !t["publishers"].as_array().unwrap().is_empty()
+            && !t["subscribers"].as_array().unwrap().is_empty()
+    };
+    let node = topics.iter().find(busy).unwrap()["publishers"][0].as_str().unwrap().to_string();
+    let near: std::collections::BTreeSet<&str> = topics
+        .iter()
+        .filter(busy)
+        .filter(|t| [&t["publishers"], &t["subscribers"]].iter().any(|l| l.as_array().unwrap().iter().any(|n| n == &node)))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let enc: String = node.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+    let focused = chromium_dom(std::path::Path::new(&format!("{}#graph={enc}", html.display())));
+    assert_eq!(attr(&focused, "class=\"graph\"", "data-shown"), Some(near.len().to_string()), "{node}: {near:?}");
+    let drawn: usize = attr(&focused, "data-plot=\"graph\"", "data-drawn").unwrap().parse().unwrap();
+    assert!(drawn < whole && drawn > near.len(), "{node}: {drawn} of {whole} vertices");
+    // The timeline's legend: the ten callbacks with the most time, unknown runs, flows.
+    let at = dom.find("data-legend=\"timeline\"").expect("a legend under the timeline");
+    let legend = &dom[at..at + dom[at..].find("</div>").unwrap()];
+    assert_eq!(legend.matches("<span><i").count(), 12, "{legend}");
+    assert!(legend.contains("a run of no known callback") && legend.contains("message flow"), "{legend}");
+}

@@ -48,14 +48,14 @@ function section(id, title, open) {
   return body;
 }
 
-// A sortable table. cols: [{h, n (numeric), f (row -> text), v (row -> sort value)}].
+// A sortable table. cols: [{h, n (numeric), w (long text, wrapped), f (row -> text), v (row -> sort value)}].
 function table(cols, rows, onselect, id) {
   const tbody = el("tbody");
   let sel = null, all = rows.length <= 100;
   function fill() {
     tbody.replaceChildren();
     for (const r of all ? rows : rows.slice(0, 100)) {
-      const tr = el("tr", {}, ...cols.map((c) => el("td", { class: c.n ? "n" : "", text: c.f(r) })));
+      const tr = el("tr", {}, ...cols.map((c) => el("td", { class: c.n ? "n" : c.w ? "w" : "", text: c.f(r) })));
             if (onselect) tr.addEventListener("click", () => { if (sel) sel.classList.remove("sel"); sel = tr; tr.classList.add("sel"); onselect(r); });
       tbody.append(tr);
     }
@@ -210,7 +210,7 @@ function svg(tag, attrs, ...kids) {
 
 // The node graph: nodes → topic → nodes, in layers from the sources (longest-path layering
 // with the edges closing cycles left out, then barycenter ordering within each layer).
-function nodeGraph(topics) {
+function nodeGraph(topics, onpick) {
   const V = [], id = new Map(), out = [], inn = [], E = [];
   const vert = (key, name, topic) => {
     if (!id.has(key)) { id.set(key, V.length); V.push({ name, topic, pubs: 0, subs: 0 }); out.push([]); inn.push([]); }
@@ -285,6 +285,7 @@ function nodeGraph(topics) {
       for (const e of out[v].concat(inn[v])) edges[e].classList.add("on");
     });
     node.addEventListener("mouseleave", () => { root.classList.remove("focus"); root.querySelectorAll(".on").forEach((n) => n.classList.remove("on")); });
+    node.addEventListener("click", (e) => { if (onpick) { e.stopPropagation(); onpick(x.name); } });
     g.append(node);
   });
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, "data-plot": "graph", "data-drawn": String(V.length), "data-edges": String(E.length), "data-back": String(back.reduce((a, x) => a + x, 0)) }, g);
@@ -327,19 +328,29 @@ function graph(b) {
     let ts = all.filter((t) => cb.checked || !infra.has(t.name));
     // A filter keeps the matching nodes and topics and their neighbours.
     const q = find.value.trim();
+    // "=NAME" (a click on a node or topic, or #graph=NAME in the address): that one and its
+    // neighbours; other text: every name containing it.
     if (q) {
-      const hit = (n) => n.includes(q);
+      const exact = q.startsWith("=") ? q.slice(1) : null;
+      const hit = exact != null ? (n) => n === exact : (n) => n.includes(q);
       const near = new Set(ts.filter((t) => hit(t.name) || t.publishers.some(hit) || t.subscribers.some(hit)).map((t) => t.name));
       ts = ts.filter((t) => near.has(t.name));
     }
-    const g = nodeGraph(ts);
+    const g = nodeGraph(ts, (name) => {
+      find.value = find.value === "=" + name ? "" : "=" + name;
+      history.replaceState(null, "", find.value ? "#graph=" + encodeURIComponent(name) : location.pathname + location.search);
+      draw();
+    });
     box.replaceChildren(g.root);
+    box.dataset.shown = String(ts.length);
     g.fit(box.clientWidth || 1200);
   };
   cb.addEventListener("change", draw);
   find.addEventListener("input", draw);
+  const m = /^#graph=(.+)$/.exec(location.hash);
+  if (m) { find.value = "=" + decodeURIComponent(m[1]); cb.checked = infra.has(find.value.slice(1)); }
   b.append(el("h4", { text: "Node graph: publishers → topic → subscribers" }),
-    el("p", { class: "hint" }, "Nodes (boxes) and topics (rounded), from the sources on the left; dashed edges close a cycle. Hover for the neighbours; wheel zooms, drag pans, double-click shows the whole graph. ",
+    el("p", { class: "hint" }, "Nodes (boxes) and topics (rounded), from the sources on the left; dashed edges close a cycle. Hover for the neighbours, click one to see only it and its neighbours (click again for all; the page's address then opens there); wheel zooms, drag pans, double-click shows the whole graph. ",
       el("label", {}, cb, " show /rosout, /parameter_events and /clock"), " ", find), box);
   draw();
 }
@@ -494,6 +505,15 @@ function timeline() {
     return I.threads[t];
   };
   p.set([0, Math.max(end, 1)], [0, 1]);
+  // What the colours and lines mean: a colour per callback (the ten with the most time here,
+  // the others in the callbacks table), grey for runs of no known callback, lines for flows.
+  const top = R.callbacks.map((c, i) => [c, i]).sort((a, c) => c[0].total_ns - a[0].total_ns).slice(0, 10);
+  const key = (style, text) => el("span", {}, el("i", { style }), text);
+  b.append(el("div", { class: "legend", "data-legend": "timeline" },
+    ...top.map(([c, i]) => key(`background:${hue(i)}`, `${c.node || "?"} ${c.topic != null ? c.topic : c.kind}`)),
+    key("background:#98a2b3", "a run of no known callback"),
+    key("background:none;border-top:2px solid rgba(29,35,48,0.55);height:0;border-radius:0", "message flow: publication → the callback that took it"),
+    el("span", { class: "hint", text: R.callbacks.length > 10 ? `each of the ${R.callbacks.length} callbacks has its colour; hover a run for its callback` : "" })));
 }
 
 function topics() {
@@ -531,7 +551,7 @@ function paths() {
   b.append(el("p", { class: "hint", text: `${lp.sources} sources (nodes whose timers publish), ${lp.sinks} sinks (subscriptions publishing nothing); click a path for its messages' latency and where the time goes; \`rostrace e2e --path ...\` has every record.` }));
   const plots = el("div", {});
   const t = table([
-    { h: "path", f: (p) => p.label },
+    { h: "path", w: 1, f: (p) => p.label },
     { h: "mean", n: 1, f: (p) => p.complete ? dur(p.latency.mean) : "-", v: (p) => p.latency.mean },
     { h: "p99", n: 1, f: (p) => p.complete ? dur(p.latency.p99) : "-", v: (p) => p.latency.p99 },
     { h: "max", n: 1, f: (p) => p.complete ? dur(p.latency.max) : "-", v: (p) => p.latency.max },
