@@ -67,7 +67,7 @@ except KeyboardInterrupt:
     assert p.stdout.readline() == "started\n"
     os.kill(p.pid, signal.SIGINT)
     p.stdin.write("go\n")
-    p.stdin.close()
+    p.stdin.flush()
     rest, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     assert rest.strip() == "interrupted", rest + err
