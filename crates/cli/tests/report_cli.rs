@@ -172,3 +172,61 @@ fn report_at_autoware_scale_shows_a_neighbourhood_and_a_legend() {
     assert_eq!(legend.matches("<span><i").count(), 12, "{legend}");
     assert!(legend.contains("a run of no known callback") && legend.contains("message flow"), "{legend}");
 }
+
+#[path = "../../analysis/tests/support/system.rs"]
+mod system;
+
+/// A system larger than a page's tables: each table is cut to the rows that weigh most, and the
+/// page says how many the analysis has (the overview's figures are the analysis's).
+#[test]
+fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
+    let dir = TempDir::new("report-huge");
+    let trace = dir.join("trace");
+    let mut s = system::Sys::new();
+    let nodes = html::ROWS + 500;
+    for i in 0..nodes {
+        let n = s.node(&format!("n{i}"));
+        let cb = s.timer(n, 100 * system::MS);
+        // Node i's callback runs for i µs: the heaviest are the last ones.
+        s.run(1000, cb, 10 * system::MS + i as u64 * 10_000, 10 * system::MS + i as u64 * 10_000 + 1000 * (i as u64 + 1));
+    }
+    s.write(&trace);
+    let html_file = dir.join("report.html");
+    let out = rostrace().arg("report").arg(&trace).arg("-o").arg(&html_file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html_file).unwrap();
+    let json = &page[page.find("id=\"data\">").unwrap() + 10..];
+    let data: Value = serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
+    let callbacks = data["report"]["callbacks"].as_array().unwrap();
+    assert_eq!(callbacks.len(), html::ROWS);
+    assert_eq!(data["report"]["nodes"].as_array().unwrap().len(), html::ROWS);
+    let lightest = callbacks.iter().map(|c| c["total_ns"].as_i64().unwrap()).min().unwrap();
+    assert_eq!(lightest, 1000 * (nodes - html::ROWS + 1) as i64, "the heaviest callbacks are kept");
+    let capped: Vec<(String, u64)> = data["capped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["table"].as_str().unwrap().to_string(), c["total"].as_u64().unwrap()))
+        .collect();
+    assert!(capped.contains(&("callbacks".into(), nodes as u64)) && capped.contains(&("nodes".into(), nodes as u64)), "{capped:?}");
+    if !require(have_chromium(), "chromium") {
+        return;
+    }
+    let dom = chromium_dom(&html_file);
+    assert_eq!(attr(&dom, "data-key=\"nodes\"", "data-value"), Some(nodes.to_string()));
+    assert_eq!(attr(&dom, "data-key=\"callbacks\"", "data-value"), Some(nodes.to_string()));
+    let note = &dom[dom.find("data-capped=").expect("the page says it is cut")..];
+    let thousands = |n: usize| {
+        let d = n.to_string();
+        let mut out = String::new();
+        for (k, c) in d.chars().enumerate() {
+            if k > 0 && (d.len() - k) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let want = format!("{} of {} callbacks", thousands(html::ROWS), thousands(nodes));
+    assert!(note.contains(&want), "{want}: {}", &note[..300.min(note.len())]);
+}

@@ -58,6 +58,74 @@ struct Data<'a> {
     inst: Instances,
     /// Per path of `report.longest_paths`, in order.
     paths: Vec<PathInstances>,
+    /// The tables cut to [`ROWS`] rows in this page, each with its rows in the analysis.
+    capped: Vec<Capped>,
+}
+
+/// Rows a table of the page holds at most: past it, the rows that weigh most (callback time,
+/// messages) stay and the page says how many the analysis has (a system of a million nodes
+/// would otherwise give a page of several hundred MB that no browser opens).
+pub const ROWS: usize = 2000;
+
+/// A table cut to [`ROWS`] rows.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    /// The report's field (`callbacks`, `topics`, ...).
+    pub table: &'static str,
+    /// Rows in the analysis.
+    pub total: usize,
+}
+
+/// Keeps the `ROWS` rows of `v` that weigh most by `weight` (in their order otherwise), noting
+/// the cut in `capped`.
+fn cap<T, W: PartialOrd>(v: &mut Vec<T>, table: &'static str, capped: &mut Vec<Capped>, weight: impl Fn(&T) -> W) {
+    if v.len() <= ROWS {
+        return;
+    }
+    capped.push(Capped { table, total: v.len() });
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| weight(&v[b]).partial_cmp(&weight(&v[a])).unwrap_or(std::cmp::Ordering::Equal));
+    let mut keep = vec![false; v.len()];
+    for &i in &order[..ROWS] {
+        keep[i] = true;
+    }
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// The report as the page holds it: its large tables cut to [`ROWS`] rows each.
+fn capped_report(r: &Report) -> Option<(Report, Vec<Capped>)> {
+    let sizes = [
+        r.callbacks.len(),
+        r.topics.len(),
+        r.nodes.len(),
+        r.per_node.len(),
+        r.per_thread.len(),
+        r.per_process.len(),
+        r.services.len(),
+        r.executor_threads.len(),
+    ];
+    if sizes.iter().all(|&n| n <= ROWS) {
+        return None;
+    }
+    let mut r = r.clone();
+    let mut capped = Vec::new();
+    cap(&mut r.callbacks, "callbacks", &mut capped, |c| c.total_ns);
+    cap(&mut r.per_node, "per_node", &mut capped, |x| x.callback_ns);
+    cap(&mut r.per_process, "per_process", &mut capped, |x| x.callback_ns);
+    cap(&mut r.per_thread, "per_thread", &mut capped, |x| x.callback_ns);
+    // Nodes: those with the most callback time first.
+    let time: HashMap<&str, i64> = r.per_node.iter().map(|x| (x.name.as_str(), x.callback_ns)).collect();
+    let mut nodes = std::mem::take(&mut r.nodes);
+    cap(&mut nodes, "nodes", &mut capped, |n| time.get(n.name.as_str()).copied().unwrap_or(-1));
+    r.nodes = nodes;
+    cap(&mut r.topics, "topics", &mut capped, |t| t.publishes + t.takes);
+    cap(&mut r.services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
+    cap(&mut r.executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
+    Some((r, capped))
 }
 
 fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
@@ -162,7 +230,13 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
 /// The report of `a` (whose report may have been completed, e.g. with the longest paths: `r`)
 /// as one HTML page.
 pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
-    let data = Data { title, report: r, inst: instances(a, r), paths: path_instances(a, r) };
+    let cut = capped_report(r);
+    let (report, capped) = match &cut {
+        Some((cut, capped)) => (cut, capped.clone()),
+        None => (r, Vec::new()),
+    };
+    // The runs of callbacks left out are drawn as those of no known callback.
+    let data = Data { title, report, inst: instances(a, report), paths: path_instances(a, r), capped };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(

@@ -7,6 +7,9 @@ window.addEventListener("error", (e) => {
 const T0 = performance.now();
 const D = JSON.parse(document.getElementById("data").textContent);
 const R = D.report, I = D.inst;
+// Tables cut to their heaviest rows in this page (past a size): table → rows in the analysis.
+const CAPPED = new Map((D.capped || []).map((c) => [c.table, c.total]));
+const total = (name) => CAPPED.has(name) ? CAPPED.get(name) : R[name].length;
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -361,13 +364,19 @@ function overview() {
   const cards = [
     ["events", "events", R.events], ["ros_events", "ROS 2 events", R.ros_events],
     ["duration", "seconds traced", span.toFixed(2)], ["processes", "processes", R.processes.length],
-    ["nodes", "nodes", R.nodes.length], ["topics", "topics", R.topics.length],
-    ["callbacks", "callbacks", R.callbacks.length], ["runs", "callback runs", I.run_s.length],
+    ["nodes", "nodes", total("nodes")], ["topics", "topics", total("topics")],
+    ["callbacks", "callbacks", total("callbacks")], ["runs", "callback runs", I.run_s.length],
     ["flows_matched", "messages matched", R.flows_matched], ["flows_unmatched", "takes unmatched", R.flows_unmatched],
     ["discarded_events", "events discarded", R.discarded_events],
   ];
   b.append(el("div", { class: "cards" }, ...cards.map(([k, t, v]) =>
     el("div", { class: "card", "data-key": k, "data-value": String(v) }, el("div", { class: "v", text: Number(v).toLocaleString("en-US") }), el("div", { class: "k", text: t })))));
+  if (CAPPED.size) {
+    const what = { callbacks: "callbacks (most callback time)", topics: "topics (most messages)", nodes: "nodes (most callback time)",
+      per_node: "nodes' time shares", per_process: "processes' time shares", per_thread: "threads' time shares",
+      services: "services (most requests)", executor_threads: "executor threads (most time)" };
+    b.append(el("p", { class: "hint", "data-capped": [...CAPPED.keys()].join(" "), text: `This page holds the rows that weigh most of each large table: ${[...CAPPED].map(([k, n]) => `${R[k].length.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} ${what[k] || k}`).join(", ")}. \`rostrace analyze --json\` and \`rostrace export\` have every row.` }));
+  }
   if (R.begin_ns != null) b.append(el("p", { class: "hint", text: `From ${new Date(R.begin_ns / 1e6).toISOString()} to ${new Date(R.end_ns / 1e6).toISOString()}` }));
   if (R.notes.length) {
     b.append(el("h4", { text: "What this trace cannot show" }));
@@ -511,7 +520,7 @@ function timeline() {
   const key = (style, text) => el("span", {}, el("i", { style }), text);
   b.append(el("div", { class: "legend", "data-legend": "timeline" },
     ...top.map(([c, i]) => key(`background:${hue(i)}`, `${c.node || "?"} ${c.topic != null ? c.topic : c.kind}`)),
-    key("background:#98a2b3", "a run of no known callback"),
+    key("background:#98a2b3", "a run of no known callback" + (CAPPED.has("callbacks") ? ", or of one left out of this page" : "")),
     key("background:none;border-top:2px solid rgba(29,35,48,0.55);height:0;border-radius:0", "message flow: publication → the callback that took it"),
     el("span", { class: "hint", text: R.callbacks.length > 10 ? `each of the ${R.callbacks.length} callbacks has its colour; hover a run for its callback` : "" })));
 }

@@ -1,0 +1,133 @@
+//! Systems of very many nodes: time and peak memory of `rostrace analyze` and `rostrace
+//! report`, and the report's size, against the trace's size and against babeltrace2 reading the
+//! same trace, in the same run.
+//!
+//! `cargo bench -p rostrace --bench nodes [-- N...]` (default 10000 100000; `-- --generate DIR
+//! N` writes the trace alone): a generated system
+//! of N nodes in chains of ten (a timer-driven source, eight relays, a sink), every chain passing
+//! three messages from its source to its sink (one process, Jazzy's events). Each command runs
+//! once in a process of its own (peak memory is per process). With `ROSTRACE_BENCH_BASELINE`
+//! set to another build's `rostrace`, its `analyze` is measured on the same trace too.
+
+#[path = "../../analysis/tests/support/system.rs"]
+mod system;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+use system::{Sys, MS};
+
+const CHAIN: usize = 10;
+
+/// Runs `cmd` (output discarded): wall time in s, peak RSS in MB, and whether it succeeded.
+#[allow(clippy::zombie_processes)] // waited for with wait4, for its own resource usage
+fn measure(cmd: &mut Command) -> (f64, f64, bool) {
+    let t = Instant::now();
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut status = 0;
+    // SAFETY: wait4 writes the status and usage it is given, for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let secs = t.elapsed().as_secs_f64();
+    assert!(pid > 0, "wait4");
+    (secs, ru.ru_maxrss as f64 / 1024.0, libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+}
+
+fn generate(dir: &Path, nodes: usize) {
+    let mut s = Sys::new();
+    let chains = nodes / CHAIN;
+    let mut links = Vec::with_capacity(chains);
+    for c in 0..chains {
+        let mut chain = Vec::with_capacity(CHAIN);
+        let mut prev = None;
+        for k in 0..CHAIN {
+            let n = s.node(&format!("c{c}/n{k}"));
+            let sub = prev.map(|_| s.subscription(n, &format!("/c{c}/t{}", k - 1)));
+            let timer = (k == 0).then(|| s.timer(n, 100 * MS));
+            let publ = (k + 1 < CHAIN).then(|| s.publisher(n, &format!("/c{c}/t{k}")));
+            chain.push((timer, sub, publ));
+            prev = Some(n);
+        }
+        links.push(chain);
+    }
+    for round in 0..3u64 {
+        for (c, chain) in links.iter().enumerate() {
+            let tid = 1000 + (c % 64) as i32;
+            let mut t = 10 * MS + round * 100 * MS + (c as u64 % 1000) * 50_000;
+            let mut src = 0;
+            for (timer, sub, publ) in chain {
+                if let Some(cb) = timer {
+                    s.run(tid, *cb, t, t + 20_000);
+                }
+                if let Some(sub) = sub {
+                    s.deliver(tid, *sub, src, t, 10_000);
+                }
+                if let Some(p) = publ {
+                    src = s.publish(tid, *p, t + 1_000);
+                }
+                t += 20_000;
+            }
+        }
+    }
+    s.write(dir);
+}
+
+fn size_mb(p: &Path) -> f64 {
+    let mut total = 0u64;
+    if p.is_dir() {
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            total += e.metadata().map_or(0, |m| m.len());
+        }
+    } else {
+        total = std::fs::metadata(p).map_or(0, |m| m.len());
+    }
+    total as f64 / 1e6
+}
+
+fn main() {
+    // `-- --generate DIR N`: writes the trace of N nodes to DIR and stops.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, dir, n, ..] = args.as_slice() {
+        if flag == "--generate" {
+            generate(Path::new(dir), n.parse().expect("a node count"));
+            return;
+        }
+    }
+    let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let counts = if counts.is_empty() { vec![10_000, 100_000] } else { counts };
+    let bt2 = Command::new("babeltrace2").arg("--version").output().is_ok_and(|o| o.status.success());
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    println!(
+        "{:>8} {:>9} | {:>22} {:>8} | {:>22} {:>10} | {:>16}",
+        "nodes", "trace", "analyze --json", "/trace", "report", "file", "babeltrace2"
+    );
+    for n in counts {
+        let dir = std::env::temp_dir().join(format!("rostrace-bench-nodes-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let trace = dir.join("trace");
+        generate(&trace, n);
+        let trace_mb = size_mb(&trace);
+        let (a_s, a_mb, a_ok) = measure(Command::new(exe).arg("analyze").arg(&trace).args(["--json", "-"]));
+        if let Some(base) = std::env::var_os("ROSTRACE_BENCH_BASELINE") {
+            let (s, mb, ok) = measure(Command::new(base).arg("analyze").arg(&trace).args(["--json", "-"]));
+            println!("{:>20} baseline analyze: {s:.2} s {mb:.0} MB{}", "", if ok { "" } else { " FAILED" });
+        }
+        let html = dir.join("report.html");
+        let (r_s, r_mb, r_ok) = measure(Command::new(exe).arg("report").arg(&trace).arg("-o").arg(&html));
+        let peer = if bt2 {
+            let (s, mb, ok) = measure(Command::new("babeltrace2").arg(&trace).args(["-o", "dummy"]));
+            if ok { format!("{s:.2} s {mb:.0} MB") } else { "failed".into() }
+        } else {
+            "(not installed)".into()
+        };
+        let ok = |b: bool| if b { "" } else { " FAILED" };
+        println!(
+            "{n:>8} {trace_mb:>6.1} MB | {a_s:>8.2} s {a_mb:>7.0} MB{} {:>7.1}x | {r_s:>8.2} s {r_mb:>7.0} MB{} {:>7.1} MB | {peer:>16}",
+            ok(a_ok),
+            a_mb / trace_mb,
+            ok(r_ok),
+            size_mb(&html),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
