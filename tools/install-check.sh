@@ -8,6 +8,11 @@ trap 'rm -rf "$ROOT"' EXIT
 cargo install --quiet --offline --locked --path crates/cli --root "$ROOT"
 export XDG_CACHE_HOME="$ROOT/cache"
 R="$ROOT/bin/rostrace"
+# Installed binaries carry no debug info (the release profile's), which would make them 6x larger.
+if readelf -S "$R" | grep -q '\.debug_info'; then
+  echo "install check: the installed rostrace carries debug info ($(du -h "$R" | cut -f1))" >&2
+  exit 1
+fi
 LIB=$("$R" lib)
 INC="${CARGO_TARGET_DIR:-target}/release/include"
 printf '#include "tracetools/tracetools.h"\nint main(void) { ros_trace_rcl_init((const void *)1); ros_trace_rcl_node_init((const void *)2, (const void *)3, "n", "/"); return 0; }\n' > "$ROOT/p.c"
