@@ -3,12 +3,9 @@
 //! to the nanosecond.
 
 use analysis::paths::{yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
-use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// A reference CSV: header, and cells (None when empty).
 fn csv(run: &str, name: &str) -> (Vec<String>, Vec<Vec<Option<i64>>>) {

@@ -4,12 +4,9 @@
 
 use analysis::MatchBy;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// Raw events as (ts, name, vtid, payload fields as (name, u64 or string)).
 struct Raw {

@@ -6,12 +6,9 @@
 use analysis::{At, Context, Fields, Handler, Processor, TraceInfo};
 use ctf::{Event, EventClass};
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// Events per class name, and publications per callback run.
 #[derive(Default)]

@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// (address → (count, mean_ns, sum_ns)) from a reference CSV (the symbol column is quoted and may hold commas).
 fn read_reference(p: &std::path::Path) -> HashMap<u64, (u64, f64, i128)> {

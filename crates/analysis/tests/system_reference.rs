@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 fn data(name: &str) -> Vec<Vec<String>> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tracetools_analysis").join(name);

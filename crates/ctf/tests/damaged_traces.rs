@@ -5,9 +5,7 @@ use ctf::{Error, TraceSet};
 use std::path::{Path, PathBuf};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// Copies the trace directory into a fresh temporary directory, writable.
 fn copy_trace(src: &Path, name: &str) -> PathBuf {

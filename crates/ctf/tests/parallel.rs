@@ -7,9 +7,7 @@ use ctf::{Event, Events, StreamReader, TraceSet};
 use std::path::{Path, PathBuf};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// An event: time, stream, packet, contexts, payload.
 fn line(ev: &Event) -> String {

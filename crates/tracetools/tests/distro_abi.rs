@@ -21,9 +21,7 @@ use tracetools::catalog::TRACEPOINTS;
 use tracetools::distro::{by_name, Abi};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-fn shared() -> PathBuf {
-    testkit::test_data()
-}
+use testkit::test_data as shared;
 
 /// The C expression of argument `ai` of tracepoint `k` (thread base `shift`, iteration `i`).
 fn value(c_type: &str, name: &str, k: usize, ai: usize) -> String {

@@ -7,9 +7,8 @@ use std::process::Command;
 pub use testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-pub fn shared() -> PathBuf {
-    testkit::test_data()
-}
+#[allow(unused_imports)]
+pub use testkit::test_data as shared;
 
 /// Where tools/ros2-venvs.sh and tools/data-venv.sh put their virtualenvs.
 pub fn venv_root() -> PathBuf {
