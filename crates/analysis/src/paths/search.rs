@@ -315,7 +315,13 @@ impl Architecture {
         // Nodes of the path per component: none in v's, and reach's distance from v is exact.
         let mut on_component = vec![0u32; n];
         let mut probe =
-            Probe { left: limits.max_expansions, done: !depth_flag, seen: Vec::new(), queue: VecDeque::new() };
+            Probe {
+            left: limits.max_expansions,
+            done: !depth_flag,
+            seen: Vec::new(),
+            touched: Vec::new(),
+            queue: VecDeque::new(),
+        };
         // Distances avoiding the path's nodes, per prefix that needed them (reused buffers).
         let mut tables: Vec<Vec<u32>> = Vec::new();
         let mut spare: Vec<Vec<u32>> = Vec::new();
@@ -433,8 +439,9 @@ impl Architecture {
                 stack.push((v, 0, k2, None));
                 comms.push(c);
             }
-            on_path.iter_mut().for_each(|x| *x = false);
-            on_component.iter_mut().for_each(|x| *x = 0);
+            // Every node entered was left again (the loop ends with the stack empty): nothing to
+            // reset, and a search costs what it visits, not the system's size.
+            debug_assert!(stack.is_empty() && comms.is_empty());
         }
         outcome.probed = limits.max_expansions - probe.left;
         outcome
@@ -449,8 +456,10 @@ struct Probe {
     left: usize,
     /// No more probing: not asked for, or out of budget.
     done: bool,
-    /// Nodes seen by the reach count (buffer).
+    /// Nodes seen by the reach count (buffer), and those set in it (reset one by one: a probe
+    /// costs what it visits, not the system's size).
     seen: Vec<bool>,
+    touched: Vec<usize>,
     queue: VecDeque<usize>,
 }
 
@@ -470,9 +479,15 @@ impl Probe {
     ) -> bool {
         // Down to max_depth and one more node off the path: that many nodes reachable from v.
         let wanted = max_depth - depth + 1;
-        self.seen.clear();
-        self.seen.resize(on_path.len(), false);
+        for &x in &self.touched {
+            self.seen[x] = false;
+        }
+        self.touched.clear();
+        if self.seen.len() < on_path.len() {
+            self.seen.resize(on_path.len(), false);
+        }
         self.seen[v] = true;
+        self.touched.push(v);
         self.queue.clear();
         self.queue.push_back(v);
         let mut reached = 0;
@@ -480,6 +495,7 @@ impl Probe {
             for &(w, _) in graph.out(x) {
                 if !on_path[w] && !self.seen[w] {
                     self.seen[w] = true;
+                    self.touched.push(w);
                     reached += 1;
                     self.queue.push_back(w);
                 }
@@ -655,13 +671,14 @@ pub(crate) struct Reach {
     end_topic: Option<Vec<bool>>,
     /// The edges that end a path: (from, to, communication).
     ending: Vec<(usize, usize, usize)>,
-    /// Per waypoints passed k and node v, at `k * n + v`: nodes still to add ([`Reach::NONE`]:
-    /// the end cannot be reached).
+    /// Per waypoints passed k and node v, at `k * n + v`: nodes still to add, at least 1
+    /// ([`Reach::NONE`], 0: the end cannot be reached; zero, so that a fresh table is memory
+    /// the system gives zeroed, touched only where the search backwards goes).
     need: Vec<u32>,
 }
 
 impl Reach {
-    const NONE: u32 = u32::MAX;
+    const NONE: u32 = 0;
 
     /// Whether arriving at `v` over communication `c` ends the path (the end node, or the last
     /// hop on the end topic).
@@ -706,8 +723,12 @@ impl Reach {
     ) {
         let (n, stages) = (self.n, self.waypoints.len() + 1);
         let free = |v: usize| blocked.is_none_or(|b| !b[v]);
-        need.clear();
-        need.resize(stages * n, Reach::NONE);
+        if need.capacity() == 0 {
+            *need = vec![Reach::NONE; stages * n];
+        } else {
+            need.clear();
+            need.resize(stages * n, Reach::NONE);
+        }
         queue.clear();
         for &(u, v, c) in &self.ending {
             if !free(u) || !free(v) {
