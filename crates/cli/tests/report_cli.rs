@@ -208,6 +208,9 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
         .iter()
         .map(|c| (c["table"].as_str().unwrap().to_string(), c["total"].as_u64().unwrap()))
         .collect();
+    // The runs in the page are those of the callbacks in it.
+    assert_eq!(data["inst"]["run_s"].as_array().unwrap().len(), html::ROWS);
+    assert_eq!(data["inst"]["runs_left_out"].as_u64(), Some((nodes - html::ROWS) as u64));
     assert!(capped.contains(&("callbacks".into(), nodes as u64)) && capped.contains(&("nodes".into(), nodes as u64)), "{capped:?}");
     if !require(have_chromium(), "chromium") {
         return;

@@ -33,6 +33,9 @@ struct Instances {
     fl_ct: Vec<u32>,
     fl_topic: Vec<u32>,
     fl_lat: Vec<i64>,
+    /// Runs of callbacks, and flows of topics, left out of the page with their table rows.
+    runs_left_out: u64,
+    flows_left_out: u64,
 }
 
 /// A longest path's messages: start (µs since t0), latency (ns), and the mean of each segment.
@@ -169,12 +172,22 @@ fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
         .collect()
 }
 
-fn instances(a: &Analysis, r: &Report) -> Instances {
+/// The runs and flows of the page: those of the callbacks and topics of `r` (the report the
+/// page shows; `full`, the analysis's, when its tables were cut: the runs and flows of the rows
+/// left out are left out too, and counted).
+fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     let t0 = r.begin_ns.unwrap_or(0);
     let us = |ns: i64| (ns - t0) / 1000;
     let mut inst = Instances { t0_ns: t0, t1_ns: r.end_ns.unwrap_or(t0), ..Default::default() };
     let by_key: HashMap<(u32, i64, u64), i32> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i as i32)).collect();
+    let left_out: std::collections::HashSet<(u32, i64, u64)> = if std::ptr::eq(r, full) {
+        Default::default()
+    } else {
+        full.callbacks.iter().map(|c| (c.trace, c.vpid, c.address)).filter(|k| !by_key.contains_key(k)).collect()
+    };
+    let shown_topics: Option<std::collections::HashSet<&str>> =
+        (r.topics.len() < full.topics.len()).then(|| r.topics.iter().map(|t| t.name.as_str()).collect());
     let procname: HashMap<(u32, i64), &str> =
         a.model.processes.values().map(|p| ((p.trace, p.vpid), p.procname.as_str())).collect();
     let mut threads: HashMap<(u32, i64, i64), u32> = HashMap::new();
@@ -191,6 +204,10 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
     for i in order {
         let run = &a.runs[i].0;
         let k = a.slots[run.slot()];
+        if left_out.contains(&k) {
+            inst.runs_left_out += 1;
+            continue;
+        }
         let t = thread(&mut inst, (k.0, k.1, run.vtid as i64));
         inst.run_s.push(us(run.start));
         inst.run_d.push(run.duration().unwrap_or(-1));
@@ -201,6 +218,10 @@ fn instances(a: &Analysis, r: &Report) -> Instances {
     let mut flows: Vec<&analysis::Flow> = a.flows.iter().collect();
     flows.sort_by_key(|f| a.pubs[f.publication as usize].0.ts);
     for f in flows {
+        if shown_topics.as_ref().is_some_and(|s| !s.contains(f.topic.as_str())) {
+            inst.flows_left_out += 1;
+            continue;
+        }
         let p = &a.pubs[f.publication as usize].0;
         let k = &a.takes[f.take as usize].0;
         let pt = thread(&mut inst, (p.trace, p.vpid, p.vtid));
@@ -235,8 +256,7 @@ pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
         Some((cut, capped)) => (cut, capped.clone()),
         None => (r, Vec::new()),
     };
-    // The runs of callbacks left out are drawn as those of no known callback.
-    let data = Data { title, report, inst: instances(a, report), paths: path_instances(a, r), capped };
+    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a, r), capped };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(

@@ -520,9 +520,11 @@ function timeline() {
   const key = (style, text) => el("span", {}, el("i", { style }), text);
   b.append(el("div", { class: "legend", "data-legend": "timeline" },
     ...top.map(([c, i]) => key(`background:${hue(i)}`, `${c.node || "?"} ${c.topic != null ? c.topic : c.kind}`)),
-    key("background:#98a2b3", "a run of no known callback" + (CAPPED.has("callbacks") ? ", or of one left out of this page" : "")),
+    key("background:#98a2b3", "a run of no known callback"),
     key("background:none;border-top:2px solid rgba(29,35,48,0.55);height:0;border-radius:0", "message flow: publication → the callback that took it"),
-    el("span", { class: "hint", text: R.callbacks.length > 10 ? `each of the ${R.callbacks.length} callbacks has its colour; hover a run for its callback` : "" })));
+    el("span", { class: "hint", text: (R.callbacks.length > 10 ? `each of the ${R.callbacks.length} callbacks has its colour; hover a run for its callback` : "") +
+      (I.runs_left_out ? `; ${I.runs_left_out.toLocaleString("en-US")} runs of the callbacks left out of this page are not drawn` : "") +
+      (I.flows_left_out ? `; nor ${I.flows_left_out.toLocaleString("en-US")} messages of the topics left out` : "") })));
 }
 
 function topics() {
