@@ -495,7 +495,12 @@ impl Architecture {
 
     /// The node named `name`.
     pub fn node(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
+        // The analysis's nodes are sorted by name (found in log n: a path of a system of a
+        // million nodes is looked up node by node); a file's may not be, and are then scanned.
+        match self.nodes.binary_search_by(|n| n.name.as_str().cmp(name)) {
+            Ok(i) if self.nodes[..i].iter().rev().take_while(|n| n.name == name).count() == 0 => Some(i),
+            _ => self.nodes.iter().position(|n| n.name == name),
+        }
     }
 
     /// Applies what an architecture file says: its named paths, and the message contexts it
