@@ -116,7 +116,11 @@ fn main() {
         let (r_s, r_mb, r_ok) = measure(Command::new(exe).arg("report").arg(&trace).arg("-o").arg(&html));
         let peer = if bt2 {
             let (s, mb, ok) = measure(Command::new("babeltrace2").arg(&trace).args(["-o", "dummy"]));
-            if ok { format!("{s:.2} s {mb:.0} MB") } else { "failed".into() }
+            if ok {
+                format!("{s:.2} s {mb:.0} MB")
+            } else {
+                "failed".into()
+            }
         } else {
             "(not installed)".into()
         };

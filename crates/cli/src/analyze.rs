@@ -1,11 +1,12 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
 use crate::format::name as esc;
+use crate::format::{dur, stats_line};
 use crate::info::count;
+use crate::out::fail;
 use crate::progress::Progress;
-use crate::record::fail;
 use crate::TraceArgs;
-use analysis::{Bound, Report, Stats, Window};
+use analysis::{Bound, Report, Window};
 use ctf::TraceSet;
 use regex::Regex;
 use std::fmt::Write as _;
@@ -179,36 +180,6 @@ pub(crate) fn width(wide: bool) -> usize {
     } else {
         100
     }
-}
-
-/// A duration in ns, readable: `812 ns`, `12.3 us`, `4.56 ms`, `1.234 s`.
-pub fn dur(ns: f64) -> String {
-    let a = ns.abs();
-    if a < 1e3 {
-        format!("{ns:.0} ns")
-    } else if a < 1e6 {
-        format!("{:.1} us", ns / 1e3)
-    } else if a < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.3} s", ns / 1e9)
-    }
-}
-
-pub(crate) fn stats_line(s: &Stats) -> String {
-    if s.count == 0 {
-        return "-".into();
-    }
-    format!(
-        "mean {} std {} min {} p50 {} p90 {} p99 {} max {}",
-        dur(s.mean),
-        dur(s.std),
-        dur(s.min as f64),
-        dur(s.p50 as f64),
-        dur(s.p90 as f64),
-        dur(s.p99 as f64),
-        dur(s.max as f64)
-    )
 }
 
 /// `s` in at most `n` characters, cut at the end with `…`.
@@ -1184,6 +1155,9 @@ mod tests {
         assert_eq!(middle("abcdefghij", 2), "a…");
         // Names are cut at the width, figures never.
         assert_eq!(fit("topics /a /b /c /verylongname", 20), "topics /a /b /c /ve…");
-        assert_eq!(fit("  mean 3.92 ms p99 12.345 ms max 20.0 ms", 20), "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms");
+        assert_eq!(
+            fit("  mean 3.92 ms p99 12.345 ms max 20.0 ms", 20),
+            "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms"
+        );
     }
 }

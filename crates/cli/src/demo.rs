@@ -1,8 +1,9 @@
 //! `rostrace demo`: runs the demo ROS 2 system (two processes, seven nodes, ros2-client over
 //! RustDDS) under an embedded-tracer session, then analyzes and reports the trace.
 
+use crate::out::fail;
 use crate::out::{out, outln};
-use crate::record::{fail, summary, RecordOptions, Recording};
+use crate::record::{summary, RecordOptions, Recording};
 use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::ffi::OsString;

@@ -1,5 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
+use crate::out::fail;
 use crate::progress::Progress;
 use crate::TraceArgs;
 use ctf::TraceSet;
@@ -43,11 +44,6 @@ pub struct Args {
     csv_safe: bool,
 }
 
-fn fail(msg: String) -> std::io::Result<ExitCode> {
-    eprintln!("rostrace: error: {msg}");
-    Ok(ExitCode::from(1))
-}
-
 /// The recording's name: `name`, or the first trace's directory name; letters, digits, `.`,
 /// `_`, `-` only.
 fn recording_name(name: Option<&str>, first: &Path) -> String {
@@ -69,7 +65,7 @@ fn recording_name(name: Option<&str>, first: &Path) -> String {
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if a.csv_safe && a.format != Format::Csv {
-        return fail("--csv-safe: applies to --format csv only".into());
+        return fail("--csv-safe: applies to --format csv only");
     }
     let keep: Box<dyn Fn(&str) -> bool> = match a.events.as_str() {
         "all" => Box::new(|_| true),
@@ -171,11 +167,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 eprintln!("  {name:<18} {n:>9}");
             }
             // Event names that are one table name once made safe got a numbered table each.
-            let mut renamed: Vec<_> = written
-                .event_names
-                .iter()
-                .filter(|(t, e)| **t != export::events::table_name(e))
-                .collect();
+            let mut renamed: Vec<_> =
+                written.event_names.iter().filter(|(t, e)| **t != export::events::table_name(e)).collect();
             renamed.sort();
             for (table, event) in renamed {
                 eprintln!("  {table}: the events named {event:?} (another event's name makes the same table name)");

@@ -10,6 +10,7 @@
 use std::io::{self, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
+use std::process::ExitCode;
 
 /// Standard output, for as long as it is held (the standard library's handle locked, so that
 /// what it writes elsewhere does not come between); its errors say they are standard output's
@@ -60,3 +61,9 @@ macro_rules! outln {
 }
 
 pub(crate) use {out, outln};
+
+/// Prints `rostrace: error: MSG` and gives exit code 1.
+pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
+    eprintln!("rostrace: error: {msg}");
+    Ok(ExitCode::from(1))
+}

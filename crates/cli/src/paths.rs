@@ -1,10 +1,10 @@
 //! `rostrace architecture`, `rostrace paths` and `rostrace e2e`: the architecture of a traced
 //! system, the paths through it, and end-to-end latency along a path, message by message.
 
-use crate::analyze::{dur, stats_line};
 use crate::format::name as esc;
+use crate::format::{dur, stats_line};
+use crate::out::fail;
 use crate::progress::Progress;
-use crate::record::fail;
 use crate::TraceArgs;
 use analysis::paths::{
     e2e_summary, rank, yaml, Architecture, Case, E2eSummary, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,

@@ -2,7 +2,7 @@
 //! tracing ROS 2 processes with the embedded tracer (no daemon) or LTTng.
 
 use crate::info::count;
-use crate::out::outln;
+use crate::out::{fail, outln};
 use ctf::TraceSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
@@ -429,12 +429,6 @@ pub fn timestamped(prefix: &str) -> String {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0),
     );
     format!("{prefix}-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
-}
-
-/// Prints `rostrace: error: MSG` and gives exit code 1.
-pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
-    eprintln!("rostrace: error: {msg}");
-    Ok(ExitCode::from(1))
 }
 
 /// `$ROSTRACE_LIB`, or libtracetools.so beside this program (target/<profile>, or its deps/), or

@@ -158,10 +158,15 @@ fn report_at_autoware_scale_shows_a_neighbourhood_and_a_legend() {
     let near: std::collections::BTreeSet<&str> = topics
         .iter()
         .filter(busy)
-        .filter(|t| [&t["publishers"], &t["subscribers"]].iter().any(|l| l.as_array().unwrap().iter().any(|n| n == &node)))
+        .filter(|t| {
+            [&t["publishers"], &t["subscribers"]].iter().any(|l| l.as_array().unwrap().iter().any(|n| n == &node))
+        })
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    let enc: String = node.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+    let enc: String = node
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
     let focused = chromium_dom(std::path::Path::new(&format!("{}#graph={enc}", html.display())));
     assert_eq!(attr(&focused, "class=\"graph\"", "data-shown"), Some(near.len().to_string()), "{node}: {near:?}");
     let drawn: usize = attr(&focused, "data-plot=\"graph\"", "data-drawn").unwrap().parse().unwrap();
@@ -188,7 +193,12 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
         let n = s.node(&format!("n{i}"));
         let cb = s.timer(n, 100 * system::MS);
         // Node i's callback runs for i µs: the heaviest are the last ones.
-        s.run(1000, cb, 10 * system::MS + i as u64 * 10_000, 10 * system::MS + i as u64 * 10_000 + 1000 * (i as u64 + 1));
+        s.run(
+            1000,
+            cb,
+            10 * system::MS + i as u64 * 10_000,
+            10 * system::MS + i as u64 * 10_000 + 1000 * (i as u64 + 1),
+        );
     }
     s.write(&trace);
     let html_file = dir.join("report.html");
@@ -211,7 +221,10 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
     // The runs in the page are those of the callbacks in it.
     assert_eq!(data["inst"]["run_s"].as_array().unwrap().len(), html::ROWS);
     assert_eq!(data["inst"]["runs_left_out"].as_u64(), Some((nodes - html::ROWS) as u64));
-    assert!(capped.contains(&("callbacks".into(), nodes as u64)) && capped.contains(&("nodes".into(), nodes as u64)), "{capped:?}");
+    assert!(
+        capped.contains(&("callbacks".into(), nodes as u64)) && capped.contains(&("nodes".into(), nodes as u64)),
+        "{capped:?}"
+    );
     if !require(have_chromium(), "chromium") {
         return;
     }

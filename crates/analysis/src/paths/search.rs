@@ -314,8 +314,7 @@ impl Architecture {
         let mut route = Route { mark: vec![0; n], stamp: 0 };
         // Nodes of the path per component: none in v's, and reach's distance from v is exact.
         let mut on_component = vec![0u32; n];
-        let mut probe =
-            Probe {
+        let mut probe = Probe {
             left: limits.max_expansions,
             done: !depth_flag,
             seen: Vec::new(),
