@@ -25,9 +25,10 @@ pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that canno
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(p) if p.is::<Interrupted>() => Err(p.downcast::<Interrupted>().map(|i| i.0).unwrap_or_else(|_| {
-            PyRuntimeError::new_err("rostrace: interrupted")
-        })),
+        Err(p) if p.is::<Interrupted>() => Err(p
+            .downcast::<Interrupted>()
+            .map(|i| i.0)
+            .unwrap_or_else(|_| PyRuntimeError::new_err("rostrace: interrupted"))),
         Err(p) => {
             let msg = p
                 .downcast_ref::<&str>()
