@@ -336,28 +336,18 @@ fn info_and_analyze_count_processes_per_trace() {
 fn distro_from_caret_init_without_rcl_init() {
     use ctf::write::*;
     let tmp = TempDir(std::env::temp_dir().join(format!("rostrace-caret-init-{}", std::process::id())));
-    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
-        name: name.to_string(),
-        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
-    };
-    let d = TraceDecl {
-        clock_uuid: [7; 16],
-        uuid: [9; 16],
-        clock_offset_ns: 1_700_000_000_000_000_000,
-        env: vec![("hostname".into(), "h".into())],
-        events: vec![
-            e("ros2_caret:caret_init", &[("clock_offset", FieldType::I64), ("distribution", FieldType::String)]),
-            e(
-                "ros2:rcl_node_init",
-                &[
-                    ("node_handle", FieldType::Pointer),
-                    ("rmw_handle", FieldType::Pointer),
-                    ("node_name", FieldType::String),
-                    ("namespace", FieldType::String),
-                ],
-            ),
-        ],
-    };
+    let d = small_trace_decl(&[
+        ("ros2_caret:caret_init", &[("clock_offset", FieldType::I64), ("distribution", FieldType::String)]),
+        (
+            "ros2:rcl_node_init",
+            &[
+                ("node_handle", FieldType::Pointer),
+                ("rmw_handle", FieldType::Pointer),
+                ("node_name", FieldType::String),
+                ("namespace", FieldType::String),
+            ],
+        ),
+    ]);
     let dir = tmp.0.join("ust/uid/1000/64-bit");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();

@@ -284,20 +284,10 @@ fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_expor
 /// would run as a formula.
 fn colliding_trace(dir: &Path) {
     use ctf::write::*;
-    let e = |name: &str, f: &[(&str, FieldType)]| EventDecl {
-        name: name.to_string(),
-        fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
-    };
-    let d = TraceDecl {
-        clock_uuid: [7; 16],
-        uuid: [9; 16],
-        clock_offset_ns: 1_700_000_000_000_000_000,
-        env: vec![("hostname".into(), "h".into())],
-        events: vec![
-            e("ros2:callback_start", &[("callback", FieldType::Pointer), ("is_intra_process", FieldType::I32)]),
-            e("ros2.callback_start", &[("note", FieldType::String)]),
-        ],
-    };
+    let d = small_trace_decl(&[
+        ("ros2:callback_start", &[("callback", FieldType::Pointer), ("is_intra_process", FieldType::I32)]),
+        ("ros2.callback_start", &[("note", FieldType::String)]),
+    ]);
     let ust = dir.join("ust/uid/1000/64-bit");
     std::fs::create_dir_all(&ust).unwrap();
     std::fs::write(ust.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();

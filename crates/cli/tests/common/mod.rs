@@ -215,3 +215,22 @@ pub fn fastdds_env(cmd: &mut Command, distro: &str) {
         .env_remove("ROSTRACE_SESSION_DIR")
         .env_remove("ROSTRACE_BACKEND");
 }
+
+/// A trace declaration of one host (hostname `h`) with the events `events` (name, fields), for
+/// the tests that write a small trace with `ctf::write`.
+pub fn small_trace_decl(events: &[(&str, &[(&str, ctf::write::FieldType)])]) -> ctf::write::TraceDecl {
+    use ctf::write::{EventDecl, FieldDecl, TraceDecl};
+    TraceDecl {
+        clock_uuid: [7; 16],
+        uuid: [9; 16],
+        clock_offset_ns: 1_700_000_000_000_000_000,
+        env: vec![("hostname".into(), "h".into())],
+        events: events
+            .iter()
+            .map(|(name, f)| EventDecl {
+                name: name.to_string(),
+                fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
+            })
+            .collect(),
+    }
+}
