@@ -21,15 +21,16 @@ use std::time::{Duration, Instant};
 
 pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
 
-/// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's).
+/// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's), and
+/// giving back the `KeyboardInterrupt` that [`Progress::tick`] unwound with.
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(p) if p.is::<Interrupted>() => Err(p
-            .downcast::<Interrupted>()
-            .map(|i| i.0)
-            .unwrap_or_else(|_| PyRuntimeError::new_err("rostrace: interrupted"))),
         Err(p) => {
+            let p = match p.downcast::<Interrupted>() {
+                Ok(i) => return Err(i.0),
+                Err(p) => p,
+            };
             let msg = p
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())

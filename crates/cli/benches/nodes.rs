@@ -9,29 +9,17 @@
 //! once in a process of its own (peak memory is per process). With `ROSTRACE_BENCH_BASELINE`
 //! set to another build's `rostrace`, its `analyze` is measured on the same trace too.
 
+#[path = "measure.rs"]
+mod measure;
 #[path = "../../analysis/tests/support/system.rs"]
 mod system;
 
+use measure::measure;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 use system::{Sys, MS};
 
 const CHAIN: usize = 10;
-
-/// Runs `cmd` (output discarded): wall time in s, peak RSS in MB, and whether it succeeded.
-#[allow(clippy::zombie_processes)] // waited for with wait4, for its own resource usage
-fn measure(cmd: &mut Command) -> (f64, f64, bool) {
-    let t = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
-    let mut status = 0;
-    // SAFETY: wait4 writes the status and usage it is given, for our own child.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    let secs = t.elapsed().as_secs_f64();
-    assert!(pid > 0, "wait4");
-    (secs, ru.ru_maxrss as f64 / 1024.0, libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
-}
 
 fn generate(dir: &Path, nodes: usize) {
     let mut s = Sys::new();

@@ -81,13 +81,13 @@ pub struct Capped {
 
 /// Keeps the `ROWS` rows of `v` that weigh most by `weight` (in their order otherwise), noting
 /// the cut in `capped`.
-fn cap<T, W: PartialOrd>(v: &mut Vec<T>, table: &'static str, capped: &mut Vec<Capped>, weight: impl Fn(&T) -> W) {
+fn cap<T, W: Ord>(v: &mut Vec<T>, table: &'static str, capped: &mut Vec<Capped>, weight: impl Fn(&T) -> W) {
     if v.len() <= ROWS {
         return;
     }
     capped.push(Capped { table, total: v.len() });
     let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| weight(&v[b]).partial_cmp(&weight(&v[a])).unwrap_or(std::cmp::Ordering::Equal));
+    order.sort_by_key(|&i| std::cmp::Reverse(weight(&v[i])));
     let mut keep = vec![false; v.len()];
     for &i in &order[..ROWS] {
         keep[i] = true;
@@ -99,36 +99,24 @@ fn cap<T, W: PartialOrd>(v: &mut Vec<T>, table: &'static str, capped: &mut Vec<C
     });
 }
 
-/// The report as the page holds it: its large tables cut to [`ROWS`] rows each.
-fn capped_report(r: &Report) -> Option<(Report, Vec<Capped>)> {
-    let sizes = [
-        r.callbacks.len(),
-        r.topics.len(),
-        r.nodes.len(),
-        r.per_node.len(),
-        r.per_thread.len(),
-        r.per_process.len(),
-        r.services.len(),
-        r.executor_threads.len(),
-    ];
-    if sizes.iter().all(|&n| n <= ROWS) {
-        return None;
-    }
-    let mut r = r.clone();
+/// The report as the page holds it, when a table is longer than [`ROWS`]: each such table cut
+/// to its heaviest rows; and the tables cut.
+fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
+    let mut cut = r.clone();
     let mut capped = Vec::new();
-    cap(&mut r.callbacks, "callbacks", &mut capped, |c| c.total_ns);
-    cap(&mut r.per_node, "per_node", &mut capped, |x| x.callback_ns);
-    cap(&mut r.per_process, "per_process", &mut capped, |x| x.callback_ns);
-    cap(&mut r.per_thread, "per_thread", &mut capped, |x| x.callback_ns);
+    cap(&mut cut.callbacks, "callbacks", &mut capped, |c| c.total_ns);
+    cap(&mut cut.per_node, "per_node", &mut capped, |x| x.callback_ns);
+    cap(&mut cut.per_process, "per_process", &mut capped, |x| x.callback_ns);
+    cap(&mut cut.per_thread, "per_thread", &mut capped, |x| x.callback_ns);
     // Nodes: those with the most callback time first.
-    let time: HashMap<&str, i64> = r.per_node.iter().map(|x| (x.name.as_str(), x.callback_ns)).collect();
-    let mut nodes = std::mem::take(&mut r.nodes);
+    let time: HashMap<&str, i64> = cut.per_node.iter().map(|x| (x.name.as_str(), x.callback_ns)).collect();
+    let mut nodes = std::mem::take(&mut cut.nodes);
     cap(&mut nodes, "nodes", &mut capped, |n| time.get(n.name.as_str()).copied().unwrap_or(-1));
-    r.nodes = nodes;
-    cap(&mut r.topics, "topics", &mut capped, |t| t.publishes + t.takes);
-    cap(&mut r.services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
-    cap(&mut r.executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
-    Some((r, capped))
+    cut.nodes = nodes;
+    cap(&mut cut.topics, "topics", &mut capped, |t| t.publishes + t.takes);
+    cap(&mut cut.services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
+    cap(&mut cut.executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
+    ((!capped.is_empty()).then_some(cut), capped)
 }
 
 fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
@@ -181,11 +169,8 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     let mut inst = Instances { t0_ns: t0, t1_ns: r.end_ns.unwrap_or(t0), ..Default::default() };
     let by_key: HashMap<(u32, i64, u64), i32> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i as i32)).collect();
-    let left_out: std::collections::HashSet<(u32, i64, u64)> = if std::ptr::eq(r, full) {
-        Default::default()
-    } else {
-        full.callbacks.iter().map(|c| (c.trace, c.vpid, c.address)).filter(|k| !by_key.contains_key(k)).collect()
-    };
+    let left_out: std::collections::HashSet<(u32, i64, u64)> =
+        full.callbacks.iter().map(|c| (c.trace, c.vpid, c.address)).filter(|k| !by_key.contains_key(k)).collect();
     let shown_topics: Option<std::collections::HashSet<&str>> =
         (r.topics.len() < full.topics.len()).then(|| r.topics.iter().map(|t| t.name.as_str()).collect());
     let procname: HashMap<(u32, i64), &str> =
@@ -251,11 +236,8 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
 /// The report of `a` (whose report may have been completed, e.g. with the longest paths: `r`)
 /// as one HTML page.
 pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
-    let cut = capped_report(r);
-    let (report, capped) = match &cut {
-        Some((cut, capped)) => (cut, capped.clone()),
-        None => (r, Vec::new()),
-    };
+    let (cut, capped) = capped_report(r);
+    let report = cut.as_ref().unwrap_or(r);
     let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a, r), capped };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);

@@ -498,7 +498,7 @@ impl Architecture {
         // The analysis's nodes are sorted by name (found in log n: a path of a system of a
         // million nodes is looked up node by node); a file's may not be, and are then scanned.
         match self.nodes.binary_search_by(|n| n.name.as_str().cmp(name)) {
-            Ok(i) if self.nodes[..i].iter().rev().take_while(|n| n.name == name).count() == 0 => Some(i),
+            Ok(i) if i == 0 || self.nodes[i - 1].name != name => Some(i),
             _ => self.nodes.iter().position(|n| n.name == name),
         }
     }
