@@ -5,7 +5,7 @@
 //!
 //! No Rust panic reaches Python: every entry point turns one into a `RuntimeError`.
 
-use analysis::paths::{Architecture, Case, PathIndex, PathOptions, SearchLimits};
+use analysis::paths::{Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use ctf::{FieldValue, TraceSet};
@@ -206,14 +206,14 @@ fn analyze(
             let mut p = Progress::new(progress);
             let mut proc = analysis::Processor::standard();
             proc.set_jobs(jobs);
-            let an = proc.analyze_with_paths(&set, analysis::Window::default(), |d, t| p.tick(d, t), |_| true);
+            let options = analysis::Options { longest_paths: true, ..Default::default() };
+            let an = proc.run(&set, &options, |d, t| p.tick(d, t));
             p.tick(set.total_bytes(), set.total_bytes());
             let mut sink = ArrowSink::new();
-            export::write_tables(&set, &proc, &an, "", &mut sink)
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            export::write_tables(&an, "", &mut sink).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             errors.extend(an.report.read_errors.iter().cloned());
-            let arch = Architecture::from_analysis(&an);
+            let arch = an.architecture().into_owned();
             Ok((tables(sink.take()), json, errors, Paths { an, arch, jobs }))
         })
     })
@@ -254,28 +254,16 @@ impl Paths {
         }
         py.detach(|| {
             guarded(|| {
-                let arch = &self.arch;
-                let resolve = || -> Result<_, String> {
-                    let f = arch.resolve(&from_, "from_")?;
-                    let t = arch.resolve(&to, "to")?;
-                    let th = through.iter().map(|x| arch.resolve(x, "through")).collect::<Result<Vec<_>, _>>()?;
-                    Ok((f, th, t))
+                let query = Query {
+                    from: &from_,
+                    through: &through,
+                    to: &to,
+                    labels: ["from_", "through", "to"],
+                    limits: SearchLimits { max_depth, max_paths, ..Default::default() },
+                    options: PathOptions { include_first_callback, include_last_callback },
                 };
-                let (f, th, t) = resolve().map_err(PyValueError::new_err)?;
-                let mut found = Vec::new();
-                let limits = SearchLimits { max_depth, max_paths, ..Default::default() };
-                let outcome = arch.search(&f, &th, &t, limits, |p| {
-                    found.push(p);
-                    true
-                });
-                let mut index = PathIndex::new(&self.an);
-                index.set_jobs(self.jobs);
-                let ranked = analysis::paths::rank(
-                    &index,
-                    arch,
-                    found,
-                    PathOptions { include_first_callback, include_last_callback },
-                );
+                let Found { ranked, outcome } =
+                    analysis::paths::find(&self.an, &self.arch, &query, self.jobs).map_err(PyValueError::new_err)?;
                 let out = serde_json::json!({
                     "truncated_at_max_paths": outcome.truncated_paths,
                     "truncated_at_max_depth": outcome.truncated_depth,

@@ -48,7 +48,7 @@ fn main() {
     let mut p = Processor::new();
     p.add(PublishDelay::default());
     let a = p.analyze(&set, Default::default(), |_, _| {});
-    let h = p.get::<PublishDelay>().expect("registered above");
+    let h = a.get::<PublishDelay>().expect("registered above");
     let names: HashMap<(u32, i64, u64), (&str, &str)> = a
         .report
         .callbacks

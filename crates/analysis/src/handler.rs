@@ -26,11 +26,11 @@
 //! let mut p = Processor::new();
 //! p.add(Switches::default());
 //! let analysis = p.analyze(&set, Default::default(), |_, _| {});
-//! let switches = p.get::<Switches>().unwrap();
+//! let switches = analysis.get::<Switches>().unwrap();
 //! # let _ = (analysis, switches);
 //! ```
 
-use crate::pass::Collected;
+use crate::tables::Collected;
 use ctf::{Event, EventClass};
 use std::any::Any;
 
@@ -113,7 +113,7 @@ impl Part<'_> {
 /// [`Handler::event`] gets each event of a subscribed class inside the analysis window, in time
 /// order across traces, with that token. After the last event, [`Handler::finish`] runs once.
 /// The handler owns its results; get it back with [`Processor::get`](crate::Processor::get).
-pub trait Handler: Any {
+pub trait Handler: Any + Send + Sync {
     /// The token to receive the events of `class` in `trace` with, or `None` not to.
     fn subscribe(&mut self, trace: &TraceInfo<'_>, class: &EventClass) -> Option<u32>;
 

@@ -20,36 +20,30 @@
 //! ```
 #![warn(missing_docs)]
 
+mod engine;
 pub mod events;
 pub mod executor;
 pub mod handler;
 pub mod hash;
+pub mod link;
 pub mod model;
 pub mod notes;
-pub mod pass;
 pub mod paths;
-pub mod processor;
+mod pipeline;
 pub mod report;
 mod ros2;
 pub mod services;
 pub mod stats;
 pub mod system;
+pub mod tables;
+mod window;
 
+pub use engine::{Handlers, Processor};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};
+pub use link::{Flow, MatchBy};
 pub use notes::Note;
-pub use pass::{Bound, Collected, Window};
-pub use processor::Processor;
-pub use report::{Analysis, CallbackReport, Flow, MatchBy, Report, TopicReport};
+pub use pipeline::{analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options};
+pub use report::{CallbackReport, Report, TopicReport};
 pub use stats::Stats;
-
-/// Reads the traces once and computes the whole analysis (the ROS 2 model and the standard
-/// handlers: [`Processor::standard`]). `progress(done, total)` is called now and then with
-/// bytes read.
-pub fn analyze_traces(set: &ctf::TraceSet, progress: impl FnMut(u64, u64)) -> Analysis {
-    analyze_window(set, Window::default(), progress)
-}
-
-/// [`analyze_traces`] over the runtime events inside `window` only.
-pub fn analyze_window(set: &ctf::TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
-    Processor::standard().analyze(set, window, progress)
-}
+pub use tables::Collected;
+pub use window::{parse_time, Bound, Window};

@@ -92,7 +92,7 @@ impl<T> Registry<T> {
         let mut maps: Vec<Vec<u32>> = parts.iter().map(|r| vec![0; r.items.len()]).collect();
         let (mut items, orders): (Vec<_>, Vec<_>) = parts.into_iter().map(|r| (r.items.into_iter(), r.orders)).unzip();
         let mut out = Registry::default();
-        crate::pass::interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
+        crate::engine::interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
             if let Some(item) = items[p].next() {
                 let id = out.items.len() as u32;
                 maps[p][l] = id;

@@ -57,7 +57,7 @@ fn a_users_handler_runs_in_the_pass() {
     let mut p = Processor::standard();
     p.add(Census::default());
     let a = p.analyze(&set, Default::default(), |_, _| {});
-    let census = p.get::<Census>().expect("the handler is there after the pass");
+    let census = a.get::<Census>().expect("the handler is there after the pass");
     assert!(census.finished);
 
     // Every event, by class: babeltrace2's counts.
@@ -171,9 +171,9 @@ fn handlers_that_split_and_handlers_that_do_not_give_the_same_results_on_any_thr
             p.add(Census::default());
         }
         let a = p.analyze(&set, Default::default(), |_, _| {});
-        let s = p.get::<Splits>().unwrap();
+        let s = a.get::<Splits>().unwrap();
         let report = serde_json::to_string(&a.report).unwrap();
-        let census = p.get::<Census>().map(|c| (c.counts.clone(), c.finished));
+        let census = a.get::<Census>().map(|c| (c.counts.clone(), c.finished));
         (s.counts.clone(), s.publishes_in_run.clone(), report, census)
     };
     let one = run(1, false);

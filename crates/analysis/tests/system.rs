@@ -206,13 +206,13 @@ fn system_handlers_by_hand() {
     let (set, errors) = ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(set.traces.len(), 3);
-    let mut p = Processor::standard();
+    let p = Processor::standard();
     let a = p.analyze(&set, Default::default(), |_, _| {});
     assert!(a.report.read_errors.is_empty());
 
     // CPU time: cpu 0 switches at 1000 (clock start), 5000 (300 ran 4000), 8000 (400: 3000),
     // 10000 (300: 2000), 15500 (0: 5500); 300 still runs at the end: not counted. CPU 1: nothing.
-    let cpu = p.get::<CpuTime>().unwrap();
+    let cpu = a.get::<CpuTime>().unwrap();
     let got: Vec<(i64, Option<i64>, i64, u64)> =
         cpu.threads().iter().map(|t| (t.tid, t.pid, t.cpu_ns, t.intervals)).collect();
     assert_eq!(got, vec![(300, Some(300), 6_000, 2), (0, None, 5_500, 1), (400, Some(400), 3_000, 1)]);
@@ -222,7 +222,7 @@ fn system_handlers_by_hand() {
     // Run 1 (2000-20000): on CPU 2000-5000, 8000-10000, 15500-20000 = 9500; off 8500; one
     // preemption (5000, runnable), one block (10000). Runs 2 and 3: on CPU throughout (1000),
     // and the run of the second callback (0x60, 45000-46000) too.
-    let s = p.get::<Scheduling>().unwrap();
+    let s = a.get::<Scheduling>().unwrap();
     let runs: Vec<(i64, i64, u64, u64)> =
         s.runs.iter().map(|r| (r.on_cpu_ns, r.off_cpu_ns, r.preemptions, r.blocked)).collect();
     assert_eq!(runs, vec![(9_500, 8_500, 1, 1), (1_000, 0, 0, 0), (1_000, 0, 0, 0), (1_000, 0, 0, 0)]);
@@ -244,7 +244,7 @@ fn system_handlers_by_hand() {
     assert_eq!(sr.wakeup_latency[0].latency_ns.max, 1_500);
 
     // Message age: dispatched with stamp 25000, callback start 30000; the stamp-less one has none.
-    let m = p.get::<MessageAge>().unwrap();
+    let m = a.get::<MessageAge>().unwrap();
     assert_eq!(m.dispatches, 2);
     assert_eq!(m.ages.values().flatten().copied().collect::<Vec<_>>(), vec![5_000]);
     assert_eq!(a.report.system.message_age.len(), 1);
@@ -254,7 +254,7 @@ fn system_handlers_by_hand() {
     // free 0x2000 (-30), free of an untraced 0x9000 (0), realloc(NULL) +50; a null malloc is
     // ignored. Usage 100, 130, 30, 230, 200, 200, 250. Kernel: page of order 2 (+16384) then
     // order 0 freed (-4096), on the kernel trace's thread.
-    let m = p.get::<Memory>().unwrap();
+    let m = a.get::<Memory>().unwrap();
     let got: Vec<(i64, &str, u64, i64, i64)> =
         m.threads().iter().map(|t| (t.tid, t.kind, t.changes, t.final_bytes, t.max_bytes)).collect();
     assert_eq!(got, vec![(0, "kernel", 2, 12_288, 16_384), (301, "userspace", 7, 250, 250)]);

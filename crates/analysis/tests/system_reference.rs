@@ -3,7 +3,7 @@
 //! made): every thread (and function), every number equal.
 
 use analysis::system::{CpuTime, Memory, Profile};
-use analysis::Processor;
+use analysis::{Analysis, Processor};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -21,13 +21,13 @@ fn data(name: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn run(trace: &str) -> Processor {
+fn run(trace: &str) -> Analysis {
     let (set, errors) = ctf::TraceSet::open(&[shared().join("ctf-edge").join(trace)]);
     assert!(errors.is_empty(), "{errors:?}");
-    let mut p = Processor::standard();
+    let p = Processor::standard();
     let a = p.analyze(&set, Default::default(), |_, _| {});
     assert!(a.report.read_errors.is_empty(), "{:?}", a.report.read_errors);
-    p
+    a
 }
 
 #[test]

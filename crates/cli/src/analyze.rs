@@ -6,7 +6,7 @@ use crate::info::count;
 use crate::out::fail;
 use crate::progress::Progress;
 use crate::TraceArgs;
-use analysis::{Bound, Report, Window};
+use analysis::{parse_time, Bound, Report, Window};
 use ctf::TraceSet;
 use regex::Regex;
 use std::fmt::Write as _;
@@ -75,93 +75,6 @@ impl Args {
             time: TimeBase::System,
         }
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.frac][Z|+HH:MM|-HH:MM]` (UTC when no offset) to ns since the epoch.
-fn parse_datetime(s: &str) -> Option<i64> {
-    let (date, time) = s.split_once(['T', ' '])?;
-    let mut d = date.split('-');
-    let (y, mo, da): (i64, i64, i64) = (d.next()?.parse().ok()?, d.next()?.parse().ok()?, d.next()?.parse().ok()?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if d.next().is_some() || !(1..=12).contains(&mo) || !(1..=month_days[mo as usize - 1]).contains(&da) {
-        return None;
-    }
-    let (clock, offset_s) = if let Some(c) = time.strip_suffix(['Z', 'z']) {
-        (c, 0)
-    } else if let Some(k) = time.rfind(['+', '-']).filter(|&k| k > 0) {
-        let (c, off) = time.split_at(k);
-        let sign = if off.starts_with('-') { -1 } else { 1 };
-        // +HH:MM, +HHMM or +HH.
-        let digits = off[1..].replace(':', "");
-        let two = |x: &str| (x.len() == 2 && x.bytes().all(|b| b.is_ascii_digit())).then(|| x.parse::<i64>().ok())?;
-        let (h, m) = match (digits.len(), off[1..].find(':')) {
-            (2, None) => (two(&digits)?, 0),
-            (4, None | Some(2)) => (two(&digits[..2])?, two(&digits[2..])?),
-            _ => return None,
-        };
-        if h > 23 || m > 59 {
-            return None;
-        }
-        (c, sign * (h * 3600 + m * 60))
-    } else {
-        (time, 0)
-    };
-    let mut c = clock.split(':');
-    let h: i64 = c.next()?.parse().ok()?;
-    let mi: i64 = c.next()?.parse().ok()?;
-    let sec = c.next().unwrap_or("0");
-    if c.next().is_some() || h > 23 || mi > 59 {
-        return None;
-    }
-    let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-    let whole: i64 = whole.parse().ok()?;
-    if whole > 60 || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
-    let secs = ctf::time::days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
-    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
-}
-
-/// A time of `--begin`/`--end`: seconds after the trace start (`2.5`, `+2.5s`, `1500ms`, `20us`,
-/// `100ns`), ns since the epoch (an integer of 16 digits or more), or a UTC date and time.
-pub fn parse_time(s: &str) -> Result<Bound, String> {
-    let t = s.trim();
-    let bad = || {
-        format!(
-            "invalid time {s:?}: expected seconds after the trace start (2.5, +2.5s, 1500ms), ns since the \
-             epoch, or a date like 2021-10-06T12:00:00Z"
-        )
-    };
-    if t.contains('T') || (t.len() > 10 && t.as_bytes().get(4) == Some(&b'-')) {
-        return parse_datetime(t).map(Bound::Absolute).ok_or_else(bad);
-    }
-    let rel = t.strip_prefix('+');
-    let body = rel.unwrap_or(t);
-    if rel.is_none() && body.len() >= 16 && body.bytes().all(|b| b.is_ascii_digit()) {
-        return body.parse::<i64>().map(Bound::Absolute).map_err(|_| bad());
-    }
-    let (num, scale) = if let Some(n) = body.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = body.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = body.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = body.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (body, 1e9)
-    };
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !v.is_finite() || v < 0.0 || num.trim().starts_with(['+', '-']) {
-        return Err(format!("invalid time {s:?}: a time after the trace start cannot be negative"));
-    }
-    let ns = v * scale;
-    if ns > i64::MAX as f64 / 2.0 {
-        return Err(bad());
-    }
-    Ok(Bound::Relative(ns.round() as i64))
 }
 
 /// The width the report must fit: `COLUMNS`, the terminal's, or 100; unlimited when `wide`.
@@ -969,39 +882,6 @@ fn system(o: &mut String, r: &Report, top: usize) {
     }
 }
 
-/// Keeps the nodes matching `nodes` and the topics matching `topics`, with what belongs to
-/// them: callbacks, time shares, services.
-pub fn filter(r: &mut Report, nodes: Option<&Regex>, topics: Option<&Regex>) {
-    if let Some(re) = nodes {
-        r.nodes.retain(|n| re.is_match(&n.name));
-        r.callbacks.retain(|c| re.is_match(&c.node));
-        r.per_node.retain(|n| re.is_match(&n.name));
-        r.topics.retain(|t| t.publishers.iter().chain(&t.subscribers).any(|n| re.is_match(n)));
-        r.services.retain(|s| re.is_match(&s.server_node));
-        // Processes are (trace, vpid): two traces may reuse a pid.
-        let pids: std::collections::HashSet<(u32, i64)> = r.nodes.iter().map(|n| (n.trace, n.vpid)).collect();
-        r.per_process.retain(|p| pids.contains(&(p.trace, p.vpid)));
-        r.per_thread.retain(|p| pids.contains(&(p.trace, p.vpid)));
-    }
-    if let Some(re) = topics {
-        r.topics.retain(|t| re.is_match(&t.name));
-        r.callbacks.retain(|c| c.kind == "subscription" && c.topic.as_deref().is_some_and(|t| re.is_match(t)));
-        r.nodes.retain(|n| n.publishes.iter().chain(&n.subscribes).any(|t| re.is_match(t)));
-        let names: std::collections::HashSet<(u32, i64, &str)> =
-            r.nodes.iter().map(|n| (n.trace, n.vpid, n.name.as_str())).collect();
-        r.per_node.retain(|n| names.contains(&(n.trace, n.vpid, n.name.as_str())));
-        let pids: std::collections::HashSet<(u32, i64)> = r.nodes.iter().map(|n| (n.trace, n.vpid)).collect();
-        r.per_process.retain(|p| pids.contains(&(p.trace, p.vpid)));
-        r.per_thread.retain(|p| pids.contains(&(p.trace, p.vpid)));
-    }
-}
-
-/// Whether a path goes through a node `nodes` matches and a topic `topics` matches (when given).
-fn keep_path(p: &analysis::paths::PathSpec, nodes: Option<&Regex>, topics: Option<&Regex>) -> bool {
-    nodes.is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
-        && topics.is_none_or(|re| p.topics.iter().any(|t| re.is_match(t)))
-}
-
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let mut window = Window::default();
@@ -1047,15 +927,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let mut an = analysis::Processor::standard().set_jobs(a.traces.jobs).analyze_with_paths(
-        &set,
-        window,
-        |d, _| progress.tick(|| d),
-        |p| keep_path(p, res[0].as_ref(), res[1].as_ref()),
-    );
+    let [nodes, topics] = res;
+    let options = analysis::Options { window, nodes, topics, longest_paths: true };
+    let mut p = analysis::Processor::standard();
+    p.set_jobs(a.traces.jobs);
+    let mut an = p.run(&set, &options, |d, _| progress.tick(|| d));
     progress.finish();
     let mut report = std::mem::take(&mut an.report);
-    filter(&mut report, res[0].as_ref(), res[1].as_ref());
     let r = &report;
     for e in &r.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -1110,42 +988,6 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times() {
-        assert_eq!(parse_time("2.5"), Ok(Bound::Relative(2_500_000_000)));
-        assert_eq!(parse_time("+2.5s"), Ok(Bound::Relative(2_500_000_000)));
-        assert_eq!(parse_time("1500ms"), Ok(Bound::Relative(1_500_000_000)));
-        assert_eq!(parse_time("20us"), Ok(Bound::Relative(20_000)));
-        assert_eq!(parse_time("1633891126851470196"), Ok(Bound::Absolute(1_633_891_126_851_470_196)));
-        assert_eq!(parse_time("2021-10-06T12:00:00Z"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
-        assert_eq!(parse_time("2021-10-06T12:00:00.25Z"), Ok(Bound::Absolute(1_633_521_600_250_000_000)));
-        assert_eq!(parse_time("2021-10-06T14:00:00+02:00"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
-        assert_eq!(parse_time("2021-10-06T14:00:00+0200"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
-        assert_eq!(parse_time("2021-10-06T10:30:00-01:30"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
-        assert_eq!(parse_time("2021-10-06T14:00:00+02"), Ok(Bound::Absolute(1_633_521_600_000_000_000)));
-        assert_eq!(parse_time("2020-02-29T00:00:00Z"), Ok(Bound::Absolute(1_582_934_400_000_000_000)));
-        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Ok(Bound::Absolute(0)));
-        for bad in [
-            "",
-            "abc",
-            "-1",
-            "+-1",
-            "2021-10-06T25:00:00Z",
-            "2021-02-30xT1",
-            "2021-02-30T00:00:00Z",
-            "2021-02-29T00:00:00Z",
-            "2021-04-31T00:00:00Z",
-            "2021-10-06T14:00:00+24:00",
-            "2021-10-06T14:00:00+02:60",
-            "2021-10-06T14:00:00+200",
-            "2021-10-06T14:00:00+0a",
-            "1e400",
-            "nan",
-        ] {
-            assert!(parse_time(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn middle_ellipsis() {

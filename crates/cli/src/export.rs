@@ -88,7 +88,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if set.traces.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    let mut p = analysis::Processor::standard();
+    let p = analysis::Processor::standard();
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let an = p.analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
@@ -135,7 +135,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             } else {
                 Box::new(export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
             };
-            let tables = match export::write_tables(&set, &p, &an, &recording, sink.as_mut()) {
+            let tables = match export::write_tables(&an, &recording, sink.as_mut()) {
                 Ok(c) => c,
                 Err(e) => return fail(e.to_string()),
             };

@@ -7,8 +7,10 @@ use crate::out::fail;
 use crate::progress::Progress;
 use crate::TraceArgs;
 use analysis::paths::{
-    e2e_summary, rank, yaml, Architecture, Case, E2eSummary, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,
+    e2e_summary, find, yaml, Architecture, Case, E2eSummary, Found, PathIndex, PathOptions, PathSpec, Query,
+    SearchLimits,
 };
+
 use analysis::Analysis;
 use ctf::TraceSet;
 use serde::Serialize;
@@ -125,7 +127,7 @@ fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
 /// The architecture of `a`, with the file applied; what the file says that the trace does not
 /// have is warned about.
 fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, String> {
-    let mut arch = Architecture::from_analysis(a);
+    let mut arch = a.architecture().into_owned();
     if let Some(f) = file {
         let text = std::fs::read_to_string(f).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
         let parsed = yaml::import(&text).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
@@ -249,28 +251,21 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
-    let resolve = || -> Result<(Endpoint, Vec<Endpoint>, Endpoint), String> {
-        let from = arch.resolve(&a.from, "--from")?;
-        let to = arch.resolve(&a.to, "--to")?;
-        let through = a.through.iter().map(|t| arch.resolve(t, "--through")).collect::<Result<Vec<_>, _>>()?;
-        Ok((from, through, to))
+    let query = Query {
+        from: &a.from,
+        through: &a.through,
+        to: &a.to,
+        labels: ["--from", "--through", "--to"],
+        limits: SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions },
+        options: options(&a.common),
     };
-    let (from, through, to) = match resolve() {
+    let Found { ranked, outcome } = match find(&an, &arch, &query, a.traces.jobs) {
         Ok(x) => x,
         Err(e) => {
             explain_missing(&an, &arch);
             return fail(e);
         }
     };
-    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions };
-    let mut found = Vec::new();
-    let outcome = arch.search(&from, &through, &to, limits, |p| {
-        found.push(p);
-        true
-    });
-    let mut index = PathIndex::new(&an);
-    index.set_jobs(a.traces.jobs);
-    let ranked = rank(&index, &arch, found, options(&a.common));
     #[derive(Serialize)]
     struct Out<'a> {
         from: &'a str,

@@ -29,12 +29,10 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
         return Err("no trace to report".into());
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::Processor::standard().set_jobs(jobs).analyze_with_paths(
-        &set,
-        analysis::Window::default(),
-        |d, _| progress.tick(|| d),
-        |_| true,
-    );
+    let mut p = analysis::Processor::standard();
+    p.set_jobs(jobs);
+    let options = analysis::Options { longest_paths: true, ..Default::default() };
+    let a = p.run(&set, &options, |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -46,7 +44,7 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
             p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
         }
     };
-    let html = html::render(&a, &a.report, &title);
+    let html = html::render(&a, &title);
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
     Ok(errors.is_empty() && a.report.read_errors.is_empty())

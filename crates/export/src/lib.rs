@@ -5,10 +5,9 @@
 //!
 //! ```no_run
 //! let (set, _errors) = ctf::TraceSet::open(&["trace/"]);
-//! let mut p = analysis::Processor::standard();
-//! let a = p.analyze(&set, analysis::Window::default(), |_, _| {});
+//! let a = analysis::Processor::standard().analyze(&set, analysis::Window::default(), |_, _| {});
 //! let mut sink = export::parquet::ParquetSink::new("out".as_ref(), "robot1");
-//! export::write_tables(&set, &p, &a, "robot1", &mut sink).unwrap();
+//! export::write_tables(&a, "robot1", &mut sink).unwrap();
 //! export::events::write(&set, "robot1", &|_| true, &mut sink, &mut |_, _| {}, 0).unwrap();
 //! let f = std::fs::File::create("trace.pftrace").unwrap();
 //! export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
@@ -24,20 +23,12 @@ pub mod tables;
 
 use analysis::executor::ExecutorHandler;
 use analysis::services::ServiceHandler;
-use analysis::{Analysis, Processor};
-use ctf::TraceSet;
+use analysis::Analysis;
 use std::io;
 
-/// Writes the analysis tables of [`schema::tables`] (the handlers' tables, service calls and
-/// executor threads, come from `p`, the processor that made `a`).
-pub fn write_tables(
-    set: &TraceSet,
-    p: &Processor,
-    a: &Analysis,
-    recording: &str,
-    sink: &mut dyn tables::Sink,
-) -> io::Result<tables::Counts> {
-    let traces: Vec<(String, String)> =
-        set.traces.iter().map(|t| (t.dir.display().to_string(), t.hostname())).collect();
-    tables::write(a, p.get::<ServiceHandler>(), p.get::<ExecutorHandler>(), &traces, recording, sink)
+/// Writes the analysis tables of [`schema::tables`] (those of the handlers, service calls and
+/// executor threads, from the analysis's handlers).
+pub fn write_tables(a: &Analysis, recording: &str, sink: &mut dyn tables::Sink) -> io::Result<tables::Counts> {
+    let traces: Vec<(String, String)> = a.traces.iter().map(|(d, h)| (d.display().to_string(), h.clone())).collect();
+    tables::write(a, a.get::<ServiceHandler>(), a.get::<ExecutorHandler>(), &traces, recording, sink)
 }

@@ -6,7 +6,7 @@
 //! Field numbers are Perfetto's (`protos/perfetto/trace/perfetto_trace.proto`); the encoding is
 //! written here (a few messages do not need a protobuf library).
 
-use analysis::report::Analysis;
+use analysis::Analysis;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 

@@ -3,8 +3,8 @@
 use crate::schema::{self, Column};
 use analysis::executor::ExecutorHandler;
 use analysis::model::{Key, Model};
-use analysis::report::Analysis;
 use analysis::services::ServiceHandler;
+use analysis::Analysis;
 use analysis::MatchBy;
 use std::borrow::Cow;
 use std::collections::HashMap;

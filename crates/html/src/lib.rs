@@ -3,7 +3,7 @@
 //! The data goes in as JSON: the report as `rostrace analyze --json` writes it, and the
 //! instances the plots need (callback runs, message flows) as compact columns.
 
-use analysis::report::{Analysis, Report};
+use analysis::{Analysis, Report};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -120,10 +120,10 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
 }
 
 fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
-    use analysis::paths::{Architecture, Case, PathIndex, PathOptions};
+    use analysis::paths::{Case, PathIndex, PathOptions};
     let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) else { return Vec::new() };
     let t0 = r.begin_ns.unwrap_or(0);
-    let arch = Architecture::from_analysis(a);
+    let arch = a.architecture();
     let index = PathIndex::new(a);
     lp.paths
         .iter()
@@ -233,9 +233,10 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     inst
 }
 
-/// The report of `a` (whose report may have been completed, e.g. with the longest paths: `r`)
-/// as one HTML page.
-pub fn render(a: &Analysis, r: &Report, title: &str) -> String {
+/// The analysis `a` (its report, with the longest paths when they were searched) as one HTML
+/// page.
+pub fn render(a: &Analysis, title: &str) -> String {
+    let r = &a.report;
     let (cut, capped) = capped_report(r);
     let report = cut.as_ref().unwrap_or(r);
     let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a, r), capped };

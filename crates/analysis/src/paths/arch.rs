@@ -5,7 +5,7 @@
 
 use crate::hash::HashMap;
 use crate::model::{Owner, Registry};
-use crate::report::Analysis;
+use crate::Analysis;
 use serde::Serialize;
 
 /// Topics left out of the architecture, as CARET does.

@@ -19,8 +19,8 @@
 
 use super::arch::{Architecture, Context};
 use crate::hash::HashMap;
-use crate::report::Analysis;
 use crate::stats::Stats;
+use crate::Analysis;
 use serde::Serialize;
 
 /// A path: nodes, and the topic from each to the next.
@@ -203,7 +203,7 @@ impl<'a> PathIndex<'a> {
         let mut pubs: HashMap<(u32, &'a str), Vec<u32>> = HashMap::default();
         for (i, (p, topic)) in a.pubs.iter().enumerate() {
             let Some(topic) = topic else { continue };
-            let node = crate::report::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
+            let node = crate::link::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
             if let Some(n) = node {
                 pubs.entry((name_of[n as usize], topic.as_str())).or_default().push(i as u32);
             }

@@ -26,5 +26,7 @@ pub use arch::{Architecture, Context};
 pub use latency::{
     e2e_summary, Case, E2eSummary, PathIndex, PathOptions, PathRecords, PathSpec, RecordsSummary, Segment,
 };
-pub use rank::{longest_of, longest_paths, rank, LongestPaths, RankedPath};
+pub use rank::{
+    find, longest_of, longest_paths, longest_with_architecture, rank, Found, LongestPaths, Query, RankedPath,
+};
 pub use search::{Endpoint, SearchLimits, SearchOutcome};

@@ -212,6 +212,15 @@ pub fn longest_paths_within(
 /// (source, sink) and 300 in all are followed; each search expands at most 100,000 states and
 /// all of them 2,000,000), on `jobs` threads (0: one per core).
 pub fn longest_of(an: &crate::Analysis, keep: impl Fn(&PathSpec) -> bool, jobs: usize) -> LongestPaths {
+    longest_with_architecture(an, keep, jobs).0
+}
+
+/// [`longest_of`], and the architecture it searched (kept in the [`crate::Analysis`]).
+pub fn longest_with_architecture(
+    an: &crate::Analysis,
+    keep: impl Fn(&PathSpec) -> bool,
+    jobs: usize,
+) -> (LongestPaths, Architecture) {
     let arch = Architecture::from_analysis(an);
     let mut index = PathIndex::new(an);
     index.set_jobs(jobs);
@@ -219,5 +228,50 @@ pub fn longest_of(an: &crate::Analysis, keep: impl Fn(&PathSpec) -> bool, jobs: 
     let mut lp = longest_paths_within(&index, &arch, limits, 300, 2_000_000, usize::MAX, Default::default());
     lp.paths.retain(|p| keep(&p.path));
     lp.paths.truncate(10);
-    lp
+    (lp, arch)
+}
+
+/// A search for the paths between two nodes or topics ([`find`]).
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    /// Where the paths start: a node or a topic.
+    pub from: &'a str,
+    /// Nodes or topics each path goes through, in order.
+    pub through: &'a [String],
+    /// Where the paths end.
+    pub to: &'a str,
+    /// How the three are named in an error (`--from`, `--through`, `--to` on the command line).
+    pub labels: [&'a str; 3],
+    /// The search's limits.
+    pub limits: SearchLimits,
+    /// Where each path starts and ends in its first and last node.
+    pub options: PathOptions,
+}
+
+/// The paths a [`Query`] found, ranked by mean latency, and where the search stopped.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The paths, longest mean latency first.
+    pub ranked: Vec<RankedPath>,
+    /// Whether the search stopped at a limit.
+    pub outcome: SearchOutcome,
+}
+
+/// The one path search of `rostrace paths` and Python's `Paths.paths`: the paths of `q` in
+/// `arch` (the architecture of `an`, possibly completed from a file), each followed through the
+/// analysis's messages on `jobs` threads (0: one per core) and ranked. An error when a name of
+/// `q` is not in the architecture.
+pub fn find(an: &crate::Analysis, arch: &Architecture, q: &Query<'_>, jobs: usize) -> Result<Found, String> {
+    let [from_label, through_label, to_label] = q.labels;
+    let from = arch.resolve(q.from, from_label)?;
+    let to = arch.resolve(q.to, to_label)?;
+    let through = q.through.iter().map(|t| arch.resolve(t, through_label)).collect::<Result<Vec<_>, _>>()?;
+    let mut found = Vec::new();
+    let outcome = arch.search(&from, &through, &to, q.limits, |p| {
+        found.push(p);
+        true
+    });
+    let mut index = PathIndex::new(an);
+    index.set_jobs(jobs);
+    Ok(Found { ranked: rank(&index, arch, found, q.options), outcome })
 }

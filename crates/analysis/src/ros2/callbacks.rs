@@ -6,7 +6,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
-use crate::pass::{Collected, Run};
+use crate::tables::{Collected, Run};
 use ctf::Event;
 
 /// The runs builder.

@@ -7,7 +7,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
-use crate::pass::{Collected, Publication, Take};
+use crate::tables::{Collected, Publication, Take};
 use ctf::Event;
 
 /// What a thread is in the middle of.

@@ -10,7 +10,7 @@ pub(crate) mod objects;
 
 use crate::events::{ClassInfo, Kind};
 use crate::handler::At;
-use crate::pass::Collected;
+use crate::tables::Collected;
 use ctf::Event;
 
 pub(crate) const OBJECTS: u8 = 1;

@@ -6,7 +6,7 @@
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::model::*;
-use crate::pass::Collected;
+use crate::tables::Collected;
 use ctf::Event;
 
 /// The model builder.

@@ -244,7 +244,7 @@ impl SystemReport {
     /// The results of the system handlers registered with `p`; `run_key(i)` is the callback
     /// (trace, vpid, address) of run `i`, `callbacks` the report's callbacks (for names).
     pub fn of(
-        p: &crate::Processor,
+        p: &crate::Handlers,
         run_key: impl Fn(u32) -> Option<(u32, i64, u64)>,
         callbacks: &[CallbackReport],
     ) -> SystemReport {

@@ -1,10 +1,9 @@
-//! The single streaming pass over a trace set: initialization events build the [`Model`],
-//! runtime events become compact instance records (callback runs, publications, takes),
-//! linked to each other along each thread. Resolution against the model happens afterwards.
+//! What the pass collects: the [`Model`] (from initialization events) and compact instance
+//! records of runtime events (callback runs, publications, takes), linked to each other along
+//! each thread. Resolution against the model happens afterwards ([`crate::link`]).
 
 use crate::hash::HashMap;
 use crate::model::*;
-use ctf::{Event, TraceSet};
 
 /// One execution of a callback; compact (24 bytes), as there is one per callback run of the
 /// trace.
@@ -166,6 +165,8 @@ pub struct Collected {
     pub losses: Vec<String>,
     /// Discarded events in all.
     pub discarded: u64,
+    /// Each trace's directory and host name, by trace index.
+    pub traces: Vec<(std::path::PathBuf, String)>,
     /// Open callback runs per thread, innermost last: (callback handle, run).
     pub(crate) open: HashMap<(u32, i64, i64), Vec<(u64, u32)>>,
     /// In a part of a split pass: the order (see [`crate::Context::order`]) of the event of
@@ -233,97 +234,5 @@ impl Collected {
     /// as an index in [`Collected::runs`].
     pub fn running(&self, trace: u32, vpid: i64, vtid: i64) -> Option<u32> {
         self.open.get(&(trace, vpid, vtid)).and_then(|s| s.last()).map(|&(_, run)| run)
-    }
-}
-
-/// A bound of the analysis window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bound {
-    /// Nanoseconds after the first event of the traces.
-    Relative(i64),
-    /// Nanoseconds since the Unix epoch.
-    Absolute(i64),
-}
-
-/// The time window whose runtime events (callback runs, publications, takes, ...) are
-/// analyzed. Initialization events are read whatever their time: they declare the objects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Window {
-    /// From (inclusive); the start of the traces when `None`.
-    pub begin: Option<Bound>,
-    /// To (inclusive); the end of the traces when `None`.
-    pub end: Option<Bound>,
-}
-
-impl Window {
-    /// Whether the window is the whole trace.
-    pub fn is_all(&self) -> bool {
-        self.begin.is_none() && self.end.is_none()
-    }
-
-    /// The window in ns since the epoch, for traces that start at `start`.
-    pub fn resolve(&self, start: i64) -> (i64, i64) {
-        let at = |b: Bound| match b {
-            Bound::Relative(d) => start.saturating_add(d),
-            Bound::Absolute(t) => t,
-        };
-        (self.begin.map_or(i64::MIN, at), self.end.map_or(i64::MAX, at))
-    }
-}
-
-/// Reads every event once and collects the model and the instances (no handler but the ROS 2
-/// pass; [`crate::Processor`] adds others).
-pub fn collect(set: &TraceSet, progress: impl FnMut(u64, u64)) -> Collected {
-    collect_window(set, Window::default(), progress)
-}
-
-/// [`collect`], keeping only the runtime events inside `window`.
-pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Collected {
-    crate::Processor::new().collect(set, window, progress)
-}
-
-/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
-/// each trace.
-pub(crate) struct CtxCache(ctf::types::TracePositions<2>);
-
-impl Default for CtxCache {
-    fn default() -> Self {
-        CtxCache(ctf::types::TracePositions::new(["vpid", "vtid"]))
-    }
-}
-
-pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
-    let Some(ctx) = ev.stream_context() else {
-        let vpid = ev.context_field("vpid").and_then(|v| v.as_i64()).unwrap_or(0);
-        let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
-        return (vpid, vtid);
-    };
-    ids_of(cache.0.u64s(ev.trace_index(), &ctx))
-}
-
-/// The process and thread ids from the stream context's `vpid` and `vtid`, as read (0 without
-/// a process id; the process id without a thread id).
-#[inline]
-pub(crate) fn ids_of([vpid, vtid]: ctf::Ints) -> (i64, i64) {
-    let vpid = vpid.map_or(0, |v| v as i64);
-    (vpid, vtid.map_or(vpid, |v| v as i64))
-}
-
-/// The parts' items in the order of their events: `f(part, index in the part)` for each, each
-/// part's in order (`orders`: each item's order, see [`crate::Context::order`]).
-pub(crate) fn interleave(orders: &[&[u128]], mut f: impl FnMut(usize, usize)) {
-    let mut at = vec![0usize; orders.len()];
-    loop {
-        let mut best: Option<(u128, usize)> = None;
-        for (p, o) in orders.iter().enumerate() {
-            if let Some(&k) = o.get(at[p]) {
-                if best.is_none_or(|b| k < b.0) {
-                    best = Some((k, p));
-                }
-            }
-        }
-        let Some((_, p)) = best else { break };
-        f(p, at[p]);
-        at[p] += 1;
     }
 }

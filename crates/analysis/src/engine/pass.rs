@@ -1,0 +1,215 @@
+//! One pass's state over the events it is given: all of them, or a part's.
+
+use super::plan::Plan;
+use crate::handler::{At, Context, Handler};
+use crate::model::Process;
+use crate::ros2::{Core, OBJECTS};
+use crate::tables::{Collected, Orders};
+use crate::window::Window;
+use ctf::{Event, TraceSet};
+
+/// One pass's state over the events it is given: all of them, or a part's.
+pub(super) struct Pass<'p> {
+    pub(super) plan: &'p Plan,
+    pub(super) window: Window,
+    pub(super) c: Collected,
+    /// A part of a split pass: the model's objects are stamped with their events' orders.
+    pub(super) part: bool,
+    pub(super) core: Core,
+    pub(super) unused: Vec<Vec<u64>>,
+    pub(super) ctx_cache: CtxCache,
+    pub(super) n: u64,
+    /// Events taken (see [`Pass::handle_item`]).
+    pub(super) read: u64,
+    pub(super) bounds: Option<(i64, i64)>,
+}
+
+/// What a part of a split pass collected.
+pub(super) struct PartOut {
+    pub(super) c: Collected,
+    pub(super) unused: Vec<Vec<u64>>,
+    pub(super) n: u64,
+}
+
+impl<'p> Pass<'p> {
+    pub(super) fn new(plan: &'p Plan, window: Window, part: bool) -> Pass<'p> {
+        let c = Collected { orders: part.then(Orders::default), ..Default::default() };
+        Pass {
+            plan,
+            window,
+            c,
+            part,
+            core: Core::default(),
+            unused: plan.infos.iter().map(|v| vec![0; v.len()]).collect(),
+            ctx_cache: CtxCache::default(),
+            n: 0,
+            read: 0,
+            bounds: None,
+        }
+    }
+
+    /// An item of the events: an event (handled) or an error (kept); whether the progress
+    /// is due (every 65,536 events).
+    #[inline]
+    pub(super) fn handle_item<H: Handler + ?Sized>(
+        &mut self,
+        r: &ctf::Result<ctf::Event<'_>>,
+        order: u128,
+        ids_read: Option<(i64, i64)>,
+        handlers: &mut [Box<H>],
+    ) -> bool {
+        // (By reference: an event taken out of the result by value was copied, 152 bytes,
+        // with a call to `memcpy` per event; with the copies in the loops that call this,
+        // `analyze -j 2` on tum-autoware-carla took 6 ms longer, on the thread waited for.)
+        match r {
+            Ok(ev) => {
+                self.read += 1;
+                self.event(ev, order, ids_read, handlers);
+                self.read.is_multiple_of(65536)
+            }
+            Err(e) => {
+                self.c.errors.push(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// One event, of `order` (see [`Context::order`]), and its process and thread ids when
+    /// they were read already.
+    #[inline]
+    pub(super) fn event<H: Handler + ?Sized>(
+        &mut self,
+        ev: &ctf::Event<'_>,
+        order: u128,
+        ids_read: Option<(i64, i64)>,
+        handlers: &mut [Box<H>],
+    ) {
+        let plan = self.plan;
+        let ti = ev.trace_index();
+        let ts = ev.timestamp().unwrap_or(0);
+        let window = self.window;
+        let (lo, hi) = *self.bounds.get_or_insert_with(|| window.resolve(ts));
+        let inside = lo <= ts && ts <= hi;
+        let c = &mut self.c;
+        c.order = order;
+        if inside {
+            self.n += 1;
+            c.range = Some(match c.range {
+                None => (ts, ts),
+                Some((a, b)) => (a.min(ts), b.max(ts)),
+            });
+        }
+        let (vpid, vtid) = ids_read.unwrap_or_else(|| ids(ev, &mut self.ctx_cache));
+        let t = ti as u32;
+        let ci = ev.class().index;
+        let info = plan.infos[ti][ci].as_ref();
+        let route = &plan.routes[ti][ci];
+        {
+            let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
+                trace: t,
+                vpid,
+                host: plan.hosts[ti].clone(),
+                ..Default::default()
+            });
+            proc.events += 1;
+            if proc.procname.is_empty() {
+                if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
+                    proc.procname = p.into_owned();
+                }
+            }
+            match info {
+                Some((info, _)) => {
+                    proc.kinds |= info.kind.bit();
+                    proc.ros_events += 1;
+                }
+                None if route.is_empty() => self.unused[ti][ci] += 1,
+                None => {}
+            }
+        }
+        let at = At { trace: t, vpid, vtid, ts, cpu: ev.cpu_id() };
+        self.core.before(c, &at);
+        if let Some((info, core_route)) = info {
+            if inside || info.kind.is_init() {
+                if inside {
+                    c.ros_events += 1;
+                }
+                self.core.event(*core_route, c, info, ev, &at);
+                if self.part && core_route & OBJECTS != 0 {
+                    c.model.stamp(order);
+                }
+            }
+        }
+        if inside && !route.is_empty() {
+            let cx = Context::new(c, order);
+            for &(hi, token) in route {
+                handlers[hi].event(token, ev, &at, &cx);
+            }
+        }
+    }
+
+    /// The whole pass's results.
+    pub(super) fn finish(mut self, set: &TraceSet) -> Collected {
+        self.c.events = self.n;
+        if !self.window.is_all() {
+            self.c.window = self.bounds;
+        }
+        self.c.unused_events = unused_names(set, self.plan, &self.unused);
+        self.c
+    }
+
+    pub(super) fn into_part(self) -> PartOut {
+        PartOut { c: self.c, unused: self.unused, n: self.n }
+    }
+}
+
+/// Events nobody uses, by name (kernel events named `kernel:<name>`), from counts per trace and
+/// class: what the notes tell about.
+pub(super) fn unused_names(set: &TraceSet, plan: &Plan, unused: &[Vec<u64>]) -> Vec<(String, u64)> {
+    let mut names: std::collections::BTreeMap<String, u64> = Default::default();
+    for (ti, counts) in unused.iter().enumerate() {
+        for ec in set.traces[ti].schema.event_classes() {
+            let k = counts[ec.index];
+            if k > 0 {
+                let name = if plan.kernel[ti] && !ec.name.contains(':') {
+                    format!("kernel:{}", ec.name)
+                } else {
+                    ec.name.clone()
+                };
+                *names.entry(name).or_default() += k;
+            }
+        }
+    }
+    names.into_iter().collect()
+}
+
+/// The parts' results as one pass's: runs, publications, takes and the model's objects in the
+/// order of their events, their links mapped, callback handles' slots in the order of their
+/// first runs, counts added up. Also each part's map from its run indices to the whole's, and
+/// the unused events' counts.
+
+/// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
+/// each trace.
+pub(crate) struct CtxCache(ctf::types::TracePositions<2>);
+
+impl Default for CtxCache {
+    fn default() -> Self {
+        CtxCache(ctf::types::TracePositions::new(["vpid", "vtid"]))
+    }
+}
+
+pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
+    let Some(ctx) = ev.stream_context() else {
+        let vpid = ev.context_field("vpid").and_then(|v| v.as_i64()).unwrap_or(0);
+        let vtid = ev.context_field("vtid").and_then(|v| v.as_i64()).unwrap_or(vpid);
+        return (vpid, vtid);
+    };
+    ids_of(cache.0.u64s(ev.trace_index(), &ctx))
+}
+
+/// The process and thread ids from the stream context's `vpid` and `vtid`, as read (0 without
+/// a process id; the process id without a thread id).
+#[inline]
+pub(crate) fn ids_of([vpid, vtid]: ctf::Ints) -> (i64, i64) {
+    let vpid = vpid.map_or(0, |v| v as i64);
+    (vpid, vtid.map_or(vpid, |v| v as i64))
+}

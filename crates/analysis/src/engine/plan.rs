@@ -1,0 +1,69 @@
+//! What the pass needs of each trace and class, resolved once before it.
+
+use crate::events::ClassInfo;
+use crate::handler::{Handler, TraceInfo};
+use crate::ros2::Core;
+use ctf::TraceSet;
+
+/// What the pass needs of each trace and class, resolved once.
+pub(super) struct Plan {
+    pub(super) hosts: Vec<String>,
+    pub(super) kernel: Vec<bool>,
+    /// Per trace and class: what the ROS 2 core makes of it, and which core handlers want it.
+    pub(super) infos: Vec<Vec<Option<(ClassInfo, u8)>>>,
+    /// Per trace and class: the handlers that want it, with their tokens.
+    pub(super) routes: Vec<Vec<Vec<(usize, u32)>>>,
+    /// Per handler: whether it subscribed to a class of the set.
+    pub(super) subscribed: Vec<bool>,
+}
+
+impl Plan {
+    pub(super) fn new(set: &TraceSet, handlers: &mut [Box<dyn Handler>]) -> Plan {
+        let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
+        let kernel: Vec<bool> = set
+            .traces
+            .iter()
+            .map(|t| matches!(t.schema.env("domain"), Some(ctf::EnvValue::Str(d)) if d == "kernel"))
+            .collect();
+        let infos: Vec<Vec<Option<(ClassInfo, u8)>>> = set
+            .traces
+            .iter()
+            .map(|t| {
+                t.schema.per_class(|ec| {
+                    ClassInfo::of(ec).map(|i| {
+                        let r = Core::route(i.kind);
+                        (i, r)
+                    })
+                })
+            })
+            .collect();
+        let mut kernel_hosts: Vec<String> =
+            hosts.iter().zip(&kernel).filter(|(_, k)| **k).map(|(h, _)| h.clone()).collect();
+        kernel_hosts.dedup();
+        let mut subscribed = vec![false; handlers.len()];
+        let routes: Vec<Vec<Vec<(usize, u32)>>> = set
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(ti, t)| {
+                let info = TraceInfo {
+                    index: ti as u32,
+                    kernel: kernel[ti],
+                    hostname: &hosts[ti],
+                    schema: &t.schema,
+                    kernel_hosts: &kernel_hosts,
+                };
+                t.schema.per_class(|ec| {
+                    let hs = handlers.iter_mut().enumerate();
+                    let route: Vec<(usize, u32)> =
+                        hs.filter_map(|(hi, h)| h.subscribe(&info, ec).map(|token| (hi, token))).collect();
+                    for &(hi, _) in &route {
+                        subscribed[hi] = true;
+                    }
+                    route
+                })
+            })
+            .collect();
+        Plan { hosts, kernel, infos, routes, subscribed }
+    }
+}

@@ -1,0 +1,406 @@
+//! The collected instances linked: callback runs to their callbacks, takes to their
+//! subscriptions, publications to their topics, and takes matched to their publications (the
+//! flows).
+
+use crate::engine::Handlers;
+use crate::hash::{HashMap, HashSet};
+use crate::model::*;
+use crate::report::Report;
+use crate::tables::{Collected, Publication, Run, Take};
+use crate::Analysis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How a flow's publication and take were matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchBy {
+    /// Same topic and DDS source timestamp on both sides.
+    SourceTimestamp,
+    /// Publisher side has no source timestamp (older tracetools without DDS events): the take's
+    /// source timestamp falls inside the one `rmw_publish` call on that topic that contains it.
+    PublishWindow,
+    /// Intra-process: ring buffer slot or message address.
+    IntraProcess,
+}
+
+/// A message from its publication to its take (and the callback that handled it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Flow {
+    /// Index in [`Analysis::pubs`].
+    pub publication: u32,
+    /// Index in [`Analysis::takes`].
+    pub take: u32,
+    /// Topic.
+    pub topic: String,
+    /// How they were matched.
+    pub by: MatchBy,
+    /// publish → take (ns).
+    pub pub_to_take_ns: i64,
+    /// publish → callback start (ns), when the callback run is known.
+    pub pub_to_callback_ns: Option<i64>,
+}
+
+fn pub_topic(m: &Model, p: &Publication) -> Option<String> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return Some(m.publishers.get(id).topic.clone());
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return Some(m.publishers.get(*m.publishers_by_rmw.get(id)).topic.clone());
+        }
+    }
+    if p.writer != 0 {
+        return m.writer_topics.get(&(p.trace, p.vpid, p.writer)).cloned();
+    }
+    None
+}
+
+/// The publisher (id in `m.publishers`) of a publication, by its rcl handle or else its rmw handle.
+pub(crate) fn pub_id(m: &Model, p: &Publication) -> Option<u32> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return Some(id);
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return Some(*m.publishers_by_rmw.get(id));
+        }
+    }
+    None
+}
+
+pub(crate) fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
+    if p.publisher != 0 {
+        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
+            return m.publishers.get(id).node;
+        }
+    }
+    if p.rmw_publisher != 0 {
+        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
+            return m.publishers.get(*m.publishers_by_rmw.get(id)).node;
+        }
+    }
+    None
+}
+
+/// What the report needs besides the linked tables of [`link`]: the pass's counts and the
+/// flows' tallies per topic.
+pub(crate) struct Linked {
+    pub(crate) unmatched_ends: HashMap<(u32, i64), u64>,
+    pub(crate) events: u64,
+    pub(crate) ros_events: u64,
+    pub(crate) range: Option<(i64, i64)>,
+    pub(crate) errors: Vec<String>,
+    pub(crate) discarded: u64,
+    pub(crate) window: Option<(i64, i64)>,
+    pub(crate) unused_events: Vec<(String, u64)>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) topics: TopicTally,
+}
+
+/// Per topic: publications, takes, unmatched takes (with their reasons) and drops.
+#[derive(Default)]
+pub(crate) struct TopicTally {
+    pub(crate) pub_count: HashMap<String, u64>,
+    pub(crate) takes: HashMap<String, u64>,
+    pub(crate) unmatched: HashMap<String, u64>,
+    pub(crate) reasons: HashMap<String, BTreeMap<&'static str, u64>>,
+    pub(crate) dropped: HashMap<String, u64>,
+}
+
+/// The collected instances linked: callback runs to their callbacks, takes to their
+/// subscriptions, publications to their topics, and takes matched to their publications (the
+/// flows). The report is empty: [`crate::report::report`] makes it from these tables and the
+/// rest. With `threads` > 1, the runs and the publications are linked at the same time.
+pub(crate) fn link(c: Collected, threads: usize, handlers: Handlers) -> (Analysis, Linked) {
+    let Collected {
+        model: m,
+        runs,
+        slots,
+        pubs,
+        takes,
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        losses,
+        discarded,
+        window,
+        unused_events,
+        traces,
+        ..
+    } = c;
+    let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
+    warnings.extend(losses.iter().cloned());
+    let (runs, pubs) = link_runs_and_pubs(&m, &slots, runs, pubs, threads);
+    let takes = link_takes(&m, &runs, takes);
+    let (flows, topics) = match_flows(&m, &runs, &pubs, &takes);
+    let linked = Linked {
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        discarded,
+        window,
+        unused_events,
+        warnings,
+        topics,
+    };
+    let report = Report::default();
+    (Analysis { model: m, traces, runs, slots, pubs, takes, flows, report, handlers, architecture: None }, linked)
+}
+
+/// Callback runs → callback objects; publications → topics (on two threads, when there are).
+#[allow(clippy::type_complexity)]
+fn link_runs_and_pubs(
+    m: &Model,
+    slots: &[Key],
+    runs: Vec<Run>,
+    pubs: Vec<Publication>,
+    threads: usize,
+) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<String>)>) {
+    let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
+    let link_runs = |runs: Vec<Run>| -> Vec<(Run, Option<u32>)> {
+        runs.into_iter()
+            .map(|r| {
+                let id = version_at(versions[r.slot()], r.start);
+                (r, id)
+            })
+            .collect()
+    };
+    let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<String>)> {
+        pubs.into_iter()
+            .map(|p| {
+                let topic = pub_topic(m, &p);
+                (p, topic)
+            })
+            .collect()
+    };
+    if threads > 1 {
+        std::thread::scope(|s| {
+            let h = ctf::spawn_off(s, 1, || link_pubs(pubs));
+            ctf::let_started_move();
+            let runs = link_runs(runs);
+            (runs, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })
+    } else {
+        (link_runs(runs), link_pubs(pubs))
+    }
+}
+
+/// Takes → subscriptions: by the rmw handle, or else by the callback that took the message.
+fn link_takes(m: &Model, runs: &[(Run, Option<u32>)], takes: Vec<Take>) -> Vec<(Take, Option<u32>)> {
+    takes
+        .into_iter()
+        .map(|t| {
+            let sub = if t.rmw_subscription != 0 {
+                m.subscriptions_by_rmw
+                    .at((t.trace, t.vpid, t.rmw_subscription), t.ts)
+                    .map(|i| *m.subscriptions_by_rmw.get(i))
+            } else {
+                None
+            };
+            let sub = sub.or_else(|| {
+                let cb = if t.callback != 0 {
+                    m.callbacks.at((t.trace, t.vpid, t.callback), t.ts)
+                } else {
+                    t.run.and_then(|r| runs[r as usize].1)
+                };
+                match cb.and_then(|c| m.callbacks.get(c).owner) {
+                    Some(Owner::Subscription(s)) => Some(s),
+                    _ => None,
+                }
+            });
+            (t, sub)
+        })
+        .collect()
+}
+
+/// The publications takes can be matched to, per topic: by source timestamp, by publish window,
+/// the matchable ones and the range of their source times, and the count of all.
+#[derive(Default)]
+struct Matchable<'a> {
+    by_source: HashMap<(&'a str, i64), u32>,
+    windows: HashMap<&'a str, Vec<(i64, i64, u32)>>,
+    matchable: HashMap<&'a str, Vec<u32>>,
+    source_range: HashMap<&'a str, (i64, i64)>,
+    pub_count: HashMap<&'a str, u64>,
+}
+
+impl<'a> Matchable<'a> {
+    fn of(pubs: &'a [(Publication, Option<String>)]) -> Matchable<'a> {
+        let mut x = Matchable::default();
+        for (i, (p, topic)) in pubs.iter().enumerate() {
+            let Some(topic) = topic else { continue };
+            *x.pub_count.entry(topic.as_str()).or_default() += 1;
+            if p.intra {
+                continue;
+            }
+            let span = match p.source_ts {
+                Some(s) if s != 0 => {
+                    x.by_source.entry((topic.as_str(), s)).or_insert(i as u32);
+                    Some((s, s))
+                }
+                _ => match (p.ts_rmw, p.ts_after) {
+                    (Some(a), Some(b)) => {
+                        x.windows.entry(topic.as_str()).or_default().push((a, b, i as u32));
+                        Some((a, b))
+                    }
+                    _ => None,
+                },
+            };
+            if let Some((a, b)) = span {
+                x.matchable.entry(topic.as_str()).or_default().push(i as u32);
+                let r = x.source_range.entry(topic.as_str()).or_insert((a, b));
+                r.0 = r.0.min(a);
+                r.1 = r.1.max(b);
+            }
+        }
+        for w in x.windows.values_mut() {
+            w.sort_unstable();
+        }
+        x
+    }
+
+    /// The publication a take of `topic` took, and how it was found.
+    fn find(&self, t: &Take, topic: &str, pubs: &[(Publication, Option<String>)]) -> Option<(u32, MatchBy)> {
+        if t.intra {
+            // Same message object, and it was published on this subscription's topic.
+            t.intra_pub.filter(|p| pubs[*p as usize].1.as_deref() == Some(topic)).map(|p| (p, MatchBy::IntraProcess))
+        } else if t.source_ts != 0 {
+            self.by_source.get(&(topic, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
+                let w = self.windows.get(topic)?;
+                let k = w.partition_point(|(a, _, _)| *a <= t.source_ts);
+                let (a, b, p) = *w.get(k.checked_sub(1)?)?;
+                (a <= t.source_ts && t.source_ts <= b).then_some((p, MatchBy::PublishWindow))
+            })
+        } else {
+            None
+        }
+    }
+}
+
+/// Takes matched to their publications (the flows), and the tallies per topic.
+fn match_flows(
+    m: &Model,
+    runs: &[(Run, Option<u32>)],
+    pubs: &[(Publication, Option<String>)],
+    takes: &[(Take, Option<u32>)],
+) -> (Vec<Flow>, TopicTally) {
+    let x = Matchable::of(pubs);
+    let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
+    let mut flows = Vec::new();
+    let mut tally = TopicTally::default();
+    for (ti, (t, sub)) in takes.iter().enumerate() {
+        if !t.taken {
+            continue;
+        }
+        let topic = sub.map(|s| m.subscriptions.get(s).topic.clone());
+        let Some(topic) = topic else { continue };
+        *tally.takes.entry(topic.clone()).or_default() += 1;
+        match x.find(t, &topic, pubs) {
+            Some((p, by)) => {
+                let pt = pubs[p as usize].0.ts;
+                flows.push(Flow {
+                    publication: p,
+                    take: ti as u32,
+                    topic,
+                    by,
+                    pub_to_take_ns: t.ts - pt,
+                    pub_to_callback_ns: t.run.map(|r| runs[r as usize].0.start - pt),
+                });
+            }
+            None => {
+                let reason = unmatched_reason(
+                    t,
+                    x.pub_count.get(topic.as_str()).copied().unwrap_or(0),
+                    published_topics.contains(topic.as_str()),
+                    x.source_range.get(topic.as_str()).copied(),
+                );
+                *tally.reasons.entry(topic.clone()).or_default().entry(reason).or_default() += 1;
+                *tally.unmatched.entry(topic).or_default() += 1;
+            }
+        }
+    }
+    tally.dropped =
+        dropped(pubs, takes, &flows, &x.matchable, m).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    tally.pub_count = x.pub_count.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    (flows, tally)
+}
+
+/// Why a take of a topic found no publication: `published` publications of the topic are in
+/// the trace, the topic has a traced publisher (`has_publisher`), and the matchable ones span
+/// `range` (source timestamps, or publish windows).
+fn unmatched_reason(t: &Take, published: u64, has_publisher: bool, range: Option<(i64, i64)>) -> &'static str {
+    if t.intra {
+        return "intra-process message whose publication is not in the trace";
+    }
+    if t.source_ts == 0 {
+        return "the take has no source timestamp";
+    }
+    if published == 0 {
+        return if has_publisher {
+            "the traced publishers of the topic recorded no publication"
+        } else {
+            "publisher not traced (its process is not in the trace: a rosbag2 player, a bridge, another host)"
+        };
+    }
+    match range {
+        None => "the publishers' events carry no source timestamp (no rmw_publish or DDS write events)",
+        Some((a, _)) if t.source_ts < a => "published before the trace (or window) began",
+        Some((_, b)) if t.source_ts > b => {
+            "published after the last traced publication of the topic (trace end, lost events)"
+        }
+        Some(_) => "no traced publication has its source timestamp (an untraced publisher, or lost events)",
+    }
+}
+
+/// Messages dropped per topic (see [`crate::TopicReport::dropped`]).
+fn dropped<'a>(
+    pubs: &[(Publication, Option<String>)],
+    takes: &[(Take, Option<u32>)],
+    flows: &[Flow],
+    matchable: &HashMap<&'a str, Vec<u32>>,
+    m: &Model,
+) -> HashMap<&'a str, u64> {
+    // Per subscription: the publications it took, the first one's time and its last take.
+    struct Acc {
+        took: HashSet<u32>,
+        first_pub: i64,
+        last_take: i64,
+    }
+    let mut acc: HashMap<u32, Acc> = HashMap::default();
+    for f in flows {
+        if f.by == MatchBy::IntraProcess {
+            continue;
+        }
+        let (t, Some(sub)) = &takes[f.take as usize] else { continue };
+        let pt = pubs[f.publication as usize].0.ts;
+        let a = acc.entry(*sub).or_insert(Acc { took: HashSet::default(), first_pub: pt, last_take: t.ts });
+        a.took.insert(f.publication);
+        a.first_pub = a.first_pub.min(pt);
+        a.last_take = a.last_take.max(t.ts);
+    }
+    let mut out: HashMap<&str, u64> = HashMap::default();
+    let mut subs: Vec<(&u32, &Acc)> = acc.iter().collect();
+    subs.sort_by_key(|(s, _)| **s);
+    for (sub, a) in subs {
+        let topic = m.subscriptions.get(*sub).topic.as_str();
+        let Some((name, list)) = matchable.get_key_value(topic) else { continue };
+        let n = list
+            .iter()
+            .filter(|&&p| {
+                let ts = pubs[p as usize].0.ts;
+                a.first_pub <= ts && ts <= a.last_take && !a.took.contains(&p)
+            })
+            .count() as u64;
+        *out.entry(name).or_default() += n;
+    }
+    out
+}

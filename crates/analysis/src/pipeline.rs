@@ -1,0 +1,191 @@
+//! The pipeline, in order: the pass ([`crate::engine`]) → linking ([`crate::link`]) → the report
+//! ([`crate::report`], with the longest paths searched beside it) → the filter by node and
+//! topic. Its one product is the [`Analysis`], which every consumer (text, HTML, exports,
+//! Python) reads.
+
+use crate::engine::Handlers;
+use crate::handler::Handler;
+use crate::link::{link, Flow};
+use crate::model::{Key, Model};
+use crate::paths::Architecture;
+use crate::report::{report, Report};
+use crate::tables::{Collected, Publication, Run, Take};
+use crate::window::Window;
+use crate::Processor;
+use ctf::TraceSet;
+use regex::Regex;
+use std::borrow::Cow;
+
+/// Everything an analysis found: the model, the linked tables, the report (with the longest
+/// paths when asked for) and the handlers that ran, with their results.
+pub struct Analysis {
+    /// The model.
+    pub model: Model,
+    /// Each trace's directory and host name, by trace index.
+    pub traces: Vec<(std::path::PathBuf, String)>,
+    /// Callback runs, with the callback object each belongs to (None: no initialization event).
+    pub runs: Vec<(Run, Option<u32>)>,
+    /// Callback handles of the runs (see `Run::slot`).
+    pub slots: Vec<Key>,
+    /// Publications, with their topic.
+    pub pubs: Vec<(Publication, Option<String>)>,
+    /// Takes, with their subscription.
+    pub takes: Vec<(Take, Option<u32>)>,
+    /// Matched flows.
+    pub flows: Vec<Flow>,
+    /// The report.
+    pub report: Report,
+    /// The handlers of the pass, with their results ([`Analysis::get`]).
+    pub handlers: Handlers,
+    /// The architecture the longest paths were searched in, when they were
+    /// ([`Analysis::architecture`]).
+    pub architecture: Option<Architecture>,
+}
+
+impl Analysis {
+    /// The architecture of the analyzed system (nodes, callbacks, communications), as the
+    /// longest paths' search built it, or built now.
+    pub fn architecture(&self) -> Cow<'_, Architecture> {
+        match &self.architecture {
+            Some(a) => Cow::Borrowed(a),
+            None => Cow::Owned(Architecture::from_analysis(self)),
+        }
+    }
+
+    /// The first handler of type `H` that ran in the pass, with its results.
+    pub fn get<H: Handler>(&self) -> Option<&H> {
+        self.handlers.get()
+    }
+
+    /// The first handler of type `H`, mutable (e.g. to take its tables).
+    pub fn get_mut<H: Handler>(&mut self) -> Option<&mut H> {
+        self.handlers.get_mut()
+    }
+}
+
+/// What to analyze beyond the whole trace: a time window, the nodes and topics to report, and
+/// whether to search the longest end-to-end paths.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The runtime events analyzed.
+    pub window: Window,
+    /// Only the nodes whose `/namespace/name` matches (and their callbacks, topics, time
+    /// shares, services, paths).
+    pub nodes: Option<Regex>,
+    /// Only the topics whose name matches (and their callbacks, nodes and paths).
+    pub topics: Option<Regex>,
+    /// Search the report's ten longest paths ([`crate::paths::longest_of`]).
+    pub longest_paths: bool,
+}
+
+impl Options {
+    /// Whether a path goes through a node [`Options::nodes`] matches and a topic
+    /// [`Options::topics`] matches (when given).
+    pub fn keeps_path(&self, p: &crate::paths::PathSpec) -> bool {
+        self.nodes.as_ref().is_none_or(|re| p.nodes.iter().any(|n| re.is_match(n)))
+            && self.topics.as_ref().is_none_or(|re| p.topics.iter().any(|t| re.is_match(t)))
+    }
+}
+
+impl Processor {
+    /// The whole pipeline: one pass over `set`, the report (filtered by node and topic) and,
+    /// when asked for, the longest paths. `progress(done, total)` is called now and then with
+    /// bytes read.
+    pub fn run(self, set: &TraceSet, options: &Options, progress: impl FnMut(u64, u64)) -> Analysis {
+        let mut an = if options.longest_paths {
+            self.analyze_with_paths(set, options.window, progress, |p| options.keeps_path(p))
+        } else {
+            self.analyze(set, options.window, progress)
+        };
+        an.report.filter(options.nodes.as_ref(), options.topics.as_ref());
+        an
+    }
+
+    /// One pass over `set` (runtime events inside `window`), then the report of the ROS 2 model
+    /// and of the standard handlers that are registered. `progress(done, total)` is called now
+    /// and then with bytes read.
+    pub fn analyze(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
+        let c = self.collect(set, window, progress);
+        let (mut an, linked) = link(c, ctf::threads(self.jobs), self.handlers);
+        an.report = report(&an, linked);
+        an
+    }
+
+    /// [`Processor::analyze`], and `side(&analysis)` (say, a path search) on a thread of its own
+    /// while the report is made (in the calling thread when [`Processor::set_jobs`] asked for one
+    /// thread): `side` sees the model and the linked tables (runs, publications, takes, flows),
+    /// not the report, which is still empty then.
+    pub fn analyze_with<T: Send>(
+        mut self,
+        set: &TraceSet,
+        window: Window,
+        progress: impl FnMut(u64, u64),
+        side: impl FnOnce(&Analysis) -> T + Send,
+    ) -> (Analysis, T) {
+        let c = self.collect(set, window, progress);
+        let threads = ctf::threads(self.jobs);
+        let (mut an, linked) = link(c, threads, self.handlers);
+        let (report, t) = if threads > 1 {
+            let an = &an;
+            std::thread::scope(|s| {
+                let h = ctf::spawn_off(s, 1, || side(an));
+                ctf::let_started_move();
+                let report = report(an, linked);
+                (report, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            })
+        } else {
+            let t = side(&an);
+            (report(&an, linked), t)
+        };
+        an.report = report;
+        (an, t)
+    }
+
+    /// [`analyze`](Self::analyze) with the report's ten longest paths (those `keep` accepts, see
+    /// [`crate::paths::longest_of`]), searched while the report is made.
+    pub fn analyze_with_paths(
+        self,
+        set: &TraceSet,
+        window: Window,
+        progress: impl FnMut(u64, u64),
+        keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
+    ) -> Analysis {
+        let jobs = self.jobs;
+        let (mut an, (lp, arch)) =
+            self.analyze_with(set, window, progress, |an| crate::paths::longest_with_architecture(an, keep, jobs));
+        an.report.longest_paths = Some(lp);
+        an.architecture = Some(arch);
+        an
+    }
+}
+
+/// Resolves the collected data of a pass and computes every metric (with the handlers of that
+/// pass, for the report's sections that come from them).
+pub fn analyze_collected(c: Collected, handlers: Handlers) -> Analysis {
+    let (mut a, linked) = link(c, 1, handlers);
+    a.report = report(&a, linked);
+    a
+}
+
+/// Reads the traces once and computes the whole analysis (the ROS 2 model and the standard
+/// handlers: [`Processor::standard`]). `progress(done, total)` is called now and then with
+/// bytes read.
+pub fn analyze_traces(set: &TraceSet, progress: impl FnMut(u64, u64)) -> Analysis {
+    analyze_window(set, Window::default(), progress)
+}
+
+/// [`analyze_traces`] over the runtime events inside `window` only.
+pub fn analyze_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
+    Processor::standard().analyze(set, window, progress)
+}
+
+/// Reads every event once and collects the model and the instances (no handler but the ROS 2
+/// pass; [`Processor`] adds others).
+pub fn collect(set: &TraceSet, progress: impl FnMut(u64, u64)) -> Collected {
+    collect_window(set, Window::default(), progress)
+}
+
+/// [`collect`], keeping only the runtime events inside `window`.
+pub fn collect_window(set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Collected {
+    Processor::new().collect(set, window, progress)
+}

@@ -1,0 +1,190 @@
+//! The report of the linked tables, one section per file: callbacks ([`callbacks`]), time per
+//! process, node and thread and executor phases ([`threads`]), topics ([`topics`]), nodes,
+//! executors and lifecycles ([`nodes`]), services ([`services`]); the notes
+//! ([`crate::notes`]) and the system analyses ([`crate::system`]) beside them.
+
+mod callbacks;
+mod filter;
+mod nodes;
+mod services;
+mod threads;
+mod topics;
+
+pub use callbacks::CallbackReport;
+pub use nodes::{ExecutorReport, NodeReport, TransitionReport};
+pub use services::ServiceReport;
+pub use threads::{ExecutorThread, TimeShare};
+pub use topics::{PairReport, ReasonCount, TopicReport};
+
+use crate::link::Linked;
+use crate::model::Process;
+use crate::Analysis;
+use serde::Serialize;
+
+/// The whole result, for the terminal report and JSON.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// Events read.
+    pub events: u64,
+    /// ROS 2 events used.
+    pub ros_events: u64,
+    /// First event (ns).
+    pub begin_ns: Option<i64>,
+    /// Last event (ns).
+    pub end_ns: Option<i64>,
+    /// The time window analyzed (ns since the epoch), when one was given.
+    pub window_ns: Option<(i64, i64)>,
+    /// The time base of the times since the epoch when it is not the trace's clock: `sim` after
+    /// [`Report::map_times`] to sim time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<&'static str>,
+    /// What the trace cannot show, and why.
+    pub notes: Vec<crate::notes::Note>,
+    /// Errors met while reading (also among the warnings).
+    pub read_errors: Vec<String>,
+    /// Processes.
+    pub processes: Vec<Process>,
+    /// Nodes.
+    pub nodes: Vec<NodeReport>,
+    /// Topics.
+    pub topics: Vec<TopicReport>,
+    /// Callbacks, by total time.
+    pub callbacks: Vec<CallbackReport>,
+    /// Callback time per process.
+    pub per_process: Vec<TimeShare>,
+    /// Callback time per node.
+    pub per_node: Vec<TimeShare>,
+    /// Callback time per thread.
+    pub per_thread: Vec<TimeShare>,
+    /// Executors and callback groups.
+    pub executors: Vec<ExecutorReport>,
+    /// Executor phases per thread.
+    pub executor_threads: Vec<ExecutorThread>,
+    /// Services with request/response instances.
+    pub services: Vec<ServiceReport>,
+    /// Lifecycle transitions.
+    pub lifecycle_transitions: Vec<TransitionReport>,
+    /// Messages matched in all.
+    pub flows_matched: u64,
+    /// Takes not matched in all.
+    pub flows_unmatched: u64,
+    /// `callback_end` without a start.
+    pub unmatched_callback_ends: u64,
+    /// Discarded events.
+    pub discarded_events: u64,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// System analyses (kernel and userspace events beside the ROS 2 ones), when the trace has
+    /// their events.
+    pub system: crate::system::SystemReport,
+    /// The longest end-to-end paths between sources and sinks, when asked for
+    /// ([`crate::paths::longest_paths`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longest_paths: Option<crate::paths::LongestPaths>,
+}
+
+impl Report {
+    /// Maps the times since the epoch (span, window, memory peaks and timelines) with `f` into
+    /// the time base `base` (e.g. `sim`); durations and latencies stay as they are. Open ends
+    /// of a window (`i64::MIN`, `i64::MAX`) stay open.
+    pub fn map_times(&mut self, base: &'static str, f: impl Fn(i64) -> i64) {
+        let g = |t: i64| if t == i64::MIN || t == i64::MAX { t } else { f(t) };
+        self.begin_ns = self.begin_ns.map(g);
+        self.end_ns = self.end_ns.map(g);
+        self.window_ns = self.window_ns.map(|(a, b)| (g(a), g(b)));
+        if let Some(m) = &mut self.system.memory {
+            for p in &mut m.processes {
+                p.max_at_ns = g(p.max_at_ns);
+                for point in &mut p.timeline {
+                    point.0 = g(point.0);
+                }
+            }
+        }
+        self.time = Some(base);
+    }
+}
+
+/// The report of linked tables (see [`crate::link`]) and of the standard handlers among the
+/// analysis's.
+pub(crate) fn report(a: &Analysis, l: Linked) -> Report {
+    let Linked {
+        unmatched_ends,
+        events,
+        ros_events,
+        range,
+        errors,
+        discarded,
+        window,
+        unused_events,
+        mut warnings,
+        topics: tally,
+    } = l;
+    let m = &a.model;
+    let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
+    let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
+
+    let cbs = callbacks::section(a, &procname);
+    for cb in &cbs.callbacks {
+        if cb.unfinished > 0 {
+            warnings.push(format!(
+                "callback {:#x} of process {} ({}) started {} time(s) without ending before the trace did",
+                cb.address, cb.vpid, cb.symbol, cb.unfinished
+            ));
+        }
+    }
+    let unmatched_total: u64 = unmatched_ends.values().sum();
+    if unmatched_total > 0 {
+        warnings.push(format!(
+            "{unmatched_total} callback_end event(s) without a callback_start ({} started mid-callback)",
+            if window.is_some() { "the window" } else { "the trace" }
+        ));
+    }
+    let shares = threads::time_shares(&cbs.tally, cbs.total_ns, duration, &procname);
+    let topics = topics::section(a, &tally);
+    let flows_unmatched: u64 = tally.unmatched.values().sum();
+    if flows_unmatched > 0 {
+        warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
+    }
+    let notes = crate::notes::notes(
+        m,
+        &crate::notes::Inputs {
+            unused_events: &unused_events,
+            unknown_callbacks: &cbs.tally.unknown_callbacks,
+            open_runs: &cbs.tally.open_runs,
+            unmatched_ends: &unmatched_ends,
+            service_runs: &cbs.tally.service_runs,
+        },
+    );
+    let mut processes: Vec<Process> = m.processes.values().cloned().collect();
+    processes.sort_by_key(|p| (p.trace, p.vpid));
+    let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
+    let system = crate::system::SystemReport::of(&a.handlers, run_key, &cbs.callbacks);
+    Report {
+        system,
+        longest_paths: None,
+        events,
+        ros_events,
+        begin_ns: range.map(|r| r.0),
+        end_ns: range.map(|r| r.1),
+        window_ns: window,
+        time: None,
+        notes,
+        read_errors: errors,
+        processes,
+        nodes: nodes::section(m),
+        flows_matched: a.flows.len() as u64,
+        flows_unmatched,
+        topics,
+        callbacks: cbs.callbacks,
+        per_process: shares.per_process,
+        per_node: shares.per_node,
+        per_thread: shares.per_thread,
+        executors: nodes::executors(m),
+        executor_threads: threads::executor_threads(a, &procname),
+        services: services::section(a),
+        lifecycle_transitions: nodes::lifecycle_transitions(m),
+        unmatched_callback_ends: unmatched_total,
+        discarded_events: discarded,
+        warnings,
+    }
+}

@@ -1,0 +1,135 @@
+//! Services: requests and responses matched client → server → client (Kilted's rmw events).
+
+use crate::hash::HashMap;
+use crate::model::{Key, Model, Registry, Service};
+use crate::services::{ClientCall, ServerCall, ServiceHandler};
+use crate::stats::Stats;
+use crate::Analysis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One service's requests and responses (from Kilted's rmw events).
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceReport {
+    /// Service name.
+    pub name: String,
+    /// Server node.
+    pub server_node: String,
+    /// Server process.
+    pub server_vpid: i64,
+    /// Requests clients sent.
+    pub requests_sent: u64,
+    /// Requests the server took.
+    pub requests_served: u64,
+    /// Responses clients took.
+    pub responses_received: u64,
+    /// Requests matched client → server (client GID and sequence number).
+    pub requests_matched: u64,
+    /// Responses matched server → client (source timestamp and sequence number).
+    pub responses_matched: u64,
+    /// Client send → server take.
+    pub request_ns: Stats,
+    /// Server take → response sent.
+    pub service_ns: Stats,
+    /// Response sent → client take.
+    pub response_ns: Stats,
+    /// Client send → client take of the response.
+    pub round_trip_ns: Stats,
+}
+
+/// Matches requests client → server by (client GID, sequence number) and responses server →
+/// client by (source timestamp, sequence number), per service.
+fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<ServiceReport> {
+    let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
+    // Client calls by (client GID, seq), and by (response source timestamp, seq).
+    let mut by_gid: HashMap<(Vec<u8>, i64), usize> = HashMap::default();
+    for (i, c) in clients.iter().enumerate() {
+        if let Some(g) = m.gids.get(&c.client) {
+            by_gid.insert((g.clone(), c.seq), i);
+        }
+    }
+    // Without a client GID, a response is found by its source timestamp (when the middleware gave one).
+    let mut by_source: HashMap<(i64, i64), usize> = HashMap::default();
+    for (i, c) in clients.iter().enumerate() {
+        if let Some((_, src)) = c.response.filter(|r| r.1 != 0) {
+            by_source.insert((src, c.seq), i);
+        }
+    }
+    #[derive(Default)]
+    struct Acc {
+        sent: u64,
+        served: u64,
+        received: u64,
+        req_matched: u64,
+        resp_matched: u64,
+        request: Vec<i64>,
+        service: Vec<i64>,
+        response: Vec<i64>,
+        round: Vec<i64>,
+    }
+    let mut acc: BTreeMap<(String, i64, String), Acc> = BTreeMap::new();
+    let name_of_server = |s: &ServerCall| match by_rmw(&m.services, s.service) {
+        Some(i) => {
+            let sv = &m.services.items[i];
+            (sv.name.clone(), sv.key.1, m.node_name(sv.node))
+        }
+        None => (format!("{:#x}", s.service.2), s.service.1, String::new()),
+    };
+    for s in servers {
+        let key = name_of_server(s);
+        let a = acc.entry(key).or_default();
+        a.served += 1;
+        if let Some((t, _)) = s.response {
+            a.service.push(t - s.ts_take);
+        }
+        let by_client = by_gid.get(&(s.client_gid.clone(), s.seq)).copied();
+        if let Some(ci) = by_client {
+            a.req_matched += 1;
+            a.request.push(s.ts_take - clients[ci].ts_send);
+        }
+        if let Some((t_send, src)) = s.response {
+            let ci = by_client.or_else(|| if src != 0 { by_source.get(&(src, s.seq)).copied() } else { None });
+            if let Some((t_take, _)) = ci.and_then(|ci| clients[ci].response) {
+                a.resp_matched += 1;
+                a.response.push(t_take - t_send);
+            }
+        }
+    }
+    for c in clients {
+        let name = match by_rmw(&m.clients, c.client) {
+            Some(i) => m.clients.items[i].name.clone(),
+            None => continue,
+        };
+        // Attribute the client's numbers to the server entry of that service name, if any.
+        let key = acc.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new()));
+        let a = acc.entry(key).or_default();
+        a.sent += 1;
+        if let Some((t, _)) = c.response {
+            a.received += 1;
+            a.round.push(t - c.ts_send);
+        }
+    }
+    acc.into_iter()
+        .map(|((name, vpid, node), mut a)| ServiceReport {
+            name,
+            server_node: node,
+            server_vpid: vpid,
+            requests_sent: a.sent,
+            requests_served: a.served,
+            responses_received: a.received,
+            requests_matched: a.req_matched,
+            responses_matched: a.resp_matched,
+            request_ns: Stats::of(&mut a.request),
+            service_ns: Stats::of(&mut a.service),
+            response_ns: Stats::of(&mut a.response),
+            round_trip_ns: Stats::of(&mut a.round),
+        })
+        .collect()
+}
+
+/// The services of the analysis's [`ServiceHandler`] calls.
+pub(super) fn section(a: &Analysis) -> Vec<ServiceReport> {
+    let no_services = ServiceHandler::default();
+    let calls = a.get::<ServiceHandler>().unwrap_or(&no_services);
+    services(&a.model, &calls.client_calls, &calls.server_calls)
+}

@@ -1,0 +1,184 @@
+//! The topics section: each topic's publishers and subscribers, messages matched and not (with
+//! why), drops, and latencies, also per publisher → subscription pair.
+
+use crate::hash::HashMap;
+use crate::link::{pub_node, Flow, MatchBy, TopicTally};
+use crate::model::{Endpoint, Model};
+use crate::stats::Stats;
+use crate::Analysis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A reason and how many times it applied.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReasonCount {
+    /// The reason.
+    pub reason: String,
+    /// How many.
+    pub count: u64,
+}
+
+/// Latency statistics of one publisher → subscription pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairReport {
+    /// Publishing node.
+    pub publisher_node: String,
+    /// Publisher process.
+    pub publisher_vpid: i64,
+    /// Subscribing node.
+    pub subscription_node: String,
+    /// Subscriber process.
+    pub subscription_vpid: i64,
+    /// Matched messages.
+    pub count: u64,
+    /// publish → take.
+    pub pub_to_take_ns: Stats,
+    /// publish → callback start.
+    pub pub_to_callback_ns: Stats,
+}
+
+/// One topic's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicReport {
+    /// Name.
+    pub name: String,
+    /// Publishing nodes.
+    pub publishers: Vec<String>,
+    /// Subscribing nodes.
+    pub subscribers: Vec<String>,
+    /// Publications seen.
+    pub publishes: u64,
+    /// Takes that took a message.
+    pub takes: u64,
+    /// Takes matched to their publication.
+    pub matched: u64,
+    /// Takes that could not be matched (counted, never guessed).
+    pub unmatched: u64,
+    /// Why they could not be matched, with counts (most frequent first).
+    pub unmatched_reasons: Vec<ReasonCount>,
+    /// Messages dropped: publications of this topic (by a traced publisher, identifiable by
+    /// source timestamp or publish window, not intra-process) that a subscription of the topic
+    /// never took although they were published between the first message it took and its
+    /// last take; summed over the subscriptions that took messages (by `rmw_take` or CARET's
+    /// dispatch). `None` when no subscription of the topic has a matched take, so that drops
+    /// cannot be known.
+    pub dropped: Option<u64>,
+    /// Matched by source timestamp.
+    pub by_source_timestamp: u64,
+    /// Matched by publish window.
+    pub by_publish_window: u64,
+    /// Matched intra-process.
+    pub intra_process: u64,
+    /// publish → take.
+    pub pub_to_take_ns: Stats,
+    /// publish → callback start.
+    pub pub_to_callback_ns: Stats,
+    /// take → callback start.
+    pub take_to_callback_ns: Stats,
+    /// Per publisher/subscription pair.
+    pub pairs: Vec<PairReport>,
+}
+
+/// Each topic's publishing and subscribing nodes, in creation order.
+fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
+    let mut by: HashMap<&str, Vec<Option<u32>>> = HashMap::default();
+    for p in items {
+        by.entry(p.topic.as_str()).or_default().push(p.node);
+    }
+    by
+}
+
+/// Every topic a publisher or subscription of the model names, by name.
+pub(super) fn section(a: &Analysis, tally: &TopicTally) -> Vec<TopicReport> {
+    let m = &a.model;
+    let mut topic_names: BTreeMap<String, ()> = BTreeMap::new();
+    for p in &m.publishers.items {
+        topic_names.insert(p.topic.clone(), ());
+    }
+    for s in &m.subscriptions.items {
+        topic_names.insert(s.topic.clone(), ());
+    }
+    let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
+    for f in &a.flows {
+        flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
+    }
+    let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
+    let mut topics = Vec::new();
+    for name in topic_names.keys() {
+        let fl = flows_by_topic.get(name.as_str()).map(|v| v.as_slice()).unwrap_or(&[]);
+        let nodes_of = |of: &HashMap<&str, Vec<Option<u32>>>| {
+            let mut v: Vec<String> = of.get(name.as_str()).into_iter().flatten().map(|n| m.node_name(*n)).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let count = |by: MatchBy| fl.iter().filter(|f| f.by == by).count() as u64;
+        topics.push(TopicReport {
+            name: name.clone(),
+            publishers: nodes_of(&publishers_of),
+            subscribers: nodes_of(&subscribers_of),
+            publishes: tally.pub_count.get(name.as_str()).copied().unwrap_or(0),
+            takes: tally.takes.get(name).copied().unwrap_or(0),
+            matched: fl.len() as u64,
+            unmatched: tally.unmatched.get(name).copied().unwrap_or(0),
+            unmatched_reasons: reasons(tally, name),
+            dropped: tally.dropped.get(name.as_str()).copied(),
+            by_source_timestamp: count(MatchBy::SourceTimestamp),
+            by_publish_window: count(MatchBy::PublishWindow),
+            intra_process: count(MatchBy::IntraProcess),
+            pub_to_take_ns: Stats::of(&mut fl.iter().map(|f| f.pub_to_take_ns).collect::<Vec<_>>()),
+            pub_to_callback_ns: Stats::of(&mut fl.iter().filter_map(|f| f.pub_to_callback_ns).collect::<Vec<_>>()),
+            take_to_callback_ns: Stats::of(
+                &mut fl
+                    .iter()
+                    .filter_map(|f| {
+                        let t = &a.takes[f.take as usize].0;
+                        t.run.map(|r| a.runs[r as usize].0.start - t.ts)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            pairs: pairs(a, m, fl),
+        });
+    }
+    topics
+}
+
+/// Why a topic's takes were not matched, the most frequent first.
+fn reasons(tally: &TopicTally, name: &str) -> Vec<ReasonCount> {
+    let mut v: Vec<ReasonCount> = tally
+        .reasons
+        .get(name)
+        .map(|r| r.iter().map(|(k, n)| ReasonCount { reason: k.to_string(), count: *n }).collect())
+        .unwrap_or_default();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    v
+}
+
+/// The latencies of a topic's flows `fl` per publisher → subscription pair.
+fn pairs(a: &Analysis, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
+    type PairKey = (i64, String, i64, String);
+    let mut pair_map: BTreeMap<PairKey, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+    for f in fl {
+        let p = &a.pubs[f.publication as usize].0;
+        let (t, sub) = &a.takes[f.take as usize];
+        let pk =
+            (p.vpid, m.node_name(pub_node(m, p)), t.vpid, m.node_name(sub.and_then(|s| m.subscriptions.get(s).node)));
+        let e = pair_map.entry(pk).or_default();
+        e.0.push(f.pub_to_take_ns);
+        if let Some(x) = f.pub_to_callback_ns {
+            e.1.push(x);
+        }
+    }
+    pair_map
+        .into_iter()
+        .map(|((pv, pn, sv, sn), (mut a, mut b))| PairReport {
+            publisher_node: pn,
+            publisher_vpid: pv,
+            subscription_node: sn,
+            subscription_vpid: sv,
+            count: a.len() as u64,
+            pub_to_take_ns: Stats::of(&mut a),
+            pub_to_callback_ns: Stats::of(&mut b),
+        })
+        .collect()
+}
