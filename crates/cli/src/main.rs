@@ -12,6 +12,7 @@ mod paths;
 mod progress;
 mod record;
 mod report;
+mod text;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -67,3 +67,36 @@ pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
     eprintln!("rostrace: error: {msg}");
     Ok(ExitCode::from(1))
 }
+
+/// Writes `value` as JSON to `json` (`-`: standard output, instead of the text), then the
+/// text to standard output, then where the JSON went. An error writing the `--json` file is the
+/// inner one, naming its path; standard output's is the outer one.
+pub fn emit<T: serde::Serialize>(
+    json: Option<&std::path::Path>,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> std::io::Result<Result<(), String>> {
+    let Some(p) = json else {
+        crate::out::stdout().write_all(text().as_bytes())?;
+        return Ok(Ok(()));
+    };
+    if p.as_os_str() == "-" {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, crate::out::stdout());
+        // serde_json's error of a write is the writer's own.
+        serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+        return Ok(Ok(()));
+    }
+    let written = std::fs::File::create(p).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::other)?;
+        w.flush()
+    });
+    if let Err(e) = written {
+        return Ok(Err(format!("--json {}: {e}", p.display())));
+    }
+    crate::out::stdout().write_all(text().as_bytes())?;
+    eprintln!("JSON written to {}", p.display());
+    Ok(Ok(()))
+}

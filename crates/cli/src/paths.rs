@@ -178,7 +178,7 @@ fn render_paths(a: &SearchArgs, ranked: &[analysis::paths::RankedPath]) -> Strin
     let shown = if a.top == 0 { ranked.len() } else { a.top.min(ranked.len()) };
     for (i, r) in ranked.iter().take(shown).enumerate() {
         let _ = writeln!(o);
-        crate::analyze::wrap(&mut o, &esc(&r.label), crate::analyze::width(false), &format!("#{} ", i + 1), "    ");
+        crate::text::wrap(&mut o, &esc(&r.label), crate::text::width(false), &format!("#{} ", i + 1), "    ");
         let _ = writeln!(
             o,
             "    {} of {} messages went the whole way{}, {} in flight at the end",
@@ -291,7 +291,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         truncated_at_max_expansions: outcome.truncated_work,
         paths: &ranked,
     };
-    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked))? {
+    if let Err(e) = crate::out::emit(a.common.json.as_deref(), &out, || render_paths(&a, &ranked))? {
         return fail(e);
     }
     if outcome.truncated_paths {
@@ -361,7 +361,7 @@ pub fn drops(superseded: usize, lost: usize) -> String {
 
 fn render_e2e(o: &E2eSummary) -> String {
     let mut s = String::new();
-    crate::analyze::wrap(&mut s, &esc(&o.label), crate::analyze::width(false), "Path ", "    ");
+    crate::text::wrap(&mut s, &esc(&o.label), crate::text::width(false), "Path ", "    ");
     let mut bounds = Vec::new();
     bounds.push(if o.include_first_callback { "the first callback's start" } else { "the first publication" });
     bounds.push(if o.include_last_callback { "the last callback's end" } else { "the last callback's start" });
@@ -387,7 +387,7 @@ fn render_e2e(o: &E2eSummary) -> String {
             let _ = writeln!(
                 s,
                 "  {:<name_w$}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%{}",
-                crate::analyze::middle(&esc(&g.name), name_w),
+                crate::text::middle(&esc(&g.name), name_w),
                 g.kind,
                 dur(g.latency.mean),
                 dur(g.latency.p50 as f64),
@@ -443,7 +443,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         None => Case::ALL.to_vec(),
     };
     let out = e2e_summary(&spec, &records, opt, &cases);
-    if let Err(e) = crate::analyze::emit(a.common.json.as_deref(), &out, || render_e2e(&out))? {
+    if let Err(e) = crate::out::emit(a.common.json.as_deref(), &out, || render_e2e(&out))? {
         return fail(e);
     }
     if records.rows.is_empty() {
