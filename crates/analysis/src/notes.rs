@@ -104,39 +104,77 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
     let ros: Vec<&Process> = procs.iter().copied().filter(|p| p.ros_events > 0).collect();
     let mut out = Vec::new();
     if ros.is_empty() {
-        let mut by_provider: BTreeMap<&str, u64> = BTreeMap::new();
-        for (name, k) in inp.unused_events {
-            *by_provider.entry(provider_of(name)).or_default() += k;
-        }
-        let mut prov: Vec<(&str, u64)> = by_provider.into_iter().collect();
-        prov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let from = if prov.is_empty() {
-            "it has no events".to_string()
-        } else {
-            format!(
-                "its events come from {}",
-                prov.iter().map(|(p, k)| format!("{}: {k} events", provider_label(p))).collect::<Vec<_>>().join("; ")
-            )
-        };
-        out.push(Note {
-            metric: "the ROS 2 analysis (nodes, topics, callbacks, latency)".into(),
-            needs: vec!["ROS 2 events (ros2:*, ros2_caret:*, dds:*)".into()],
-            missing: vec!["ros2:*".into()],
-            processes: Vec::new(),
-            of_processes: procs.len(),
-            reason: format!("this trace has no ROS 2 events: {from}"),
-            advice: "trace a ROS 2 application with its ros2:* userspace events enabled \
-                     (`rostrace record -- <command>`, or `ros2 trace`)"
-                .into(),
-        });
+        out.push(no_ros_events(inp, procs.len()));
         return out;
     }
-    let key = |p: &Process| (p.trace, p.vpid);
-    let with_subs: HashSet<(u32, i64)> = m.subscriptions.items.iter().map(|s| (s.key.0, s.key.1)).collect();
-    let with_nodes: HashSet<(u32, i64)> = m.nodes.items.iter().map(|s| (s.key.0, s.key.1)).collect();
-    let with_clients: HashSet<(u32, i64)> = m.clients.items.iter().map(|s| (s.key.0, s.key.1)).collect();
-    let unused: HashSet<&str> = inp.unused_events.iter().map(|(n, _)| n.as_str()).collect();
+    let cx = Cx {
+        inp,
+        ros,
+        with_host,
+        with_subs: m.subscriptions.items.iter().map(|s| (s.key.0, s.key.1)).collect(),
+        with_nodes: m.nodes.items.iter().map(|s| (s.key.0, s.key.1)).collect(),
+        with_clients: m.clients.items.iter().map(|s| (s.key.0, s.key.1)).collect(),
+        unused: inp.unused_events.iter().map(|(n, _)| n.as_str()).collect(),
+    };
+    latency_receiving(&cx, &mut out);
+    latency_publishing(&cx, &mut out);
+    callback_durations(&cx, &mut out);
+    unknown_owners(&cx, &mut out);
+    timers(&cx, &mut out);
+    services(&cx, &mut out);
+    distribution(&cx, &mut out);
+    out
+}
 
+/// The note of a trace without ROS 2 events: where its events come from.
+fn no_ros_events(inp: &Inputs, of_processes: usize) -> Note {
+    let mut by_provider: BTreeMap<&str, u64> = BTreeMap::new();
+    for (name, k) in inp.unused_events {
+        *by_provider.entry(provider_of(name)).or_default() += k;
+    }
+    let mut prov: Vec<(&str, u64)> = by_provider.into_iter().collect();
+    prov.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let from = if prov.is_empty() {
+        "it has no events".to_string()
+    } else {
+        format!(
+            "its events come from {}",
+            prov.iter().map(|(p, k)| format!("{}: {k} events", provider_label(p))).collect::<Vec<_>>().join("; ")
+        )
+    };
+    Note {
+        metric: "the ROS 2 analysis (nodes, topics, callbacks, latency)".into(),
+        needs: vec!["ROS 2 events (ros2:*, ros2_caret:*, dds:*)".into()],
+        missing: vec!["ros2:*".into()],
+        processes: Vec::new(),
+        of_processes,
+        reason: format!("this trace has no ROS 2 events: {from}"),
+        advice: "trace a ROS 2 application with its ros2:* userspace events enabled \
+                         (`rostrace record -- <command>`, or `ros2 trace`)"
+            .into(),
+    }
+}
+
+/// What every note's rule looks at: the pass's tallies, the processes with ROS 2
+/// events, and which processes have subscriptions, nodes, clients.
+struct Cx<'a> {
+    inp: &'a Inputs<'a>,
+    ros: Vec<&'a Process>,
+    with_host: bool,
+    with_subs: HashSet<(u32, i64)>,
+    with_nodes: HashSet<(u32, i64)>,
+    with_clients: HashSet<(u32, i64)>,
+    unused: HashSet<&'a str>,
+}
+
+fn key(p: &Process) -> (u32, i64) {
+    (p.trace, p.vpid)
+}
+
+/// Message latency, receiving side.
+fn latency_receiving(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { ros, with_host, with_subs, unused, .. } = cx;
+    let with_host = *with_host;
     // Message latency, receiving side.
     let subs: Vec<&Process> = ros.iter().copied().filter(|p| with_subs.contains(&key(p))).collect();
     let lacking: Vec<&Process> =
@@ -168,7 +206,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
                 .into(),
         });
     }
+}
 
+/// Message latency, publishing side: each message must be identifiable.
+fn latency_publishing(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { ros, with_host, .. } = cx;
+    let with_host = *with_host;
     // Message latency, publishing side: each message must be identifiable.
     let pubs: Vec<&Process> = ros
         .iter()
@@ -198,7 +241,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
                 .into(),
         });
     }
+}
 
+/// Callback durations: processes with neither event (their client library has no callback
+fn callback_durations(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { inp, ros, with_host, with_nodes, .. } = cx;
+    let with_host = *with_host;
     // Callback durations: processes with neither event (their client library has no callback
     // tracepoints, or the events were not enabled), and processes with one of the two only, whose
     // runs were all cut by the trace's edges.
@@ -260,7 +308,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
             advice: "record for longer than a callback runs (start tracing earlier, stop later)".into(),
         });
     }
+}
 
+/// Callbacks whose owner is unknown.
+fn unknown_owners(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { inp, ros, with_host, .. } = cx;
+    let with_host = *with_host;
     // Callbacks whose owner is unknown.
     let lacking: Vec<&Process> =
         ros.iter().copied().filter(|p| inp.unknown_callbacks.get(&key(p)).is_some_and(|&n| n > 0)).collect();
@@ -308,7 +361,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
                 .into(),
         });
     }
+}
 
+/// Timer periods and jitter: timers must be declared and linked to their callbacks.
+fn timers(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { ros, with_host, .. } = cx;
+    let with_host = *with_host;
     // Timer periods and jitter: timers must be declared and linked to their callbacks.
     let timers: Vec<&Process> =
         ros.iter().copied().filter(|p| p.has(Kind::TimerInit) || p.has(Kind::TimerCallbackAdded)).collect();
@@ -344,7 +402,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
             advice: "timer jitter is computed for rclcpp timers; record the rclcpp_timer_* events".into(),
         });
     }
+}
 
+/// Services.
+fn services(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { inp, ros, with_host, with_clients, .. } = cx;
+    let with_host = *with_host;
     // Services.
     let serving: Vec<&Process> =
         ros.iter().copied().filter(|p| with_clients.contains(&key(p)) || inp.service_runs.contains(&key(p))).collect();
@@ -371,7 +434,12 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
             advice: "these events come with ros2_tracing 8.5 (Kilted) and later".into(),
         });
     }
+}
 
+/// The ROS 2 distribution: from rcl_init's version field or caret_init's distribution field.
+fn distribution(cx: &Cx<'_>, out: &mut Vec<Note>) {
+    let Cx { ros, with_host, .. } = cx;
+    let with_host = *with_host;
     // The ROS 2 distribution: from rcl_init's version field or caret_init's distribution field.
     let lacking: Vec<&Process> = ros
         .iter()
@@ -425,5 +493,4 @@ pub fn notes(m: &Model, inp: &Inputs) -> Vec<Note> {
                 .into(),
         });
     }
-    out
 }

@@ -266,20 +266,17 @@ enum Item {
     Latency(u32),
 }
 
-/// Writes the analysis as a Perfetto trace.
-pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
+/// The tracks: a process track per process, a thread track per thread that ran, published or
+/// took (each under its process's), and a counter track per topic with matched messages; their
+/// uuids by thread and by topic.
+#[allow(clippy::type_complexity)]
+fn tracks<'a, W: Write>(
+    a: &'a Analysis,
+    w: &mut Writer<W>,
+    ids: &mut Ids,
+    stats: &mut PerfettoStats,
+) -> io::Result<(HashMap<(u32, i64, i64), u64>, HashMap<&'a str, u64>)> {
     let m = &a.model;
-    let mut w = Writer {
-        out,
-        bytes: 0,
-        first: true,
-        names: Interner::default(),
-        ann_names: Interner::default(),
-        ann_strings: Interner::default(),
-    };
-    let mut stats = PerfettoStats::default();
-    let mut ids = Ids::default();
-
     // Threads: every (trace, vpid, vtid) that ran, published or took.
     let mut threads: Vec<(u32, i64, i64)> = Vec::new();
     threads.extend(a.runs.iter().map(|(r, _)| {
@@ -359,6 +356,45 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
             });
         })?;
     }
+    Ok((thread_uuid, topic_uuid))
+}
+
+/// Everything in time order; at one time, ends before begins before instants.
+fn items(a: &Analysis) -> Vec<(i64, Item)> {
+    let mut items: Vec<(i64, Item)> =
+        Vec::with_capacity(2 * a.runs.len() + a.pubs.len() + a.takes.len() + a.flows.len());
+    for (i, (r, _)) in a.runs.iter().enumerate() {
+        items.push((r.start, Item::Begin(i as u32)));
+        if let Some(e) = r.end() {
+            items.push((e, Item::End(i as u32)));
+        }
+    }
+    items.extend(a.pubs.iter().enumerate().map(|(i, (p, _))| (p.ts, Item::Publish(i as u32))));
+    items.extend(a.takes.iter().enumerate().map(|(i, (t, _))| (t.ts, Item::Take(i as u32))));
+    for (i, f) in a.flows.iter().enumerate() {
+        let k = &a.takes[f.take as usize].0;
+        let at = k.run.map_or(k.ts, |r| a.runs[r as usize].0.start);
+        items.push((at, Item::Latency(i as u32)));
+    }
+    items.sort_unstable();
+    items
+}
+
+/// Writes the analysis as a Perfetto trace.
+pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
+    let m = &a.model;
+    let mut w = Writer {
+        out,
+        bytes: 0,
+        first: true,
+        names: Interner::default(),
+        ann_names: Interner::default(),
+        ann_strings: Interner::default(),
+    };
+    let mut stats = PerfettoStats::default();
+    let mut ids = Ids::default();
+
+    let (thread_uuid, topic_uuid) = tracks(a, &mut w, &mut ids, &mut stats)?;
 
     // Callbacks by key, for the slices' names.
     let by_key: HashMap<(u32, i64, u64), &analysis::CallbackReport> =
@@ -398,23 +434,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     }
     stats.flows = a.flows.len() as u64;
 
-    // Everything in time order; at one time, ends before begins before instants.
-    let mut items: Vec<(i64, Item)> =
-        Vec::with_capacity(2 * a.runs.len() + a.pubs.len() + a.takes.len() + a.flows.len());
-    for (i, (r, _)) in a.runs.iter().enumerate() {
-        items.push((r.start, Item::Begin(i as u32)));
-        if let Some(e) = r.end() {
-            items.push((e, Item::End(i as u32)));
-        }
-    }
-    items.extend(a.pubs.iter().enumerate().map(|(i, (p, _))| (p.ts, Item::Publish(i as u32))));
-    items.extend(a.takes.iter().enumerate().map(|(i, (t, _))| (t.ts, Item::Take(i as u32))));
-    for (i, f) in a.flows.iter().enumerate() {
-        let k = &a.takes[f.take as usize].0;
-        let at = k.run.map_or(k.ts, |r| a.runs[r as usize].0.start);
-        items.push((at, Item::Latency(i as u32)));
-    }
-    items.sort_unstable();
+    let items = items(a);
 
     let none: &[u64] = &[];
     for (ts, item) in items {

@@ -156,18 +156,32 @@ pub fn write(
     recording: &str,
     sink: &mut dyn Sink,
 ) -> io::Result<Counts> {
+    let mut counts = Counts::new();
+    model_tables(a, traces, recording, sink, &mut counts)?;
+    instance_tables(a, recording, sink, &mut counts)?;
+    handler_tables(a, services, executors, recording, sink, &mut counts)?;
+    debug_assert!(schema::tables().iter().all(|d| counts.iter().any(|(n, _)| n == d.name)));
+    Ok(counts)
+}
+
+/// The model's tables: traces, processes, nodes, endpoints, timers, services, callbacks, topics.
+fn model_tables(
+    a: &Analysis,
+    traces: &[(String, String)],
+    recording: &str,
+    sink: &mut dyn Sink,
+    counts: &mut Counts,
+) -> io::Result<()> {
     let m = &a.model;
     let r = &a.report;
     let rec = || Cell::Str(Cow::Borrowed(recording));
     let defs = schema::tables();
     let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
-    let mut counts = Counts::new();
-
     let mut t = open(sink, def("traces"))?;
     for (i, (dir, host)) in traces.iter().enumerate() {
         t.row(&[rec(), Cell::I64(i as i64), dir.as_str().into(), host.as_str().into()])?;
     }
-    done(t, "traces", &mut counts)?;
+    done(t, "traces", counts)?;
 
     let mut procs: Vec<_> = m.processes.values().collect();
     procs.sort_by_key(|p| (p.trace, p.vpid));
@@ -185,14 +199,14 @@ pub fn write(
             p.distribution.as_deref().into(),
         ])?;
     }
-    done(t, "processes", &mut counts)?;
+    done(t, "processes", counts)?;
 
     let mut t = open(sink, def("nodes"))?;
     for n in &m.nodes.items {
         let rest = [n.full_name().into(), n.namespace.as_str().into(), Cell::I64(n.created_ns)];
         t.row(&keyed(recording, n.key, rest))?;
     }
-    done(t, "nodes", &mut counts)?;
+    done(t, "nodes", counts)?;
 
     for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
         let mut t = open(sink, def(name))?;
@@ -207,7 +221,7 @@ pub fn write(
             ];
             t.row(&keyed(recording, e.key, rest))?;
         }
-        done(t, name, &mut counts)?;
+        done(t, name, counts)?;
     }
 
     let mut t = open(sink, def("timers"))?;
@@ -215,7 +229,7 @@ pub fn write(
         let rest = [node_name(m, x.node).into(), Cell::I64(x.period_ns), Cell::I64(x.created_ns)];
         t.row(&keyed(recording, x.key, rest))?;
     }
-    done(t, "timers", &mut counts)?;
+    done(t, "timers", counts)?;
 
     let mut t = open(sink, def("services"))?;
     for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
@@ -230,7 +244,7 @@ pub fn write(
             t.row(&keyed(recording, x.key, rest))?;
         }
     }
-    done(t, "services", &mut counts)?;
+    done(t, "services", counts)?;
 
     let mut t = open(sink, def("callbacks"))?;
     for c in &r.callbacks {
@@ -258,7 +272,7 @@ pub fn write(
             if c.period_ns.count > 0 { Cell::F64(c.period_ns.mean) } else { Cell::Null },
         ])?;
     }
-    done(t, "callbacks", &mut counts)?;
+    done(t, "callbacks", counts)?;
 
     let mut t = open(sink, def("topics"))?;
     for x in &r.topics {
@@ -279,8 +293,17 @@ pub fn write(
                 .collect::<Vec<_>>(),
         )?;
     }
-    done(t, "topics", &mut counts)?;
+    done(t, "topics", counts)?;
+    Ok(())
+}
 
+/// The instances' tables: callback runs, publications, takes, flows.
+fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &mut Counts) -> io::Result<()> {
+    let m = &a.model;
+    let r = &a.report;
+    let rec = || Cell::Str(Cow::Borrowed(recording));
+    let defs = schema::tables();
+    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
     // Runs, with their callback's node and kind.
     let by_key: HashMap<Key, usize> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
@@ -303,7 +326,7 @@ pub fn write(
             ],
         ))?;
     }
-    done(t, "callback_runs", &mut counts)?;
+    done(t, "callback_runs", counts)?;
 
     let mut t = open(sink, def("publications"))?;
     for (i, (p, topic)) in a.pubs.iter().enumerate() {
@@ -326,7 +349,7 @@ pub fn write(
             ],
         ))?;
     }
-    done(t, "publications", &mut counts)?;
+    done(t, "publications", counts)?;
 
     let mut t = open(sink, def("takes"))?;
     for (i, (k, sub)) in a.takes.iter().enumerate() {
@@ -347,7 +370,7 @@ pub fn write(
             ],
         ))?;
     }
-    done(t, "takes", &mut counts)?;
+    done(t, "takes", counts)?;
 
     let mut t = open(sink, def("flows"))?;
     for f in &a.flows {
@@ -371,8 +394,23 @@ pub fn write(
             f.pub_to_callback_ns.into(),
         ])?;
     }
-    done(t, "flows", &mut counts)?;
+    done(t, "flows", counts)?;
+    Ok(())
+}
 
+/// The handlers' tables: service calls, executor threads.
+fn handler_tables(
+    a: &Analysis,
+    services: Option<&ServiceHandler>,
+    executors: Option<&ExecutorHandler>,
+    recording: &str,
+    sink: &mut dyn Sink,
+    counts: &mut Counts,
+) -> io::Result<()> {
+    let m = &a.model;
+    let rec = || Cell::Str(Cow::Borrowed(recording));
+    let defs = schema::tables();
+    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
     let mut t = open(sink, def("service_calls"))?;
     if let Some(s) = services {
         // Services and clients by (trace, vpid, rmw handle), the calls' keys.
@@ -400,7 +438,7 @@ pub fn write(
             ])?;
         }
     }
-    done(t, "service_calls", &mut counts)?;
+    done(t, "service_calls", counts)?;
 
     let mut t = open(sink, def("executor_threads"))?;
     if let Some(e) = executors {
@@ -419,9 +457,8 @@ pub fn write(
             ])?;
         }
     }
-    done(t, "executor_threads", &mut counts)?;
-    debug_assert!(defs.iter().all(|d| counts.iter().any(|(n, _)| n == d.name)));
-    Ok(counts)
+    done(t, "executor_threads", counts)?;
+    Ok(())
 }
 
 fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {

@@ -72,8 +72,7 @@ impl Messages {
     }
 
     pub(crate) fn event(&mut self, c: &mut Collected, info: &ClassInfo, ev: &Event, at: &At) {
-        let (t, vpid, vtid, ts) = (at.trace, at.vpid, at.vtid, at.ts);
-        let key = |a: u64| (t, vpid, a);
+        let (t, vpid, vtid) = (at.trace, at.vpid, at.vtid);
         match info.kind {
             Kind::CallbackStart => {
                 // The take this run handles (the callbacks handler has just opened the run).
@@ -86,6 +85,21 @@ impl Messages {
                     }
                 }
             }
+            Kind::RclcppPublish
+            | Kind::RclcppIntraPublish
+            | Kind::RclPublish
+            | Kind::RmwPublish
+            | Kind::DdsWrite
+            | Kind::DdsBindAddrToStamp => self.publishing(c, info, ev, at),
+            _ => self.receiving(c, info, ev, at),
+        }
+    }
+
+    /// The publishing side: a message from rclcpp down to DDS.
+    fn publishing(&mut self, c: &mut Collected, info: &ClassInfo, ev: &Event, at: &At) {
+        let (t, vpid, vtid, ts) = (at.trace, at.vpid, at.vtid, at.ts);
+        let key = |a: u64| (t, vpid, a);
+        match info.kind {
             Kind::RclcppPublish | Kind::RclcppIntraPublish => {
                 let intra = info.kind == Kind::RclcppIntraPublish;
                 let p = Publication {
@@ -172,6 +186,15 @@ impl Messages {
                     c.pubs[id as usize].source_ts = Some(stamp);
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// The receiving side: takes, CARET's dispatch, the intra-process ring buffer.
+    fn receiving(&mut self, c: &mut Collected, info: &ClassInfo, ev: &Event, at: &At) {
+        let (t, vpid, vtid, ts) = (at.trace, at.vpid, at.vtid, at.ts);
+        let key = |a: u64| (t, vpid, a);
+        match info.kind {
             Kind::RmwTake => {
                 let taken = info.u(ev, F::Taken) != 0;
                 let take = Take {

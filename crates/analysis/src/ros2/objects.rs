@@ -62,98 +62,20 @@ impl Objects {
                 };
                 m.nodes.insert(node.key, created, node, same_node);
             }
-            Kind::RmwPublisherInit => {
-                m.gids.insert(key(info.u(ev, F::RmwPublisherHandle)), info.bytes(ev, F::Gid));
-            }
-            Kind::RmwClientInit => {
-                m.gids.insert(key(info.u(ev, F::RmwClientHandle)), info.bytes(ev, F::Gid));
-            }
-            Kind::RmwSubscriptionInit => {
-                m.gids.insert(key(info.u(ev, F::RmwSubscriptionHandle)), info.bytes(ev, F::Gid));
-            }
-            Kind::PublisherInit | Kind::SubscriptionInit => {
-                let publisher = info.kind == Kind::PublisherInit;
-                let (handle, rmw) = if publisher {
-                    (info.u(ev, F::PublisherHandle), info.u(ev, F::RmwPublisherHandle))
-                } else {
-                    (info.u(ev, F::SubscriptionHandle), info.u(ev, F::RmwSubscriptionHandle))
-                };
-                let e = Endpoint {
-                    key: key(handle),
-                    node: None,
-                    node_handle: info.u(ev, F::NodeHandle),
-                    topic: info.s(ev, F::TopicName),
-                    depth: info.u(ev, F::QueueDepth),
-                    rmw,
-                    gid: m.gids.get(&key(rmw)).cloned().unwrap_or_default(),
-                    created_ns: created,
-                };
-                let (reg, by_rmw) = if publisher {
-                    (&mut m.publishers, &mut m.publishers_by_rmw)
-                } else {
-                    (&mut m.subscriptions, &mut m.subscriptions_by_rmw)
-                };
-                let id = reg.insert(e.key, created, e, Endpoint::same);
-                by_rmw.insert(key(rmw), created, id, |a, b| a == b);
-            }
-            Kind::RclcppSubscriptionInit => {
-                if let Some(id) = m.subscriptions.at(key(info.u(ev, F::SubscriptionHandle)), created) {
-                    m.subscriptions_by_rclcpp.insert(key(info.u(ev, F::Subscription)), created, id, |a, b| a == b);
-                }
-            }
-            Kind::SubscriptionCallbackAdded => {
-                let owner = Some(OwnerRef::Subscription(info.u(ev, F::Subscription)));
-                add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
-            }
-            Kind::ServiceInit => {
-                let s = Service {
-                    key: key(info.u(ev, F::ServiceHandle)),
-                    node: None,
-                    node_handle: info.u(ev, F::NodeHandle),
-                    name: info.s(ev, F::ServiceName),
-                    rmw: info.u(ev, F::RmwServiceHandle),
-                    created_ns: created,
-                };
-                m.services.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
-            }
-            Kind::ServiceCallbackAdded => {
-                let owner = Some(OwnerRef::Service(info.u(ev, F::ServiceHandle)));
-                add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
-            }
-            Kind::ClientInit => {
-                let s = Service {
-                    key: key(info.u(ev, F::ClientHandle)),
-                    node: None,
-                    node_handle: info.u(ev, F::NodeHandle),
-                    name: info.s(ev, F::ServiceName),
-                    rmw: info.u(ev, F::RmwClientHandle),
-                    created_ns: created,
-                };
-                m.clients.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
-            }
-            Kind::TimerInit => {
-                let tm = Timer {
-                    key: key(info.u(ev, F::TimerHandle)),
-                    period_ns: info.i(ev, F::Period).unwrap_or(0),
-                    node: None,
-                    node_handle: 0,
-                    created_ns: created,
-                };
-                m.timers.insert(tm.key, created, tm, |a, b| a.period_ns == b.period_ns);
-            }
-            Kind::TimerLinkNode => {
-                let node = info.u(ev, F::NodeHandle);
-                if let Some(id) = m.timers.at(key(info.u(ev, F::TimerHandle)), created) {
-                    m.timers.get_mut(id).node_handle = node;
-                }
-            }
-            Kind::TimerCallbackAdded => {
-                let owner = Some(OwnerRef::Timer(info.u(ev, F::TimerHandle)));
-                add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
-            }
-            Kind::CallbackRegister => {
-                add_callback(m, key(info.u(ev, F::Callback)), created, None, Some(info.s(ev, F::Symbol)));
-            }
+            Kind::RmwPublisherInit
+            | Kind::RmwClientInit
+            | Kind::RmwSubscriptionInit
+            | Kind::PublisherInit
+            | Kind::SubscriptionInit
+            | Kind::RclcppSubscriptionInit
+            | Kind::SubscriptionCallbackAdded
+            | Kind::ServiceInit
+            | Kind::ServiceCallbackAdded
+            | Kind::ClientInit
+            | Kind::TimerInit
+            | Kind::TimerLinkNode
+            | Kind::TimerCallbackAdded
+            | Kind::CallbackRegister => endpoints(m, info, ev, &key, created),
             Kind::LifecycleInit => {
                 let l = Lifecycle {
                     key: key(info.u(ev, F::StateMachine)),
@@ -181,74 +103,184 @@ impl Objects {
                 m.writer_topics
                     .insert(key(info.u(ev, F::Writer)), topic.strip_prefix("rt").unwrap_or(&topic).to_string());
             }
-            Kind::ConstructExecutor => {
-                let k = key(info.u(ev, F::ExecutorAddr));
-                let collector = match info.u(ev, F::EntitiesCollectorAddr) {
-                    0 => m.collector_of.get(&k).copied().unwrap_or(0),
-                    c => c,
-                };
-                let e = Executor { key: k, kind: info.s(ev, F::ExecutorTypeName), collector };
-                m.executors.insert(e.key, created, e, |a, b| a.kind == b.kind && a.collector == b.collector);
-            }
-            Kind::CollectorToExecutor => {
-                let ex = info.u(ev, F::ExecutorAddr);
-                let coll = info.u(ev, F::EntitiesCollectorAddr);
-                match m.executors.latest(key(ex)) {
-                    Some(id) => m.executors.get_mut(id).collector = coll,
-                    // Jazzy's rclcpp links the collector in the base constructor, before the
-                    // executor's own construction is recorded.
-                    None => {
-                        m.collector_of.insert(key(ex), coll);
-                    }
-                }
-            }
-            Kind::AddCallbackGroup => {
-                let exec = if info.has(F::ExecutorAddr) {
-                    info.u(ev, F::ExecutorAddr)
-                } else {
-                    info.u(ev, F::EntitiesCollectorAddr)
-                };
-                let g = CallbackGroup {
-                    key: key(info.u(ev, F::CallbackGroupAddr)),
-                    kind: info.s(ev, F::GroupTypeName),
-                    executor: exec,
-                    members: Vec::new(),
-                };
-                match m.groups.latest(g.key) {
-                    Some(id) if m.groups.get(id).executor == 0 || m.groups.get(id).executor == exec => {
-                        let gg = m.groups.get_mut(id);
-                        gg.executor = exec;
-                        gg.kind = g.kind;
-                    }
-                    _ => {
-                        m.groups.insert(g.key, created, g, |_, _| false);
-                    }
-                }
-            }
-            Kind::CallbackGroupAdd => {
-                let gk = key(info.u(ev, F::CallbackGroupAddr));
-                let (what, h) = match info.short.as_str() {
-                    "callback_group_add_timer" => ("timer", info.u(ev, F::TimerHandle)),
-                    "callback_group_add_subscription" => ("subscription", info.u(ev, F::SubscriptionHandle)),
-                    "callback_group_add_service" => ("service", info.u(ev, F::ServiceHandle)),
-                    _ => ("client", info.u(ev, F::ClientHandle)),
-                };
-                let id = match m.groups.latest(gk) {
-                    Some(id) => id,
-                    None => m.groups.insert(
-                        gk,
-                        created,
-                        CallbackGroup { key: gk, kind: String::new(), executor: 0, members: Vec::new() },
-                        |_, _| false,
-                    ),
-                };
-                let members = &mut m.groups.get_mut(id).members;
-                if !members.iter().any(|(w, x)| w == what && *x == h) {
-                    members.push((what.to_string(), h));
-                }
+            Kind::ConstructExecutor | Kind::CollectorToExecutor | Kind::AddCallbackGroup | Kind::CallbackGroupAdd => {
+                executors(m, info, ev, &key, created)
             }
             _ => {}
         }
+    }
+}
+
+/// Publishers, subscriptions, services, clients, timers and callbacks: created, linked to
+/// their nodes and to each other.
+fn endpoints(m: &mut Model, info: &ClassInfo, ev: &Event, key: &dyn Fn(u64) -> Key, created: i64) {
+    match info.kind {
+        Kind::RmwPublisherInit => {
+            m.gids.insert(key(info.u(ev, F::RmwPublisherHandle)), info.bytes(ev, F::Gid));
+        }
+        Kind::RmwClientInit => {
+            m.gids.insert(key(info.u(ev, F::RmwClientHandle)), info.bytes(ev, F::Gid));
+        }
+        Kind::RmwSubscriptionInit => {
+            m.gids.insert(key(info.u(ev, F::RmwSubscriptionHandle)), info.bytes(ev, F::Gid));
+        }
+        Kind::PublisherInit | Kind::SubscriptionInit => {
+            let publisher = info.kind == Kind::PublisherInit;
+            let (handle, rmw) = if publisher {
+                (info.u(ev, F::PublisherHandle), info.u(ev, F::RmwPublisherHandle))
+            } else {
+                (info.u(ev, F::SubscriptionHandle), info.u(ev, F::RmwSubscriptionHandle))
+            };
+            let e = Endpoint {
+                key: key(handle),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
+                topic: info.s(ev, F::TopicName),
+                depth: info.u(ev, F::QueueDepth),
+                rmw,
+                gid: m.gids.get(&key(rmw)).cloned().unwrap_or_default(),
+                created_ns: created,
+            };
+            let (reg, by_rmw) = if publisher {
+                (&mut m.publishers, &mut m.publishers_by_rmw)
+            } else {
+                (&mut m.subscriptions, &mut m.subscriptions_by_rmw)
+            };
+            let id = reg.insert(e.key, created, e, Endpoint::same);
+            by_rmw.insert(key(rmw), created, id, |a, b| a == b);
+        }
+        Kind::RclcppSubscriptionInit => {
+            if let Some(id) = m.subscriptions.at(key(info.u(ev, F::SubscriptionHandle)), created) {
+                m.subscriptions_by_rclcpp.insert(key(info.u(ev, F::Subscription)), created, id, |a, b| a == b);
+            }
+        }
+        Kind::SubscriptionCallbackAdded => {
+            let owner = Some(OwnerRef::Subscription(info.u(ev, F::Subscription)));
+            add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
+        }
+        Kind::ServiceInit => {
+            let s = Service {
+                key: key(info.u(ev, F::ServiceHandle)),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
+                name: info.s(ev, F::ServiceName),
+                rmw: info.u(ev, F::RmwServiceHandle),
+                created_ns: created,
+            };
+            m.services.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
+        }
+        Kind::ServiceCallbackAdded => {
+            let owner = Some(OwnerRef::Service(info.u(ev, F::ServiceHandle)));
+            add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
+        }
+        Kind::ClientInit => {
+            let s = Service {
+                key: key(info.u(ev, F::ClientHandle)),
+                node: None,
+                node_handle: info.u(ev, F::NodeHandle),
+                name: info.s(ev, F::ServiceName),
+                rmw: info.u(ev, F::RmwClientHandle),
+                created_ns: created,
+            };
+            m.clients.insert(s.key, created, s, |a, b| a.name == b.name && a.node_handle == b.node_handle);
+        }
+        Kind::TimerInit => {
+            let tm = Timer {
+                key: key(info.u(ev, F::TimerHandle)),
+                period_ns: info.i(ev, F::Period).unwrap_or(0),
+                node: None,
+                node_handle: 0,
+                created_ns: created,
+            };
+            m.timers.insert(tm.key, created, tm, |a, b| a.period_ns == b.period_ns);
+        }
+        Kind::TimerLinkNode => {
+            let node = info.u(ev, F::NodeHandle);
+            if let Some(id) = m.timers.at(key(info.u(ev, F::TimerHandle)), created) {
+                m.timers.get_mut(id).node_handle = node;
+            }
+        }
+        Kind::TimerCallbackAdded => {
+            let owner = Some(OwnerRef::Timer(info.u(ev, F::TimerHandle)));
+            add_callback(m, key(info.u(ev, F::Callback)), created, owner, None);
+        }
+        Kind::CallbackRegister => {
+            add_callback(m, key(info.u(ev, F::Callback)), created, None, Some(info.s(ev, F::Symbol)));
+        }
+        _ => {}
+    }
+}
+
+/// CARET's executors and callback groups, and the callbacks' membership of the groups.
+fn executors(m: &mut Model, info: &ClassInfo, ev: &Event, key: &dyn Fn(u64) -> Key, created: i64) {
+    match info.kind {
+        Kind::ConstructExecutor => {
+            let k = key(info.u(ev, F::ExecutorAddr));
+            let collector = match info.u(ev, F::EntitiesCollectorAddr) {
+                0 => m.collector_of.get(&k).copied().unwrap_or(0),
+                c => c,
+            };
+            let e = Executor { key: k, kind: info.s(ev, F::ExecutorTypeName), collector };
+            m.executors.insert(e.key, created, e, |a, b| a.kind == b.kind && a.collector == b.collector);
+        }
+        Kind::CollectorToExecutor => {
+            let ex = info.u(ev, F::ExecutorAddr);
+            let coll = info.u(ev, F::EntitiesCollectorAddr);
+            match m.executors.latest(key(ex)) {
+                Some(id) => m.executors.get_mut(id).collector = coll,
+                // Jazzy's rclcpp links the collector in the base constructor, before the
+                // executor's own construction is recorded.
+                None => {
+                    m.collector_of.insert(key(ex), coll);
+                }
+            }
+        }
+        Kind::AddCallbackGroup => {
+            let exec = if info.has(F::ExecutorAddr) {
+                info.u(ev, F::ExecutorAddr)
+            } else {
+                info.u(ev, F::EntitiesCollectorAddr)
+            };
+            let g = CallbackGroup {
+                key: key(info.u(ev, F::CallbackGroupAddr)),
+                kind: info.s(ev, F::GroupTypeName),
+                executor: exec,
+                members: Vec::new(),
+            };
+            match m.groups.latest(g.key) {
+                Some(id) if m.groups.get(id).executor == 0 || m.groups.get(id).executor == exec => {
+                    let gg = m.groups.get_mut(id);
+                    gg.executor = exec;
+                    gg.kind = g.kind;
+                }
+                _ => {
+                    m.groups.insert(g.key, created, g, |_, _| false);
+                }
+            }
+        }
+        Kind::CallbackGroupAdd => {
+            let gk = key(info.u(ev, F::CallbackGroupAddr));
+            let (what, h) = match info.short.as_str() {
+                "callback_group_add_timer" => ("timer", info.u(ev, F::TimerHandle)),
+                "callback_group_add_subscription" => ("subscription", info.u(ev, F::SubscriptionHandle)),
+                "callback_group_add_service" => ("service", info.u(ev, F::ServiceHandle)),
+                _ => ("client", info.u(ev, F::ClientHandle)),
+            };
+            let id = match m.groups.latest(gk) {
+                Some(id) => id,
+                None => m.groups.insert(
+                    gk,
+                    created,
+                    CallbackGroup { key: gk, kind: String::new(), executor: 0, members: Vec::new() },
+                    |_, _| false,
+                ),
+            };
+            let members = &mut m.groups.get_mut(id).members;
+            if !members.iter().any(|(w, x)| w == what && *x == h) {
+                members.push((what.to_string(), h));
+            }
+        }
+        _ => {}
     }
 }
 
