@@ -2,12 +2,9 @@
 //! subscriptions, publications to their topics, and takes matched to their publications (the
 //! flows).
 
-use crate::engine::Handlers;
 use crate::hash::{HashMap, HashSet};
 use crate::model::*;
-use crate::report::Report;
 use crate::tables::{Collected, Publication, Run, Take};
-use crate::Analysis;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -27,9 +24,9 @@ pub enum MatchBy {
 /// A message from its publication to its take (and the callback that handled it).
 #[derive(Debug, Clone, Serialize)]
 pub struct Flow {
-    /// Index in [`Analysis::pubs`].
+    /// Index in [`crate::Analysis::pubs`].
     pub publication: u32,
-    /// Index in [`Analysis::takes`].
+    /// Index in [`crate::Analysis::takes`].
     pub take: u32,
     /// Topic.
     pub topic: String,
@@ -87,6 +84,44 @@ pub(crate) fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
     None
 }
 
+/// The linked tables (see [`crate::Analysis`], which holds them).
+pub(crate) struct Tables {
+    pub(crate) model: Model,
+    pub(crate) traces: Vec<(std::path::PathBuf, String)>,
+    pub(crate) runs: Vec<(Run, Option<u32>)>,
+    pub(crate) slots: Vec<Key>,
+    pub(crate) pubs: Vec<(Publication, Option<String>)>,
+    pub(crate) takes: Vec<(Take, Option<u32>)>,
+    pub(crate) flows: Vec<Flow>,
+}
+
+/// The linked tables of an analysis and its handlers, borrowed: what the report and the path
+/// search read (from a [`crate::Analysis`]: `View::from(&analysis)`).
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// Callback runs, with their callback objects.
+    pub runs: &'a [(Run, Option<u32>)],
+    /// Callback handles of the runs.
+    pub slots: &'a [Key],
+    /// Publications, with their topics.
+    pub pubs: &'a [(Publication, Option<String>)],
+    /// Takes, with their subscriptions.
+    pub takes: &'a [(Take, Option<u32>)],
+    /// Matched flows.
+    pub flows: &'a [Flow],
+    /// The handlers of the pass, with their results.
+    pub handlers: &'a crate::engine::Handlers,
+}
+
+impl View<'_> {
+    /// The first handler of type `H` that ran in the pass, with its results.
+    pub fn get<H: crate::Handler>(&self) -> Option<&H> {
+        self.handlers.get()
+    }
+}
+
 /// What the report needs besides the linked tables of [`link`]: the pass's counts and the
 /// flows' tallies per topic.
 pub(crate) struct Linked {
@@ -114,9 +149,8 @@ pub(crate) struct TopicTally {
 
 /// The collected instances linked: callback runs to their callbacks, takes to their
 /// subscriptions, publications to their topics, and takes matched to their publications (the
-/// flows). The report is empty: [`crate::report::report`] makes it from these tables and the
-/// rest. With `threads` > 1, the runs and the publications are linked at the same time.
-pub(crate) fn link(c: Collected, threads: usize, handlers: Handlers) -> (Analysis, Linked) {
+/// flows). The report is made of these tables and the rest. With `threads` > 1, the runs and the publications are linked at the same time.
+pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     let Collected {
         model: m,
         runs,
@@ -152,8 +186,7 @@ pub(crate) fn link(c: Collected, threads: usize, handlers: Handlers) -> (Analysi
         warnings,
         topics,
     };
-    let report = Report::default();
-    (Analysis { model: m, traces, runs, slots, pubs, takes, flows, report, handlers, architecture: None }, linked)
+    (Tables { model: m, traces, runs, slots, pubs, takes, flows }, linked)
 }
 
 /// Callback runs → callback objects; publications → topics (on two threads, when there are).

@@ -92,7 +92,7 @@ impl<T> Registry<T> {
         let mut maps: Vec<Vec<u32>> = parts.iter().map(|r| vec![0; r.items.len()]).collect();
         let (mut items, orders): (Vec<_>, Vec<_>) = parts.into_iter().map(|r| (r.items.into_iter(), r.orders)).unzip();
         let mut out = Registry::default();
-        crate::engine::interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
+        interleave(&orders.iter().map(Vec::as_slice).collect::<Vec<_>>(), |p, l| {
             if let Some(item) = items[p].next() {
                 let id = out.items.len() as u32;
                 maps[p][l] = id;
@@ -482,5 +482,24 @@ impl Model {
             Owner::Timer(t) => self.timers.get(t).node,
             Owner::Service(s) => self.services.get(s).node,
         }
+    }
+}
+
+/// The parts' items in the order of their events: `f(part, index in the part)` for each, each
+/// part's in order (`orders`: each item's order, see [`crate::Context::order`]).
+pub(crate) fn interleave(orders: &[&[u128]], mut f: impl FnMut(usize, usize)) {
+    let mut at = vec![0usize; orders.len()];
+    loop {
+        let mut best: Option<(u128, usize)> = None;
+        for (p, o) in orders.iter().enumerate() {
+            if let Some(&k) = o.get(at[p]) {
+                if best.is_none_or(|b| k < b.0) {
+                    best = Some((k, p));
+                }
+            }
+        }
+        let Some((_, p)) = best else { break };
+        f(p, at[p]);
+        at[p] += 1;
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::engine::Handlers;
 use crate::handler::Handler;
-use crate::link::{link, Flow};
+use crate::link::{link, Flow, Tables, View};
 use crate::model::{Key, Model};
 use crate::paths::Architecture;
 use crate::report::{report, Report};
@@ -43,6 +43,23 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// The linked tables and the handlers, with the report still empty.
+    fn new(t: Tables, handlers: Handlers) -> Analysis {
+        let Tables { model, traces, runs, slots, pubs, takes, flows } = t;
+        Analysis {
+            model,
+            traces,
+            runs,
+            slots,
+            pubs,
+            takes,
+            flows,
+            report: Report::default(),
+            handlers,
+            architecture: None,
+        }
+    }
+
     /// The architecture of the analyzed system (nodes, callbacks, communications), as the
     /// longest paths' search built it, or built now.
     pub fn architecture(&self) -> Cow<'_, Architecture> {
@@ -60,6 +77,20 @@ impl Analysis {
     /// The first handler of type `H`, mutable (e.g. to take its tables).
     pub fn get_mut<H: Handler>(&mut self) -> Option<&mut H> {
         self.handlers.get_mut()
+    }
+}
+
+impl<'a> From<&'a Analysis> for View<'a> {
+    fn from(a: &'a Analysis) -> View<'a> {
+        View {
+            model: &a.model,
+            runs: &a.runs,
+            slots: &a.slots,
+            pubs: &a.pubs,
+            takes: &a.takes,
+            flows: &a.flows,
+            handlers: &a.handlers,
+        }
     }
 }
 
@@ -88,6 +119,15 @@ impl Options {
 }
 
 impl Processor {
+    /// A processor with the handlers of `rostrace analyze`.
+    pub fn standard() -> Processor {
+        let mut p = Processor::new();
+        p.add(crate::executor::ExecutorHandler::default());
+        p.add(crate::services::ServiceHandler::default());
+        crate::system::add_standard(&mut p);
+        p
+    }
+
     /// The whole pipeline: one pass over `set`, the report (filtered by node and topic) and,
     /// when asked for, the longest paths. `progress(done, total)` is called now and then with
     /// bytes read.
@@ -106,8 +146,9 @@ impl Processor {
     /// and then with bytes read.
     pub fn analyze(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
         let c = self.collect(set, window, progress);
-        let (mut an, linked) = link(c, ctf::threads(self.jobs), self.handlers);
-        an.report = report(&an, linked);
+        let (tables, linked) = link(c, ctf::threads(self.jobs));
+        let mut an = Analysis::new(tables, self.handlers);
+        an.report = report(&View::from(&an), linked);
         an
     }
 
@@ -124,18 +165,19 @@ impl Processor {
     ) -> (Analysis, T) {
         let c = self.collect(set, window, progress);
         let threads = ctf::threads(self.jobs);
-        let (mut an, linked) = link(c, threads, self.handlers);
+        let (tables, linked) = link(c, threads);
+        let mut an = Analysis::new(tables, self.handlers);
         let (report, t) = if threads > 1 {
             let an = &an;
             std::thread::scope(|s| {
                 let h = ctf::spawn_off(s, 1, || side(an));
                 ctf::let_started_move();
-                let report = report(an, linked);
+                let report = report(&View::from(an), linked);
                 (report, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             })
         } else {
             let t = side(&an);
-            (report(&an, linked), t)
+            (report(&View::from(&an), linked), t)
         };
         an.report = report;
         (an, t)
@@ -162,8 +204,9 @@ impl Processor {
 /// Resolves the collected data of a pass and computes every metric (with the handlers of that
 /// pass, for the report's sections that come from them).
 pub fn analyze_collected(c: Collected, handlers: Handlers) -> Analysis {
-    let (mut a, linked) = link(c, 1, handlers);
-    a.report = report(&a, linked);
+    let (tables, linked) = link(c, 1);
+    let mut a = Analysis::new(tables, handlers);
+    a.report = report(&View::from(&a), linked);
     a
 }
 

@@ -102,8 +102,6 @@ pub struct Publication {
     pub in_run: Option<u32>,
 }
 
-pub use crate::services::{ClientCall, ServerCall};
-
 /// One take of a message by a subscription (or a CARET dispatch).
 #[derive(Debug, Clone, Default)]
 pub struct Take {

@@ -2,7 +2,7 @@
 
 use super::pass::PartOut;
 use crate::hash::HashMap;
-use crate::model::{Key, Model};
+use crate::model::{interleave, Key, Model};
 use crate::tables::{Collected, Orders, Publication, Take};
 
 /// The parts' results as one pass's: runs, publications, takes and the model's objects in the
@@ -85,23 +85,4 @@ pub(super) fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<V
     }
     c.model = Model::merge(models);
     (c, runs, unused)
-}
-
-/// The parts' items in the order of their events: `f(part, index in the part)` for each, each
-/// part's in order (`orders`: each item's order, see [`crate::Context::order`]).
-pub(crate) fn interleave(orders: &[&[u128]], mut f: impl FnMut(usize, usize)) {
-    let mut at = vec![0usize; orders.len()];
-    loop {
-        let mut best: Option<(u128, usize)> = None;
-        for (p, o) in orders.iter().enumerate() {
-            if let Some(&k) = o.get(at[p]) {
-                if best.is_none_or(|b| k < b.0) {
-                    best = Some((k, p));
-                }
-            }
-        }
-        let Some((_, p)) = best else { break };
-        f(p, at[p]);
-        at[p] += 1;
-    }
 }

@@ -12,7 +12,6 @@ use crate::handler::{as_any, as_any_mut, Context, Handler};
 use crate::tables::Collected;
 use crate::window::Window;
 use ctf::TraceSet;
-pub(crate) use merge::interleave;
 use pass::ids_of;
 use pass::Pass;
 use plan::Plan;
@@ -34,15 +33,6 @@ impl Processor {
     /// A processor with no handler but the ROS 2 pass.
     pub fn new() -> Processor {
         Processor::default()
-    }
-
-    /// A processor with the handlers of `rostrace analyze`.
-    pub fn standard() -> Processor {
-        let mut p = Processor::new();
-        p.add(crate::executor::ExecutorHandler::default());
-        p.add(crate::services::ServiceHandler::default());
-        crate::system::add_standard(&mut p);
-        p
     }
 
     /// Threads (0, the default: one per core; 1: the calling thread only): for a set of several

@@ -4,8 +4,8 @@
 //! context), as CARET defines them; observed from the trace rather than written by hand.
 
 use crate::hash::HashMap;
+use crate::link::View;
 use crate::model::{Owner, Registry};
-use crate::Analysis;
 use serde::Serialize;
 
 /// Topics left out of the architecture, as CARET does.
@@ -226,7 +226,8 @@ fn node_of<T>(reg: &Registry<T>, id: u32, node: impl Fn(&T) -> Option<u32>) -> O
 
 impl Architecture {
     /// The architecture observed in an analysis.
-    pub fn from_analysis(a: &Analysis) -> Architecture {
+    pub fn from_analysis<'a>(a: impl Into<View<'a>>) -> Architecture {
+        let a = &a.into();
         let m = &a.model;
         let ignored = |t: &str| IGNORED_TOPICS.contains(&t);
         let node_name = |id: Option<u32>| id.map(|n| m.nodes.get(n).full_name());
@@ -339,7 +340,7 @@ impl Architecture {
         }
         // Who publishes during which callback's runs.
         let mut publishing: std::collections::BTreeSet<(String, String, String)> = Default::default();
-        for (p, topic) in &a.pubs {
+        for (p, topic) in a.pubs {
             let (Some(topic), Some(run)) = (topic, p.in_run) else { continue };
             if ignored(topic) {
                 continue;
@@ -394,7 +395,7 @@ impl Architecture {
         self.communications = comms;
     }
 
-    fn groups_and_executors(&mut self, a: &Analysis, cb_name: &HashMap<u32, (String, String)>) {
+    fn groups_and_executors(&mut self, a: &View<'_>, cb_name: &HashMap<u32, (String, String)>) {
         let m = &a.model;
         if m.groups.items.is_empty() {
             return;

@@ -19,8 +19,8 @@
 
 use super::arch::{Architecture, Context};
 use crate::hash::HashMap;
+use crate::link::View;
 use crate::stats::Stats;
-use crate::Analysis;
 use serde::Serialize;
 
 /// A path: nodes, and the topic from each to the next.
@@ -161,7 +161,7 @@ impl Case {
 
 /// Indexes of an analysis to follow paths fast.
 pub struct PathIndex<'a> {
-    a: &'a Analysis,
+    a: View<'a>,
     /// Publications per (node, topic), in time order.
     pubs: HashMap<(u32, &'a str), Vec<u32>>,
     /// Node full names, and their index.
@@ -186,7 +186,8 @@ impl<'a> PathIndex<'a> {
     }
 
     /// Indexes `a`.
-    pub fn new(a: &'a Analysis) -> PathIndex<'a> {
+    pub fn new(a: impl Into<View<'a>>) -> PathIndex<'a> {
+        let a = a.into();
         let m = &a.model;
         // Per model node, the index of its full name (nodes of one name in several processes,
         // or re-created, are one node of the architecture).
@@ -253,7 +254,7 @@ impl<'a> PathIndex<'a> {
             }
         }
         let mut taken_by: HashMap<u32, Vec<(u32, u32)>> = HashMap::default();
-        for f in &a.flows {
+        for f in a.flows {
             let (t, sub) = &a.takes[f.take as usize];
             let (Some(run), Some(sub)) = (t.run, sub) else { continue };
             if let Some(n) = m.subscriptions.get(*sub).node {

@@ -4,6 +4,7 @@
 use super::arch::Architecture;
 use super::latency::{PathIndex, PathOptions, PathSpec};
 use super::search::{Endpoint, SearchLimits, SearchOutcome};
+use crate::link::View;
 use crate::stats::Stats;
 use serde::Serialize;
 
@@ -211,16 +212,17 @@ pub fn longest_paths_within(
 /// sources and sinks, keeping those `keep` accepts, with bounded work (at most 20 paths per
 /// (source, sink) and 300 in all are followed; each search expands at most 100,000 states and
 /// all of them 2,000,000), on `jobs` threads (0: one per core).
-pub fn longest_of(an: &crate::Analysis, keep: impl Fn(&PathSpec) -> bool, jobs: usize) -> LongestPaths {
+pub fn longest_of<'a>(an: impl Into<View<'a>>, keep: impl Fn(&PathSpec) -> bool, jobs: usize) -> LongestPaths {
     longest_with_architecture(an, keep, jobs).0
 }
 
-/// [`longest_of`], and the architecture it searched (kept in the [`crate::Analysis`]).
-pub fn longest_with_architecture(
-    an: &crate::Analysis,
+/// [`longest_of`], and the architecture it searched (kept in the analysis).
+pub fn longest_with_architecture<'a>(
+    an: impl Into<View<'a>>,
     keep: impl Fn(&PathSpec) -> bool,
     jobs: usize,
 ) -> (LongestPaths, Architecture) {
+    let an = an.into();
     let arch = Architecture::from_analysis(an);
     let mut index = PathIndex::new(an);
     index.set_jobs(jobs);
@@ -261,7 +263,7 @@ pub struct Found {
 /// `arch` (the architecture of `an`, possibly completed from a file), each followed through the
 /// analysis's messages on `jobs` threads (0: one per core) and ranked. An error when a name of
 /// `q` is not in the architecture.
-pub fn find(an: &crate::Analysis, arch: &Architecture, q: &Query<'_>, jobs: usize) -> Result<Found, String> {
+pub fn find<'a>(an: impl Into<View<'a>>, arch: &Architecture, q: &Query<'_>, jobs: usize) -> Result<Found, String> {
     let [from_label, through_label, to_label] = q.labels;
     let from = arch.resolve(q.from, from_label)?;
     let to = arch.resolve(q.to, to_label)?;

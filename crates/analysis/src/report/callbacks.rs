@@ -2,10 +2,10 @@
 //! per node, thread and process that the time shares and the notes are made of.
 
 use crate::hash::{HashMap, HashSet};
+use crate::link::View;
 use crate::model::{Callback, Key, Model, Owner, OwnerRef};
 use crate::stats::Stats;
 use crate::tables::Run;
-use crate::Analysis;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -76,7 +76,7 @@ pub(super) struct Section {
 }
 
 /// Runs grouped by callback handle and callback, in the order of (handle, callback).
-fn groups(a: &Analysis) -> Vec<((Key, Option<u32>), Vec<u32>)> {
+fn groups(a: &View<'_>) -> Vec<((Key, Option<u32>), Vec<u32>)> {
     let mut by_slot: Vec<Vec<(Option<u32>, Vec<u32>)>> = vec![Vec::new(); a.slots.len()];
     for (i, (r, id)) in a.runs.iter().enumerate() {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
@@ -95,7 +95,7 @@ fn groups(a: &Analysis) -> Vec<((Key, Option<u32>), Vec<u32>)> {
     groups
 }
 
-pub(super) fn section(a: &Analysis, procname: &dyn Fn(u32, i64) -> String) -> Section {
+pub(super) fn section(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Section {
     let m = &a.model;
     let total_ns: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let mut callbacks = Vec::new();

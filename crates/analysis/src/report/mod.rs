@@ -17,8 +17,8 @@ pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
 
 use crate::link::Linked;
+use crate::link::View;
 use crate::model::Process;
-use crate::Analysis;
 use serde::Serialize;
 
 /// The whole result, for the terminal report and JSON.
@@ -106,7 +106,7 @@ impl Report {
 
 /// The report of linked tables (see [`crate::link`]) and of the standard handlers among the
 /// analysis's.
-pub(crate) fn report(a: &Analysis, l: Linked) -> Report {
+pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
     let Linked {
         unmatched_ends,
         events,
@@ -158,7 +158,9 @@ pub(crate) fn report(a: &Analysis, l: Linked) -> Report {
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
     let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
-    let system = crate::system::SystemReport::of(&a.handlers, run_key, &cbs.callbacks);
+    let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
+        cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (c.node.as_str(), c.symbol.as_str()))).collect();
+    let system = crate::system::SystemReport::of(&a.handlers, run_key, &names);
     Report {
         system,
         longest_paths: None,

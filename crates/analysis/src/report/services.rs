@@ -1,10 +1,10 @@
 //! Services: requests and responses matched client → server → client (Kilted's rmw events).
 
 use crate::hash::HashMap;
+use crate::link::View;
 use crate::model::{Key, Model, Registry, Service};
 use crate::services::{ClientCall, ServerCall, ServiceHandler};
 use crate::stats::Stats;
-use crate::Analysis;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -128,7 +128,7 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
 }
 
 /// The services of the analysis's [`ServiceHandler`] calls.
-pub(super) fn section(a: &Analysis) -> Vec<ServiceReport> {
+pub(super) fn section(a: &View<'_>) -> Vec<ServiceReport> {
     let no_services = ServiceHandler::default();
     let calls = a.get::<ServiceHandler>().unwrap_or(&no_services);
     services(&a.model, &calls.client_calls, &calls.server_calls)

@@ -2,7 +2,7 @@
 
 use super::callbacks::Tally;
 use crate::hash::HashMap;
-use crate::Analysis;
+use crate::link::View;
 use serde::Serialize;
 
 /// Callback time of one process, node or thread.
@@ -105,7 +105,7 @@ pub(super) fn time_shares(
 }
 
 /// Time each thread's executor spent per phase, by process and thread.
-pub(super) fn executor_threads(a: &Analysis, procname: &dyn Fn(u32, i64) -> String) -> Vec<ExecutorThread> {
+pub(super) fn executor_threads(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Vec<ExecutorThread> {
     let no_executor = HashMap::default();
     let executor = a.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     // By process and thread, then trace (the order does not depend on the map's).

@@ -2,10 +2,10 @@
 //! why), drops, and latencies, also per publisher → subscription pair.
 
 use crate::hash::HashMap;
+use crate::link::View;
 use crate::link::{pub_node, Flow, MatchBy, TopicTally};
 use crate::model::{Endpoint, Model};
 use crate::stats::Stats;
-use crate::Analysis;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -89,7 +89,7 @@ fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
 }
 
 /// Every topic a publisher or subscription of the model names, by name.
-pub(super) fn section(a: &Analysis, tally: &TopicTally) -> Vec<TopicReport> {
+pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
     let m = &a.model;
     let mut topic_names: BTreeMap<String, ()> = BTreeMap::new();
     for p in &m.publishers.items {
@@ -99,7 +99,7 @@ pub(super) fn section(a: &Analysis, tally: &TopicTally) -> Vec<TopicReport> {
         topic_names.insert(s.topic.clone(), ());
     }
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
-    for f in &a.flows {
+    for f in a.flows {
         flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
     }
     let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
@@ -155,7 +155,7 @@ fn reasons(tally: &TopicTally, name: &str) -> Vec<ReasonCount> {
 }
 
 /// The latencies of a topic's flows `fl` per publisher → subscription pair.
-fn pairs(a: &Analysis, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
+fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
     type PairKey = (i64, String, i64, String);
     let mut pair_map: BTreeMap<PairKey, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
     for f in fl {

@@ -18,7 +18,6 @@ pub use scheduling::{RunSched, Scheduling};
 pub use sim_time::{SimClock, SimTime, SimTimeReport};
 
 use crate::hash::HashMap;
-use crate::report::CallbackReport;
 use crate::stats::Stats;
 use serde::Serialize;
 
@@ -242,20 +241,18 @@ pub struct ProcessCpu {
 
 impl SystemReport {
     /// The results of the system handlers registered with `p`; `run_key(i)` is the callback
-    /// (trace, vpid, address) of run `i`, `callbacks` the report's callbacks (for names).
+    /// (trace, vpid, address) of run `i`, `names` each callback's node and symbol.
     pub fn of(
         p: &crate::Handlers,
         run_key: impl Fn(u32) -> Option<(u32, i64, u64)>,
-        callbacks: &[CallbackReport],
+        names: &HashMap<(u32, i64, u64), (&str, &str)>,
     ) -> SystemReport {
-        let names: HashMap<(u32, i64, u64), &CallbackReport> =
-            callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), c)).collect();
         let id = |k: (u32, i64, u64)| CallbackId {
             trace: k.0,
             vpid: k.1,
             address: k.2,
-            node: names.get(&k).map(|c| c.node.clone()).unwrap_or_default(),
-            symbol: names.get(&k).map(|c| c.symbol.clone()).unwrap_or_default(),
+            node: names.get(&k).map(|c| c.0.to_string()).unwrap_or_default(),
+            symbol: names.get(&k).map(|c| c.1.to_string()).unwrap_or_default(),
         };
         let scheduling = p.get::<Scheduling>().filter(|s| s.has_kernel()).map(|s| {
             let mut per: HashMap<(u32, i64, u64), Vec<&RunSched>> = HashMap::default();
