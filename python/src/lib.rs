@@ -374,7 +374,7 @@ const CHUNK: usize = 1024;
 
 fn produce(set: TraceSet, keep: Option<HashSet<String>>, jobs: usize, tx: mpsc::SyncSender<Item>) {
     let r = catch_unwind(AssertUnwindSafe(|| {
-        set.with_events(jobs, |events| {
+        set.read().jobs(jobs).decode_ahead().run(|events| {
             let mut chunk = Vec::with_capacity(CHUNK);
             while let Some(ev) = events.next() {
                 let ev = match ev {
@@ -457,7 +457,7 @@ fn iter_events(py: Python<'_>, paths: Vec<PathBuf>, names: Option<Vec<String>>, 
             let (set, errors) = open(&paths)?;
             let (tx, rx) = mpsc::sync_channel(4);
             let keep = names.map(|v| v.into_iter().collect());
-            let from = ctf::Origin::here();
+            let from = rostrace_threads::Origin::here();
             std::thread::Builder::new()
                 .name("rostrace-read".into())
                 .spawn(move || {
@@ -465,7 +465,7 @@ fn iter_events(py: Python<'_>, paths: Vec<PathBuf>, names: Option<Vec<String>>, 
                     produce(set, keep, jobs, tx)
                 })
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            ctf::let_started_move();
+            rostrace_threads::let_started_move();
             Ok(EventIter { rx: Some(Mutex::new(rx)), rows: Vec::new().into_iter(), errors })
         })
     })
@@ -478,7 +478,7 @@ fn count_events(py: Python<'_>, paths: Vec<PathBuf>, jobs: usize) -> PyResult<(u
     py.detach(|| {
         guarded(|| {
             let (set, mut errors) = open(&paths)?;
-            let n = set.with_events(jobs, |events| {
+            let n = set.read().jobs(jobs).decode_ahead().run(|events| {
                 let mut n = 0u64;
                 while let Some(ev) = events.next() {
                     match ev {

@@ -27,7 +27,7 @@
 //! p.add(Switches::default());
 //! let analysis = p.analyze(&set, Default::default(), |_, _| {});
 //! let switches = analysis.get::<Switches>().unwrap();
-//! # let _ = (analysis, switches);
+//! println!("{:?}", switches.per_cpu);
 //! ```
 
 use crate::tables::Collected;

@@ -217,8 +217,8 @@ fn link_runs_and_pubs(
     };
     if threads > 1 {
         std::thread::scope(|s| {
-            let h = ctf::spawn_off(s, 1, || link_pubs(pubs));
-            ctf::let_started_move();
+            let h = rostrace_threads::spawn_off(s, 1, || link_pubs(pubs));
+            rostrace_threads::let_started_move();
             let runs = link_runs(runs);
             (runs, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         })

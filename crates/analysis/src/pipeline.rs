@@ -146,7 +146,7 @@ impl Processor {
     /// and then with bytes read.
     pub fn analyze(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
         let c = self.collect(set, window, progress);
-        let (tables, linked) = link(c, ctf::threads(self.jobs));
+        let (tables, linked) = link(c, rostrace_threads::threads(self.jobs));
         let mut an = Analysis::new(tables, self.handlers);
         an.report = report(&View::from(&an), linked);
         an
@@ -164,14 +164,14 @@ impl Processor {
         side: impl FnOnce(&Analysis) -> T + Send,
     ) -> (Analysis, T) {
         let c = self.collect(set, window, progress);
-        let threads = ctf::threads(self.jobs);
+        let threads = rostrace_threads::threads(self.jobs);
         let (tables, linked) = link(c, threads);
         let mut an = Analysis::new(tables, self.handlers);
         let (report, t) = if threads > 1 {
             let an = &an;
             std::thread::scope(|s| {
-                let h = ctf::spawn_off(s, 1, || side(an));
-                ctf::let_started_move();
+                let h = rostrace_threads::spawn_off(s, 1, || side(an));
+                rostrace_threads::let_started_move();
                 let report = report(&View::from(an), linked);
                 (report, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             })

@@ -86,6 +86,6 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
         Ok(failed)
     };
-    let failed = set.with_events_piped(a.traces.jobs, read)?;
+    let failed = set.read().jobs(a.traces.jobs).piped().run(read)?;
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

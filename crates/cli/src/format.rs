@@ -327,6 +327,37 @@ pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: O
     out.push(b'\n');
 }
 
+/// A duration in ns, readable: `812 ns`, `12.3 us`, `4.56 ms`, `1.234 s`.
+pub fn dur(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// A distribution's statistics on one line (`-` when empty).
+pub fn stats_line(s: &analysis::stats::Stats) -> String {
+    if s.count == 0 {
+        return "-".into();
+    }
+    format!(
+        "mean {} std {} min {} p50 {} p90 {} p99 {} max {}",
+        dur(s.mean),
+        dur(s.std),
+        dur(s.min as f64),
+        dur(s.p50 as f64),
+        dur(s.p90 as f64),
+        dur(s.p99 as f64),
+        dur(s.max as f64)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,35 +433,4 @@ mod tests {
         // CSI as one C1 character; other characters of 0xc2 and of 0x80-0x9f bytes kept.
         assert_eq!(name("a\u{9b}2Jb\u{a0}\u{100}"), "a\\xc2\\x9b2Jb\u{a0}\u{100}");
     }
-}
-
-/// A duration in ns, readable: `812 ns`, `12.3 us`, `4.56 ms`, `1.234 s`.
-pub fn dur(ns: f64) -> String {
-    let a = ns.abs();
-    if a < 1e3 {
-        format!("{ns:.0} ns")
-    } else if a < 1e6 {
-        format!("{:.1} us", ns / 1e3)
-    } else if a < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.3} s", ns / 1e9)
-    }
-}
-
-/// A distribution's statistics on one line (`-` when empty).
-pub fn stats_line(s: &analysis::stats::Stats) -> String {
-    if s.count == 0 {
-        return "-".into();
-    }
-    format!(
-        "mean {} std {} min {} p50 {} p90 {} p99 {} max {}",
-        dur(s.mean),
-        dur(s.std),
-        dur(s.min as f64),
-        dur(s.p50 as f64),
-        dur(s.p90 as f64),
-        dur(s.p99 as f64),
-        dur(s.max as f64)
-    )
 }

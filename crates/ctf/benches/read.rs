@@ -34,7 +34,7 @@ fn read_once(trace: &PathBuf, walk: bool, jobs: usize) -> (u64, u64, usize) {
     let (set, errors) = TraceSet::open(&[trace]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut counts: Vec<Vec<u64>> = set.traces.iter().map(|t| vec![0; t.schema.event_classes().count()]).collect();
-    let (n, acc) = set.with_events(jobs, |events| {
+    let (n, acc) = set.read().jobs(jobs).decode_ahead().run(|events| {
         let (mut n, mut acc) = (0u64, 0u64);
         while let Some(ev) = events.next() {
             let ev = ev.expect("decodable trace");

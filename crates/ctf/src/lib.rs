@@ -26,8 +26,7 @@ pub mod value;
 pub mod write;
 
 pub use error::{Error, Result};
-pub use parallel::{let_started_move, map_in_order, spawn_off, threads, Origin};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
 pub use stream::{Event, Loss, LossKind, PacketInfo, StreamReader};
-pub use trace::{find_traces, find_traces_all, Events, Ints, Place, Trace, TraceSet};
+pub use trace::{find_traces, find_traces_all, Events, Ints, Place, Read, Trace, TraceSet};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -10,7 +10,7 @@ use crate::types::ByteOrder;
 use memmap2::Mmap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::io::Read;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -244,7 +244,7 @@ impl TraceSet {
         dirs.sort();
         dirs.dedup();
         let mut traces = Vec::new();
-        for r in crate::parallel::map_in_order(jobs, dirs, |d| Trace::open(&d)) {
+        for r in rostrace_threads::map_in_order(jobs, dirs, |d| Trace::open(&d)) {
             match r {
                 Ok(t) => traces.push(t),
                 Err(e) => errors.push(e),
@@ -306,7 +306,7 @@ impl TraceSet {
         f: impl Fn(&mut StreamReader<'_>) -> R + Sync,
         merge: impl Fn(R, R) -> R,
     ) -> Vec<R> {
-        let every = match crate::parallel::threads(jobs) {
+        let every = match rostrace_threads::threads(jobs) {
             1 => u64::MAX,
             n => (self.total_bytes() / (n as u64 * 8)).max(PART_MIN),
         };
@@ -326,7 +326,7 @@ impl TraceSet {
         f: impl Fn(&mut StreamReader<'_>) -> R + Sync,
         merge: impl Fn(R, R) -> R,
     ) -> (Vec<R>, usize) {
-        let threads = crate::parallel::threads(jobs);
+        let threads = rostrace_threads::threads(jobs);
         let (readers, _) = self.readers(Some(threads));
         let mut again = 0;
         // (file, part, its size, its reader)
@@ -349,7 +349,7 @@ impl TraceSet {
         items.sort_by_key(|&(i, k, size, _)| (std::cmp::Reverse(size), i, k));
         // Each part's reader warms up on its thread; a reader is kept for what follows only
         // when its file has other parts (else it is dropped on the thread that made its buffers).
-        let mut done = crate::parallel::map_in_order(jobs, items, |(i, k, _, mut r)| {
+        let mut done = rostrace_threads::map_in_order(jobs, items, |(i, k, _, mut r)| {
             let carry = r.warm_up();
             let out = f(&mut r);
             (i, k, parted[i].then_some(r), carry, out)
@@ -392,13 +392,14 @@ impl TraceSet {
         Events::new(Streams::Seq(readers))
     }
 
-    /// The events of the traces `traces` (indices in the set), merged in time order as
-    /// [`events`](Self::events) gives them, decoded in this thread. Their errors and losses
-    /// are not returned between the events but kept with their places in the merge of the
-    /// whole set ([`Events::placed_errors`], [`Events::placed_losses`]), and each event's
-    /// [`Events::order`] is its order in that merge: readers of disjoint parts of a set, on
-    /// several threads, give results that can be put in the order of one reader of the set.
-    pub fn events_of(&self, traces: &[usize]) -> Events<'_, '_> {
+    /// A reading of the events with options ([`Read`]): on several threads, of some traces, with
+    /// two integers of each event's stream context; then [`Read::run`].
+    pub fn read(&self) -> Read<'_> {
+        Read { set: self, jobs: 1, how: How::Here, traces: None }
+    }
+
+    /// The events of the traces `traces` (see [`Read::traces`]).
+    fn events_of(&self, traces: &[usize]) -> Events<'_, '_> {
         let (all, _) = self.readers(None);
         let mut ids = Vec::new();
         let mut readers = Vec::new();
@@ -438,21 +439,19 @@ impl TraceSet {
         first.map(|f| f.1)
     }
 
-    /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
-    /// gives them (the same events, errors and losses in the same order), on `jobs` threads (0:
-    /// as many as there are cores; 1: this one only): this one merges, the others decode ahead.
-    pub fn with_events<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
+    /// The events decoded ahead on `jobs` threads (see [`Read::decode_ahead`]).
+    fn with_events<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
         let (readers, files) = self.readers(None);
-        let workers = crate::parallel::threads(jobs).saturating_sub(1).min(readers.len().saturating_sub(1));
+        let workers = rostrace_threads::threads(jobs).saturating_sub(1).min(readers.len().saturating_sub(1));
         if workers == 0 {
             return f(&mut Events::new(Streams::Seq(readers)));
         }
         let shared = crate::parallel::Shared::new(readers);
         std::thread::scope(|s| {
             for k in 1..=workers {
-                crate::parallel::spawn_off(s, k, || shared.work());
+                rostrace_threads::spawn_off(s, k, || shared.work());
             }
-            crate::parallel::let_started_move();
+            rostrace_threads::let_started_move();
             // The workers stop however `f` ends.
             struct Stop<'x, 'a>(&'x crate::parallel::Shared<'a>);
             impl Drop for Stop<'_, '_> {
@@ -465,34 +464,10 @@ impl TraceSet {
         })
     }
 
-    /// Runs `f` with the events of all traces merged in time order, as [`events`](Self::events)
-    /// gives them (the same events, errors and losses in the same order, each event with its
-    /// [`Events::order`]), read, decoded and merged on another thread when `jobs` allows two
-    /// (0: as many as there are cores), so that this one only takes them, in batches small
-    /// enough to stay in the cores' caches. For a consumer whose own work per event is about
-    /// that of reading it (an analysis pass); [`with_events`](Self::with_events) suits one that
-    /// does little per event. [`Events::losses`] grows at the same steps as with one thread.
-    /// A panic of the reading thread is passed on (its events are not ended early quietly).
-    pub fn with_events_piped<R>(&self, jobs: usize, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
-        self.piped(jobs, None, f)
-    }
-
-    /// [`with_events_piped`](Self::with_events_piped), the integer members `names` of each
-    /// event's stream context read on the thread that reads, while the event is in its core's
-    /// cache, and given with the event by [`Events::next_ints`]: what a taker reads of every
-    /// event (a process id, a thread id), moved to the other thread.
-    pub fn with_events_piped_ints<R>(
-        &self,
-        jobs: usize,
-        names: [&'static str; 2],
-        f: impl FnOnce(&mut Events<'_, '_>) -> R,
-    ) -> R {
-        self.piped(jobs, Some(names), f)
-    }
-
+    /// The events read on another thread (see [`Read::piped`]).
     fn piped<R>(&self, jobs: usize, ints: Option<[&'static str; 2]>, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
         let (readers, files) = self.readers(None);
-        if crate::parallel::threads(jobs) < 2 {
+        if rostrace_threads::threads(jobs) < 2 {
             return f(&mut Events::new(Streams::Seq(readers)));
         }
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel(crate::parallel::PIPED_DEPTH);
@@ -506,10 +481,96 @@ impl TraceSet {
                 mine.extend(readers);
                 crate::parallel::pipe(&mut Events::new(Streams::Seq(mine)), n, full_tx, free_rx, ints)
             };
-            crate::parallel::spawn_off(s, 1, read);
-            crate::parallel::let_started_move();
+            rostrace_threads::spawn_off(s, 1, read);
+            rostrace_threads::let_started_move();
             f(&mut Events::new(Streams::Piped(Piped::new(full_rx, free_tx, files))))
         })
+    }
+}
+
+/// The events of a [`TraceSet`], merged in time order as [`TraceSet::events`] gives them (the
+/// same events, errors and losses in the same order), read as asked:
+///
+/// ```no_run
+/// # let (set, _) = ctf::TraceSet::open(&["trace"]);
+/// let n = set.read().jobs(0).decode_ahead().run(|events| {
+///     let mut n = 0;
+///     while let Some(Ok(_)) = events.next() {
+///         n += 1;
+///     }
+///     n
+/// });
+/// # let _ = n;
+/// ```
+#[must_use = "a reading does nothing until `run`"]
+pub struct Read<'s> {
+    set: &'s TraceSet,
+    jobs: usize,
+    how: How,
+    traces: Option<Vec<usize>>,
+}
+
+/// Where the events are read and decoded.
+enum How {
+    Here,
+    Ahead,
+    Piped(Option<[&'static str; 2]>),
+}
+
+impl Read<'_> {
+    /// Threads (0: as many as there are cores; 1, the default: this one only).
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// With several threads: the others decode ahead, this one merges. For a consumer that
+    /// does little per event.
+    pub fn decode_ahead(mut self) -> Self {
+        self.how = How::Ahead;
+        self
+    }
+
+    /// With several threads: another thread reads, decodes and merges, so that this one only
+    /// takes the events, in batches small enough to stay in the cores' caches. For a consumer
+    /// whose own work per event is about that of reading it (an analysis pass).
+    /// [`Events::losses`] grows at the same steps as with one thread. A panic of the reading
+    /// thread is passed on (its events are not ended early quietly).
+    pub fn piped(mut self) -> Self {
+        self.how = How::Piped(None);
+        self
+    }
+
+    /// [`piped`](Self::piped), and the integer members `names` of each event's stream context
+    /// read on the thread that reads, while the event is in its core's cache, and given with the
+    /// event by [`Events::next_ints`]: what a taker reads of every event (a process id, a thread
+    /// id), moved to the other thread.
+    pub fn with_ints(mut self, names: [&'static str; 2]) -> Self {
+        self.how = How::Piped(Some(names));
+        self
+    }
+
+    /// Only the traces `traces` (indices in the set), read on this thread. Their errors and
+    /// losses are not returned between the events but kept with their places in the merge of
+    /// the whole set ([`Events::placed_errors`], [`Events::placed_losses`]), and each event's
+    /// [`Events::order`] is its order in that merge: readers of disjoint parts of a set, on
+    /// several threads, give results that can be put in the order of one reader of the set.
+    pub fn traces(mut self, traces: &[usize]) -> Self {
+        self.traces = Some(traces.to_vec());
+        self
+    }
+
+    /// Runs `f` with the events.
+    pub fn run<R>(self, f: impl FnOnce(&mut Events<'_, '_>) -> R) -> R {
+        let set = self.set;
+        if let Some(t) = &self.traces {
+            return f(&mut set.events_of(t));
+        }
+        match self.how {
+            How::Here => f(&mut set.events()),
+            How::Ahead => set.with_events(self.jobs, f),
+            How::Piped(ints) => set.piped(self.jobs, ints, f),
+        }
     }
 }
 
@@ -543,7 +604,7 @@ pub struct Events<'a, 's> {
     delivered: bool,
     errors: VecDeque<Error>,
     losses: Vec<Loss>,
-    /// For [`TraceSet::events_of`]: the streams' indices in the set, errors and losses placed.
+    /// For [`Read::traces`]: the streams' indices in the set, errors and losses placed.
     placed: Option<Placed>,
 }
 
@@ -551,7 +612,7 @@ pub struct Events<'a, 's> {
 /// (see [`Events::order`]), or, before any event of its stream, first, by stream.
 pub type Place = (bool, u128);
 
-/// What [`TraceSet::events_of`] keeps: each stream's index among all streams of the set, and
+/// What [`Read::traces`] keeps: each stream's index among all streams of the set, and
 /// the errors and losses with their places.
 struct Placed {
     ids: Vec<usize>,
@@ -646,7 +707,7 @@ impl<'a, 's> Events<'a, 's> {
     }
 
     /// [`next_ordered`](Self::next_ordered), with the integers of the event's stream context
-    /// read by the reading thread under [`TraceSet::with_events_piped_ints`] on two threads
+    /// read by the reading thread under [`Read::with_ints`] on two threads
     /// (each `Some` when the member is there and an integer, as [`StructRef::u64_at`] reads
     /// it); `None` when they were not read there (one thread, or no stream context): the
     /// taker reads what it needs itself.
@@ -732,8 +793,8 @@ impl<'a, 's> Events<'a, 's> {
     }
 
     /// The order of the current event in the merge of all events of the set (see
-    /// [`TraceSet::events_of`]): time, then stream, then byte offset in the stream file,
-    /// compared as numbers. (With decoding threads, [`TraceSet::with_events`], the offset is
+    /// [`Read::traces`]): time, then stream, then byte offset in the stream file,
+    /// compared as numbers. (With decoding threads, [`Read::decode_ahead`], the offset is
     /// left out.)
     pub fn order(&self) -> u128 {
         if let Streams::Piped(p) = &self.streams {
@@ -750,14 +811,14 @@ impl<'a, 's> Events<'a, 's> {
         }
     }
 
-    /// With [`TraceSet::events_of`]: the errors met so far, each with its place in the merge
+    /// With [`Read::traces`]: the errors met so far, each with its place in the merge
     /// of all events (sorting by place, a stable sort, gives the order in which
     /// [`TraceSet::events`] returns them).
     pub fn placed_errors(&mut self) -> Vec<(Place, Error)> {
         self.placed.as_mut().map(|p| std::mem::take(&mut p.errors)).unwrap_or_default()
     }
 
-    /// With [`TraceSet::events_of`]: the losses met so far, each with its place (see
+    /// With [`Read::traces`]: the losses met so far, each with its place (see
     /// [`placed_errors`](Self::placed_errors)).
     pub fn placed_losses(&mut self) -> Vec<(Place, Loss)> {
         self.placed.as_mut().map(|p| std::mem::take(&mut p.losses)).unwrap_or_default()
@@ -799,5 +860,20 @@ impl<'a, 's> Events<'a, 's> {
             }
             _ => None,
         }
+    }
+}
+
+impl<'a> crate::parallel::Merged<'a> for Events<'a, '_> {
+    fn advance(&mut self) -> Option<Result<u128>> {
+        Events::advance(self)
+    }
+    fn losses(&self) -> &[Loss] {
+        Events::losses(self)
+    }
+    fn current_read_here(&self) -> Option<(usize, crate::stream::Current<'a, '_>)> {
+        Events::current_read_here(self)
+    }
+    fn progress(&self) -> (u64, u64) {
+        Events::progress(self)
     }
 }

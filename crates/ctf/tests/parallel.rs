@@ -139,7 +139,7 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     let (seq, n) = transcript(&mut set.events());
     // Handed over merged from another thread: the same orders too.
     let seq_orders = orders(&mut set.events());
-    assert_eq!(seq_orders, set.with_events_piped(2, orders), "{paths:?}: orders, piped");
+    assert_eq!(seq_orders, set.read().jobs(2).piped().run(orders), "{paths:?}: orders, piped");
     // With two integers of the stream context read on the reading thread: the same events in
     // the same orders, and the integers as the stream context gives them here.
     let with_ints = |events: &mut Events, names: [&'static str; 2], here: bool| {
@@ -163,8 +163,8 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     };
     // (Two integers; an integer, and a string, which is no integer.)
     for names in [["vpid", "vtid"], ["vtid", "procname"]] {
-        let piped = set.with_events_piped_ints(2, names, |e| with_ints(e, names, false));
-        let here = set.with_events_piped_ints(1, names, |e| with_ints(e, names, true));
+        let piped = set.read().jobs(2).with_ints(names).run(|e| with_ints(e, names, false));
+        let here = set.read().jobs(1).with_ints(names).run(|e| with_ints(e, names, true));
         assert_eq!(here, piped, "{paths:?}: integers {names:?}, piped");
         assert_eq!(
             seq_orders,
@@ -174,13 +174,16 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     }
     // A taker that stops early stops the reading thread.
     let errors = seq.iter().any(|l| l.starts_with("error"));
-    assert_eq!(set.with_events_piped(2, |e| e.next().is_some()), n > 0 || errors, "{paths:?}: stopped early");
+    assert_eq!(set.read().jobs(2).piped().run(|e| e.next().is_some()), n > 0 || errors, "{paths:?}: stopped early");
     // The workers give pages back as they go.
     set.set_resident_budget(0);
     for &jobs in jobs {
         for piped in [false, true] {
-            let (par, _) =
-                if piped { set.with_events_piped(jobs, transcript) } else { set.with_events(jobs, transcript) };
+            let (par, _) = if piped {
+                set.read().jobs(jobs).piped().run(transcript)
+            } else {
+                set.read().jobs(jobs).decode_ahead().run(transcript)
+            };
             assert_eq!(seq.len(), par.len(), "{paths:?} with {jobs} jobs, piped: {piped}");
             for (k, (a, b)) in seq.iter().zip(&par).enumerate() {
                 assert_eq!(a, b, "{paths:?} with {jobs} jobs, piped: {piped}: line {k}");
@@ -366,14 +369,15 @@ fn parts_of_a_set_merge_into_the_whole_set() {
         let (mut placed_errors, mut placed_losses) = (Vec::new(), Vec::new());
         for p in 0..parts {
             let mine: Vec<usize> = (0..set.traces.len()).filter(|t| (t + shift) % parts == p).collect();
-            let mut events = set.events_of(&mine);
-            while let Some((order, r)) = events.next_ordered() {
-                let ev = r.expect("errors are placed, not returned");
-                assert!(mine.contains(&ev.trace_index()));
-                got.push((order, line(&ev)));
-            }
-            placed_errors.extend(events.placed_errors().into_iter().map(|(at, e)| (at, e.to_string())));
-            placed_losses.extend(events.placed_losses().into_iter().map(|(at, l)| (at, format!("{l:?}"))));
+            set.read().traces(&mine).run(|events| {
+                while let Some((order, r)) = events.next_ordered() {
+                    let ev = r.expect("errors are placed, not returned");
+                    assert!(mine.contains(&ev.trace_index()));
+                    got.push((order, line(&ev)));
+                }
+                placed_errors.extend(events.placed_errors().into_iter().map(|(at, e)| (at, e.to_string())));
+                placed_losses.extend(events.placed_losses().into_iter().map(|(at, l)| (at, format!("{l:?}"))));
+            });
         }
         got.sort_by_key(|g| g.0);
         assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "orders are unique");

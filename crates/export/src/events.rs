@@ -162,7 +162,7 @@ pub fn write(
     let mut writers: Vec<Option<(Box<dyn TableWriter>, u64)>> = (0..layouts.len()).map(|_| None).collect();
     let mut errors = Vec::new();
     let mut read = 0u64;
-    set.with_events_piped(jobs, |events| -> io::Result<()> {
+    set.read().jobs(jobs).piped().run(|events| -> io::Result<()> {
         let mut n = 0u64;
         loop {
             n += 1;

@@ -1,10 +1,9 @@
 //! The traced ROS 2 context: one DDS participant per context, like `rclcpp::Context`.
 
 use crate::handles::Handles;
-use crate::node::Node;
 use crate::{Error, Result};
 use ros2_client::dds::rustdds;
-use ros2_client::{ContextOptions, NodeName, NodeOptions};
+use ros2_client::ContextOptions;
 use std::sync::Arc;
 
 /// The largest DDS domain id ROS 2 accepts.
@@ -77,17 +76,5 @@ impl Context {
     /// The address that stands for this context in the trace (`rcl_init`'s context handle).
     pub fn handle(&self) -> usize {
         self.shared.handles.object()
-    }
-
-    /// Creates node `name` in `namespace` (`/` for the root). Emits `rcl_node_init`.
-    pub fn create_node(&self, namespace: &str, name: &str) -> Result<Node> {
-        let bad = |why: String| Error::Name { name: format!("{namespace}/{name}"), why };
-        let node_name = NodeName::new(namespace, name).map_err(|e| bad(e.to_string()))?;
-        let options = NodeOptions::new().enable_rosout(false);
-        let ros = self.shared.ros.new_node(node_name.clone(), options).map_err(|e| Error::Create {
-            what: format!("node {}", node_name.fully_qualified_name()),
-            why: e.to_string(),
-        })?;
-        Ok(Node::new(self.clone(), ros, node_name))
     }
 }

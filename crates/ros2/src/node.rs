@@ -11,7 +11,7 @@ use crate::{Error, Result};
 use ros2_client::dds::rustdds::{QosPolicies, RTPSEntity};
 use ros2_client::dds::ServiceMapping;
 use ros2_client::qos::History;
-use ros2_client::{Message, MessageInfo, NodeName, QosProfile};
+use ros2_client::{Message, MessageInfo, NodeName, NodeOptions, QosProfile};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +41,20 @@ fn depth(qos: &QosProfile) -> usize {
     match qos.history {
         History::KeepLast { depth } => depth,
         History::KeepAll => 0,
+    }
+}
+
+impl Context {
+    /// Creates node `name` in `namespace` (`/` for the root). Emits `rcl_node_init`.
+    pub fn create_node(&self, namespace: &str, name: &str) -> Result<Node> {
+        let bad = |why: String| Error::Name { name: format!("{namespace}/{name}"), why };
+        let node_name = NodeName::new(namespace, name).map_err(|e| bad(e.to_string()))?;
+        let options = NodeOptions::new().enable_rosout(false);
+        let ros = self.shared.ros.new_node(node_name.clone(), options).map_err(|e| Error::Create {
+            what: format!("node {}", node_name.fully_qualified_name()),
+            why: e.to_string(),
+        })?;
+        Ok(Node::new(self.clone(), ros, node_name))
     }
 }
 

@@ -84,8 +84,8 @@ impl Processor {
         // in its core's cache; the handlers here. (One thread has a loop of its own, where the
         // ids are read here: the same loop over both took it 2 ms longer.)
         let handlers = &mut self.handlers.0;
-        if ctf::threads(self.jobs) < 2 {
-            set.with_events_piped(self.jobs, |events| {
+        if rostrace_threads::threads(self.jobs) < 2 {
+            set.read().jobs(self.jobs).piped().run(|events| {
                 loop {
                     // (The event is handled where it was returned, not moved out of it: see
                     // `Pass::handle_item`.)
@@ -101,7 +101,7 @@ impl Processor {
                 pass.c.losses_from(events.losses());
             });
         } else {
-            set.with_events_piped_ints(self.jobs, ["vpid", "vtid"], |events| {
+            set.read().jobs(self.jobs).with_ints(["vpid", "vtid"]).run(|events| {
                 loop {
                     let due = match events.next_ints() {
                         None => break,

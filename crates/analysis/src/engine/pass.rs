@@ -182,11 +182,6 @@ pub(super) fn unused_names(set: &TraceSet, plan: &Plan, unused: &[Vec<u64>]) -> 
     names.into_iter().collect()
 }
 
-/// The parts' results as one pass's: runs, publications, takes and the model's objects in the
-/// order of their events, their links mapped, callback handles' slots in the order of their
-/// first runs, counts added up. Also each part's map from its run indices to the whole's, and
-/// the unused events' counts.
-
 /// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
 /// each trace.
 pub(crate) struct CtxCache(ctf::types::TracePositions<2>);

@@ -19,7 +19,7 @@ impl Processor {
         plan: &Plan,
         progress: &mut impl FnMut(u64, u64),
     ) -> Option<Collected> {
-        let threads = ctf::threads(self.jobs);
+        let threads = rostrace_threads::threads(self.jobs);
         if threads < 2 || set.traces.len() < 2 || plan.kernel.contains(&true) {
             return None;
         }
@@ -54,24 +54,25 @@ impl Processor {
         let done: Vec<std::sync::atomic::AtomicU64> = (0..parts).map(|_| Default::default()).collect();
         let total = set.total_bytes();
         let run = |me: usize, handlers: &mut Vec<Box<dyn Handler + Send>>, progress: &mut dyn FnMut(u64, u64)| {
-            let mut events = set.events_of(&traces[me]);
-            let mut pass = Pass::new(plan, window, true);
-            pass.bounds = bounds;
-            let mut read = 0u64;
-            loop {
-                // (The event handled where it was returned, not moved out of it: see `take`.)
-                match events.next_ordered() {
-                    None => break,
-                    Some((order, Ok(ref ev))) => pass.event(ev, order, None, handlers),
-                    Some((_, Err(_))) => continue,
+            set.read().traces(&traces[me]).run(|events| {
+                let mut pass = Pass::new(plan, window, true);
+                pass.bounds = bounds;
+                let mut read = 0u64;
+                loop {
+                    // (The event handled where it was returned, not moved out of it: see `Pass::handle_item`.)
+                    match events.next_ordered() {
+                        None => break,
+                        Some((order, Ok(ref ev))) => pass.event(ev, order, None, handlers),
+                        Some((_, Err(_))) => continue,
+                    }
+                    read += 1;
+                    if read.is_multiple_of(65536) {
+                        done[me].store(events.progress().0, std::sync::atomic::Ordering::Relaxed);
+                        progress(done.iter().map(|d| d.load(std::sync::atomic::Ordering::Relaxed)).sum(), total);
+                    }
                 }
-                read += 1;
-                if read.is_multiple_of(65536) {
-                    done[me].store(events.progress().0, std::sync::atomic::Ordering::Relaxed);
-                    progress(done.iter().map(|d| d.load(std::sync::atomic::Ordering::Relaxed)).sum(), total);
-                }
-            }
-            (pass.into_part(), events.placed_errors(), events.placed_losses())
+                (pass.into_part(), events.placed_errors(), events.placed_losses())
+            })
         };
         let mut rest = copies.split_off(1);
         let mut mine = copies.pop()?;
@@ -81,10 +82,10 @@ impl Processor {
                 .enumerate()
                 .map(|(k, hs)| {
                     let run = &run;
-                    ctf::spawn_off(s, k + 1, move || run(k + 1, hs, &mut |_, _| {}))
+                    rostrace_threads::spawn_off(s, k + 1, move || run(k + 1, hs, &mut |_, _| {}))
                 })
                 .collect();
-            ctf::let_started_move();
+            rostrace_threads::let_started_move();
             let mut outs = vec![run(0, &mut mine, progress)];
             for h in hs {
                 outs.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));

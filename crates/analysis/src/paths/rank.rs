@@ -49,7 +49,8 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
             in_flight: r.in_flight,
         })
     };
-    let mut out: Vec<RankedPath> = ctf::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
+    let mut out: Vec<RankedPath> =
+        rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
     out.sort_by(|a, b| {
         (b.latency.count > 0)
             .cmp(&(a.latency.count > 0))

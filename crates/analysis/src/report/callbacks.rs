@@ -76,7 +76,10 @@ pub(super) struct Section {
 }
 
 /// Runs grouped by callback handle and callback, in the order of (handle, callback).
-fn groups(a: &View<'_>) -> Vec<((Key, Option<u32>), Vec<u32>)> {
+/// A callback's runs: (handle, callback object), run indices.
+type Group = ((Key, Option<u32>), Vec<u32>);
+
+fn groups(a: &View<'_>) -> Vec<Group> {
     let mut by_slot: Vec<Vec<(Option<u32>, Vec<u32>)>> = vec![Vec::new(); a.slots.len()];
     for (i, (r, id)) in a.runs.iter().enumerate() {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };

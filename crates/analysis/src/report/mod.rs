@@ -160,7 +160,7 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
     let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
     let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
         cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (c.node.as_str(), c.symbol.as_str()))).collect();
-    let system = crate::system::SystemReport::of(&a.handlers, run_key, &names);
+    let system = crate::system::SystemReport::of(a.handlers, run_key, &names);
     Report {
         system,
         longest_paths: None,

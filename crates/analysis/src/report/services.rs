@@ -131,5 +131,5 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
 pub(super) fn section(a: &View<'_>) -> Vec<ServiceReport> {
     let no_services = ServiceHandler::default();
     let calls = a.get::<ServiceHandler>().unwrap_or(&no_services);
-    services(&a.model, &calls.client_calls, &calls.server_calls)
+    services(a.model, &calls.client_calls, &calls.server_calls)
 }

@@ -162,7 +162,7 @@ fn memory(o: &mut String, r: &Report, top: usize) {
                 o,
                 "  pid {} {name} ({}): peak {} at +{}, at the end {} ({})",
                 p.vpid,
-                esc(&p.kind),
+                esc(p.kind),
                 bytes(p.max_bytes),
                 dur((p.max_at_ns - r.begin_ns.unwrap_or(p.max_at_ns)) as f64),
                 bytes(p.final_bytes),
@@ -175,7 +175,7 @@ fn memory(o: &mut String, r: &Report, top: usize) {
                 o,
                 "    tid {} ({}): peak {}, at the end {} ({})",
                 t.tid,
-                esc(&t.kind),
+                esc(t.kind),
                 bytes(t.max_bytes),
                 bytes(t.final_bytes),
                 crate::info::count(t.changes, "change")
