@@ -171,8 +171,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         eprintln!("rostrace: warning: no event in the window");
     }
     // The process ends next (`analyze`; `demo` after its report), and the kernel takes its
-    // memory back at once: freeing the model, the tables and the mappings piece by piece took
-    // 3.5 ms on tum-autoware-carla (3% of the run).
+    // memory back at once, faster than freeing the model, the tables and the mappings piece
+    // by piece (docs/benchmarks.md, "Design measurements").
     std::mem::forget((an, report, set));
     Ok(if errors.is_empty() && read_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

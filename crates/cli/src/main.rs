@@ -71,8 +71,8 @@ enum Command {
 }
 
 /// A subcommand's arguments, added to its command only when that command is built: when it is
-/// the one given (or its help is asked for). Building all the commands' arguments took 0.2 ms
-/// of every run (`rostrace info` on a small trace: 1.71 ms before, 1.59 ms since).
+/// the one given (or its help is asked for): building all the commands' arguments is a
+/// noticeable part of a short run (docs/benchmarks.md, "Design measurements").
 struct Lazy<T>(T);
 
 impl<T: clap::Args> clap::Args for Lazy<T> {

@@ -419,8 +419,8 @@ impl<'a> PipedBatch<'a> {
 /// Events in a batch.
 const PIPED_EVENTS: usize = 1024;
 /// Batches in flight between the two threads: enough for neither to wait for the other where
-/// the events cost one more to read and the other more to handle (with 2 batches of 4096
-/// events, each thread waited up to 15 ms in a 60 ms pass; with 8 of 1024, none).
+/// the events cost one more to read and the other more to handle (docs/benchmarks.md, "Design
+/// measurements").
 pub(crate) const PIPED_DEPTH: usize = 8;
 
 fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Result<T, std::sync::mpsc::RecvError> {

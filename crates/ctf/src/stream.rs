@@ -454,9 +454,7 @@ impl<'a> StreamReader<'a> {
             // Made here, by the thread that reads, rather than by the one that made the reader:
             // the registers and the node buffers (which grow as the events need) then lie in
             // that thread's memory, not in cache lines beside another reader's, which another
-            // thread writes at every event (`rostrace info -j 2` on tum-autoware-carla: 39–43
-            // ms of CPU time when they were made beside each other, 35–36 ms now; 34–35 ms
-            // with one thread).
+            // thread writes at every event (docs/benchmarks.md, "Design measurements").
             self.st.regs = vec![0; self.schema.registers];
         }
         let start = self.next_packet;

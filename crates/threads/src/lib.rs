@@ -24,7 +24,7 @@ pub fn threads(jobs: usize) -> usize {
 /// Linux often queues a new thread on the core of the thread that starts it, though another
 /// core is idle: the new thread then waits behind its parent, or preempts it, until the idle
 /// core takes one of them over at a load balancing, up to a scheduler tick later (measured:
-/// docs/benchmarks.md, "Threads"). So a new thread that finds itself on the core of the thread
+/// docs/benchmarks.md, "Design measurements"). So a new thread that finds itself on the core of the thread
 /// that started it moves to the `k`-th other core it may run on, and may then run anywhere
 /// again (it is not pinned).
 pub fn spawn_off<'scope, T: Send + 'scope>(
@@ -160,7 +160,7 @@ impl Drop for CountDown<'_> {
 
 /// Waits awake, for up to [`AWAKE`], until the threads counted by `busy` are done, before the
 /// caller joins them: a thread that sleeps at the join wakes long after the last one ended,
-/// compared with a read of a small trace (docs/benchmarks.md, "Threads").
+/// compared with a read of a small trace (docs/benchmarks.md, "Design measurements").
 fn finish_awake(busy: &AtomicUsize) {
     if awake(|| (busy.load(Ordering::Acquire) == 0).then_some(())).is_some() {
         // The threads end right after they count down: a few more turns find them ended.
@@ -172,7 +172,7 @@ fn finish_awake(busy: &AtomicUsize) {
 
 /// How long a thread waits awake for another before it sleeps: a sleeping thread takes long to
 /// wake on virtual machines, and threads that hand work to each other often would each wait for
-/// the other (docs/benchmarks.md, "Threads").
+/// the other (docs/benchmarks.md, "Design measurements").
 pub const AWAKE: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// `attempt` again and again, awake, until it gives a result or [`AWAKE`] has passed (`None`:

@@ -82,7 +82,7 @@ impl Processor {
         // Reading, decoding and merging on a second thread, when there is one, which also
         // reads each event's process and thread ids (as `ids` reads them) while the event is
         // in its core's cache; the handlers here. (One thread has a loop of its own, where the
-        // ids are read here: the same loop over both took it 2 ms longer.)
+        // ids are read here: the same loop over both is slower there.)
         let handlers = &mut self.handlers.0;
         if rostrace_threads::threads(self.jobs) < 2 {
             set.read().jobs(self.jobs).piped().run(|events| {

@@ -58,9 +58,9 @@ impl<'p> Pass<'p> {
         ids_read: Option<(i64, i64)>,
         handlers: &mut [Box<H>],
     ) -> bool {
-        // (By reference: an event taken out of the result by value was copied, 152 bytes,
-        // with a call to `memcpy` per event; with the copies in the loops that call this,
-        // `analyze -j 2` on tum-autoware-carla took 6 ms longer, on the thread waited for.)
+        // (By reference: an event taken out of the result by value is copied, with a call to
+        // `memcpy` per event, on the thread the other waits for: docs/benchmarks.md, "Design
+        // measurements".)
         match r {
             Ok(ev) => {
                 self.read += 1;
