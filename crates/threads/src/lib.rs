@@ -24,9 +24,9 @@ pub fn threads(jobs: usize) -> usize {
 /// Linux often queues a new thread on the core of the thread that starts it, though another
 /// core is idle: the new thread then waits behind its parent, or preempts it, until the idle
 /// core takes one of them over at a load balancing, up to a scheduler tick later (measured:
-/// docs/benchmarks.md, "Design measurements"). So a new thread that finds itself on the core of the thread
-/// that started it moves to the `k`-th other core it may run on, and may then run anywhere
-/// again (it is not pinned).
+/// docs/benchmarks.md, "Design measurements"). So a new thread that finds itself on the core
+/// of the thread that started it moves to the `k`-th other core it may run on, and may then
+/// run anywhere again (it is not pinned).
 pub fn spawn_off<'scope, T: Send + 'scope>(
     s: &'scope std::thread::Scope<'scope, '_>,
     k: usize,
