@@ -1,6 +1,7 @@
 //! Text for the terminal: lines fitted to its width, names cut in their middle, lists cut
 //! short; and the text of the analysis ([`report`]).
 
+pub mod paths;
 mod report;
 mod system;
 

@@ -389,7 +389,7 @@ fn longest_paths(o: &mut String, r: &Report, top: usize, width: usize) {
                     dur(p.latency.max as f64),
                     p.complete,
                     p.records,
-                    crate::paths::drops(p.superseded, p.lost)
+                    super::paths::drops(p.superseded, p.lost)
                 )
             } else if followed {
                 format!("  #{} no message went the whole way ({} started): ", i + 1, p.records)
