@@ -242,6 +242,9 @@ pub enum Owner {
     Timer(u32),
     /// A service server.
     Service(u32),
+    /// A client (id in `clients`): rclpy's response callback, added with
+    /// `rclcpp_service_callback_added` and the client's handle (rclcpp traces none).
+    Client(u32),
 }
 
 /// What a callback was added to, as recorded (resolved once all initialization is known,
@@ -458,7 +461,7 @@ impl Model {
                     .at((t, p, h), at)
                     .map(|id| Owner::Subscription(*self.subscriptions_by_rclcpp.get(id))),
                 Some(OwnerRef::Timer(h)) => self.timers.at((t, p, h), at).map(Owner::Timer),
-                Some(OwnerRef::Service(h)) => self.services.at((t, p, h), at).map(Owner::Service),
+                Some(OwnerRef::Service(h)) => self.service_or_client(t, p, h, at),
                 None => None,
             };
             self.callbacks.items[i].owner = owner;
@@ -481,6 +484,16 @@ impl Model {
             Owner::Subscription(s) => self.subscriptions.get(s).node,
             Owner::Timer(t) => self.timers.get(t).node,
             Owner::Service(s) => self.services.get(s).node,
+            Owner::Client(c) => self.clients.get(c).node,
         }
+    }
+
+    /// The owner of a callback added to service handle `h`: the service, else a client of
+    /// that handle (rclpy's instrumentation adds a client's response callback that way).
+    fn service_or_client(&self, t: u32, p: i64, h: u64, at: i64) -> Option<Owner> {
+        self.services
+            .at((t, p, h), at)
+            .map(Owner::Service)
+            .or_else(|| self.clients.at((t, p, h), at).map(Owner::Client))
     }
 }

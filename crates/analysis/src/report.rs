@@ -689,6 +689,7 @@ pub(crate) fn report(a: &Analysis, rest: Rest, p: &crate::Processor) -> Report {
             Some(Owner::Subscription(s)) => ("subscription", Some(m.subscriptions.get(s).topic.clone()), None),
             Some(Owner::Timer(t)) => ("timer", None, Some(m.timers.get(t).period_ns)),
             Some(Owner::Service(s)) => ("service", Some(m.services.get(s).name.clone()), None),
+            Some(Owner::Client(c)) => ("client", Some(m.clients.get(c).name.clone()), None),
             None => ("unknown", None, None),
         };
         let unknown_reason = match cb {
