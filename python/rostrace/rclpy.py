@@ -203,43 +203,45 @@ def _patch_node(node_mod):
     Node._rostrace_instrumented = True
 
 
+def _traced_take(orig, start, end):
+    """`Executor._take_*` method `orig`, with callback_start/callback_end around each run.
+
+    `_take_*` takes the message (or request, response, timer call) and returns the coroutine
+    function that runs the callback, or None: the run is that coroutine, so it is the same for
+    every executor and spin function, and follows its take on the thread."""
+
+    def take(self, entity):
+        run = orig(self, entity)
+        if run is None:
+            return None
+        token = getattr(entity, "_rostrace_callback", None)
+        if token is None:
+            return run
+        cb = id(token)
+
+        async def _execute():
+            start(cb, False)
+            try:
+                await run()
+            finally:
+                end(cb)
+
+        return _execute
+
+    take.__wrapped__ = orig
+    take.__name__ = orig.__name__
+    take.__qualname__ = orig.__qualname__
+    return take
+
+
 def _patch_executor(ex_mod):
     Executor = ex_mod.Executor
     if getattr(Executor, "_rostrace_instrumented", False):
         return
-    start, end = _tp.callback_start, _tp.callback_end
-
-    def traced(orig):
-        # `_take_*` takes the message (or request, response, timer call) and returns the
-        # coroutine function that runs the callback, or None: the run is that coroutine, so it
-        # is the same for every executor and spin function, and follows its take on the thread.
-        def take(self, entity):
-            run = orig(self, entity)
-            if run is None:
-                return None
-            token = getattr(entity, "_rostrace_callback", None)
-            if token is None:
-                return run
-            cb = id(token)
-
-            async def _execute():
-                start(cb, False)
-                try:
-                    await run()
-                finally:
-                    end(cb)
-
-            return _execute
-
-        take.__wrapped__ = orig
-        take.__name__ = orig.__name__
-        take.__qualname__ = orig.__qualname__
-        return take
-
     for name in ("_take_subscription", "_take_timer", "_take_service", "_take_client"):
         orig = getattr(Executor, name, None)
         if orig is not None:
-            setattr(Executor, name, traced(orig))
+            setattr(Executor, name, _traced_take(orig, _tp.callback_start, _tp.callback_end))
     Executor._rostrace_instrumented = True
 
 

@@ -488,6 +488,32 @@ impl Model {
         }
     }
 
+    /// Per timer, whether it is an executor's own rather than a node's: no node linked it, no
+    /// callback was added to it, and its process records its callbacks' owners (rclcpp, and
+    /// rclpy with rostrace's instrumentation: so rclpy's spin_once timeout timers). In a process
+    /// that records none (rclpy traced without the instrumentation) no timer is.
+    pub fn executor_timers(&self) -> Vec<bool> {
+        let mut has_callback = vec![false; self.timers.items.len()];
+        for c in &self.callbacks.items {
+            if let Some(Owner::Timer(id)) = c.owner {
+                has_callback[id as usize] = true;
+            }
+        }
+        // The processes that record callbacks and their owners: rclcpp, instrumented rclpy.
+        let links: crate::hash::HashSet<(u32, i64)> = self
+            .timers
+            .items
+            .iter()
+            .filter(|x| x.node_handle != 0)
+            .map(|x| (x.key.0, x.key.1))
+            .chain(self.callbacks.items.iter().filter(|c| c.owner.is_some()).map(|c| (c.key.0, c.key.1)))
+            .collect();
+        let own = |(i, t): (usize, &Timer)| {
+            t.node.is_none() && t.node_handle == 0 && !has_callback[i] && links.contains(&(t.key.0, t.key.1))
+        };
+        self.timers.items.iter().enumerate().map(own).collect()
+    }
+
     /// The owner of a callback added to service handle `h`: the service, else a client of
     /// that handle (rclpy's instrumentation adds a client's response callback that way).
     fn service_or_client(&self, t: u32, p: i64, h: u64, at: i64) -> Option<Owner> {

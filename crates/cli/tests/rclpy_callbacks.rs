@@ -220,6 +220,30 @@ fn check(distro: &str, backend: &str, index: u32) {
             failures.push(format!("{}: timers {got:?}, expected {want:?}", n["name"]));
         }
     }
+    // The export's timer table too: the timeout timers of every spin_once(timeout) are left out.
+    let csv = root.join(format!("csv-{backend}"));
+    let out =
+        rostrace().args(["export", "--format", "csv", "--events", "none", "-o"]).arg(&csv).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "export: {}", String::from_utf8_lossy(&out.stderr));
+    let timers =
+        std::fs::read_dir(csv.join("timers")).unwrap().filter_map(|e| e.ok()).next().expect("timers table").path();
+    let text = std::fs::read_to_string(&timers).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap_or_else(|| panic!("{n} in {header:?}"));
+    let (vpid_col, node_col, period_col) = (col("vpid"), col("node"), col("period_ns"));
+    let ours: BTreeSet<String> = vpid_of.values().map(|v| v.to_string()).collect();
+    let mut listed: Vec<String> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| ours.contains(r[vpid_col]))
+        .map(|r| format!("{} {}", r[node_col], r[period_col]))
+        .collect();
+    listed.sort();
+    table += &format!("  export timers: {listed:?}\n");
+    let want = vec![format!("{ns}/alpha 20000000"), format!("{ns}/alpha 50000000")];
+    if listed != want {
+        failures.push(format!("export timers {listed:?}, expected {want:?}"));
+    }
     eprintln!("{table}");
     // ROSTRACE_RCLPY=0: none of the instrumentation's events.
     if backend == "embedded" {

@@ -125,7 +125,7 @@ pub fn tables() -> Vec<Table> {
         endpoints("subscriptions", "one per subscription", "rcl subscription handle", "rmw subscription handle"),
         Table {
             name: "timers",
-            doc: "one per timer",
+            doc: "one per timer; an executor's own (rclpy's spin_once timeouts: no node, no callback, in a process that records its callbacks' owners) are left out",
             columns: cols(&[
                 TRACE,
                 VPID,
