@@ -242,6 +242,9 @@ pub enum Owner {
     Timer(u32),
     /// A service server.
     Service(u32),
+    /// A client (id in `clients`): rclpy's response callback, added with
+    /// `rclcpp_service_callback_added` and the client's handle (rclcpp traces none).
+    Client(u32),
 }
 
 /// What a callback was added to, as recorded (resolved once all initialization is known,
@@ -458,7 +461,7 @@ impl Model {
                     .at((t, p, h), at)
                     .map(|id| Owner::Subscription(*self.subscriptions_by_rclcpp.get(id))),
                 Some(OwnerRef::Timer(h)) => self.timers.at((t, p, h), at).map(Owner::Timer),
-                Some(OwnerRef::Service(h)) => self.services.at((t, p, h), at).map(Owner::Service),
+                Some(OwnerRef::Service(h)) => self.service_or_client(t, p, h, at),
                 None => None,
             };
             self.callbacks.items[i].owner = owner;
@@ -481,7 +484,43 @@ impl Model {
             Owner::Subscription(s) => self.subscriptions.get(s).node,
             Owner::Timer(t) => self.timers.get(t).node,
             Owner::Service(s) => self.services.get(s).node,
+            Owner::Client(c) => self.clients.get(c).node,
         }
+    }
+
+    /// Per timer, whether it is an executor's own rather than a node's: no node linked it, no
+    /// callback was added to it, and its process records its callbacks' owners (rclcpp, and
+    /// rclpy with rostrace's instrumentation: so rclpy's spin_once timeout timers). In a process
+    /// that records none (rclpy traced without the instrumentation) no timer is.
+    pub fn executor_timers(&self) -> Vec<bool> {
+        let mut has_callback = vec![false; self.timers.items.len()];
+        for c in &self.callbacks.items {
+            if let Some(Owner::Timer(id)) = c.owner {
+                has_callback[id as usize] = true;
+            }
+        }
+        // The processes that record callbacks and their owners: rclcpp, instrumented rclpy.
+        let links: crate::hash::HashSet<(u32, i64)> = self
+            .timers
+            .items
+            .iter()
+            .filter(|x| x.node_handle != 0)
+            .map(|x| (x.key.0, x.key.1))
+            .chain(self.callbacks.items.iter().filter(|c| c.owner.is_some()).map(|c| (c.key.0, c.key.1)))
+            .collect();
+        let own = |(i, t): (usize, &Timer)| {
+            t.node.is_none() && t.node_handle == 0 && !has_callback[i] && links.contains(&(t.key.0, t.key.1))
+        };
+        self.timers.items.iter().enumerate().map(own).collect()
+    }
+
+    /// The owner of a callback added to service handle `h`: the service, else a client of
+    /// that handle (rclpy's instrumentation adds a client's response callback that way).
+    fn service_or_client(&self, t: u32, p: i64, h: u64, at: i64) -> Option<Owner> {
+        self.services
+            .at((t, p, h), at)
+            .map(Owner::Service)
+            .or_else(|| self.clients.at((t, p, h), at).map(Owner::Client))
     }
 }
 

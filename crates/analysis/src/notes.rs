@@ -268,7 +268,8 @@ fn callback_durations(cx: &Cx<'_>, out: &mut Vec<Note>) {
             processes: labels(&lacking, with_host),
             of_processes: with_ros_nodes.len(),
             advice: "rclcpp records ros2:callback_start and ros2:callback_end when they are enabled; rclpy's \
-                     callbacks are not traced by rclpy itself"
+                     callbacks are not traced by rclpy itself: record with rostrace record, which loads its rclpy \
+                     instrumentation (docs/python-nodes.md)"
                 .into(),
         });
     }

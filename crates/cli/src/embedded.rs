@@ -8,7 +8,7 @@ static LIB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so")
 include!(concat!(env!("OUT_DIR"), "/providers.rs"));
 
 /// `$XDG_CACHE_HOME/rostrace`, `~/.cache/rostrace`, or `$TMPDIR/rostrace-UID`.
-fn cache_root() -> PathBuf {
+pub(crate) fn cache_root() -> PathBuf {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(d) = env("XDG_CACHE_HOME") {
         return d.join("rostrace");
@@ -20,7 +20,7 @@ fn cache_root() -> PathBuf {
     std::env::temp_dir().join(format!("rostrace-{}", unsafe { libc::getuid() }))
 }
 
-fn write_once(path: &Path, data: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_once(path: &Path, data: &[u8]) -> std::io::Result<()> {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == data.len() as u64) {
         return Ok(());
     }

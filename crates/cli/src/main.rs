@@ -10,6 +10,7 @@ mod info;
 mod out;
 mod paths;
 mod progress;
+mod rclpy;
 mod record;
 mod report;
 mod text;

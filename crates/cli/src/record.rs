@@ -876,6 +876,8 @@ impl Recording {
                 }
             }
         }
+        // Python programs among the traced ones load the rclpy instrumentation (either backend).
+        crate::rclpy::add_to_env(&mut r.env);
         Ok(r)
     }
 

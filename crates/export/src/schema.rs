@@ -125,7 +125,7 @@ pub fn tables() -> Vec<Table> {
         endpoints("subscriptions", "one per subscription", "rcl subscription handle", "rmw subscription handle"),
         Table {
             name: "timers",
-            doc: "one per timer",
+            doc: "one per timer; an executor's own (rclpy's spin_once timeouts: no node, no callback, in a process that records its callbacks' owners) are left out",
             columns: cols(&[
                 TRACE,
                 VPID,
@@ -157,8 +157,8 @@ pub fn tables() -> Vec<Table> {
                 VPID,
                 ("callback", U64, "address of the callback object"),
                 ("node", Str, "owning node (empty: unknown)"),
-                ("kind", Str, "`subscription`, `timer`, `service` or `unknown`"),
-                ("owner", Str, "subscription topic or service name (null for timers)"),
+                ("kind", Str, "`subscription`, `timer`, `service`, `client` (rclpy) or `unknown`"),
+                ("owner", Str, "subscription topic, service name or client's service name (null for timers)"),
                 ("timer_period_ns", I64, "timer period (null: not a timer)"),
                 ("symbol", Str, "function symbol"),
                 ("runs", I64, "completed runs"),

@@ -225,7 +225,9 @@ fn model_tables(
     }
 
     let mut t = open(sink, def("timers"))?;
-    for x in &m.timers.items {
+    // Node timers: an executor's own (rclpy's spin_once timeout timers) are left out.
+    let executor_timers = m.executor_timers();
+    for (_, x) in m.timers.items.iter().enumerate().filter(|(i, _)| !executor_timers[*i]) {
         let rest = [node_name(m, x.node).into(), Cell::I64(x.period_ns), Cell::I64(x.created_ns)];
         t.row(&keyed(recording, x.key, rest))?;
     }

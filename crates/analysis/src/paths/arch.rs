@@ -254,7 +254,8 @@ impl Architecture {
                     (1, m.subscriptions.get(s).node)
                 }
                 Some(Owner::Service(s)) => (2, m.services.get(s).node),
-                None => continue,
+                // CARET's architecture has no client callbacks.
+                Some(Owner::Client(_)) | None => continue,
             };
             if let Some(n) = node_name(owner_node) {
                 cbs.entry(n).or_default().push((rank, cb.created_ns, id as u32));
@@ -276,7 +277,7 @@ impl Architecture {
                         ("subscription_callback", None, Some(m.subscriptions.get(s).topic.clone()))
                     }
                     Some(Owner::Service(s)) => ("service_callback", None, Some(m.services.get(s).name.clone())),
-                    None => continue,
+                    Some(Owner::Client(_)) | None => continue,
                 };
                 // The same callback object seen again (replayed initialization) is the same
                 // callback; so are the two callback objects of a subscription taking
@@ -408,7 +409,7 @@ impl Architecture {
                 Some(Owner::Timer(t)) => ("timer", m.timers.get(t).key.2),
                 Some(Owner::Subscription(s)) => ("subscription", m.subscriptions.get(s).key.2),
                 Some(Owner::Service(s)) => ("service", m.services.get(s).key.2),
-                None => continue,
+                Some(Owner::Client(_)) | None => continue,
             };
             member.insert((cb.key.0, cb.key.1, what, h), (node.as_str(), name.as_str()));
         }

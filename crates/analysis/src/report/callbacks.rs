@@ -150,6 +150,7 @@ fn callback(
         Some(Owner::Subscription(s)) => ("subscription", Some(m.subscriptions.get(s).topic.clone()), None),
         Some(Owner::Timer(t)) => ("timer", None, Some(m.timers.get(t).period_ns)),
         Some(Owner::Service(s)) => ("service", Some(m.services.get(s).name.clone()), None),
+        Some(Owner::Client(c)) => ("client", Some(m.clients.get(c).name.clone()), None),
         None => ("unknown", None, None),
     };
     let unknown_reason = (kind == "unknown").then(|| unknown_reason(cb));

@@ -1,6 +1,9 @@
 //! Callback runs: `callback_start` opens a run on its thread, `callback_end` closes the
 //! innermost open run of the same callback (runs nest: a callback may call another's
 //! executor). What each thread runs now is in [`Collected::running`], for the handlers after it.
+//! A run that ends on another thread than it started on (an rclpy coroutine callback resumed by
+//! another thread of a MultiThreadedExecutor) is closed there: the oldest open run of the same
+//! callback in the process.
 
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
@@ -41,8 +44,24 @@ impl Callbacks {
                     let (_, id) = open.remove(k);
                     c.runs[id as usize].end = ts;
                 }
-                None => *c.unmatched_ends.entry((t, vpid)).or_default() += 1,
+                None => match close_elsewhere(c, t, vpid, cb) {
+                    Some(id) => c.runs[id as usize].end = ts,
+                    None => *c.unmatched_ends.entry((t, vpid)).or_default() += 1,
+                },
             }
         }
     }
+}
+
+/// Removes the oldest open run of callback `cb` on any thread of process (`t`, `vpid`), for a
+/// `callback_end` that found none on its own thread; its id.
+fn close_elsewhere(c: &mut Collected, t: u32, vpid: i64, cb: u64) -> Option<u32> {
+    let (thread, k) = c
+        .open
+        .iter()
+        .filter(|((tt, p, _), _)| *tt == t && *p == vpid)
+        .filter_map(|(key, v)| v.iter().position(|(a, _)| *a == cb).map(|k| (v[k].1, *key, k)))
+        .min()
+        .map(|(_, key, k)| (key, k))?;
+    Some(c.open.get_mut(&thread)?.remove(k).1)
 }
