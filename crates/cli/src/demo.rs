@@ -77,7 +77,7 @@ fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCod
 fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64) -> std::io::Result<Child> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
-        .env_remove("ROSTRACE_BACKEND")
+        .env_remove(tracetools::env::BACKEND)
         .stdout(Stdio::piped());
     // They link rostrace's tracer: what a preload would add is for the command beside them.
     for (k, v) in rec.env().iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {

@@ -331,11 +331,11 @@ impl RecordOptions {
 
     fn filters(&self) -> Vec<(&'static str, &String)> {
         [
-            ("ROSTRACE_SELECT_NODES", &self.select_nodes),
-            ("ROSTRACE_IGNORE_NODES", &self.ignore_nodes),
-            ("ROSTRACE_SELECT_TOPICS", &self.select_topics),
-            ("ROSTRACE_IGNORE_TOPICS", &self.ignore_topics),
-            ("ROSTRACE_IGNORE_PROCESSES", &self.ignore_processes),
+            (tracetools::env::SELECT_NODES, &self.select_nodes),
+            (tracetools::env::IGNORE_NODES, &self.ignore_nodes),
+            (tracetools::env::SELECT_TOPICS, &self.select_topics),
+            (tracetools::env::IGNORE_TOPICS, &self.ignore_topics),
+            (tracetools::env::IGNORE_PROCESSES, &self.ignore_processes),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
@@ -483,11 +483,11 @@ fn write_session_file(dir: &Path, file: &str, state: &str) -> Result<bool, Strin
 /// libtracetools.so to preload into programs that do not link rostrace's tracer themselves.
 fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(String, OsString)> {
     let mut env = vec![
-        ("ROSTRACE_SESSION_DIR".to_string(), dir.as_os_str().to_owned()),
-        ("ROSTRACE_EVENTS".to_string(), o.ust_events().join(",").into()),
+        (tracetools::env::SESSION_DIR.to_string(), dir.as_os_str().to_owned()),
+        (tracetools::env::EVENTS.to_string(), o.ust_events().join(",").into()),
     ];
     if let Some(abi) = o.distro {
-        env.push(("ROSTRACE_DISTRO".to_string(), abi.name.into()));
+        env.push((tracetools::env::DISTRO.to_string(), abi.name.into()));
     }
     if let Some(lib) = lib {
         let mut preload = OsString::from(lib);
@@ -504,13 +504,13 @@ fn embedded_env(dir: &Path, o: &RecordOptions, lib: Option<&Path>) -> Vec<(Strin
         env.push(("LD_LIBRARY_PATH".to_string(), libpath));
     }
     if let Some(b) = &o.buffer_size {
-        env.push(("ROSTRACE_BUFFER_SIZE".to_string(), b.into()));
+        env.push((tracetools::env::BUFFER_SIZE.to_string(), b.into()));
     }
     for (k, v) in o.filters() {
         env.push((k.to_string(), v.into()));
     }
     if o.snapshot_mode {
-        env.push(("ROSTRACE_SNAPSHOT".to_string(), o.snapshot_size.clone().into()));
+        env.push((tracetools::env::SNAPSHOT.to_string(), o.snapshot_size.clone().into()));
     }
     env
 }
@@ -856,11 +856,11 @@ impl Recording {
                         return Err(e);
                     }
                 };
-                r.env.push(("ROSTRACE_BACKEND".into(), "lttng".into()));
+                r.env.push((tracetools::env::BACKEND.into(), "lttng".into()));
                 if let Some(abi) = o.distro {
-                    r.env.push(("ROSTRACE_DISTRO".into(), abi.name.into()));
+                    r.env.push((tracetools::env::DISTRO.into(), abi.name.into()));
                 }
-                r.env.push(("ROSTRACE_LTTNG_PROVIDER".into(), provider.into()));
+                r.env.push((tracetools::env::LTTNG_PROVIDER.into(), provider.into()));
                 // Known: lttng_setup found them.
                 let (helpers, _) = o.helpers().unwrap_or_default();
                 let preload: Vec<&Path> = lib.into_iter().chain(helpers.iter().map(PathBuf::as_path)).collect();
@@ -910,7 +910,7 @@ impl Recording {
         }
         let exe = std::env::current_exe().map_err(|e| format!("--record-clock: {e}"))?;
         let mut cmd = Command::new(exe);
-        cmd.arg("clock-recorder").stdin(std::process::Stdio::null()).env_remove("ROSTRACE_BACKEND");
+        cmd.arg("clock-recorder").stdin(std::process::Stdio::null()).env_remove(tracetools::env::BACKEND);
         cmd.args(["--domain", &domain.to_string()]);
         // It links rostrace's tracer: no preload.
         for (k, v) in self.env.iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {
@@ -1029,7 +1029,7 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     if a.opts.distro.is_none()
-        && ["ROSTRACE_DISTRO", "ROS_DISTRO"].iter().all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()))
+        && [tracetools::env::DISTRO, "ROS_DISTRO"].iter().all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()))
     {
         eprintln!(
             "rostrace: note: ROS_DISTRO is not set (no ROS 2 setup script sourced, e.g. a pip virtualenv): the traced \

@@ -65,7 +65,7 @@ pub fn stamp() -> u64 {
 /// clocksource is `tsc` (it found the TSC invariant and synchronized across CPUs, and counts
 /// CLOCK_MONOTONIC with it), and `ROSTRACE_CLOCK` is not `monotonic`.
 pub fn tsc_usable() -> bool {
-    if !cfg!(target_arch = "x86_64") || std::env::var("ROSTRACE_CLOCK").is_ok_and(|v| v == "monotonic") {
+    if !cfg!(target_arch = "x86_64") || std::env::var(crate::env::CLOCK).is_ok_and(|v| v == "monotonic") {
         return false;
     }
     let source = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource");

@@ -8,6 +8,7 @@
 //! and topic; each runtime event's handle is then decided once and cached per thread.
 
 use crate::catalog::{FieldType, TRACEPOINTS};
+use crate::env;
 use regex::Regex;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,21 +23,26 @@ struct Rules {
     ignore_topics: Vec<Regex>,
 }
 
-/// The rules, each read from `ROSTRACE_<RULE>`, else `CARET_<RULE>`.
-pub const RULE_NAMES: [&str; 5] =
-    ["SELECT_NODES", "IGNORE_NODES", "SELECT_TOPICS", "IGNORE_TOPICS", "IGNORE_PROCESSES"];
+/// The rules, each read from rostrace's variable ([`crate::env`]), else CARET's.
+pub const RULE_VARS: [(&str, &str); 5] = [
+    (env::SELECT_NODES, "CARET_SELECT_NODES"),
+    (env::IGNORE_NODES, "CARET_IGNORE_NODES"),
+    (env::SELECT_TOPICS, "CARET_SELECT_TOPICS"),
+    (env::IGNORE_TOPICS, "CARET_IGNORE_TOPICS"),
+    (env::IGNORE_PROCESSES, "CARET_IGNORE_PROCESSES"),
+];
 
 /// Whether this environment sets any rule.
 pub fn configured_in_env() -> bool {
-    RULE_NAMES.iter().any(|r| {
-        ["ROSTRACE", "CARET"].iter().any(|p| std::env::var_os(format!("{p}_{r}")).is_some_and(|v| !v.is_empty()))
-    })
+    RULE_VARS
+        .iter()
+        .any(|(ours, caret)| [ours, caret].iter().any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())))
 }
 
+/// The rule of rostrace's variable `name`, else of CARET's variable of the same rule.
 fn list(name: &str) -> Vec<Regex> {
-    let v = std::env::var(format!("ROSTRACE_{name}"))
-        .or_else(|_| std::env::var(format!("CARET_{name}")))
-        .unwrap_or_default();
+    let caret = RULE_VARS.iter().find(|(ours, _)| *ours == name).map_or("", |r| r.1);
+    let v = std::env::var(name).or_else(|_| std::env::var(caret)).unwrap_or_default();
     v.split(':')
         .filter(|p| !p.is_empty())
         .filter_map(|p| match Regex::new(p) {
@@ -81,15 +87,15 @@ fn tables() -> std::sync::MutexGuard<'static, Tables> {
 
 /// Reads the rules; returns false when this process (by its name) is ignored altogether.
 pub fn setup(procname: &str) -> bool {
-    let ignore_processes = list("IGNORE_PROCESSES");
+    let ignore_processes = list(env::IGNORE_PROCESSES);
     if ignore_processes.iter().any(|r| r.is_match(procname)) {
         return false;
     }
     let rules = Rules {
-        select_nodes: list("SELECT_NODES"),
-        ignore_nodes: list("IGNORE_NODES"),
-        select_topics: list("SELECT_TOPICS"),
-        ignore_topics: list("IGNORE_TOPICS"),
+        select_nodes: list(env::SELECT_NODES),
+        ignore_nodes: list(env::IGNORE_NODES),
+        select_topics: list(env::SELECT_TOPICS),
+        ignore_topics: list(env::IGNORE_TOPICS),
     };
     let active = !(rules.select_nodes.is_empty()
         && rules.ignore_nodes.is_empty()

@@ -17,6 +17,7 @@ pub mod api;
 pub mod catalog;
 pub mod clock;
 pub mod distro;
+pub mod env;
 pub mod ffi;
 pub mod filter;
 pub mod hooks;

@@ -25,7 +25,7 @@ pub fn with<R>(f: impl FnOnce(&Table) -> R) -> Option<R> {
 fn candidates() -> Vec<String> {
     let file = crate::lttng_provider_name(crate::distro::current());
     let mut v = Vec::new();
-    if let Ok(p) = std::env::var("ROSTRACE_LTTNG_PROVIDER") {
+    if let Ok(p) = std::env::var(crate::env::LTTNG_PROVIDER) {
         let path = std::path::Path::new(&p);
         if path.is_dir() {
             v.push(path.join(&file).to_string_lossy().into_owned());

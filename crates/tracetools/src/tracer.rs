@@ -149,9 +149,9 @@ fn choose() -> Mode {
         eprintln!("rostrace: {e}: not tracing (set ROSTRACE_DISTRO to one of them)");
         return Mode::Off;
     }
-    let patterns = std::env::var("ROSTRACE_EVENTS").unwrap_or_else(|_| "*".into());
+    let patterns = std::env::var(crate::env::EVENTS).unwrap_or_else(|_| "*".into());
     set_events(&patterns.split(',').collect::<Vec<_>>());
-    match std::env::var("ROSTRACE_BACKEND").as_deref() {
+    match std::env::var(crate::env::BACKEND).as_deref() {
         Ok("lttng") => match crate::lttng::load() {
             Ok(()) => Mode::Lttng,
             Err(e) => {
@@ -159,7 +159,7 @@ fn choose() -> Mode {
                 Mode::Off
             }
         },
-        _ => match std::env::var_os("ROSTRACE_SESSION_DIR") {
+        _ => match std::env::var_os(crate::env::SESSION_DIR) {
             Some(_) if !crate::filter::setup(&String::from_utf8_lossy(&procname())) => Mode::Off,
             Some(dir) => match Session::start(PathBuf::from(dir)) {
                 Ok(()) => {
@@ -549,7 +549,7 @@ impl Session {
         let counting = || packetize_metadata(&metadata_text(&decl), &uuid);
         let (loss, lost) = open_trace(&root, &dir, &metadata, counting, uuid);
         let s = Session {
-            snapshot_budget: std::env::var("ROSTRACE_SNAPSHOT").ok().and_then(|v| parse_size(&v)).unwrap_or(0),
+            snapshot_budget: std::env::var(crate::env::SNAPSHOT).ok().and_then(|v| parse_size(&v)).unwrap_or(0),
             root: root.clone(),
             lost,
             chunk: AtomicU64::new(0),
@@ -557,8 +557,8 @@ impl Session {
             uuid,
             vpid,
             procname,
-            ring_size: env_size("ROSTRACE_BUFFER_SIZE", 1 << 20),
-            budget: env_size("ROSTRACE_MEMORY_BUDGET", 256 << 20),
+            ring_size: env_size(crate::env::BUFFER_SIZE, 1 << 20),
+            budget: env_size(crate::env::MEMORY_BUDGET, 256 << 20),
             allocated: AtomicUsize::new(0),
             rings: Mutex::new(Vec::new()),
             writer: Mutex::new(Writer { loss, ..Writer::default() }),
