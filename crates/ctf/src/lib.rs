@@ -19,6 +19,7 @@ pub mod metadata;
 mod parallel;
 pub mod schema;
 pub mod stream;
+pub mod summary;
 pub mod time;
 pub mod trace;
 pub mod types;

@@ -49,3 +49,25 @@ impl Abi {
 pub fn message_only_event(provider: &str, name: &str) -> bool {
     matches!((provider, name), ("ros2", "rmw_publish") | ("ros2_caret", "dds_write"))
 }
+
+/// The ROS 2 distribution a tracetools version (`rcl_init.version`) belongs to, by its name as
+/// people write it (older ones than [`ABIS`] included, for their traces).
+pub fn of_version(version: &str) -> Option<&'static str> {
+    let mut it = version.split('.').map(|p| p.parse::<u32>().ok());
+    let major = it.next()??;
+    let minor = it.next().flatten().unwrap_or(0);
+    Some(match (major, minor) {
+        (0, _) => "Dashing/Eloquent",
+        (1, _) => "Foxy",
+        (2, _) => "Galactic",
+        (3, _) => "Rolling (before Humble)",
+        (4, _) => "Humble",
+        (5, _) => "Rolling (before Iron)",
+        (6, _) => "Iron",
+        (7, _) => "Rolling (before Jazzy)",
+        (8, 0..=2) => "Jazzy",
+        (8, 3..=4) => "Rolling (before Kilted)",
+        (8, 5..=6) => "Kilted",
+        _ => "Rolling",
+    })
+}

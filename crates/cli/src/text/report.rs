@@ -458,12 +458,9 @@ fn distros(r: &Report) -> Vec<String> {
     r.processes
         .iter()
         .filter_map(|p| {
-            let d = p
-                .distribution
-                .clone()
-                .filter(|d| !d.is_empty())
-                .map(|d| capitalized(&d))
-                .or_else(|| p.tracetools_version.as_deref().and_then(crate::info::distro_of).map(str::to_string));
+            let d = p.distribution.clone().filter(|d| !d.is_empty()).map(|d| capitalized(&d)).or_else(|| {
+                p.tracetools_version.as_deref().and_then(tracetools::distro::of_version).map(str::to_string)
+            });
             match (d, &p.tracetools_version) {
                 (Some(d), Some(v)) => Some(format!("{d} (tracetools {v})")),
                 (Some(d), None) => Some(d),
