@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(mt) = ctf::metadata::metadata_text(data) {
-        let _ = ctf::metadata::parse_schema(&mt.text);
+    if let Ok(mt) = rostrace_ctf::metadata::metadata_text(data) {
+        let _ = rostrace_ctf::metadata::parse_schema(&mt.text);
     }
 });

@@ -2,8 +2,8 @@
 //! seed traces, the rest is read as a data stream file of that trace, touching every value.
 #![no_main]
 
-use ctf::stream::StreamReader;
-use ctf::{FieldValue, Schema, StructRef};
+use rostrace_ctf::stream::StreamReader;
+use rostrace_ctf::{FieldValue, Schema, StructRef};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -25,7 +25,7 @@ fn schemas() -> &'static Vec<Schema> {
         let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
         TRACES
             .iter()
-            .filter_map(|t| ctf::metadata::read_metadata(&shared.join(t).join("metadata")).ok().map(|(s, _)| s))
+            .filter_map(|t| rostrace_ctf::metadata::read_metadata(&shared.join(t).join("metadata")).ok().map(|(s, _)| s))
             .collect()
     })
 }

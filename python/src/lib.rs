@@ -5,14 +5,14 @@
 //!
 //! No Rust panic reaches Python: every entry point turns one into a `RuntimeError`.
 
-use analysis::paths::{Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
-use ctf::{FieldValue, TraceSet};
-use export::arrow::{ArrowSink, Table};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
+use rostrace_analysis::paths::{Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits};
+use rostrace_ctf::{FieldValue, TraceSet};
+use rostrace_export::arrow::{ArrowSink, Table};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -175,7 +175,7 @@ fn read_tables(
             let keep = |n: &str| keep.as_ref().is_none_or(|k| k.contains(n));
             let mut sink = ArrowSink::new();
             let mut p = Progress::new(progress);
-            let written = export::events::write(&set, "", &keep, &mut sink, &mut |d, t| p.tick(d, t), jobs)
+            let written = rostrace_export::events::write(&set, "", &keep, &mut sink, &mut |d, t| p.tick(d, t), jobs)
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             p.tick(set.total_bytes(), set.total_bytes());
             errors.extend(written.errors);
@@ -204,13 +204,13 @@ fn analyze(
         guarded(|| {
             let (set, mut errors) = open(&paths)?;
             let mut p = Progress::new(progress);
-            let mut proc = analysis::Processor::standard();
+            let mut proc = rostrace_analysis::Processor::standard();
             proc.set_jobs(jobs);
-            let options = analysis::Options { longest_paths: true, ..Default::default() };
+            let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
             let an = proc.run(&set, &options, |d, t| p.tick(d, t));
             p.tick(set.total_bytes(), set.total_bytes());
             let mut sink = ArrowSink::new();
-            export::write_tables(&an, "", &mut sink).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            rostrace_export::write_tables(&an, "", &mut sink).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             errors.extend(an.report.read_errors.iter().cloned());
             let arch = an.architecture().into_owned();
@@ -222,7 +222,7 @@ fn analyze(
 /// The end-to-end paths of an analysis (`rostrace paths` and `rostrace e2e`).
 #[pyclass(frozen, module = "rostrace._rostrace")]
 struct Paths {
-    an: analysis::Analysis,
+    an: rostrace_analysis::Analysis,
     arch: Architecture,
     jobs: usize,
 }
@@ -231,7 +231,7 @@ struct Paths {
 impl Paths {
     /// The architecture (CARET's YAML, as `rostrace architecture`).
     fn architecture(&self) -> String {
-        analysis::paths::yaml::export(&self.arch)
+        rostrace_analysis::paths::yaml::export(&self.arch)
     }
 
     /// The paths from `from_` through each of `through` to `to` (nodes or topics), ranked by
@@ -262,8 +262,8 @@ impl Paths {
                     limits: SearchLimits { max_depth, max_paths, ..Default::default() },
                     options: PathOptions { include_first_callback, include_last_callback },
                 };
-                let Found { ranked, outcome } =
-                    analysis::paths::find(&self.an, &self.arch, &query, self.jobs).map_err(PyValueError::new_err)?;
+                let Found { ranked, outcome } = rostrace_analysis::paths::find(&self.an, &self.arch, &query, self.jobs)
+                    .map_err(PyValueError::new_err)?;
                 let out = serde_json::json!({
                     "truncated_at_max_paths": outcome.truncated_paths,
                     "truncated_at_max_depth": outcome.truncated_depth,
@@ -291,7 +291,7 @@ impl Paths {
                 let opt = PathOptions { include_first_callback, include_last_callback };
                 let records =
                     PathIndex::new(&self.an).records(&self.arch, &spec, opt).map_err(PyValueError::new_err)?;
-                let out = analysis::paths::e2e_summary(&spec, &records, opt, &Case::ALL);
+                let out = rostrace_analysis::paths::e2e_summary(&spec, &records, opt, &Case::ALL);
                 serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
             })
         })

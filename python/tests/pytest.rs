@@ -2,9 +2,9 @@
 //! notebook tools' virtualenv made by tools/data-venv.sh), then its pytest suite
 //! (`python/tests/test_*.py`) run against the real traces and tracetools_analysis's results.
 
+use rostrace_testkit::require;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::require;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -34,7 +34,7 @@ fn run(cmd: &mut Command, what: &str) {
 
 #[test]
 fn python_package() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let py = venv().join("bin/python");
     if !require(py.exists(), &format!("{} (tools/data-venv.sh)", py.display())) {
         return;
@@ -49,7 +49,7 @@ fn python_package() {
         install.env("CARGO_TARGET_DIR", t);
     }
     run(&mut install, "pip install ./python");
-    let shared: &Path = &testkit::test_data();
+    let shared: &Path = &rostrace_testkit::test_data();
     let mut pytest = Command::new(&py);
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"])

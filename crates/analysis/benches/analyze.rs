@@ -42,9 +42,9 @@ fn main() {
     let mut anon: f64 = 0.0;
     for _ in 0..5 {
         let t = Instant::now();
-        let (set, errors) = ctf::TraceSet::open(&[&trace]);
+        let (set, errors) = rostrace_ctf::TraceSet::open(&[&trace]);
         assert!(errors.is_empty(), "{errors:?}");
-        let a = analysis::analyze_traces(&set, |_, _| {});
+        let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
         best = best.min(t.elapsed().as_secs_f64());
         events = a.report.events;
         callbacks = a.report.callbacks.len();

@@ -11,7 +11,7 @@
 //! 3. A generated dense system: 200 nodes each subscribing to the topics of the 30 after it
 //!    (a ring of cliques, as `/tf` and `/diagnostics` make), 4 sources feeding it, 4 sinks it
 //!    feeds and one it does not reach, messages every way for 32 rounds: analysed end to end as
-//!    `rostrace analyze` does (`analysis::analyze_traces` and `longest_of`), with the states the
+//!    `rostrace analyze` does (`rostrace_analysis::analyze_traces` and `longest_of`), with the states the
 //!    path searches expanded and whether they stopped at a limit (the plain depth-first
 //!    enumeration of simple paths is exponential there); and one search as `rostrace paths`
 //!    makes it by default.
@@ -28,7 +28,7 @@ mod system;
 #[path = "../tests/support/dense.rs"]
 mod dense;
 
-use analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
+use rostrace_analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use system::{Sys, MS};
@@ -97,9 +97,9 @@ fn generate(dir: &Path) {
 
 fn measure_carla(trace: &Path) {
     let t = Instant::now();
-    let (set, errors) = ctf::TraceSet::open(&[trace]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[trace]);
     assert!(errors.is_empty(), "{errors:?}");
-    let a = analysis::analyze_traces(&set, |_, _| {});
+    let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
     let t_analyze = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let arch = Architecture::from_analysis(&a);
@@ -143,9 +143,9 @@ fn measure_carla(trace: &Path) {
 
 fn measure_generated(dir: &Path) {
     let t = Instant::now();
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
-    let a = analysis::analyze_traces(&set, |_, _| {});
+    let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
     let t_analyze = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let arch = Architecture::from_analysis(&a);
@@ -174,15 +174,15 @@ fn measure_generated(dir: &Path) {
         true
     });
     let followed = specs.len();
-    let ranked = analysis::paths::rank(&index, &arch, specs, PathOptions::default());
+    let ranked = rostrace_analysis::paths::rank(&index, &arch, specs, PathOptions::default());
     let t_rank = t.elapsed().as_secs_f64();
-    let chain = analysis::paths::PathSpec {
+    let chain = rostrace_analysis::paths::PathSpec {
         nodes: (0..LAYERS).map(|l| format!("/layer{l:02}/node00")).collect(),
         topics: (0..LAYERS - 1).map(|l| format!("/l{l:02}/n00")).collect(),
     };
     let t = Instant::now();
     let r = index.records(&arch, &chain, PathOptions::default()).expect("chain");
-    let rt = r.response_time(analysis::paths::Case::All);
+    let rt = r.response_time(rostrace_analysis::paths::Case::All);
     let t_chain = t.elapsed().as_secs_f64();
     let st = r.stats();
     println!(
@@ -215,12 +215,12 @@ const DENSE: dense::Dense = dense::Dense { nodes: 200, fan_in: 30, sources: 4, s
 
 fn measure_dense(dir: &Path) {
     let t = Instant::now();
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
-    let a = analysis::analyze_traces(&set, |_, _| {});
+    let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
     let t_analyze = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let lp = analysis::paths::longest_of(&a, |_| true, 0);
+    let lp = rostrace_analysis::paths::longest_of(&a, |_| true, 0);
     let t_longest = t.elapsed().as_secs_f64();
     let arch = Architecture::from_analysis(&a);
     // The pair searches alone (no following), as `longest_of` makes them.

@@ -7,8 +7,8 @@
 //! and that run's start), and prints, per callback, the publications made during its runs and
 //! the delay from the run's start to each publication. Nothing in the analysis crate changes.
 
-use analysis::{At, Context, Handler, Processor, Stats, TraceInfo};
-use ctf::{Event, EventClass};
+use rostrace_analysis::{At, Context, Handler, Processor, Stats, TraceInfo};
+use rostrace_ctf::{Event, EventClass};
 use std::collections::HashMap;
 
 #[derive(Default)]
@@ -41,7 +41,7 @@ fn main() {
         eprintln!("usage: custom_handler TRACE...");
         std::process::exit(2);
     }
-    let (set, errors) = ctf::TraceSet::open(&paths);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&paths);
     for e in &errors {
         eprintln!("error: {e}");
     }

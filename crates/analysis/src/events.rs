@@ -1,7 +1,7 @@
 //! Which ROS 2 event an event class is, whatever its provider and version, and where its
 //! fields are: looked up once per event class, so the per-event work is an index.
 
-use ctf::{Event, EventClass, FieldValue};
+use rostrace_ctf::{Event, EventClass, FieldValue};
 
 /// The ROS 2 events the analysis understands (fewer than 64: a set of kinds fits a `u64`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 use crate::events::Kind;
 use crate::handler::{At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 
 /// Time a thread's executor spent in each phase.
 #[derive(Debug, Clone, Default)]

@@ -3,8 +3,8 @@
 //! events in the one pass it shares with every other handler and with the ROS 2 model.
 //!
 //! ```no_run
-//! use analysis::{At, Context, Handler, Processor, TraceInfo};
-//! use ctf::{Event, EventClass};
+//! use rostrace_analysis::{At, Context, Handler, Processor, TraceInfo};
+//! use rostrace_ctf::{Event, EventClass};
 //! use std::collections::HashMap;
 //!
 //! /// Context switches per CPU, from kernel traces.
@@ -22,7 +22,7 @@
 //!     }
 //! }
 //!
-//! let (set, _errors) = ctf::TraceSet::open(&["/path/to/kernel/trace"]);
+//! let (set, _errors) = rostrace_ctf::TraceSet::open(&["/path/to/kernel/trace"]);
 //! let mut p = Processor::new();
 //! p.add(Switches::default());
 //! let analysis = p.analyze(&set, Default::default(), |_, _| {});
@@ -31,7 +31,7 @@
 //! ```
 
 use crate::tables::Collected;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 use std::any::Any;
 
 /// Where and when an event happened: the keys the analysis groups everything by.
@@ -59,7 +59,7 @@ pub struct TraceInfo<'a> {
     /// The trace's host.
     pub hostname: &'a str,
     /// The trace's schema (event classes, environment, clock).
-    pub schema: &'a ctf::Schema,
+    pub schema: &'a rostrace_ctf::Schema,
     /// The hosts of the set's kernel traces (a userspace trace of one of these hosts can be
     /// joined with its kernel trace by thread id).
     pub kernel_hosts: &'a [String],

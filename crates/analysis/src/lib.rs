@@ -12,8 +12,8 @@
 //! handlers too.
 //!
 //! ```no_run
-//! let (set, _errors) = ctf::TraceSet::open(&["/path/to/session"]);
-//! let a = analysis::analyze_traces(&set, |_, _| {});
+//! let (set, _errors) = rostrace_ctf::TraceSet::open(&["/path/to/session"]);
+//! let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
 //! for cb in &a.report.callbacks {
 //!     println!("{} {} {:.0} ns", cb.symbol, cb.count, cb.duration_ns.mean);
 //! }

@@ -12,8 +12,8 @@ use crate::report::{report, Report};
 use crate::tables::{Collected, Publication, Run, Take};
 use crate::window::Window;
 use crate::Processor;
-use ctf::TraceSet;
 use regex::Regex;
+use rostrace_ctf::TraceSet;
 use std::borrow::Cow;
 
 /// Everything an analysis found: the model, the linked tables, the report (with the longest

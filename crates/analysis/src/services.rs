@@ -6,7 +6,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::{merge_in_order, At, Context, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
 use crate::model::Key;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 
 /// A service request as the client sent it (`rmw_send_request`), and its response when taken.
 #[derive(Debug, Clone, Default)]

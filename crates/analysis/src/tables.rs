@@ -184,20 +184,20 @@ pub(crate) struct Orders {
 
 impl Collected {
     /// Each of `losses`, as [`add_loss`](Self::add_loss).
-    pub(crate) fn losses_from(&mut self, losses: &[ctf::Loss]) {
+    pub(crate) fn losses_from(&mut self, losses: &[rostrace_ctf::Loss]) {
         for l in losses {
             self.add_loss(l);
         }
     }
 
     /// Counts a loss the reader reported.
-    pub(crate) fn add_loss(&mut self, l: &ctf::Loss) {
-        if let ctf::LossKind::Events(k) = l.kind {
+    pub(crate) fn add_loss(&mut self, l: &rostrace_ctf::Loss) {
+        if let rostrace_ctf::LossKind::Events(k) = l.kind {
             self.discarded += k;
         }
         self.losses.push(match l.kind {
-            ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
-            ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
+            rostrace_ctf::LossKind::Events(k) => format!("{}: {k} events discarded", l.path.display()),
+            rostrace_ctf::LossKind::Packets(k) => format!("{}: {k} packets lost", l.path.display()),
         });
     }
 

@@ -78,7 +78,7 @@ fn parse_datetime(s: &str) -> Option<i64> {
         return None;
     }
     let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
-    let secs = ctf::time::days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
+    let secs = rostrace_ctf::time::days_from_civil(y, mo, da) * 86_400 + h * 3600 + mi * 60 + whole - offset_s;
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
 }
 

@@ -2,8 +2,8 @@
 //! (`architecture_loaded.py`: `indexed_name`, `Util.num_digit`), on a node with more than ten
 //! callbacks, and the architecture file rostrace writes read back with the same names.
 
-use analysis::paths::{yaml, Architecture};
-use ctf::write::Payload;
+use rostrace_analysis::paths::{yaml, Architecture};
+use rostrace_ctf::write::Payload;
 #[path = "support/system.rs"]
 mod system;
 use system::{Sys, MS};
@@ -62,11 +62,11 @@ fn build(dir: &std::path::Path) {
 
 #[test]
 fn names_are_caret_analyzes_and_survive_the_file() {
-    let dir = testkit::TempDir::new("arch-names");
+    let dir = rostrace_testkit::TempDir::new("arch-names");
     build(dir.path());
-    let (set, errors) = ctf::TraceSet::open(&[dir.path()]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir.path()]);
     assert!(errors.is_empty(), "{errors:?}");
-    let a = analysis::analyze_traces(&set, |_, _| {});
+    let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
     let arch = Architecture::from_analysis(&a);
     let big = &arch.nodes[arch.node("/big").expect("/big")];
     let names: Vec<(&str, &str)> = big.callbacks.iter().map(|c| (c.name.as_str(), c.symbol.as_str())).collect();

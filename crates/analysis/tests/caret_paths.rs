@@ -2,10 +2,10 @@
 //! (`../shared/reference/caret/caret_analyze/`): every record, every latency and response time,
 //! to the nanosecond.
 
-use analysis::paths::{yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
+use rostrace_analysis::paths::{yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// A reference CSV: header, and cells (None when empty).
 fn csv(run: &str, name: &str) -> (Vec<String>, Vec<Vec<Option<i64>>>) {
@@ -58,10 +58,10 @@ fn same_records(got: &[Vec<Option<i64>>], want: &[Vec<Option<i64>>]) {
     }
 }
 
-fn load(trace: &str) -> analysis::Analysis {
-    let (set, errors) = ctf::TraceSet::open(&[shared().join("traces").join(trace)]);
+fn load(trace: &str) -> rostrace_analysis::Analysis {
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[shared().join("traces").join(trace)]);
     assert!(errors.is_empty(), "{errors:?}");
-    analysis::analyze_traces(&set, |_, _| {})
+    rostrace_analysis::analyze_traces(&set, |_, _| {})
 }
 
 fn target() -> PathSpec {
@@ -81,7 +81,7 @@ fn target() -> PathSpec {
 
 #[test]
 fn target_path_equals_caret_analyze() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let a = load("caret-demos-e2e-jazzy");
     let mut arch = Architecture::from_analysis(&a);
     let file = yaml::import(
@@ -142,13 +142,13 @@ fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
 
 #[test]
 fn architecture_from_the_trace_equals_caret_analyze() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     from_the_trace("caret-demos-e2e-jazzy", "caret-demos-e2e-jazzy__lttng-arch");
 }
 
 #[test]
 fn timer_event_sample_equals_caret_analyze() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     from_the_trace(
         "caret-analyze-samples/timer_event_acceptance_test__end_to_end_sample@b52d0fb5",
         "sample-timer_event_acceptance_test__end_to_end_sample@b52d0fb5",
@@ -173,9 +173,9 @@ fn from_the_trace(trace: &str, run: &str) {
         ]
     );
     let ctx = |n: &str, s: &str, p: &str| arch.nodes[arch.node(n).unwrap()].path(s, p).unwrap().context;
-    assert_eq!(ctx("/filter_node", "/topic1", "/topic2"), analysis::paths::Context::CallbackChain);
-    assert_eq!(ctx("/message_driven_node", "/topic2", "/topic3"), analysis::paths::Context::UseLatestMessage);
-    assert_eq!(ctx("/timer_driven_node", "/topic3", "/topic4"), analysis::paths::Context::UseLatestMessage);
+    assert_eq!(ctx("/filter_node", "/topic1", "/topic2"), rostrace_analysis::paths::Context::CallbackChain);
+    assert_eq!(ctx("/message_driven_node", "/topic2", "/topic3"), rostrace_analysis::paths::Context::UseLatestMessage);
+    assert_eq!(ctx("/timer_driven_node", "/topic3", "/topic4"), rostrace_analysis::paths::Context::UseLatestMessage);
     // The communications caret_analyze lists.
     let mut comms: Vec<String> = arch
         .communications

@@ -1,11 +1,11 @@
-//! CARET's architecture file as rostrace reads and writes it (`analysis::paths::yaml`): YAML as
+//! CARET's architecture file as rostrace reads and writes it (`rostrace_analysis::paths::yaml`): YAML as
 //! people edit it (flow style, a byte-order mark), hostile files (deep nesting, aliases, huge
 //! scalars) refused or read in linear time with errors naming the line, names with every
 //! troublesome character written so that rostrace and PyYAML (caret_analyze's loader) read back
 //! the same strings, and service callbacks left out as caret_analyze's exporter leaves them out.
 
-use analysis::paths::arch::{ArchCallback, ArchExecutor, ArchGroup, ArchNode, NamedPath, NodePath};
-use analysis::paths::{yaml, Architecture, Context};
+use rostrace_analysis::paths::arch::{ArchCallback, ArchExecutor, ArchGroup, ArchNode, NamedPath, NodePath};
+use rostrace_analysis::paths::{yaml, Architecture, Context};
 use serde_json::Value;
 use std::process::Command;
 
@@ -274,12 +274,12 @@ fn architecture(names: &[String]) -> Architecture {
                 executor: (0, 0, 0),
             }],
             callbacks: vec![cb, timer],
-            publishes: vec![analysis::paths::arch::ArchPublish {
+            publishes: vec![rostrace_analysis::paths::arch::ArchPublish {
                 topic: publ.clone(),
                 callbacks: vec![n.clone()],
                 publishers: Vec::new(),
             }],
-            subscribes: vec![analysis::paths::arch::ArchSubscribe {
+            subscribes: vec![rostrace_analysis::paths::arch::ArchSubscribe {
                 topic: sub.clone(),
                 callback: Some(format!("{n}/callback_0")),
             }],
@@ -331,13 +331,13 @@ fn troublesome_names_round_trip() {
 /// makes it a failure).
 fn pyyaml() -> bool {
     let ok = Command::new("python3").args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success());
-    testkit::require(ok, "python3 with PyYAML")
+    rostrace_testkit::require(ok, "python3 with PyYAML")
 }
 
 /// The file as PyYAML's `safe_load` (caret_analyze's loader) reads it, as JSON; with libyaml's
 /// loader too when PyYAML has it, which must read the same.
 fn pyyaml_load(text: &str) -> Value {
-    let dir = testkit::TempDir::new("caret-yaml");
+    let dir = rostrace_testkit::TempDir::new("caret-yaml");
     let file = dir.join("arch.yaml");
     std::fs::write(&file, text).unwrap();
     let script = "import json, sys, yaml\n\

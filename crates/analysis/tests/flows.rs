@@ -2,11 +2,11 @@
 //! computed by hand from the raw events, and unmatched takes are exactly those whose
 //! publication is not in the trace.
 
-use analysis::MatchBy;
+use rostrace_analysis::MatchBy;
 use std::collections::{HashMap, HashSet};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// Raw events as (ts, name, vtid, payload fields as (name, u64 or string)).
 struct Raw {
@@ -18,7 +18,7 @@ struct Raw {
 }
 
 fn raw(trace: &str) -> Vec<Raw> {
-    let (set, errors) = ctf::TraceSet::open(&[shared().join(trace)]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[shared().join(trace)]);
     assert!(errors.is_empty());
     let mut out = Vec::new();
     let mut evs = set.events();
@@ -41,15 +41,15 @@ fn raw(trace: &str) -> Vec<Raw> {
     out
 }
 
-fn analyze(trace: &str) -> analysis::Analysis {
-    let (set, _) = ctf::TraceSet::open(&[shared().join(trace)]);
-    analysis::analyze_traces(&set, |_, _| {})
+fn analyze(trace: &str) -> rostrace_analysis::Analysis {
+    let (set, _) = rostrace_ctf::TraceSet::open(&[shared().join(trace)]);
+    rostrace_analysis::analyze_traces(&set, |_, _| {})
 }
 
 /// Instrumented DDS (`dds:write` with the source timestamp): flows by source timestamp.
 #[test]
 fn source_timestamp_flows_in_tc_ros2_example2() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let ev = raw("traces/tc-ros2-example2");
     let a = analyze("traces/tc-ros2-example2");
     // By hand: the first taken message on /topic_a.
@@ -112,7 +112,7 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
 /// tracetools 3.1.0 without DDS events: the take's source timestamp falls inside one rmw_publish call.
 #[test]
 fn publish_window_flows_in_pingpong() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let ev = raw("traces/rosworld2021-pingpong");
     let a = analyze("traces/rosworld2021-pingpong");
     assert_eq!(a.report.flows_unmatched, 0);
@@ -149,7 +149,7 @@ fn publish_window_flows_in_pingpong() {
 /// CARET: source timestamps bound to the written message, and intra-process dispatches.
 #[test]
 fn caret_flows() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let a = analyze("traces/caret-demos-e2e-jazzy");
     assert_eq!(a.report.flows_unmatched, 0);
     assert!(a.report.flows_matched > 300);
@@ -174,7 +174,7 @@ fn caret_flows() {
 /// The model: nodes, topics, timers, keyed per process.
 #[test]
 fn model_of_the_end_to_end_demo() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let a = analyze("traces/caret-demos-e2e-jazzy");
     let names: Vec<&str> = a.report.nodes.iter().map(|n| n.name.as_str()).collect();
     for n in [

@@ -3,12 +3,12 @@
 //! `../shared/reference/event-counts`), and attributes each `rmw_publish` to the callback run it
 //! happened in, through the context (checked against the ROS 2 pass's own attribution).
 
-use analysis::{At, Context, Fields, Handler, Processor, TraceInfo};
-use ctf::{Event, EventClass};
+use rostrace_analysis::{At, Context, Fields, Handler, Processor, TraceInfo};
+use rostrace_ctf::{Event, EventClass};
 use std::collections::{BTreeMap, HashMap};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// Events per class name, and publications per callback run.
 #[derive(Default)]
@@ -50,9 +50,9 @@ impl Handler for Census {
 
 #[test]
 fn a_users_handler_runs_in_the_pass() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let trace = shared().join("traces/tc-ros2-example2");
-    let (set, errors) = ctf::TraceSet::open(&[&trace]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&trace]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut p = Processor::standard();
     p.add(Census::default());
@@ -88,7 +88,7 @@ fn a_users_handler_runs_in_the_pass() {
 /// services, system analyses) leave the rest of the ROS 2 report as the plain pass makes it.
 #[test]
 fn handlers_do_not_change_the_ros2_report() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     struct Nothing;
     impl Handler for Nothing {
         fn subscribe(&mut self, _: &TraceInfo<'_>, _: &EventClass) -> Option<u32> {
@@ -99,12 +99,12 @@ fn handlers_do_not_change_the_ros2_report() {
         }
     }
     let trace = shared().join("traces/tc-ros2-example2");
-    let (set, _) = ctf::TraceSet::open(&[&trace]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[&trace]);
     let mut p = Processor::new();
     p.add(Nothing);
     let plain = p.analyze(&set, Default::default(), |_, _| {});
-    let standard = analysis::analyze_traces(&set, |_, _| {});
-    let json = |r: &analysis::Report| {
+    let standard = rostrace_analysis::analyze_traces(&set, |_, _| {});
+    let json = |r: &rostrace_analysis::Report| {
         let mut v = serde_json::to_value(r).unwrap();
         v.as_object_mut().unwrap().remove("system");
         v.as_object_mut().unwrap().remove("executor_threads");
@@ -145,7 +145,7 @@ impl Handler for Splits {
         Some(Box::new(self.clone()))
     }
 
-    fn merge(&mut self, part: Box<dyn std::any::Any>, map: &analysis::Part<'_>) {
+    fn merge(&mut self, part: Box<dyn std::any::Any>, map: &rostrace_analysis::Part<'_>) {
         let part = part.downcast::<Splits>().expect("a copy of this handler");
         for (name, n) in part.counts {
             *self.counts.entry(name).or_default() += n;
@@ -158,9 +158,9 @@ impl Handler for Splits {
 
 #[test]
 fn handlers_that_split_and_handlers_that_do_not_give_the_same_results_on_any_threads() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     // 15 traces: shared out over the threads.
-    let (set, errors) = ctf::TraceSet::open(&[shared().join("traces/caret-analyze-samples")]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[shared().join("traces/caret-analyze-samples")]);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(set.traces.len() > 2);
     let run = |jobs: usize, census: bool| {

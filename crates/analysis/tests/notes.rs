@@ -2,18 +2,18 @@
 //! field is not told it lacks the events, and callbacks whose runs were all cut by the trace's
 //! edges are not taken for a client library without callback tracepoints.
 
-use analysis::notes::Note;
-use ctf::write::{FieldDecl, FieldType, Payload};
+use rostrace_analysis::notes::Note;
+use rostrace_ctf::write::{FieldDecl, FieldType, Payload};
 #[path = "support/system.rs"]
 mod system;
 use system::{Sys, MS};
 
 fn notes_of(s: Sys) -> Vec<Note> {
-    let dir = testkit::TempDir::new("notes");
+    let dir = rostrace_testkit::TempDir::new("notes");
     s.write(dir.path());
-    let (set, errors) = ctf::TraceSet::open(&[dir.path()]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir.path()]);
     assert!(errors.is_empty(), "{errors:?}");
-    analysis::analyze_traces(&set, |_, _| {}).report.notes
+    rostrace_analysis::analyze_traces(&set, |_, _| {}).report.notes
 }
 
 fn about<'a>(notes: &'a [Note], metric: &str) -> Vec<&'a Note> {

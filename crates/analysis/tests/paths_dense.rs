@@ -11,11 +11,11 @@ mod system;
 #[path = "support/dense.rs"]
 mod dense;
 
-use analysis::paths::arch::{ArchNode, ArchPublish, ArchSubscribe};
-use analysis::paths::{
+use dense::Dense;
+use rostrace_analysis::paths::arch::{ArchNode, ArchPublish, ArchSubscribe};
+use rostrace_analysis::paths::{
     longest_of, longest_paths, rank, Architecture, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,
 };
-use dense::Dense;
 
 /// The search as it was before branches were pruned: every simple path, depth-first, edges in
 /// (node name, topic) order; the paths in order, whether it stopped at `max_paths`, whether it
@@ -228,14 +228,14 @@ fn pruned_search_finds_the_plain_search_s_paths() {
 
 /// A 14-node clique (each node subscribing to every other's topic) between a source and a
 /// sink, with a sink nothing in it reaches; analysed from its trace.
-fn clique() -> (Dense, analysis::Analysis) {
+fn clique() -> (Dense, rostrace_analysis::Analysis) {
     let d = Dense { nodes: 14, fan_in: 13, sources: 1, sinks: 1, lonely: true, rounds: 16 };
-    let tmp = testkit::TempDir::new("paths-dense");
+    let tmp = rostrace_testkit::TempDir::new("paths-dense");
     let root = tmp.join("trace");
     d.write(&root);
-    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
-    (d, analysis::analyze_traces(&set, |_, _| {}))
+    (d, rostrace_analysis::analyze_traces(&set, |_, _| {}))
 }
 
 /// Longest paths through a 14-node clique (the plain search takes minutes at 12 nodes): the
@@ -283,7 +283,7 @@ fn longest_paths_through_a_clique() {
     assert!(lp.expanded <= 100 + 21 * 15, "{} states", lp.expanded);
     let mut ranked = rank(&PathIndex::new(&a), &arch, want, PathOptions::default());
     ranked.truncate(10);
-    let labels = |v: &[analysis::paths::RankedPath]| v.iter().map(|p| p.label.clone()).collect::<Vec<_>>();
+    let labels = |v: &[rostrace_analysis::paths::RankedPath]| v.iter().map(|p| p.label.clone()).collect::<Vec<_>>();
     assert_eq!(labels(&lp.paths), labels(&ranked));
     assert_eq!(lp.paths.len(), 10);
     assert!(lp.paths.iter().all(|p| p.path.nodes[0] == "/src0" && p.path.nodes.last().unwrap() == "/sink0"));

@@ -2,8 +2,10 @@
 //! hand here: a 3-node chain with a drop and a message still in flight at the end, a timer
 //! node using the latest message, an intra-process hop, and a fan-out.
 
-use analysis::paths::{longest_paths, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits};
-use ctf::write::Payload;
+use rostrace_analysis::paths::{
+    longest_paths, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
+};
+use rostrace_ctf::write::Payload;
 use std::path::Path;
 #[path = "support/system.rs"]
 mod system;
@@ -90,13 +92,13 @@ fn build(dir: &Path) {
     s.write(dir);
 }
 
-fn analyze() -> analysis::Analysis {
-    let tmp = testkit::TempDir::new("paths-synthetic");
+fn analyze() -> rostrace_analysis::Analysis {
+    let tmp = rostrace_testkit::TempDir::new("paths-synthetic");
     let root = tmp.join("trace");
     build(&root);
-    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
-    analysis::analyze_traces(&set, |_, _| {})
+    rostrace_analysis::analyze_traces(&set, |_, _| {})
 }
 
 fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
@@ -244,7 +246,8 @@ fn summary_equals_the_records() {
     for from in 0..arch.nodes.len() {
         for to in 0..arch.nodes.len() {
             if from != to {
-                let (src, dst) = (analysis::paths::Endpoint::Node(from), analysis::paths::Endpoint::Node(to));
+                let (src, dst) =
+                    (rostrace_analysis::paths::Endpoint::Node(from), rostrace_analysis::paths::Endpoint::Node(to));
                 arch.search(&src, &[], &dst, SearchLimits::default(), |p| {
                     paths.push(p);
                     true
@@ -280,7 +283,7 @@ fn summary_equals_the_records() {
 /// messages it never used are superseded, not lost; one its subscription never took is lost.
 #[test]
 fn superseded_and_lost_apart() {
-    let tmp = testkit::TempDir::new("paths-superseded");
+    let tmp = rostrace_testkit::TempDir::new("paths-superseded");
     let root = tmp.join("trace");
     let mut s = Sys::new();
     let (v, w, x) = (s.node("v_src"), s.node("w_timer"), s.node("x_sink"));
@@ -306,9 +309,9 @@ fn superseded_and_lost_apart() {
         s.deliver(54, x_sub, src, t + 21_000, 1_000);
     }
     s.write(&root);
-    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
-    let a = analysis::analyze_traces(&set, |_, _| {});
+    let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
     let arch = Architecture::from_analysis(&a);
     let index = PathIndex::new(&a);
     let path = spec(&["/v_src", "/w_timer", "/x_sink"], &["/v", "/w"]);
@@ -319,6 +322,6 @@ fn superseded_and_lost_apart() {
     assert_eq!(r.incomplete(), (6, 2));
     let sum = index.summary(&arch, &path, PathOptions::default()).unwrap();
     assert_eq!((sum.complete, sum.dropped, sum.superseded, sum.lost, sum.in_flight), (2, 6, 5, 1, 2));
-    let e = analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
+    let e = rostrace_analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
     assert_eq!((e.dropped, e.superseded, e.lost, e.in_flight), (6, 5, 1, 2));
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// (address → (count, mean_ns, sum_ns)) from a reference CSV (the symbol column is quoted and may hold commas).
 fn read_reference(p: &std::path::Path) -> HashMap<u64, (u64, f64, i128)> {
@@ -22,7 +22,7 @@ fn read_reference(p: &std::path::Path) -> HashMap<u64, (u64, f64, i128)> {
 
 #[test]
 fn callbacks_match_tracetools_analysis() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let dir = shared().join("reference/tracetools_analysis");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -39,9 +39,9 @@ fn callbacks_match_tracetools_analysis() {
             Some(app) => shared().join("traces/caret-analyze-samples").join(app),
             None => shared().join("traces").join(&name),
         };
-        let (set, errors) = ctf::TraceSet::open(&[&trace]);
+        let (set, errors) = rostrace_ctf::TraceSet::open(&[&trace]);
         assert!(errors.is_empty(), "{errors:?}");
-        let a = analysis::analyze_traces(&set, |_, _| {});
+        let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
         let mut ours: HashMap<u64, (u64, i128)> = HashMap::new();
         for cb in &a.report.callbacks {
             let e = ours.entry(cb.address).or_default();

@@ -4,8 +4,8 @@
 //! events, Iron's ring buffers, address reuse, the same address in two processes, CARET
 //! replays, lifecycle transitions, unfinished callbacks.
 
-use analysis::MatchBy;
-use ctf::write::*;
+use rostrace_analysis::MatchBy;
+use rostrace_ctf::write::*;
 use std::path::{Path, PathBuf};
 
 const P: FieldType = FieldType::Pointer;
@@ -266,14 +266,14 @@ fn build(root: &Path) {
     b.write(&root.join("b/ust/pid/listener-200/64-bit"), 200, b"listener");
 }
 
-fn analyze() -> analysis::Analysis {
-    let tmp = testkit::TempDir::new("synthetic");
+fn analyze() -> rostrace_analysis::Analysis {
+    let tmp = rostrace_testkit::TempDir::new("synthetic");
     let root: PathBuf = tmp.join("trace");
     build(&root);
-    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(set.traces.len(), 2);
-    analysis::analyze_traces(&set, |_, _| {})
+    rostrace_analysis::analyze_traces(&set, |_, _| {})
 }
 
 #[test]
@@ -379,7 +379,7 @@ fn service_requests_and_responses() {
     assert_eq!(s.round_trip_ns.p50, 500_000);
 }
 
-fn reasons(t: &analysis::TopicReport) -> Vec<(String, u64)> {
+fn reasons(t: &rostrace_analysis::TopicReport) -> Vec<(String, u64)> {
     t.unmatched_reasons.iter().map(|r| (r.reason.clone(), r.count)).collect()
 }
 
@@ -423,18 +423,18 @@ fn time_window() {
     let root: PathBuf = std::env::temp_dir().join(format!("rostrace-synthetic-window-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     build(&root);
-    let (set, _) = ctf::TraceSet::open(&[&root]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[&root]);
     // The first event is at clock 1 us: 1.5 ms to 3.5 ms after it holds the timer's runs 2 and 3.
-    let w = analysis::Window {
-        begin: Some(analysis::Bound::Relative(1_500_000)),
-        end: Some(analysis::Bound::Relative(3_500_000)),
+    let w = rostrace_analysis::Window {
+        begin: Some(rostrace_analysis::Bound::Relative(1_500_000)),
+        end: Some(rostrace_analysis::Bound::Relative(3_500_000)),
     };
-    let a = analysis::analyze_window(&set, w, |_, _| {});
-    let abs = analysis::Window {
-        begin: Some(analysis::Bound::Absolute(OFFSET + 1_501_000)),
-        end: Some(analysis::Bound::Absolute(OFFSET + 3_501_000)),
+    let a = rostrace_analysis::analyze_window(&set, w, |_, _| {});
+    let abs = rostrace_analysis::Window {
+        begin: Some(rostrace_analysis::Bound::Absolute(OFFSET + 1_501_000)),
+        end: Some(rostrace_analysis::Bound::Absolute(OFFSET + 3_501_000)),
     };
-    let b = analysis::analyze_window(&set, abs, |_, _| {});
+    let b = rostrace_analysis::analyze_window(&set, abs, |_, _| {});
     let _ = std::fs::remove_dir_all(&root);
     assert_eq!(a.report.window_ns, Some((OFFSET + 1_501_000, OFFSET + 3_501_000)));
     let timer = a.report.callbacks.iter().find(|c| c.address == 0x50).unwrap();

@@ -2,9 +2,9 @@
 //! computed by hand: CPU time per thread (tracetools_analysis's definition), scheduling during
 //! callback runs (time on and off CPU, preemptions, blocking), wake-up latency, message age.
 
-use analysis::system::{CpuTime, Memory, MessageAge, Scheduling};
-use analysis::Processor;
-use ctf::write::*;
+use rostrace_analysis::system::{CpuTime, Memory, MessageAge, Scheduling};
+use rostrace_analysis::Processor;
+use rostrace_ctf::write::*;
 use std::path::Path;
 
 const P: FieldType = FieldType::Pointer;
@@ -200,10 +200,10 @@ fn build(root: &Path) {
 
 #[test]
 fn system_handlers_by_hand() {
-    let tmp = testkit::TempDir::new("system");
+    let tmp = rostrace_testkit::TempDir::new("system");
     let root = tmp.join("trace");
     build(&root);
-    let (set, errors) = ctf::TraceSet::open(&[&root]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(set.traces.len(), 3);
     let p = Processor::standard();

@@ -2,13 +2,13 @@
 //! real traces of `../shared/ctf-edge` (`tests/data/tracetools_analysis/`, with how they were
 //! made): every thread (and function), every number equal.
 
-use analysis::system::{CpuTime, Memory, Profile};
-use analysis::{Analysis, Processor};
+use rostrace_analysis::system::{CpuTime, Memory, Profile};
+use rostrace_analysis::{Analysis, Processor};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 fn data(name: &str) -> Vec<Vec<String>> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tracetools_analysis").join(name);
@@ -22,7 +22,7 @@ fn data(name: &str) -> Vec<Vec<String>> {
 }
 
 fn run(trace: &str) -> Analysis {
-    let (set, errors) = ctf::TraceSet::open(&[shared().join("ctf-edge").join(trace)]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[shared().join("ctf-edge").join(trace)]);
     assert!(errors.is_empty(), "{errors:?}");
     let p = Processor::standard();
     let a = p.analyze(&set, Default::default(), |_, _| {});
@@ -32,7 +32,7 @@ fn run(trace: &str) -> Analysis {
 
 #[test]
 fn cpu_time_equals_tracetools_analysis() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for trace in ["tc-many-threads", "tc-bug446190"] {
         let want: BTreeMap<i64, (i64, u64)> = data(&format!("{trace}.cpu_time.csv"))
             .iter()
@@ -48,7 +48,7 @@ fn cpu_time_equals_tracetools_analysis() {
 
 #[test]
 fn memory_equals_tracetools_analysis() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let want: BTreeMap<i64, (u64, i64, i64)> = data("tc-memory.memory.csv")
         .iter()
         .map(|r| (r[0].parse().unwrap(), (r[1].parse().unwrap(), r[2].parse().unwrap(), r[3].parse().unwrap())))
@@ -62,7 +62,7 @@ fn memory_equals_tracetools_analysis() {
 
 #[test]
 fn profile_equals_tracetools_analysis() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let want: BTreeMap<(i64, u64), (u64, i64, i64, u32)> = data("tc-cyg-profile_glxgears-cyg-profile.profile.csv")
         .iter()
         .map(|r| {
@@ -87,7 +87,7 @@ fn profile_equals_tracetools_analysis() {
 
 #[test]
 fn binaries_mapped_from_the_statedump() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     // LTTng-UST 2.8's statedump and dlopen events (tc-debuginfo-test-app4), as babeltrace2 shows
     // them: 13 bin_info (12 with a build id) and 2 dlopen, all of process 23573.
     let p = run("tc-debuginfo-test-app4");
@@ -106,7 +106,7 @@ fn binaries_mapped_from_the_statedump() {
     assert_eq!((hello.baddr, hello.memsz, hello.is_pic), (0x7FA49D2F7000, 2111896, true));
     assert_eq!(hello.build_id.as_ref().map(|b| b.len()), Some(20));
     // An address in the executable belongs to it; the file is not on this machine: no name.
-    let mut s = analysis::system::symbols::Symbolizer::default();
+    let mut s = rostrace_analysis::system::symbols::Symbolizer::default();
     let got = s.lookup(maps, 0x4006ED);
     assert_eq!((got.binary.as_str(), got.name.as_str()), (exe.path.as_str(), ""));
 }

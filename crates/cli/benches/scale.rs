@@ -147,7 +147,7 @@ fn main() {
     for k in 0..10 {
         std::os::unix::fs::symlink(&abs, dir.join(format!("copy{k}"))).expect("symlink");
     }
-    let (set, _) = ctf::TraceSet::open(&[&dir]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[&dir]);
     let events: u64 = set.map_streams(0, count, add_counts).iter().map(|c| c.0).sum();
     drop(set);
     let [ten_info1, ten_info2] = best(5, [&|| rostrace(&["info"], &[&dir], 1), &|| rostrace(&["info"], &[&dir], 2)]);
@@ -172,7 +172,7 @@ fn main() {
     );
 
     // How the work is spread: per stream file, its events and packets.
-    let (set, _) = ctf::TraceSet::open(&[t]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[t]);
     let per_stream = set.map_streams(0, count, add_counts);
     let files: Vec<u64> = per_stream.iter().map(|c| c.0).collect();
     let packets: Vec<u64> = per_stream.iter().flat_map(|c| c.1.iter().copied()).collect();
@@ -194,7 +194,7 @@ fn main() {
         for i in 0..2 {
             let k = if round % 2 == 0 { i } else { 1 - i };
             let start = Instant::now();
-            let (fresh, _) = ctf::TraceSet::open_jobs(&[t], k + 1);
+            let (fresh, _) = rostrace_ctf::TraceSet::open_jobs(&[t], k + 1);
             std::hint::black_box(fresh.map_streams(k + 1, count, add_counts));
             read[k] = read[k].min(start.elapsed().as_secs_f64());
         }
@@ -237,7 +237,7 @@ fn add_counts(mut a: (u64, Vec<u64>), mut b: (u64, Vec<u64>)) -> (u64, Vec<u64>)
 }
 
 /// Events of one stream file, and per packet.
-fn count(r: &mut ctf::StreamReader<'_>) -> (u64, Vec<u64>) {
+fn count(r: &mut rostrace_ctf::StreamReader<'_>) -> (u64, Vec<u64>) {
     let (mut n, mut per_packet, mut at) = (0u64, Vec::new(), u64::MAX);
     loop {
         match r.advance() {

@@ -5,9 +5,9 @@ use crate::out::{emit, fail};
 use crate::progress::Progress;
 use crate::text::{render, sim_lines, width};
 use crate::TraceArgs;
-use analysis::{parse_time, Bound, Window};
-use ctf::TraceSet;
 use regex::Regex;
+use rostrace_analysis::{parse_time, Bound, Window};
+use rostrace_ctf::TraceSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -120,8 +120,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let [nodes, topics] = res;
-    let options = analysis::Options { window, nodes, topics, longest_paths: true };
-    let mut p = analysis::Processor::standard();
+    let options = rostrace_analysis::Options { window, nodes, topics, longest_paths: true };
+    let mut p = rostrace_analysis::Processor::standard();
     p.set_jobs(a.traces.jobs);
     let mut an = p.run(&set, &options, |d, _| progress.tick(|| d));
     progress.finish();

@@ -4,8 +4,8 @@
 use crate::out::fail;
 use crate::out::{out, outln};
 use crate::record::{summary, RecordOptions, Recording};
-use demo::{Role, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rostrace_demo::{Role, Tally};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -65,7 +65,7 @@ fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCod
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    match demo::run(role, domain, duration, &STOP) {
+    match rostrace_demo::run(role, domain, duration, &STOP) {
         Ok(t) => {
             outln!("{}", serde_json::to_string(&t).map_err(std::io::Error::other)?)?;
             Ok(ExitCode::SUCCESS)

@@ -3,7 +3,7 @@
 use crate::format::{json_event, text_event, trace_prefix};
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::TraceSet;
+use rostrace_ctf::TraceSet;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -44,7 +44,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let mut w = std::io::BufWriter::with_capacity(1 << 16, crate::out::stdout());
     let mut buf = Vec::with_capacity(1 << 16);
     let mut progress = Progress::new(set.total_bytes(), "reading");
-    let read = |events: &mut ctf::Events| -> std::io::Result<bool> {
+    let read = |events: &mut rostrace_ctf::Events| -> std::io::Result<bool> {
         let mut prev = None;
         let mut n = 0u64;
         loop {

@@ -3,8 +3,8 @@
 use crate::out::fail;
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::TraceSet;
 use regex::Regex;
+use rostrace_ctf::TraceSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -88,9 +88,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if set.traces.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    let p = analysis::Processor::standard();
+    let p = rostrace_analysis::Processor::standard();
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = p.analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
+    let an = p.analyze(&set, rostrace_analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
     for e in &an.report.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -110,7 +110,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Ok(f) => f,
                 Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
             };
-            let s = match export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
+            let s = match rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
                 Ok(s) => s,
                 Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
             };
@@ -130,17 +130,17 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             if let Err(e) = std::fs::create_dir_all(&a.output) {
                 return fail(format!("--output {}: {e}", a.output.display()));
             }
-            let mut sink: Box<dyn export::tables::Sink> = if a.format == Format::Parquet {
-                Box::new(export::parquet::ParquetSink::new(&a.output, &recording))
+            let mut sink: Box<dyn rostrace_export::tables::Sink> = if a.format == Format::Parquet {
+                Box::new(rostrace_export::parquet::ParquetSink::new(&a.output, &recording))
             } else {
-                Box::new(export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
+                Box::new(rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
             };
-            let tables = match export::write_tables(&an, &recording, sink.as_mut()) {
+            let tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
                 Ok(c) => c,
                 Err(e) => return fail(e.to_string()),
             };
             let mut progress = Progress::new(set.total_bytes(), "exporting events");
-            let written = match export::events::write(
+            let written = match rostrace_export::events::write(
                 &set,
                 &recording,
                 &*keep,
@@ -154,7 +154,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             progress.finish();
             clean &= written.errors.is_empty();
             let events = &written.tables;
-            let rows = |c: &export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
+            let rows = |c: &rostrace_export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
             eprintln!(
                 "{}: recording {recording}: {} tables ({} rows), {} event tables ({} events)",
                 a.output.display(),
@@ -168,7 +168,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
             // Event names that are one table name once made safe got a numbered table each.
             let mut renamed: Vec<_> =
-                written.event_names.iter().filter(|(t, e)| **t != export::events::table_name(e)).collect();
+                written.event_names.iter().filter(|(t, e)| **t != rostrace_export::events::table_name(e)).collect();
             renamed.sort();
             for (table, event) in renamed {
                 eprintln!("  {table}: the events named {event:?} (another event's name makes the same table name)");

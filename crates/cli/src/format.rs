@@ -1,9 +1,9 @@
 //! Text of the commands: events as JSON lines and as babeltrace2-like text, durations and
 //! their statistics.
 
-use ctf::json::{json_members, json_str, json_struct};
-use ctf::types::{IntType, Ty, NO_REG};
-use ctf::{EnvValue, Event, FieldValue, Member, StructRef};
+use rostrace_ctf::json::{json_members, json_str, json_struct};
+use rostrace_ctf::types::{IntType, Ty, NO_REG};
+use rostrace_ctf::{EnvValue, Event, FieldValue, Member, StructRef};
 use std::io::Write;
 
 /// Writes one event as a JSON object and a newline.
@@ -251,13 +251,13 @@ pub fn clock_time(ns: i64) -> String {
 
 /// Writes [`clock_time`] to `out` (no allocation per event).
 fn write_clock_time(out: &mut Vec<u8>, ns: i64) {
-    let t = ctf::time::utc(ns);
+    let t = rostrace_ctf::time::utc(ns);
     let _ = write!(out, "{:02}:{:02}:{:02}.{:09}", t.hour, t.minute, t.second, t.nanos);
 }
 
 /// What babeltrace2 prints between the time and the event name for events of a trace with
 /// `schema`: the environment's `hostname`, `procname` and `(vpid)`, joined by `:`.
-pub fn trace_prefix(schema: &ctf::Schema) -> Option<String> {
+pub fn trace_prefix(schema: &rostrace_ctf::Schema) -> Option<String> {
     let mut s = String::new();
     let mut add = |part: String| {
         if !s.is_empty() {
@@ -342,7 +342,7 @@ pub fn dur(ns: f64) -> String {
 }
 
 /// A distribution's statistics on one line (`-` when empty).
-pub fn stats_line(s: &analysis::stats::Stats) -> String {
+pub fn stats_line(s: &rostrace_analysis::stats::Stats) -> String {
     if s.count == 0 {
         return "-".into();
     }
@@ -361,7 +361,7 @@ pub fn stats_line(s: &analysis::stats::Stats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ctf::types::{ByteOrder, Encoding, IntRead};
+    use rostrace_ctf::types::{ByteOrder, Encoding, IntRead};
 
     #[test]
     fn floats_print_like_c_g() {

@@ -4,7 +4,7 @@ use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::{Loss, LossKind, TraceSet};
+use rostrace_ctf::{Loss, LossKind, TraceSet};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -114,12 +114,15 @@ pub fn describe_loss(l: &Loss) -> String {
     format!("{}: {what}{range}", l.path.display())
 }
 
-/// The summary of `rostrace info`: the reader's ([`ctf::summary`]) and the ROS 2 versions.
+/// The summary of `rostrace info`: the reader's ([`rostrace_ctf::summary`]) and the ROS 2 versions.
 pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let progress = Progress::new(set.total_bytes(), "reading");
-    let s = ctf::summary::summarize(set, &[(":rcl_init", "version"), (":caret_init", "distribution")], jobs, &|b| {
-        progress.set(b)
-    });
+    let s = rostrace_ctf::summary::summarize(
+        set,
+        &[(":rcl_init", "version"), (":caret_init", "distribution")],
+        jobs,
+        &|b| progress.set(b),
+    );
     progress.finish();
     let mut values = s.values.into_iter();
     let versions = values.next().unwrap_or_default();
@@ -133,14 +136,14 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
             }
         }
     }
-    let process = |p: ctf::summary::Process| Process {
+    let process = |p: rostrace_ctf::summary::Process| Process {
         trace: p.trace,
         host: p.host,
         vpid: p.vpid,
         procname: p.procname,
         events: p.events,
     };
-    let loss = |l: ctf::summary::LossOut| LossOut {
+    let loss = |l: rostrace_ctf::summary::LossOut| LossOut {
         stream: l.stream,
         kind: l.kind,
         count: l.count,
@@ -168,7 +171,7 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
 
 /// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.
 pub fn date_time(ns: i64) -> String {
-    let t = ctf::time::utc(ns);
+    let t = rostrace_ctf::time::utc(ns);
     format!("{:04}-{:02}-{:02} {} UTC", t.year, t.month, t.day, crate::format::clock_time(ns))
 }
 

@@ -5,12 +5,12 @@ use crate::format::name as esc;
 use crate::out::fail;
 use crate::progress::Progress;
 use crate::TraceArgs;
-use analysis::paths::{
+use rostrace_analysis::paths::{
     e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, PathSpec, Query, SearchLimits,
 };
 
-use analysis::Analysis;
-use ctf::TraceSet;
+use rostrace_analysis::Analysis;
+use rostrace_ctf::TraceSet;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -112,7 +112,8 @@ fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
         return None;
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = analysis::Processor::standard().analyze(&set, analysis::Window::default(), |d, _| progress.tick(|| d));
+    let a = rostrace_analysis::Processor::standard()
+        .analyze(&set, rostrace_analysis::Window::default(), |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -234,7 +235,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         /// Only when true (the output is otherwise what it was before the budget).
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         truncated_at_max_expansions: bool,
-        paths: &'a [analysis::paths::RankedPath],
+        paths: &'a [rostrace_analysis::paths::RankedPath],
     }
     let out = Out {
         from: &a.from,

@@ -3,7 +3,7 @@
 
 use crate::info::count;
 use crate::out::{fail, outln};
-use ctf::TraceSet;
+use rostrace_ctf::TraceSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
@@ -425,7 +425,7 @@ pub fn default_path() -> PathBuf {
 
 /// `PREFIX-YYYYMMDDHHMMSS` of the current UTC time.
 pub fn timestamped(prefix: &str) -> String {
-    let t = ctf::time::utc(
+    let t = rostrace_ctf::time::utc(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0),
     );
     format!("{prefix}-{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
@@ -653,7 +653,7 @@ fn lttng_setup(name: &str, dir: &Path, o: &RecordOptions) -> Result<(), String> 
 /// Prints where a trace is and what it holds (or that nothing was recorded there); an error is
 /// standard output's.
 pub fn summary(dir: &Path) -> std::io::Result<()> {
-    if ctf::find_traces(dir).is_err() {
+    if rostrace_ctf::find_traces(dir).is_err() {
         outln!("  nothing was recorded in {}", dir.display())?;
         return Ok(());
     }
@@ -993,7 +993,7 @@ impl Recording {
                 );
             }
         }
-        if ctf::find_traces(&self.dir).is_err() {
+        if rostrace_ctf::find_traces(&self.dir).is_err() {
             eprintln!(
                 "rostrace: error: nothing was recorded: no process of `{command}` emitted a ROS 2 event \
                  (no ros_trace_* call into libtracetools.so). Trace a ROS 2 program: its rcl, rclcpp and \

@@ -2,7 +2,7 @@
 
 use crate::progress::Progress;
 use crate::TraceArgs;
-use ctf::TraceSet;
+use rostrace_ctf::TraceSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,9 +29,9 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
         return Err("no trace to report".into());
     }
     let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let mut p = analysis::Processor::standard();
+    let mut p = rostrace_analysis::Processor::standard();
     p.set_jobs(jobs);
-    let options = analysis::Options { longest_paths: true, ..Default::default() };
+    let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let a = p.run(&set, &options, |d, _| progress.tick(|| d));
     progress.finish();
     for e in &a.report.read_errors {
@@ -44,7 +44,7 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
             p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
         }
     };
-    let html = html::render(&a, &title);
+    let html = rostrace_html::render(&a, &title);
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
     Ok(errors.is_empty() && a.report.read_errors.is_empty())

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 #[test]
 fn text_report_shows_nodes_callbacks_topics() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let out = rostrace().arg("analyze").arg(shared().join("traces/rosworld2021-pingpong")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -28,7 +28,7 @@ fn text_report_shows_nodes_callbacks_topics() {
 
 #[test]
 fn json_has_callbacks_and_topics() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let dir = std::env::temp_dir().join(format!("rostrace-analyze-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a.json");
@@ -311,8 +311,8 @@ impl Drop for TempDir {
 fn info_and_analyze_count_processes_per_trace() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
     let tmp = TempDir(std::env::temp_dir().join(format!("rostrace-copies-{}", std::process::id())));
-    testkit::copy_writable(&t, &tmp.0.join("one"));
-    testkit::copy_writable(&t, &tmp.0.join("two"));
+    rostrace_testkit::copy_writable(&t, &tmp.0.join("one"));
+    rostrace_testkit::copy_writable(&t, &tmp.0.join("two"));
     let (_, v, _) = analyze_json_run(&[], std::slice::from_ref(&tmp.0));
     let out = rostrace().args(["info", "--json"]).arg(&tmp.0).output().unwrap();
     assert!(out.status.success());
@@ -334,7 +334,7 @@ fn info_and_analyze_count_processes_per_trace() {
 
 #[test]
 fn distro_from_caret_init_without_rcl_init() {
-    use ctf::write::*;
+    use rostrace_ctf::write::*;
     let tmp = TempDir(std::env::temp_dir().join(format!("rostrace-caret-init-{}", std::process::id())));
     let d = small_trace_decl(&[
         ("ros2_caret:caret_init", &[("clock_offset", FieldType::I64), ("distribution", FieldType::String)]),
@@ -369,7 +369,7 @@ fn distro_from_caret_init_without_rcl_init() {
 /// names past it, never a figure.
 #[test]
 fn piped_report_never_cuts_a_figure() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for trace in ["traces/tum-autoware-carla", "traces/caret-demos-e2e-jazzy", "traces/tc-ros2-example2"] {
         let out = rostrace().arg("analyze").arg(shared().join(trace)).env_remove("COLUMNS").output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -11,9 +11,9 @@
 mod common;
 
 use common::*;
+use rostrace_testkit::{have, require, TempDir};
 use std::path::Path;
 use std::process::Command;
-use testkit::{have, require, TempDir};
 
 fn analyze(trace: &Path, json: &Path) -> serde_json::Value {
     let out = rostrace().arg("analyze").arg(trace).arg("--json").arg(json).output().unwrap();
@@ -82,7 +82,7 @@ fn humble_abi_recording_matches_through_the_dds_hook() {
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let trace = tmp.join("humble");
     // Humble's layout: rmw_publish has the message only.
-    let (set, errors) = ctf::TraceSet::open(&[&trace]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&trace]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut evs = set.events();
     let (mut publishes, mut binds) = (0, 0);

@@ -70,7 +70,7 @@ fn latencies_equal_caret_analyze() {
     assert_eq!(s(&caret["validation"]), "on");
     assert_eq!(s(&caret["rmw_implementation"]), rostrace_ros2::RMW_IMPLEMENTATION);
     let names = |v: &Value| -> BTreeSet<String> { v.as_array().unwrap().iter().map(|n| s(n).to_string()).collect() };
-    let demo_nodes: BTreeSet<String> = demo::NODES.iter().map(|n| n.to_string()).collect();
+    let demo_nodes: BTreeSet<String> = rostrace_demo::NODES.iter().map(|n| n.to_string()).collect();
     assert_eq!(names(&caret["nodes"]), demo_nodes);
     let rostrace_nodes: BTreeSet<String> =
         r["nodes"].as_array().unwrap().iter().map(|n| s(&n["name"]).to_string()).collect();
@@ -174,10 +174,10 @@ fn e2e_json(trace: &Path, args: &[&str]) -> Value {
 }
 
 /// `rostrace architecture TRACE`, read back.
-fn architecture(trace: &Path) -> analysis::paths::Architecture {
+fn architecture(trace: &Path) -> rostrace_analysis::paths::Architecture {
     let out = rostrace().arg("architecture").arg(trace).output().unwrap();
     assert!(out.status.success(), "architecture: {}", String::from_utf8_lossy(&out.stderr));
-    analysis::paths::yaml::import(&String::from_utf8_lossy(&out.stdout)).unwrap()
+    rostrace_analysis::paths::yaml::import(&String::from_utf8_lossy(&out.stdout)).unwrap()
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -190,7 +190,7 @@ fn ints(v: &Value) -> Vec<Option<i64>> {
 
 #[test]
 fn rclcpp_system_equals_caret_analyze() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let caret = load(&data_rclcpp().join("caret_analyze.json"));
     let trace = data_rclcpp().join("trace");
     let r = analyze_json(&[], &[&trace]);
@@ -216,7 +216,7 @@ fn rclcpp_system_equals_caret_analyze() {
     // architecture's (caret_analyze leaves out /parameter_events subscriptions and the groups of
     // service callbacks only: the map node's /cpp/speed_limit service).
     let caret_callbacks = caret["callbacks"].as_array().unwrap();
-    let arch_callbacks: BTreeMap<&str, (&str, &analysis::paths::arch::ArchCallback)> = arch
+    let arch_callbacks: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchCallback)> = arch
         .nodes
         .iter()
         .flat_map(|n| n.callbacks.iter().map(move |c| (c.name.as_str(), (n.name.as_str(), c))))
@@ -265,7 +265,7 @@ fn rclcpp_system_equals_caret_analyze() {
     // Callback groups: every group of every node, by name: type and callbacks (in order).
     let caret_groups: BTreeMap<&str, &Value> =
         caret["callback_groups"].as_array().unwrap().iter().map(|g| (s(&g["name"]), g)).collect();
-    let arch_groups: BTreeMap<&str, (&str, &analysis::paths::arch::ArchGroup)> =
+    let arch_groups: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchGroup)> =
         arch.nodes.iter().flat_map(|n| n.groups.iter().map(move |g| (g.name.as_str(), (n.name.as_str(), g)))).collect();
     assert_eq!(caret_groups.keys().collect::<Vec<_>>(), arch_groups.keys().collect::<Vec<_>>());
     for (name, g) in &caret_groups {
@@ -420,7 +420,7 @@ struct Ev {
 }
 
 fn read_events(dir: &Path) -> Vec<Ev> {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut evs = Vec::new();
     let mut it = set.events();

@@ -12,7 +12,10 @@ fn strings(v: &Value) -> Vec<String> {
     v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
 }
 
-fn sum(tallies: &[demo::Tally], pick: impl Fn(&demo::Tally) -> &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+fn sum(
+    tallies: &[rostrace_demo::Tally],
+    pick: impl Fn(&rostrace_demo::Tally) -> &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for t in tallies {
         for (k, v) in pick(t) {
@@ -62,7 +65,7 @@ fn check_demo(backend: &str, domain_base: u32) {
     if backend == "embedded" && require(have_chromium(), "chromium") {
         check_report(&html, &r);
     }
-    let tallies: Vec<demo::Tally> =
+    let tallies: Vec<rostrace_demo::Tally> =
         serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
     assert_eq!(tallies.len(), 2, "{tallies:?}");
     assert!(tallies.iter().all(|t| t.read_errors.is_empty()), "{tallies:?}");
@@ -73,12 +76,12 @@ fn check_demo(backend: &str, domain_base: u32) {
         r["nodes"].as_array().unwrap().iter().map(|n| (n["name"].as_str().unwrap().to_string(), n)).collect();
     let mut names: Vec<&str> = nodes.keys().map(|s| s.as_str()).collect();
     names.sort();
-    let mut want = demo::NODES.to_vec();
+    let mut want = rostrace_demo::NODES.to_vec();
     want.sort();
     assert_eq!(names, want);
 
     // Every timer and its period.
-    for (node, period) in demo::TIMERS {
+    for (node, period) in rostrace_demo::TIMERS {
         let timers: Vec<u64> =
             nodes[node]["timers_ns"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
         assert_eq!(timers, vec![period.as_nanos() as u64], "{node}");
@@ -92,7 +95,7 @@ fn check_demo(backend: &str, domain_base: u32) {
         // The measured period is the timer's (within 5%: the executor is not real-time).
         let mean = cb["period_ns"]["mean"].as_f64().unwrap();
         assert!((mean / period.as_nanos() as f64 - 1.0).abs() < 0.05, "{node}: period mean {mean}");
-        assert!(cb["symbol"].as_str().unwrap().contains("demo::"), "{cb}");
+        assert!(cb["symbol"].as_str().unwrap().contains("rostrace_demo::"), "{cb}");
     }
 
     // Every topic with its ends; every message a subscriber counted is matched to its publish.
@@ -100,7 +103,7 @@ fn check_demo(backend: &str, domain_base: u32) {
     let published = sum(&tallies, |t| &t.published);
     let topics: BTreeMap<String, &Value> =
         r["topics"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap().to_string(), t)).collect();
-    for (topic, publisher, subscribers) in demo::TOPICS {
+    for (topic, publisher, subscribers) in rostrace_demo::TOPICS {
         let t = topics.get(topic).unwrap_or_else(|| panic!("topic {topic} not found"));
         assert_eq!(strings(&t["publishers"]), vec![publisher.to_string()], "{topic}");
         assert_eq!(strings(&t["subscribers"]), subscribers.iter().map(|s| s.to_string()).collect::<Vec<_>>());
@@ -122,7 +125,7 @@ fn check_demo(backend: &str, domain_base: u32) {
     assert_eq!(sink["unfinished"].as_u64(), Some(0));
 
     // The service, its server and its client; requests matched by client GID and sequence number.
-    let (name, server, client) = demo::SERVICE;
+    let (name, server, client) = rostrace_demo::SERVICE;
     assert_eq!(strings(&nodes[server]["services"]), vec![name.to_string()]);
     assert_eq!(strings(&nodes[client]["clients"]), vec![name.to_string()]);
     let s = r["services"].as_array().unwrap().iter().find(|s| s["name"] == name).expect("service found");
@@ -234,7 +237,7 @@ fn demo_runs_a_command_beside_it() {
         assert_eq!(out.status.code(), Some(code), "{script}:\n{stdout}\n{stderr}");
         assert!(t0.elapsed().as_secs() < 20, "the command was not stopped");
         assert!(stdout.contains("trace written to") && stdout.contains("beside"), "{stdout}");
-        let tallies: Vec<demo::Tally> =
+        let tallies: Vec<rostrace_demo::Tally> =
             serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
         let beside = tallies.iter().find(|t| t.process == "beside").expect("the command's count");
         assert_eq!(beside.published.get("/x"), Some(&3));

@@ -35,14 +35,14 @@ fn export(t: &Path, args: &[&str]) -> String {
     err
 }
 
-fn analysis_of(t: &Path) -> analysis::Analysis {
-    let (set, errors) = ctf::TraceSet::open(&[t]);
+fn analysis_of(t: &Path) -> rostrace_analysis::Analysis {
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[t]);
     assert!(errors.is_empty(), "{errors:?}");
-    analysis::analyze_traces(&set, |_, _| {})
+    rostrace_analysis::analyze_traces(&set, |_, _| {})
 }
 
 /// Per run, its callback's node ("" when unknown).
-fn run_nodes(a: &analysis::Analysis) -> Vec<String> {
+fn run_nodes(a: &rostrace_analysis::Analysis) -> Vec<String> {
     a.runs
         .iter()
         .map(|(r, _)| {
@@ -122,7 +122,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
     let a = analysis_of(&t);
     // Events per name, as the reader sees them.
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    let (set, _) = ctf::TraceSet::open(&[&t]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[&t]);
     let mut it = set.events();
     while let Some(ev) = it.next() {
         *events.entry(ev.unwrap().name().replace(':', ".")).or_default() += 1;
@@ -152,7 +152,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
             assert_eq!(table(name)["recordings"], serde_json::json!(["robot1"]), "{format} {name}");
         }
         // Every column of the schema, in order.
-        for def in export::schema::tables() {
+        for def in rostrace_export::schema::tables() {
             let cols: Vec<&str> = def.columns.iter().map(|c| c.name.as_str()).collect();
             assert_eq!(table(def.name)["columns"], serde_json::json!(cols), "{format} {}", def.name);
         }
@@ -258,8 +258,8 @@ fn export_errors_name_the_argument() {
 fn readme_documents_the_export_schema() {
     let readme = std::fs::read_to_string(repo().join("docs/exports.md")).unwrap();
     assert!(
-        readme.contains(&export::schema::markdown()),
-        "docs/exports.md must hold the export schema as export::schema::markdown() writes it"
+        readme.contains(&rostrace_export::schema::markdown()),
+        "docs/exports.md must hold the export schema as rostrace_export::schema::markdown() writes it"
     );
 }
 
@@ -269,7 +269,7 @@ fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_expor
     if !require(t.exists(), &t.display().to_string()) {
         return;
     }
-    let dir = testkit::TempDir::new("perfetto-empty");
+    let dir = rostrace_testkit::TempDir::new("perfetto-empty");
     let out_file = dir.join("ros1.perfetto-trace");
     let out = rostrace().arg("export").arg(&t).args(["--format", "perfetto", "-o"]).arg(&out_file).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -283,7 +283,7 @@ fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_expor
 /// (`ros2:callback_start`, `ros2.callback_start`), the second with a text field a spreadsheet
 /// would run as a formula.
 fn colliding_trace(dir: &Path) {
-    use ctf::write::*;
+    use rostrace_ctf::write::*;
     let d = small_trace_decl(&[
         ("ros2:callback_start", &[("callback", FieldType::Pointer), ("is_intra_process", FieldType::I32)]),
         ("ros2.callback_start", &[("note", FieldType::String)]),
@@ -301,7 +301,7 @@ fn colliding_trace(dir: &Path) {
 
 #[test]
 fn event_tables_whose_names_collide_get_a_table_each() {
-    let dir = testkit::TempDir::new("export-collide");
+    let dir = rostrace_testkit::TempDir::new("export-collide");
     let t = dir.join("trace");
     colliding_trace(&t);
     let out_dir = dir.join("csv");
@@ -332,7 +332,7 @@ fn event_tables_whose_names_collide_get_a_table_each() {
 
 #[test]
 fn csv_safe_quotes_formulas() {
-    let dir = testkit::TempDir::new("export-csv-safe");
+    let dir = rostrace_testkit::TempDir::new("export-csv-safe");
     let t = dir.join("trace");
     colliding_trace(&t);
     let out_dir = dir.join("csv");

@@ -31,7 +31,7 @@ fn same_for_all_jobs(args: &[&str], trace: &Path) -> usize {
 fn traces() -> Option<Vec<PathBuf>> {
     let root = shared().join("traces");
     if !root.is_dir() {
-        assert!(!testkit::tools_required(), "{} missing", root.display());
+        assert!(!rostrace_testkit::tools_required(), "{} missing", root.display());
         return None;
     }
     Some(
@@ -70,7 +70,7 @@ fn paths_e2e_report_and_export_are_the_same_with_any_number_of_threads() {
         ) > 100
     );
     assert!(same_for_all_jobs(&["architecture"], jazzy) > 100);
-    let tmp = testkit::TempDir::new("jobs-cli");
+    let tmp = rostrace_testkit::TempDir::new("jobs-cli");
     for t in [&traces[0], jazzy] {
         let mut outputs = Vec::new();
         for jobs in [1, 2, 8] {
@@ -119,20 +119,20 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn several_traces_are_analyzed_alike_on_several_threads() {
     let Some(traces) = traces() else { return };
-    let tmp = testkit::TempDir::new("jobs-set");
+    let tmp = rostrace_testkit::TempDir::new("jobs-set");
     let set = tmp.join("set");
     std::fs::create_dir_all(&set).unwrap();
     // Whole traces, one copy twice (same processes, times and addresses in two traces).
     for (k, t) in [&traces[1], &traces[2], &traces[3], &traces[1]].iter().enumerate() {
-        testkit::copy_writable(t, &set.join(format!("t{k}")));
+        rostrace_testkit::copy_writable(t, &set.join(format!("t{k}")));
     }
     // Two copies with noise in their event data (errors, events skipped, the rest read), whose
     // errors interleave in time.
-    let mut rng = testkit::XorShift(0x5eed_1234);
+    let mut rng = rostrace_testkit::XorShift(0x5eed_1234);
     let mut damaged = 0;
     let noisy: Vec<PathBuf> = (0..2).map(|k| set.join(format!("noisy{k}"))).collect();
     for n in &noisy {
-        testkit::copy_writable(&shared().join("traces/caret-demos-e2e-2021"), n);
+        rostrace_testkit::copy_writable(&shared().join("traces/caret-demos-e2e-2021"), n);
     }
     for f in noisy.iter().flat_map(|n| walk(n)) {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
@@ -153,7 +153,7 @@ fn several_traces_are_analyzed_alike_on_several_threads() {
     assert!(damaged > 0);
     // Lost events, in two traces.
     for k in 0..2 {
-        testkit::copy_writable(&shared().join("ctf-edge/tc-hello-lost"), &set.join(format!("lost{k}")));
+        rostrace_testkit::copy_writable(&shared().join("ctf-edge/tc-hello-lost"), &set.join(format!("lost{k}")));
     }
     let json = same_for_all_jobs(&["analyze", "--json", "-"], &set);
     assert!(json > 10_000);

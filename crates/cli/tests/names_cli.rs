@@ -7,7 +7,7 @@ mod common;
 mod system;
 
 use common::*;
-use ctf::write::Payload;
+use rostrace_ctf::write::Payload;
 use system::{Sys, MS};
 
 /// Retitles the terminal (OSC 0, ended by BEL), then clears it (CSI 2J).

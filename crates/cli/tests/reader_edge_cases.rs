@@ -22,7 +22,7 @@ fn edge(p: &str) -> std::path::PathBuf {
 
 #[test]
 fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     // Trace Compass expects 100002 events (odd integer sizes: 3, 12, 17, 35 bits).
     let (v, _, code) = info(&edge("tc-funky_trace"));
     assert_eq!(v["event_count"], 100002);
@@ -51,7 +51,7 @@ fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
 
 #[test]
 fn losses_are_reported() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let bt = "babeltrace/ctf-traces/";
     for (t, packets, events) in [
         ("packet-seq-num/2-lost-before-last", 2, 0),
@@ -75,7 +75,7 @@ fn losses_are_reported() {
 
 #[test]
 fn must_fail_inputs_give_clear_errors() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let root = edge("babeltrace/ctf-traces/fail");
     let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).collect();
     dirs.sort();
@@ -98,7 +98,7 @@ fn must_fail_inputs_give_clear_errors() {
 
 #[test]
 fn metadata_errors_name_the_file_and_offset() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let out = rostrace().args(["info"]).arg(edge("babeltrace/ctf-traces/fail/metadata-syntax-error")).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("metadata-syntax-error/metadata: invalid metadata at byte 72"), "{err}");
@@ -106,7 +106,7 @@ fn metadata_errors_name_the_file_and_offset() {
 
 #[test]
 fn sequence_length_in_event_context() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     // babeltrace2 2.0.4 aborts on this metadata (fixed upstream; its expected output is empty).
     let (v, err, code) = info(&edge("babeltrace/ctf-traces/succeed/meta-ctx-sequence"));
     assert_eq!(code, 0, "{err}");
@@ -126,7 +126,7 @@ fn not_a_trace_is_an_error() {
 /// Per-name counts equal babeltrace2's counts in `reference/event-counts/`.
 #[test]
 fn event_counts_match_reference() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let dir = shared().join("reference/event-counts");
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
@@ -160,7 +160,7 @@ fn event_counts_match_reference() {
 
 #[test]
 fn info_reports_processes_and_distro() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let (v, _, _) = info(&shared().join("traces/rosworld2021-pingpong"));
     assert_eq!(v["event_count"], 864);
     let procs: Vec<String> =
@@ -174,7 +174,7 @@ fn info_reports_processes_and_distro() {
 
 #[test]
 fn metadata_that_is_not_ctf_is_named_with_its_offset() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for (case, content, why) in [
         ("garbage", &b"\x89PNG\r\n\x1a\n, not a trace"[..], "starts with 89 50 4e 47 0d 0a 1a 0a"),
         ("empty", &b""[..], "the file is empty"),
@@ -207,7 +207,7 @@ fn metadata_that_is_not_ctf_is_named_with_its_offset() {
 
 #[test]
 fn info_on_a_bad_path_prints_only_the_error() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let no_trace = TempDir::new("edge-no-trace");
     std::fs::write(no_trace.join("notes.txt"), "not a trace").unwrap();
     for (path, what) in [
@@ -241,7 +241,7 @@ fn info_on_a_bad_path_prints_only_the_error() {
 
 #[test]
 fn info_counts_one_process_in_the_singular() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let out = rostrace().arg("info").arg(edge("tc-debuginfo-test-app4")).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\nprocess:    1\n"), "{text}");

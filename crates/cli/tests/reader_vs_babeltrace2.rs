@@ -222,7 +222,7 @@ macro_rules! compared_traces {
 
             #[test]
             fn text() {
-                testkit::needs_test_data!();
+                rostrace_testkit::needs_test_data!();
                 check_text(&[$dir($name)]);
             }
 
@@ -232,7 +232,7 @@ macro_rules! compared_traces {
     (@jsonl $dir:ident $name:literal) => {
         #[test]
         fn jsonl() {
-            testkit::needs_test_data!();
+            rostrace_testkit::needs_test_data!();
             check_jsonl(&[$dir($name)], 1, 1);
         }
     };
@@ -240,7 +240,7 @@ macro_rules! compared_traces {
         const SLICES: &[&str] = &[$(stringify!($slice)),+];
         $(#[test]
         fn $slice() {
-            testkit::needs_test_data!();
+            rostrace_testkit::needs_test_data!();
             let part = 1 + SLICES.iter().position(|s| *s == stringify!($slice)).expect("listed");
             assert!(part <= SLICES.len(), "{} has {} slices", $name, SLICES.len());
             check_jsonl(&[$dir($name)], part, SLICES.len());
@@ -283,13 +283,13 @@ fn corpus(group: &str) -> Vec<PathBuf> {
 
 #[test]
 fn jsonl_babeltrace_corpus_succeed() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check_jsonl(&corpus("succeed"), 1, 1);
 }
 
 #[test]
 fn jsonl_babeltrace_corpus_others() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let traces: Vec<PathBuf> =
         ["intersection", "packet-seq-num", "deterministic-ordering"].iter().flat_map(|g| corpus(g)).collect();
     check_jsonl(&traces, 1, 1);
@@ -298,7 +298,7 @@ fn jsonl_babeltrace_corpus_others() {
 /// Every trace in the shared folders has its tests above, or is known to be unreadable by babeltrace2.
 #[test]
 fn every_shared_trace_is_compared() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let compared: Vec<PathBuf> = COMPARED.iter().map(|(dir, name)| dir(name)).collect();
     for d in subdirs(&shared().join("traces")) {
         assert!(compared.contains(&d), "{}: no comparison with babeltrace2", d.display());
@@ -492,7 +492,7 @@ fn check_text(traces: &[PathBuf]) {
 
 #[test]
 fn text_babeltrace_corpus() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let traces: Vec<PathBuf> = ["succeed", "intersection", "packet-seq-num", "deterministic-ordering"]
         .iter()
         .flat_map(|g| corpus(g))

@@ -638,7 +638,7 @@ fn real_rclcpp_jazzy() {
         upstream.exists(),
         &format!("upstream tracetools {TRACETOOLS} ({}; tools/ros2-venvs.sh)", upstream.display()),
     ) || !require(have_lttng(), "LTTng (lttng-tools)")
-        || !require(testkit::have("cmake", "--version"), "cmake")
+        || !require(rostrace_testkit::have("cmake", "--version"), "cmake")
     {
         return;
     }
@@ -709,7 +709,7 @@ fn three_languages_in_one_session() {
     let python = venv_root().join("jazzy/bin/python");
     if !require(dir.join(".rostrace-complete").exists(), &format!("rclcpp for Jazzy in {}", dir.display()))
         || !require(python.exists(), &format!("the Jazzy virtualenv ({}; tools/ros2-venvs.sh)", python.display()))
-        || !require(testkit::have("cmake", "--version"), "cmake")
+        || !require(rostrace_testkit::have("cmake", "--version"), "cmake")
     {
         return;
     }

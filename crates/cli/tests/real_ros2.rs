@@ -657,7 +657,7 @@ fn interop(d: &Distro, index: u32) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}: demo with rclpy failed: {}\n{stdout}\n{stderr}", d.name, out.status);
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let tallies: Vec<demo::Tally> =
+    let tallies: Vec<rostrace_demo::Tally> =
         serde_json::from_slice(&std::fs::read(dir.join("demo-counts.json")).unwrap()).unwrap();
     let vehicle = tallies.iter().find(|t| t.process == "vehicle_interface").unwrap_or_else(|| {
         panic!("{}: the rclpy node's counts are not in demo-counts.json: {tallies:?}\n{stdout}", d.name)
@@ -665,7 +665,7 @@ fn interop(d: &Distro, index: u32) {
     let got_cmds = vehicle.received["/control/cmd_vel"];
     let sent_imu = vehicle.published["/sensing/imu"];
     assert!(got_cmds > 0 && sent_imu > 0, "{}: the rclpy node exchanged nothing: {vehicle:?}", d.name);
-    let sum = |pick: fn(&demo::Tally) -> &BTreeMap<String, u64>, topic: &str| -> u64 {
+    let sum = |pick: fn(&rostrace_demo::Tally) -> &BTreeMap<String, u64>, topic: &str| -> u64 {
         tallies.iter().filter_map(|t| pick(t).get(topic)).sum()
     };
 

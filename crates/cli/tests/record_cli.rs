@@ -34,7 +34,7 @@ fn events(dir: &Path) -> Vec<(String, i64)> {
 
 /// (name, ts) of every event of the session.
 fn all_events(dir: &Path) -> Vec<(String, i64)> {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut v = Vec::new();
     let mut evs = set.events();
@@ -203,14 +203,14 @@ fn record_filtered(dir: &Path, prog: &Path, name: &str, opts: &[&str], env: &[(&
     }
     let out = c.output().unwrap();
     let session = dir.join(name);
-    if ctf::find_traces(&session).is_err() {
+    if rostrace_ctf::find_traces(&session).is_err() {
         // Nothing recorded: said, exit 1.
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.code() == Some(1) && err.contains("filters"), "{err}");
         return Vec::new();
     }
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut v = Vec::new();
     let mut evs = set.events();
@@ -604,7 +604,7 @@ fn sigterm_stops_the_command_and_finishes_the_trace() {
     assert!(out.contains("trace written"), "{err}");
     assert_eq!(tracetools::tracer::control_state(Some(&session)), tracetools::tracer::Control::Stopped);
     // Complete and readable: every event up to the signal, none discarded.
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut last = 0;
     let mut n = 0;
@@ -919,7 +919,7 @@ int main(void) {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
-        let (set, _) = ctf::TraceSet::open(&[dir.join(&kname)]);
+        let (set, _) = rostrace_ctf::TraceSet::open(&[dir.join(&kname)]);
         assert!(set.traces.iter().any(|t| t.schema.event_classes().any(|c| c.name == "sched_switch")));
     } else {
         assert!(err.contains("kernel tracer") && err.lines().count() == 1, "{err}");
@@ -970,13 +970,13 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     let session = disk.0.join("full");
     // The late process has a trace of its own, and both count the losses of their late threads
     // (whose stream files could not be created) in their loss file.
-    let traces = ctf::find_traces(&session).unwrap();
+    let traces = rostrace_ctf::find_traces(&session).unwrap();
     assert_eq!(traces.len(), 2);
     for t in &traces {
         let loss = std::fs::metadata(t.join(tracetools::storage::LOSS_FILE)).map_or(0, |m| m.len());
         assert!(loss > 0, "{}: no losses counted in its loss file", t.display());
     }
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let (mut recorded, mut read_errors) = (0u64, Vec::new());
     let mut evs = set.events();

@@ -115,7 +115,7 @@ fn report_renders_whatever_the_names_hold() {
     }
     let dir = TempDir::new("report-names");
     let t = dir.join("<!--<script>&");
-    testkit::copy_writable(&src, &t);
+    rostrace_testkit::copy_writable(&src, &t);
     let html = dir.join("report.html");
     let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -188,7 +188,7 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
     let dir = TempDir::new("report-huge");
     let trace = dir.join("trace");
     let mut s = system::Sys::new();
-    let nodes = html::ROWS + 500;
+    let nodes = rostrace_html::ROWS + 500;
     for i in 0..nodes {
         let n = s.node(&format!("n{i}"));
         let cb = s.timer(n, 100 * system::MS);
@@ -208,10 +208,10 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
     let json = &page[page.find("id=\"data\">").unwrap() + 10..];
     let data: Value = serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
     let callbacks = data["report"]["callbacks"].as_array().unwrap();
-    assert_eq!(callbacks.len(), html::ROWS);
-    assert_eq!(data["report"]["nodes"].as_array().unwrap().len(), html::ROWS);
+    assert_eq!(callbacks.len(), rostrace_html::ROWS);
+    assert_eq!(data["report"]["nodes"].as_array().unwrap().len(), rostrace_html::ROWS);
     let lightest = callbacks.iter().map(|c| c["total_ns"].as_i64().unwrap()).min().unwrap();
-    assert_eq!(lightest, 1000 * (nodes - html::ROWS + 1) as i64, "the heaviest callbacks are kept");
+    assert_eq!(lightest, 1000 * (nodes - rostrace_html::ROWS + 1) as i64, "the heaviest callbacks are kept");
     let capped: Vec<(String, u64)> = data["capped"]
         .as_array()
         .unwrap()
@@ -219,8 +219,8 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
         .map(|c| (c["table"].as_str().unwrap().to_string(), c["total"].as_u64().unwrap()))
         .collect();
     // The runs in the page are those of the callbacks in it.
-    assert_eq!(data["inst"]["run_s"].as_array().unwrap().len(), html::ROWS);
-    assert_eq!(data["inst"]["runs_left_out"].as_u64(), Some((nodes - html::ROWS) as u64));
+    assert_eq!(data["inst"]["run_s"].as_array().unwrap().len(), rostrace_html::ROWS);
+    assert_eq!(data["inst"]["runs_left_out"].as_u64(), Some((nodes - rostrace_html::ROWS) as u64));
     assert!(
         capped.contains(&("callbacks".into(), nodes as u64)) && capped.contains(&("nodes".into(), nodes as u64)),
         "{capped:?}"
@@ -243,6 +243,6 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
         }
         out
     };
-    let want = format!("{} of {} callbacks", thousands(html::ROWS), thousands(nodes));
+    let want = format!("{} of {} callbacks", thousands(rostrace_html::ROWS), thousands(nodes));
     assert!(note.contains(&want), "{want}: {}", &note[..300.min(note.len())]);
 }

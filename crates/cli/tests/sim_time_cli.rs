@@ -23,7 +23,7 @@ fn venv() -> Option<(PathBuf, &'static str)> {
 /// (system ns, stamp, procname) of every `ros2_caret:sim_time` of the traces under `dir`, and
 /// the names of all the events.
 fn sim_time_events(dir: &Path) -> (Vec<(i64, i64, String)>, Vec<String>) {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     let mut out = Vec::new();
     let mut names = Vec::new();
@@ -211,7 +211,7 @@ fn light_records_carets_light_list() {
         }
         assert!(!kinds.contains(&"ros2:rmw_publish"), "{backend}: {kinds:?}");
         let r = analyze_json(&[], &[&dir]);
-        assert_eq!(r["nodes"].as_array().unwrap().len(), demo::NODES.len(), "{backend}");
+        assert_eq!(r["nodes"].as_array().unwrap().len(), rostrace_demo::NODES.len(), "{backend}");
         let runs: u64 = r["callbacks"].as_array().unwrap().iter().map(|c| c["count"].as_u64().unwrap()).sum();
         assert!(runs > 0, "{backend}: no callback runs");
         eprintln!("{backend} --light: {} events of {} kinds: {kinds:?}", names.len(), kinds.len());

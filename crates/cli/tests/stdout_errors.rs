@@ -60,7 +60,7 @@ pub fn check_full(what: &str, out: &Output) {
 
 #[test]
 fn commands_exit_quietly_on_a_closed_pipe() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for (what, args) in commands() {
         let out = to_closed_pipe(rostrace().args(&args));
         let err = String::from_utf8_lossy(&out.stderr);
@@ -71,7 +71,7 @@ fn commands_exit_quietly_on_a_closed_pipe() {
 
 #[test]
 fn commands_say_once_that_standard_output_is_full() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for (what, args) in commands() {
         let out = to_dev_full(&args);
         check_full(&what, &out);

@@ -1,11 +1,13 @@
 //! Metadata with many event classes, against babeltrace2 in the same run.
 //!
-//! `cargo bench -p rostrace-ctf --bench metadata`: LTTng-UST metadata (`ctf::write`'s layout)
+//! `cargo bench -p rostrace-ctf --bench metadata`: LTTng-UST metadata (`rostrace_ctf::write`'s layout)
 //! with 10^3, 10^4 and 10^5 event classes, parsed by rostrace (`parse_schema`, best of 3) and
 //! read by `babeltrace2 -o dummy` (a trace of that metadata and one empty stream file, once).
 //! The time per class stays flat when nothing in the parse is quadratic in the classes.
 
-use ctf::write::{metadata_text, packetize_metadata, EventDecl, FieldDecl, FieldType, StreamWriter, TraceDecl};
+use rostrace_ctf::write::{
+    metadata_text, packetize_metadata, EventDecl, FieldDecl, FieldType, StreamWriter, TraceDecl,
+};
 use std::process::Command;
 use std::time::Instant;
 
@@ -37,7 +39,7 @@ fn main() {
         let mut best = f64::INFINITY;
         for _ in 0..3 {
             let t = Instant::now();
-            let schema = ctf::metadata::parse_schema(&text).expect("valid metadata");
+            let schema = rostrace_ctf::metadata::parse_schema(&text).expect("valid metadata");
             best = best.min(t.elapsed().as_secs_f64());
             assert_eq!(schema.event_classes().count(), n);
         }
@@ -47,7 +49,7 @@ fn main() {
             std::fs::write(dir.join("metadata"), packetize_metadata(&text, &d.uuid)).unwrap();
             let f = std::fs::File::create(dir.join("channel0_0")).unwrap();
             let mut w = StreamWriter::new(f, d.uuid, 0, 0, 4096);
-            w.event(0, 1, 1, 1, b"bench", &ctf::write::Payload::new().u64(1).string(b"x").bytes).unwrap();
+            w.event(0, 1, 1, 1, b"bench", &rostrace_ctf::write::Payload::new().u64(1).string(b"x").bytes).unwrap();
             w.finish().unwrap();
             let t = Instant::now();
             let out = Command::new("babeltrace2").arg(&dir).args(["-o", "dummy"]).output().unwrap();

@@ -5,7 +5,7 @@
 //! name, in time order, on one core and then with a second thread decoding ahead; babeltrace2
 //! reads the trace with `-o dummy` (decodes everything, prints nothing).
 
-use ctf::{FieldValue, StructRef, TraceSet};
+use rostrace_ctf::{FieldValue, StructRef, TraceSet};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! events, and many traces merged in time order.
 //!
 //! ```no_run
-//! let (set, errors) = ctf::TraceSet::open(&["/path/to/trace"]);
+//! let (set, errors) = rostrace_ctf::TraceSet::open(&["/path/to/trace"]);
 //! for e in &errors { eprintln!("{e}"); }
 //! let mut events = set.events();
 //! while let Some(ev) = events.next() {

@@ -492,7 +492,7 @@ impl TraceSet {
 /// same events, errors and losses in the same order), read as asked:
 ///
 /// ```no_run
-/// # let (set, _) = ctf::TraceSet::open(&["trace"]);
+/// # let (set, _) = rostrace_ctf::TraceSet::open(&["trace"]);
 /// let n = set.read().jobs(0).decode_ahead().run(|events| {
 ///     let mut n = 0;
 ///     while let Some(Ok(_)) = events.next() {

@@ -1,17 +1,17 @@
 //! Damaged inputs: truncated stream files and corrupted bytes give errors that name the file
 //! and a byte offset, deliver the events before the damage, and never panic.
 
-use ctf::{Error, TraceSet};
+use rostrace_ctf::{Error, TraceSet};
 use std::path::{Path, PathBuf};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// Copies the trace directory into a fresh temporary directory, writable.
 fn copy_trace(src: &Path, name: &str) -> PathBuf {
     let dst = std::env::temp_dir().join(format!("rostrace-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dst);
-    testkit::copy_writable(src, &dst);
+    rostrace_testkit::copy_writable(src, &dst);
     dst
 }
 
@@ -38,7 +38,7 @@ fn read_all(dir: &Path) -> (usize, Vec<Error>) {
 
 #[test]
 fn truncated_stream_file_keeps_earlier_events() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let src = shared().join("traces/tc-ros2-example2");
     let (full, errs) = read_all(&src);
     assert!(errs.is_empty(), "{errs:?}");
@@ -69,10 +69,10 @@ fn truncated_stream_file_keeps_earlier_events() {
 
 #[test]
 fn truncated_metadata_is_an_error_with_offset() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     let dir = copy_trace(&src, "meta");
-    let meta = ctf::find_traces(&dir).unwrap()[0].join("metadata");
+    let meta = rostrace_ctf::find_traces(&dir).unwrap()[0].join("metadata");
     let len = std::fs::metadata(&meta).unwrap().len();
     std::fs::OpenOptions::new().write(true).open(&meta).unwrap().set_len(len / 2 + 50).unwrap();
     let (n, errs) = read_all(&dir);
@@ -87,11 +87,11 @@ fn truncated_metadata_is_an_error_with_offset() {
 /// the other traces of the set are still read.
 #[test]
 fn metadata_that_is_not_ctf_is_an_error_with_offset() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     for (case, content) in [("garbage", &b"\x7fELF\x02\x01\x01 garbage"[..]), ("empty", &b""[..])] {
         let dir = copy_trace(&src, &format!("not-ctf-{case}"));
-        let meta = ctf::find_traces(&dir).unwrap()[0].join("metadata");
+        let meta = rostrace_ctf::find_traces(&dir).unwrap()[0].join("metadata");
         std::fs::write(&meta, content).unwrap();
         let check = |e: &Error| match e {
             Error::NotMetadata { path, offset, message } => {
@@ -103,8 +103,8 @@ fn metadata_that_is_not_ctf_is_an_error_with_offset() {
             }
             other => panic!("{case}: {other}"),
         };
-        check(&ctf::find_traces(&dir).unwrap_err());
-        check(&ctf::find_traces(&meta).unwrap_err());
+        check(&rostrace_ctf::find_traces(&dir).unwrap_err());
+        check(&rostrace_ctf::find_traces(&meta).unwrap_err());
         let (set, errs) = TraceSet::open(&[&dir, &shared().join("ctf-edge/tc-ctf-sequence-empty")]);
         assert_eq!(errs.len(), 1);
         check(&errs[0]);
@@ -116,10 +116,10 @@ fn metadata_that_is_not_ctf_is_an_error_with_offset() {
 /// Corrupts bytes at pseudo-random places of a stream file and of the metadata: never a panic.
 #[test]
 fn corrupted_bytes_never_panic() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let src = shared().join("traces/rosworld2021-pingpong");
     let dir = copy_trace(&src, "corrupt");
-    let tdir = ctf::find_traces(&dir).unwrap()[0].clone();
+    let tdir = rostrace_ctf::find_traces(&dir).unwrap()[0].clone();
     let stream = std::fs::read_dir(&tdir)
         .unwrap()
         .flatten()
@@ -129,7 +129,7 @@ fn corrupted_bytes_never_panic() {
     let original = std::fs::read(&stream).unwrap();
     let meta_path = tdir.join("metadata");
     let meta = std::fs::read(&meta_path).unwrap();
-    let mut rng = testkit::XorShift(0x2545_F491_4F6C_DD1D);
+    let mut rng = rostrace_testkit::XorShift(0x2545_F491_4F6C_DD1D);
     let mut next = move || rng.next_u64();
     for round in 0..150 {
         let mut data = original.clone();
@@ -170,7 +170,7 @@ fn damage(name: &str, at: usize, mask: u8) -> (PathBuf, usize, (i64, i64), PathB
 }
 
 /// (first, last) event time, whether the merged events are in time order, the losses.
-fn times(dir: &Path) -> ((i64, i64), bool, Vec<ctf::Loss>) {
+fn times(dir: &Path) -> ((i64, i64), bool, Vec<rostrace_ctf::Loss>) {
     let (set, _) = TraceSet::open(&[dir]);
     let mut events = set.events();
     let (mut first, mut last, mut ordered) = (None, i64::MIN, true);
@@ -202,7 +202,7 @@ fn the_error(errs: &[Error], victim: &Path, offset: u64, what: &str) {
 /// order, the trace's time range unchanged.
 #[test]
 fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let (dir, full, span, victim) = damage("packet-time", 32 + 4, 1 << 3);
     let (n, errs) = read_all(&dir);
     the_error(&errs, &victim, 5 * 32768, "timestamp_begin");
@@ -218,7 +218,7 @@ fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
 /// packet; every event still read; no loss made up (2^48 packets, 2^40 events).
 #[test]
 fn damaged_loss_counters_are_errors_not_losses() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     for (name, at, what) in [("seq", 64 + 6, "packet_seq_num"), ("discarded", 72 + 5, "events_discarded")] {
         let (dir, full, span, victim) = damage(name, at, 0x5a);
         let (n, errs) = read_all(&dir);

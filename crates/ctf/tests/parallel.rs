@@ -2,12 +2,12 @@
 //! thread gives: the same events (time, stream, packet, contexts, payload), errors and losses,
 //! in the same order, on every trace in `../shared` and on damaged copies.
 
-use ctf::json::json_struct;
-use ctf::{Event, Events, StreamReader, TraceSet};
+use rostrace_ctf::json::json_struct;
+use rostrace_ctf::{Event, Events, StreamReader, TraceSet};
 use std::path::{Path, PathBuf};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// An event: time, stream, packet, contexts, payload.
 fn line(ev: &Event) -> String {
@@ -53,11 +53,11 @@ fn transcript(events: &mut Events) -> (Vec<String>, u64) {
 /// shared traces (a failure when tools are required).
 fn e2e_copy(dir: &Path) -> bool {
     let src = shared().join("traces/caret-demos-e2e-2021");
-    let Ok(found) = ctf::find_traces(&src) else {
-        assert!(!testkit::tools_required(), "{} missing", src.display());
+    let Ok(found) = rostrace_ctf::find_traces(&src) else {
+        assert!(!rostrace_testkit::tools_required(), "{} missing", src.display());
         return false;
     };
-    testkit::copy_writable(&found[0], dir);
+    rostrace_testkit::copy_writable(&found[0], dir);
     true
 }
 
@@ -195,11 +195,11 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
 
 #[test]
 fn workers_read_every_shared_trace_as_one_thread_does() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     // The edge cases one by one, with more workers than streams and fewer.
     let root = shared().join("ctf-edge");
     let Ok(rd) = std::fs::read_dir(&root) else {
-        assert!(!testkit::tools_required(), "{} missing", root.display());
+        assert!(!rostrace_testkit::tools_required(), "{} missing", root.display());
         return;
     };
     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
@@ -219,7 +219,7 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
     let (one, one_errors) = TraceSet::open(&[shared()]);
     let (many, many_errors) = TraceSet::open_jobs(&[shared()], 3);
     let dirs = |s: &TraceSet| s.traces.iter().map(|t| t.dir.clone()).collect::<Vec<_>>();
-    let errors = |e: &[ctf::Error]| e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+    let errors = |e: &[rostrace_ctf::Error]| e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
     assert!(one.traces.len() > 20 && !one_errors.is_empty(), "{} traces", one.traces.len());
     assert_eq!(dirs(&one), dirs(&many));
     assert_eq!(errors(&one_errors), errors(&many_errors));
@@ -236,7 +236,7 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
 fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     // A copy of a multi-stream trace with damage in several streams: a flipped packet begin, a
     // torn end, a counter that goes backwards.
-    let tmp = testkit::TempDir::new("parallel-damaged");
+    let tmp = rostrace_testkit::TempDir::new("parallel-damaged");
     let dir = tmp.join("t");
     if !e2e_copy(&dir) {
         return;
@@ -293,18 +293,18 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
 /// whole file's reader is or have to be read again.
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let src = shared().join("ctf-edge/tc-hello-lost");
     if !src.is_dir() {
-        assert!(!testkit::tools_required(), "{} missing", src.display());
+        assert!(!rostrace_testkit::tools_required(), "{} missing", src.display());
         return;
     }
-    let tmp = testkit::TempDir::new("parallel-random");
+    let tmp = rostrace_testkit::TempDir::new("parallel-random");
     let dir = tmp.join("t");
-    testkit::copy_writable(&src, &dir);
+    rostrace_testkit::copy_writable(&src, &dir);
     let stream = dir.join("channel1_2");
     let original = std::fs::read(&stream).unwrap();
-    let mut rng = testkit::XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut rng = rostrace_testkit::XorShift(0x9e37_79b9_7f4a_7c15);
     let mut next = move || rng.next_u64();
     let (mut parts, mut again) = (0, 0);
     for round in 0..24 {
@@ -329,15 +329,15 @@ fn parts_equal_whole_files_under_random_damage() {
 /// and many traces.
 #[test]
 fn parts_of_a_set_merge_into_the_whole_set() {
-    testkit::needs_test_data!();
-    let tmp = testkit::TempDir::new("parallel-set");
+    rostrace_testkit::needs_test_data!();
+    let tmp = rostrace_testkit::TempDir::new("parallel-set");
     // The same damage in each copy: errors at the same times, put in order by stream.
     for k in 0..3 {
         let dir = tmp.join(format!("copy{k}"));
         if !e2e_copy(&dir) {
             return;
         }
-        let mut rng = testkit::XorShift(0x5eed_0004);
+        let mut rng = rostrace_testkit::XorShift(0x5eed_0004);
         for p in stream_files(&dir) {
             let mut data = std::fs::read(&p).unwrap();
             if data.len() > 8192 {
@@ -397,14 +397,14 @@ fn parts_of_a_set_merge_into_the_whole_set() {
 /// included.
 #[test]
 fn context_integers_at_kept_positions_are_those_read_by_name() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     let (set, _) = TraceSet::open(&[shared()]);
     if set.traces.is_empty() {
-        assert!(!testkit::tools_required(), "no traces in {}", shared().display());
+        assert!(!rostrace_testkit::tools_required(), "no traces in {}", shared().display());
         return;
     }
     let names = ["vpid", "vtid", "procname", "cpu_id", "no_such_member"];
-    let mut kept = ctf::types::TracePositions::new(names);
+    let mut kept = rostrace_ctf::types::TracePositions::new(names);
     let mut events = set.events();
     let (mut n, mut found) = (0u64, 0u64);
     while let Some(r) = events.next() {

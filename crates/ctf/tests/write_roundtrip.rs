@@ -1,7 +1,7 @@
-//! Traces written by `ctf::write` read back exactly, with this crate and with babeltrace2.
+//! Traces written by `rostrace_ctf::write` read back exactly, with this crate and with babeltrace2.
 
-use ctf::write::*;
-use ctf::{FieldValue, TraceSet};
+use rostrace_ctf::write::*;
+use rostrace_ctf::{FieldValue, TraceSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -78,8 +78,8 @@ fn write_trace(dir: &Path, n: u64) {
     }
 }
 
-fn tmp(name: &str) -> testkit::TempDir {
-    testkit::TempDir::new(&format!("write-{name}"))
+fn tmp(name: &str) -> rostrace_testkit::TempDir {
+    rostrace_testkit::TempDir::new(&format!("write-{name}"))
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn reads_back_exactly() {
 
 #[test]
 fn babeltrace2_reads_it_without_warnings() {
-    if !testkit::require(testkit::have("babeltrace2", "--version"), "babeltrace2") {
+    if !rostrace_testkit::require(rostrace_testkit::have("babeltrace2", "--version"), "babeltrace2") {
         return;
     }
     let dir = tmp("bt2");

@@ -1,4 +1,4 @@
 //! Prints the export schema as Markdown (the README's): `cargo run -p rostrace-export --example schema`.
 fn main() {
-    print!("{}", export::schema::markdown());
+    print!("{}", rostrace_export::schema::markdown());
 }

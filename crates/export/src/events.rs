@@ -3,8 +3,8 @@
 
 use crate::schema::{event_columns, Column, Kind};
 use crate::tables::{Cell, Counts, Sink, TableWriter};
-use ctf::types::Ty;
-use ctf::{FieldValue, StructRef, TraceSet};
+use rostrace_ctf::types::Ty;
+use rostrace_ctf::{FieldValue, StructRef, TraceSet};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -87,7 +87,7 @@ fn cell<'a>(v: FieldValue<'a>, kind: Kind) -> Cell<'a> {
         (FieldValue::Str(b), _) => Cell::Str(String::from_utf8_lossy(b)),
         (v, _) => {
             let mut out = Vec::new();
-            ctf::json::json_value(&mut out, &v);
+            rostrace_ctf::json::json_value(&mut out, &v);
             Cell::Str(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
         }
     }

@@ -4,13 +4,13 @@
 //! and message flows as a Perfetto trace.
 //!
 //! ```no_run
-//! let (set, _errors) = ctf::TraceSet::open(&["trace/"]);
-//! let a = analysis::Processor::standard().analyze(&set, analysis::Window::default(), |_, _| {});
-//! let mut sink = export::parquet::ParquetSink::new("out".as_ref(), "robot1");
-//! export::write_tables(&a, "robot1", &mut sink).unwrap();
-//! export::events::write(&set, "robot1", &|_| true, &mut sink, &mut |_, _| {}, 0).unwrap();
+//! let (set, _errors) = rostrace_ctf::TraceSet::open(&["trace/"]);
+//! let a = rostrace_analysis::Processor::standard().analyze(&set, rostrace_analysis::Window::default(), |_, _| {});
+//! let mut sink = rostrace_export::parquet::ParquetSink::new("out".as_ref(), "robot1");
+//! rostrace_export::write_tables(&a, "robot1", &mut sink).unwrap();
+//! rostrace_export::events::write(&set, "robot1", &|_| true, &mut sink, &mut |_, _| {}, 0).unwrap();
 //! let f = std::fs::File::create("trace.pftrace").unwrap();
-//! export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
+//! rostrace_export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
 //! ```
 
 pub mod arrow;
@@ -21,9 +21,9 @@ pub mod perfetto;
 pub mod schema;
 pub mod tables;
 
-use analysis::executor::ExecutorHandler;
-use analysis::services::ServiceHandler;
-use analysis::Analysis;
+use rostrace_analysis::executor::ExecutorHandler;
+use rostrace_analysis::services::ServiceHandler;
+use rostrace_analysis::Analysis;
 use std::io;
 
 /// Writes the analysis tables of [`schema::tables`] (those of the handlers, service calls and

@@ -6,7 +6,7 @@
 //! Field numbers are Perfetto's (`protos/perfetto/trace/perfetto_trace.proto`); the encoding is
 //! written here (a few messages do not need a protobuf library).
 
-use analysis::Analysis;
+use rostrace_analysis::Analysis;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -397,9 +397,9 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     let (thread_uuid, topic_uuid) = tracks(a, &mut w, &mut ids, &mut stats)?;
 
     // Callbacks by key, for the slices' names.
-    let by_key: HashMap<(u32, i64, u64), &analysis::CallbackReport> =
+    let by_key: HashMap<(u32, i64, u64), &rostrace_analysis::CallbackReport> =
         a.report.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), c)).collect();
-    let slice_name = |run: u32| -> (String, Option<&analysis::CallbackReport>, u64) {
+    let slice_name = |run: u32| -> (String, Option<&rostrace_analysis::CallbackReport>, u64) {
         let k = a.slots[a.runs[run as usize].0.slot()];
         let c = by_key.get(&k).copied();
         let name = match c {

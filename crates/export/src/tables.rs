@@ -1,11 +1,11 @@
 //! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
 
 use crate::schema::{self, Column};
-use analysis::executor::ExecutorHandler;
-use analysis::model::{Key, Model};
-use analysis::services::ServiceHandler;
-use analysis::Analysis;
-use analysis::MatchBy;
+use rostrace_analysis::executor::ExecutorHandler;
+use rostrace_analysis::model::{Key, Model};
+use rostrace_analysis::services::ServiceHandler;
+use rostrace_analysis::Analysis;
+use rostrace_analysis::MatchBy;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
@@ -141,7 +141,7 @@ fn instance<'a>(
 }
 
 /// Mean, p99 and max of `s`, empty when it has no value.
-fn stats_cells(s: &analysis::Stats) -> [Cell<'static>; 3] {
+fn stats_cells(s: &rostrace_analysis::Stats) -> [Cell<'static>; 3] {
     let some = s.count > 0;
     [if some { Cell::F64(s.mean) } else { Cell::Null }, some.then_some(s.p99).into(), some.then_some(s.max).into()]
 }

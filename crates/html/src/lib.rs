@@ -3,7 +3,7 @@
 //! The data goes in as JSON: the report as `rostrace analyze --json` writes it, and the
 //! instances the plots need (callback runs, message flows) as compact columns.
 
-use analysis::{Analysis, Report};
+use rostrace_analysis::{Analysis, Report};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -120,7 +120,7 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
 }
 
 fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
-    use analysis::paths::{Case, PathIndex, PathOptions};
+    use rostrace_analysis::paths::{Case, PathIndex, PathOptions};
     let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) else { return Vec::new() };
     let t0 = r.begin_ns.unwrap_or(0);
     let arch = a.architecture();
@@ -200,7 +200,7 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
         inst.run_t.push(t);
     }
     let mut topic_ids: HashMap<&str, u32> = HashMap::new();
-    let mut flows: Vec<&analysis::Flow> = a.flows.iter().collect();
+    let mut flows: Vec<&rostrace_analysis::Flow> = a.flows.iter().collect();
     flows.sort_by_key(|f| a.pubs[f.publication as usize].0.ts);
     for f in flows {
         if shown_topics.as_ref().is_some_and(|s| !s.contains(f.topic.as_str())) {

@@ -47,7 +47,7 @@ fn main() {
     };
     let plain = run(false);
     let traced = run(true);
-    let (set, _) = ctf::TraceSet::open(&[&dir]);
+    let (set, _) = rostrace_ctf::TraceSet::open(&[&dir]);
     let mut events = 0u64;
     let mut it = set.events();
     while let Some(Ok(_)) = it.next() {

@@ -31,7 +31,7 @@ struct Ev {
 
 #[test]
 fn traced_nodes_record_rclcpp_events() {
-    let tmp = testkit::TempDir::new("ros2");
+    let tmp = rostrace_testkit::TempDir::new("ros2");
     let root = tmp.join("session");
     std::env::set_var("ROSTRACE_SESSION_DIR", &root);
     let domain = 100 + (std::process::id() % 100) as u16;
@@ -87,7 +87,7 @@ fn traced_nodes_record_rclcpp_events() {
 
     let dir = tracetools::tracer::trace_dir().unwrap();
     tracetools::tracer::flush();
-    let (set, errors) = ctf::TraceSet::open(&[&dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut evs = Vec::new();
     let mut it = set.events();

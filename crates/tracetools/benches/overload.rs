@@ -55,7 +55,7 @@ fn burst(prog: &Path, dir: &Path, n: usize, seconds: f64, env: &[(&str, String)]
 /// Events in the traces under `dir`, the losses they report, and the read errors (a stream
 /// file or trace that cannot be read keeps its events out of the count).
 fn count(dir: &Path) -> (u64, u64, u64, Vec<String>) {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     let mut errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     let mut events = set.events();
     let mut kept = 0;
@@ -69,8 +69,8 @@ fn count(dir: &Path) -> (u64, u64, u64, Vec<String>) {
     let (mut discarded, mut packets) = (0, 0);
     for l in events.losses() {
         match l.kind {
-            ctf::LossKind::Events(k) => discarded += k,
-            ctf::LossKind::Packets(k) => packets += k,
+            rostrace_ctf::LossKind::Events(k) => discarded += k,
+            rostrace_ctf::LossKind::Packets(k) => packets += k,
         }
     }
     (kept, discarded, packets, errors)

@@ -3,8 +3,8 @@
 
 use crate::distro::Abi;
 use crate::GID_SIZE;
-pub use ctf::write::FieldType;
-use ctf::write::{EventDecl, FieldDecl, TraceDecl};
+pub use rostrace_ctf::write::FieldType;
+use rostrace_ctf::write::{EventDecl, FieldDecl, TraceDecl};
 
 /// One tracepoint.
 #[derive(Debug)]
@@ -118,8 +118,8 @@ mod tests {
     #[test]
     fn metadata_parses_with_every_event() {
         let rolling = crate::distro::by_name("rolling").unwrap();
-        let text = ctf::write::metadata_text(&trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
-        let s = ctf::metadata::parse_schema(&text).unwrap();
+        let text = rostrace_ctf::write::metadata_text(&trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
+        let s = rostrace_ctf::metadata::parse_schema(&text).unwrap();
         assert_eq!(s.streams[0].events.len(), TRACEPOINTS.len());
         let ml = s.event_classes().find(|e| e.name == "ros2:message_link_periodic_async").unwrap();
         assert_eq!(ml.field_names(), ["_subs_length", "subs", "_pubs_length", "pubs"]);

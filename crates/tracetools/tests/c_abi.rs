@@ -7,10 +7,10 @@
 mod common;
 
 use common::{lib_dir, read_rostrace, PerThread};
+use rostrace_testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 
 fn tmp(name: &str) -> TempDir {
     TempDir::new(&format!("cabi-{name}"))
@@ -130,7 +130,7 @@ fn embedded_tracer_records_every_flow_exactly() {
     let want = expected(&files);
     assert_eq!(want.len(), 6, "3 threads in each of 2 processes");
     // LTTng's per-process layout, one trace per process.
-    let traces = ctf::find_traces(&session).unwrap();
+    let traces = rostrace_ctf::find_traces(&session).unwrap();
     assert_eq!(traces.len(), 2);
     assert!(traces.iter().all(|t| t.to_string_lossy().contains("/ust/pid/flows-")));
     check_both_readers("embedded trace", &session, &want);
@@ -170,7 +170,7 @@ fn stress_every_event_recorded_or_counted() {
     assert!(st.success());
     let elapsed = t.elapsed().as_secs_f64();
     let emitted: u64 = std::fs::read_to_string(&count).unwrap().trim().parse().unwrap();
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut recorded = 0u64;
     let mut events = set.events();
@@ -284,8 +284,11 @@ fn a_first_burst_survives_sigkill_shortly_after() {
         std::thread::sleep(std::time::Duration::from_millis(KILL_AFTER_MS));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let got =
-            if ctf::find_traces(&session).is_ok() { callback_ends(&read_rostrace(&session).0) } else { Vec::new() };
+        let got = if rostrace_ctf::find_traces(&session).is_ok() {
+            callback_ends(&read_rostrace(&session).0)
+        } else {
+            Vec::new()
+        };
         assert!(
             got == (1..=300).collect::<Vec<u64>>(),
             "run {run}: {} of 300 events kept by a process killed {KILL_AFTER_MS} ms after its burst",
@@ -324,7 +327,7 @@ fn the_store_of_initialization_events_is_bounded() {
     // Start: the process writes its initialization events, then ends.
     std::fs::write(session.join(tracetools::tracer::CONTROL_FILE), "recording\n").unwrap();
     let replayed = || {
-        ctf::find_traces(&session).ok().and_then(|t| t.first().cloned()).is_some_and(|t| {
+        rostrace_ctf::find_traces(&session).ok().and_then(|t| t.first().cloned()).is_some_and(|t| {
             std::fs::read_dir(t).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("channel0_init"))
         })
     };
@@ -336,7 +339,7 @@ fn the_store_of_initialization_events_is_bounded() {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
     let hwm_kb: u64 = std::fs::read_to_string(&hwm_file).unwrap().trim().parse().unwrap();
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut kept = 0u64;
     let mut events = set.events();
@@ -458,7 +461,7 @@ fn event_times_are_the_monotonic_clock() {
             &[("ROSTRACE_SESSION_DIR", &session), ("ROSTRACE_CLOCK", &clock), ("ROSTRACE_BUFFER_SIZE", &"4M")],
         );
         assert!(st.success());
-        let (set, errors) = ctf::TraceSet::open(&[&session]);
+        let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
         assert!(errors.is_empty(), "{errors:?}");
         // Per thread: (event time, clock read before it).
         let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64)>> = Default::default();
@@ -546,8 +549,8 @@ int main(int argc, char ** argv)
     assert!(traces.iter().any(|t| t.starts_with("talker-")), "{traces:?}");
     assert!(traces.iter().any(|t| t.starts_with("_._.._.._x-")), "{traces:?}");
     // Every trace is found and read, its events with the name the process gave itself.
-    assert_eq!(ctf::find_traces(&session).unwrap().len(), 5);
-    let (set, errors) = ctf::TraceSet::open(&[&session]);
+    assert_eq!(rostrace_ctf::find_traces(&session).unwrap().len(), 5);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut names = Vec::new();
     let mut events = set.events();

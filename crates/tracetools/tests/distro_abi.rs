@@ -12,16 +12,16 @@
 mod common;
 
 use common::{lib_dir, read_rostrace, PerThread};
+use rostrace_testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::{have, have_lttng, lttng_lock, require, LttngSession, TempDir};
 use tracetools::catalog::TRACEPOINTS;
 use tracetools::distro::{by_name, Abi};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
-use testkit::test_data as shared;
+use rostrace_testkit::test_data as shared;
 
 /// The C expression of argument `ai` of tracepoint `k` (thread base `shift`, iteration `i`).
 fn value(c_type: &str, name: &str, k: usize, ai: usize) -> String {
@@ -111,8 +111,8 @@ fn build_upstream(version: &str, dir: &Path) -> PathBuf {
 
 /// The payload layout of every event class a trace declares: field names and types.
 fn layouts(dir: &Path) -> BTreeMap<String, Vec<String>> {
-    fn sig(t: &ctf::types::Ty) -> String {
-        use ctf::types::Ty;
+    fn sig(t: &rostrace_ctf::types::Ty) -> String {
+        use rostrace_ctf::types::Ty;
         match t {
             Ty::Int { t, .. } => format!("{}int{}/{}", if t.signed { "s" } else { "u" }, t.size, t.base),
             Ty::Enum { t, .. } => format!("enum({})", t.int.size),
@@ -129,7 +129,7 @@ fn layouts(dir: &Path) -> BTreeMap<String, Vec<String>> {
             Ty::TextSequence { .. } => "text[]".into(),
         }
     }
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut m = BTreeMap::new();
     for t in &set.traces {
@@ -247,25 +247,25 @@ fn check(version: &str, distro: &str) {
 
 #[test]
 fn humble_4_1_1() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check("4.1.1", "humble");
 }
 
 #[test]
 fn jazzy_8_2_4() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check("8.2.4", "jazzy");
 }
 
 #[test]
 fn kilted_8_6_0() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check("8.6.0", "kilted");
 }
 
 #[test]
 fn rolling_8_10_1() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check("8.10.1", "rolling");
 }
 
@@ -527,24 +527,24 @@ fn check_exports_and_cpp_helpers(version: &str, distro: &str) {
 
 #[test]
 fn humble_4_1_1_exports_and_cpp_helpers() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("4.1.1", "humble");
 }
 
 #[test]
 fn jazzy_8_2_4_exports_and_cpp_helpers() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.2.4", "jazzy");
 }
 
 #[test]
 fn kilted_8_6_0_exports_and_cpp_helpers() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.6.0", "kilted");
 }
 
 #[test]
 fn rolling_8_10_1_exports_and_cpp_helpers() {
-    testkit::needs_test_data!();
+    rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.10.1", "rolling");
 }

@@ -15,10 +15,10 @@
 mod common;
 
 use common::lib_dir;
+use rostrace_testkit::{have, require, TempDir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use testkit::{have, require, TempDir};
 
 fn here() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -37,7 +37,7 @@ fn run(cmd: &mut Command) -> String {
 
 /// `ros2_caret:` events of the trace(s) under `dir`: (name without provider, fields as text).
 fn caret_events(dir: &Path) -> Vec<(String, BTreeMap<String, String>)> {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut out = Vec::new();
     let mut evs = set.events();
@@ -48,9 +48,9 @@ fn caret_events(dir: &Path) -> Vec<(String, BTreeMap<String, String>)> {
         if let Some(p) = e.payload() {
             for (f, _, v) in p.iter_typed() {
                 let text = match v {
-                    ctf::FieldValue::U64(x) => format!("{x:#x}"),
-                    ctf::FieldValue::I64(x) => x.to_string(),
-                    ctf::FieldValue::Str(b) => String::from_utf8_lossy(b).into_owned(),
+                    rostrace_ctf::FieldValue::U64(x) => format!("{x:#x}"),
+                    rostrace_ctf::FieldValue::I64(x) => x.to_string(),
+                    rostrace_ctf::FieldValue::Str(b) => String::from_utf8_lossy(b).into_owned(),
                     other => format!("{other:?}"),
                 };
                 fields.insert(f.to_string(), text);

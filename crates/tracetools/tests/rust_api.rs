@@ -3,7 +3,7 @@
 
 #[test]
 fn rust_api_records_events() {
-    let tmp = testkit::TempDir::new("rustapi");
+    let tmp = rostrace_testkit::TempDir::new("rustapi");
     let root = tmp.join("session");
     std::env::set_var("ROSTRACE_SESSION_DIR", &root);
     assert_eq!(tracetools::tracer::mode(), tracetools::tracer::Mode::Embedded);
@@ -16,7 +16,7 @@ fn rust_api_records_events() {
     std::thread::spawn(|| tracetools::api::callback_start(0x99, true)).join().unwrap();
     let dir = tracetools::tracer::trace_dir().unwrap();
     tracetools::tracer::flush();
-    let (set, errors) = ctf::TraceSet::open(&[&dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut names = Vec::new();
     let mut events = set.events();

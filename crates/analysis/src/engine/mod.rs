@@ -11,10 +11,10 @@ mod split;
 use crate::handler::{as_any, as_any_mut, Context, Handler};
 use crate::tables::Collected;
 use crate::window::Window;
-use ctf::TraceSet;
 use pass::ids_of;
 use pass::Pass;
 use plan::Plan;
+use rostrace_ctf::TraceSet;
 
 /// Runs the pass with handlers.
 ///

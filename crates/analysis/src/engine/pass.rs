@@ -6,7 +6,7 @@ use crate::model::Process;
 use crate::ros2::{Core, OBJECTS};
 use crate::tables::{Collected, Orders};
 use crate::window::Window;
-use ctf::{Event, TraceSet};
+use rostrace_ctf::{Event, TraceSet};
 
 /// One pass's state over the events it is given: all of them, or a part's.
 pub(super) struct Pass<'p> {
@@ -53,7 +53,7 @@ impl<'p> Pass<'p> {
     #[inline]
     pub(super) fn handle_item<H: Handler + ?Sized>(
         &mut self,
-        r: &ctf::Result<ctf::Event<'_>>,
+        r: &rostrace_ctf::Result<rostrace_ctf::Event<'_>>,
         order: u128,
         ids_read: Option<(i64, i64)>,
         handlers: &mut [Box<H>],
@@ -79,7 +79,7 @@ impl<'p> Pass<'p> {
     #[inline]
     pub(super) fn event<H: Handler + ?Sized>(
         &mut self,
-        ev: &ctf::Event<'_>,
+        ev: &rostrace_ctf::Event<'_>,
         order: u128,
         ids_read: Option<(i64, i64)>,
         handlers: &mut [Box<H>],
@@ -184,11 +184,11 @@ pub(super) fn unused_names(set: &TraceSet, plan: &Plan, unused: &[Vec<u64>]) -> 
 
 /// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
 /// each trace.
-pub(crate) struct CtxCache(ctf::types::TracePositions<2>);
+pub(crate) struct CtxCache(rostrace_ctf::types::TracePositions<2>);
 
 impl Default for CtxCache {
     fn default() -> Self {
-        CtxCache(ctf::types::TracePositions::new(["vpid", "vtid"]))
+        CtxCache(rostrace_ctf::types::TracePositions::new(["vpid", "vtid"]))
     }
 }
 
@@ -204,7 +204,7 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
 /// The process and thread ids from the stream context's `vpid` and `vtid`, as read (0 without
 /// a process id; the process id without a thread id).
 #[inline]
-pub(crate) fn ids_of([vpid, vtid]: ctf::Ints) -> (i64, i64) {
+pub(crate) fn ids_of([vpid, vtid]: rostrace_ctf::Ints) -> (i64, i64) {
     let vpid = vpid.map_or(0, |v| v as i64);
     (vpid, vtid.map_or(vpid, |v| v as i64))
 }

@@ -3,7 +3,7 @@
 use crate::events::ClassInfo;
 use crate::handler::{Handler, TraceInfo};
 use crate::ros2::Core;
-use ctf::TraceSet;
+use rostrace_ctf::TraceSet;
 
 /// What the pass needs of each trace and class, resolved once.
 pub(super) struct Plan {
@@ -23,7 +23,7 @@ impl Plan {
         let kernel: Vec<bool> = set
             .traces
             .iter()
-            .map(|t| matches!(t.schema.env("domain"), Some(ctf::EnvValue::Str(d)) if d == "kernel"))
+            .map(|t| matches!(t.schema.env("domain"), Some(rostrace_ctf::EnvValue::Str(d)) if d == "kernel"))
             .collect();
         let infos: Vec<Vec<Option<(ClassInfo, u8)>>> = set
             .traces

@@ -7,7 +7,7 @@ use super::Processor;
 use crate::handler::{At, Context, Handler, Part, TraceInfo};
 use crate::tables::Collected;
 use crate::window::Window;
-use ctf::TraceSet;
+use rostrace_ctf::TraceSet;
 use std::any::Any;
 
 impl Processor {
@@ -128,8 +128,8 @@ impl Processor {
 struct Idle;
 
 impl Handler for Idle {
-    fn subscribe(&mut self, _trace: &TraceInfo<'_>, _class: &ctf::EventClass) -> Option<u32> {
+    fn subscribe(&mut self, _trace: &TraceInfo<'_>, _class: &rostrace_ctf::EventClass) -> Option<u32> {
         None
     }
-    fn event(&mut self, _token: u32, _ev: &ctf::Event<'_>, _at: &At, _cx: &Context<'_>) {}
+    fn event(&mut self, _token: u32, _ev: &rostrace_ctf::Event<'_>, _at: &At, _cx: &Context<'_>) {}
 }

@@ -3,9 +3,9 @@
 //! by message ([`latency`]), and paths ranked by latency ([`rank`]).
 //!
 //! ```no_run
-//! use analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
-//! let (set, _errors) = ctf::TraceSet::open(&["trace/"]);
-//! let a = analysis::analyze_traces(&set, |_, _| {});
+//! use rostrace_analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
+//! let (set, _errors) = rostrace_ctf::TraceSet::open(&["trace/"]);
+//! let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
 //! let arch = Architecture::from_analysis(&a);
 //! let index = PathIndex::new(&a);
 //! let (from, to) = (arch.endpoint("/sensor").unwrap(), arch.endpoint("/actuator").unwrap());

@@ -10,7 +10,7 @@ use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
 use crate::tables::{Collected, Run};
-use ctf::Event;
+use rostrace_ctf::Event;
 
 /// The runs builder.
 #[derive(Debug, Default)]

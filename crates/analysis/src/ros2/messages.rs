@@ -8,7 +8,7 @@ use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
 use crate::tables::{Collected, Publication, Take};
-use ctf::Event;
+use rostrace_ctf::Event;
 
 /// What a thread is in the middle of.
 #[derive(Debug, Default)]

@@ -11,7 +11,7 @@ pub(crate) mod objects;
 use crate::events::{ClassInfo, Kind};
 use crate::handler::At;
 use crate::tables::Collected;
-use ctf::Event;
+use rostrace_ctf::Event;
 
 pub(crate) const OBJECTS: u8 = 1;
 const CALLBACKS: u8 = 2;

@@ -7,7 +7,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::model::*;
 use crate::tables::Collected;
-use ctf::Event;
+use rostrace_ctf::Event;
 
 /// The model builder.
 #[derive(Debug, Default)]

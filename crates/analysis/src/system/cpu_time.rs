@@ -5,7 +5,7 @@
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -15,7 +15,7 @@
 
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 
 /// Page size of the kernel's page allocation events.

@@ -6,7 +6,7 @@
 
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 
 const DISPATCH: u8 = 0;
 const START: u8 = 1;

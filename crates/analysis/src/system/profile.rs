@@ -11,7 +11,7 @@
 use super::symbols::{Mapping, Symbol, Symbolizer};
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 
 /// A function of one thread.

@@ -10,7 +10,7 @@
 
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
 use crate::hash::HashMap;
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 
 /// Scheduling of one callback run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

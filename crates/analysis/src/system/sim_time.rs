@@ -4,7 +4,7 @@
 //! `ClockConverter` (`np.polyfit(system, sim, 1)`) does.
 
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
-use ctf::{Event, EventClass};
+use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 
 /// The handler: every `sim_time` sample, (system ns, sim ns), in time order.

@@ -4,7 +4,7 @@
 //! Shared by the path tests and the path benchmark.
 #![allow(dead_code)]
 
-use ctf::write::*;
+use rostrace_ctf::write::*;
 use std::path::Path;
 
 /// The trace's declaration: Jazzy's events as the tracepoint catalog lays them out (what

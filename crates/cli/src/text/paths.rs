@@ -4,7 +4,7 @@ use super::{middle, width, wrap};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
 use crate::info::count;
-use analysis::paths::E2eSummary;
+use rostrace_analysis::paths::E2eSummary;
 use std::fmt::Write as _;
 
 /// What `rostrace paths` searched, as its text's first line says.
@@ -19,7 +19,7 @@ pub struct Search<'a> {
 }
 
 /// The text of `rostrace paths`.
-pub fn render_paths(a: Search<'_>, ranked: &[analysis::paths::RankedPath]) -> String {
+pub fn render_paths(a: Search<'_>, ranked: &[rostrace_analysis::paths::RankedPath]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,

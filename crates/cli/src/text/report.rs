@@ -4,7 +4,7 @@ use super::{fit, list, middle, names, take, wrap};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
 use crate::info::count;
-use analysis::Report;
+use rostrace_analysis::Report;
 use std::fmt::Write as _;
 
 /// The text report, each line at most `width` characters (`usize::MAX`: no limit, nothing
@@ -437,7 +437,7 @@ pub fn sim_lines(sim: &Report, slope: f64, width: usize) -> String {
 }
 
 /// What a callback belongs to: `sub /topic`, `timer 50.00 ms`, `srv /name`, `unknown`.
-fn owner(c: &analysis::CallbackReport) -> String {
+fn owner(c: &rostrace_analysis::CallbackReport) -> String {
     match (c.kind.as_str(), &c.topic, c.timer_period_ns) {
         ("subscription", Some(t), _) => format!("sub {}", esc(t)),
         ("service", Some(t), _) => format!("srv {}", esc(t)),

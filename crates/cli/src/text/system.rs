@@ -5,7 +5,7 @@ use super::{bytes, middle, take};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
 use crate::info::count;
-use analysis::Report;
+use rostrace_analysis::Report;
 use std::fmt::Write as _;
 
 /// The system analyses' sections, for the traces that have their events.
@@ -226,7 +226,7 @@ fn message_age(o: &mut String, r: &Report, top: usize) {
 }
 
 /// A callback as the system sections name it: its node (or process) and symbol.
-fn name(c: &analysis::system::CallbackId) -> String {
+fn name(c: &rostrace_analysis::system::CallbackId) -> String {
     let sym = if c.symbol.is_empty() { format!("{:#x}", c.address) } else { middle(&esc(&c.symbol), 60) };
     if c.node.is_empty() {
         format!("pid {} {sym}", c.vpid)

@@ -1,14 +1,14 @@
 //! Helpers shared by the CLI's integration tests.
 #![allow(dead_code)]
 
+#[allow(unused_imports)]
+pub use rostrace_testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 use std::path::PathBuf;
 use std::process::Command;
-#[allow(unused_imports)]
-pub use testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 #[allow(unused_imports)]
-pub use testkit::test_data as shared;
+pub use rostrace_testkit::test_data as shared;
 
 /// Where tools/ros2-venvs.sh and tools/data-venv.sh put their virtualenvs.
 pub fn venv_root() -> PathBuf {
@@ -217,9 +217,11 @@ pub fn fastdds_env(cmd: &mut Command, distro: &str) {
 }
 
 /// A trace declaration of one host (hostname `h`) with the events `events` (name, fields), for
-/// the tests that write a small trace with `ctf::write`.
-pub fn small_trace_decl(events: &[(&str, &[(&str, ctf::write::FieldType)])]) -> ctf::write::TraceDecl {
-    use ctf::write::{EventDecl, FieldDecl, TraceDecl};
+/// the tests that write a small trace with `rostrace_ctf::write`.
+pub fn small_trace_decl(
+    events: &[(&str, &[(&str, rostrace_ctf::write::FieldType)])],
+) -> rostrace_ctf::write::TraceDecl {
+    use rostrace_ctf::write::{EventDecl, FieldDecl, TraceDecl};
     TraceDecl {
         clock_uuid: [7; 16],
         uuid: [9; 16],

@@ -65,8 +65,8 @@ pub struct Run {
     pub system: serde_json::Value,
 }
 
-pub fn ty_text(t: &ctf::types::Ty) -> String {
-    use ctf::types::Ty;
+pub fn ty_text(t: &rostrace_ctf::types::Ty) -> String {
+    use rostrace_ctf::types::Ty;
     match t {
         Ty::Int { t, .. } => {
             format!("{}{}{}", if t.signed { "i" } else { "u" }, t.size, if t.base == 16 { " hex" } else { "" })
@@ -86,8 +86,8 @@ pub fn ty_text(t: &ctf::types::Ty) -> String {
     }
 }
 
-pub fn val_of(v: ctf::FieldValue<'_>) -> Val {
-    use ctf::FieldValue as F;
+pub fn val_of(v: rostrace_ctf::FieldValue<'_>) -> Val {
+    use rostrace_ctf::FieldValue as F;
     match v {
         F::U64(x) => Val::Int(x as i128),
         F::I64(x) => Val::Int(x as i128),
@@ -104,7 +104,7 @@ pub fn val_of(v: ctf::FieldValue<'_>) -> Val {
 pub type FieldsByEvent = BTreeMap<String, Vec<(String, String)>>;
 
 pub fn read_trace(dir: &Path, ns: &str) -> (Vec<Ev>, Vec<Ev>, FieldsByEvent, usize) {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     assert!(!set.traces.is_empty(), "no trace under {}", dir.display());
     let mut all = Vec::new();
@@ -175,7 +175,7 @@ pub fn of_name<'a>(ev: &'a [Ev], n: &'a str) -> impl Iterator<Item = &'a Ev> + '
 /// Every event of the processes `pids` under `dir`, per (vpid, vtid), in trace order
 /// (`ros2:` prefix dropped, `ros2_caret:` kept).
 pub fn thread_order(dir: &Path, pids: &BTreeSet<i128>) -> BTreeMap<(i128, i128), Vec<Ev>> {
-    let (set, errors) = ctf::TraceSet::open(&[dir]);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
     assert!(errors.is_empty(), "{errors:?}");
     let mut m: BTreeMap<(i128, i128), Vec<Ev>> = BTreeMap::new();
     let mut evs = set.events();
