@@ -1,10 +1,8 @@
 //! The tracepoint catalog, generated from `tracepoints.def`: names, C arguments, CTF fields and
 //! the version each appeared in. The CTF metadata of written traces comes from it too.
 
-use crate::distro::Abi;
 use crate::GID_SIZE;
 pub use rostrace_ctf::write::FieldType;
-use rostrace_ctf::write::{EventDecl, FieldDecl, TraceDecl};
 
 /// One tracepoint.
 #[derive(Debug)]
@@ -31,34 +29,6 @@ impl Tracepoint {
 }
 
 include!(concat!(env!("OUT_DIR"), "/catalog_gen.rs"));
-
-/// The metadata declaration of a trace of a process with `abi`: its events (id = catalog
-/// index) with its layout.
-pub fn trace_decl(
-    abi: &Abi,
-    uuid: [u8; 16],
-    clock_uuid: [u8; 16],
-    clock_offset_ns: i64,
-    env: Vec<(String, String)>,
-) -> TraceDecl {
-    TraceDecl {
-        uuid,
-        clock_offset_ns,
-        clock_uuid,
-        env,
-        events: TRACEPOINTS
-            .iter()
-            .map(|t| match abi.has(t) {
-                true => EventDecl {
-                    name: t.full_name(),
-                    fields: abi.fields(t).into_iter().map(|(n, ty)| FieldDecl { name: n.to_string(), ty }).collect(),
-                },
-                // Not in this distribution: not declared, its id unused.
-                false => EventDecl { name: String::new(), fields: Vec::new() },
-            })
-            .collect(),
-    }
-}
 
 /// Catalog ids of the events whose full name matches one of the `*` patterns.
 pub fn matching(patterns: &[&str]) -> Vec<u16> {
@@ -118,7 +88,7 @@ mod tests {
     #[test]
     fn metadata_parses_with_every_event() {
         let rolling = crate::distro::by_name("rolling").unwrap();
-        let text = rostrace_ctf::write::metadata_text(&trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
+        let text = rostrace_ctf::write::metadata_text(&crate::distro::trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
         let s = rostrace_ctf::metadata::parse_schema(&text).unwrap();
         assert_eq!(s.streams[0].events.len(), TRACEPOINTS.len());
         let ml = s.event_classes().find(|e| e.name == "ros2:message_link_periodic_async").unwrap();

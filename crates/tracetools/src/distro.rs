@@ -15,7 +15,8 @@
 //! A process uses the ABI of `ROSTRACE_DISTRO`, else of `ROS_DISTRO` (set by every ROS 2 setup
 //! script), else Rolling's. An unknown name turns tracing off in that process, with a message.
 
-use crate::catalog::{FieldType, Tracepoint};
+use crate::catalog::{FieldType, Tracepoint, TRACEPOINTS};
+use rostrace_ctf::write::{EventDecl, FieldDecl, TraceDecl};
 use std::sync::OnceLock;
 
 include!("abis.rs");
@@ -115,5 +116,33 @@ mod tests {
         let init = TRACEPOINTS.iter().find(|t| t.name == "rmw_publisher_init").unwrap();
         assert_eq!(by_name("jazzy").unwrap().fields(init)[1].1, FieldType::U8Array(24));
         assert_eq!(by_name("kilted").unwrap().fields(init)[1].1, FieldType::U8Array(16));
+    }
+}
+
+/// The metadata declaration of a trace of a process with `abi`: its events (id = catalog
+/// index) with its layout.
+pub fn trace_decl(
+    abi: &Abi,
+    uuid: [u8; 16],
+    clock_uuid: [u8; 16],
+    clock_offset_ns: i64,
+    env: Vec<(String, String)>,
+) -> TraceDecl {
+    TraceDecl {
+        uuid,
+        clock_offset_ns,
+        clock_uuid,
+        env,
+        events: TRACEPOINTS
+            .iter()
+            .map(|t| match abi.has(t) {
+                true => EventDecl {
+                    name: t.full_name(),
+                    fields: abi.fields(t).into_iter().map(|(n, ty)| FieldDecl { name: n.to_string(), ty }).collect(),
+                },
+                // Not in this distribution: not declared, its id unused.
+                false => EventDecl { name: String::new(), fields: Vec::new() },
+            })
+            .collect(),
     }
 }

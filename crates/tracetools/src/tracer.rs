@@ -540,7 +540,7 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
-        let mut decl = catalog::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env);
+        let mut decl = crate::distro::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env);
         let metadata = packetize_metadata(&metadata_text(&decl), &uuid);
         // The trace directory, metadata and loss file now, at the process's first event, rather
         // than at the writer's first flush: a process killed soon after its first events keeps

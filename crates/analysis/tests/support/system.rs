@@ -11,7 +11,7 @@ use std::path::Path;
 /// rostrace's libtracetools and upstream's record for Jazzy).
 pub fn declaration() -> TraceDecl {
     let jazzy = tracetools::distro::by_name("jazzy").expect("jazzy in the catalog");
-    tracetools::catalog::trace_decl(jazzy, [9; 16], [7; 16], OFFSET, vec![("hostname".into(), "synthetic".into())])
+    tracetools::distro::trace_decl(jazzy, [9; 16], [7; 16], OFFSET, vec![("hostname".into(), "synthetic".into())])
 }
 
 /// Epoch offset of the trace's clock.
