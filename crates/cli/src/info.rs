@@ -4,6 +4,7 @@ use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::TraceArgs;
+use rostrace_ctf::summary as ctf_summary;
 use rostrace_ctf::{Loss, LossKind, TraceSet};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -16,37 +17,6 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-}
-
-/// A process seen in the event contexts: one process id of one trace (as `rostrace analyze`
-/// counts them), so that copies of a trace or traces of several hosts are distinct processes.
-#[derive(Serialize, Clone)]
-pub struct Process {
-    /// Index of its trace in `traces`.
-    pub trace: usize,
-    /// Host name of its trace (metadata `hostname`), or "".
-    pub host: String,
-    /// Virtual pid.
-    pub vpid: i64,
-    /// Process name.
-    pub procname: String,
-    /// Events of this process.
-    pub events: u64,
-}
-
-/// A loss as reported.
-#[derive(Serialize)]
-pub struct LossOut {
-    /// Data stream file.
-    pub stream: String,
-    /// `events` or `packets`.
-    pub kind: &'static str,
-    /// How many.
-    pub count: u64,
-    /// Range start, ns.
-    pub begin_ns: Option<i64>,
-    /// Range end, ns.
-    pub end_ns: Option<i64>,
 }
 
 /// The summary.
@@ -67,13 +37,13 @@ pub struct Info {
     /// Data stream files.
     pub streams: usize,
     /// Processes, by trace and vpid.
-    pub processes: Vec<Process>,
+    pub processes: Vec<ctf_summary::Process>,
     /// Discarded events in all.
     pub discarded_events: u64,
     /// Lost packets in all.
     pub lost_packets: u64,
     /// Each loss.
-    pub losses: Vec<LossOut>,
+    pub losses: Vec<ctf_summary::LossOut>,
     /// tracetools versions from `rcl_init`.
     pub tracetools_versions: Vec<String>,
     /// ROS 2 distributions (from `caret_init`, or guessed from the tracetools version).
@@ -136,20 +106,6 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
             }
         }
     }
-    let process = |p: rostrace_ctf::summary::Process| Process {
-        trace: p.trace,
-        host: p.host,
-        vpid: p.vpid,
-        procname: p.procname,
-        events: p.events,
-    };
-    let loss = |l: rostrace_ctf::summary::LossOut| LossOut {
-        stream: l.stream,
-        kind: l.kind,
-        count: l.count,
-        begin_ns: l.begin_ns,
-        end_ns: l.end_ns,
-    };
     Info {
         traces: s.traces,
         begin_ns: s.begin_ns,
@@ -158,10 +114,10 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
         event_count: s.event_count,
         events_per_name: s.events_per_name,
         streams: s.streams,
-        processes: s.processes.into_iter().map(process).collect(),
+        processes: s.processes,
         discarded_events: s.discarded_events,
         lost_packets: s.lost_packets,
-        losses: s.losses.into_iter().map(loss).collect(),
+        losses: s.losses,
         tracetools_versions: versions,
         ros_distros: distros,
         tracers: s.tracers,

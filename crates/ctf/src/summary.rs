@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// A process seen in the event contexts: one process id of one trace, so that copies of a trace
 /// or traces of several hosts are distinct processes.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Process {
     /// Index of its trace in `traces`.
     pub trace: usize,
@@ -27,6 +28,7 @@ pub struct Process {
 
 /// A loss as summarized.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LossOut {
     /// Data stream file.
     pub stream: String,
