@@ -37,6 +37,7 @@ pub mod stats;
 pub mod system;
 pub mod tables;
 mod window;
+mod yaml_io;
 
 pub use engine::{Handlers, Processor};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};
