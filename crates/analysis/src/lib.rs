@@ -20,6 +20,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod check;
 mod engine;
 pub mod events;
 pub mod executor;
