@@ -14,6 +14,10 @@ use std::fmt::Write as _;
 /// lower limits the value divided by it.
 pub const MARGIN: f64 = 1.5;
 
+/// Topics of ROS 2's own that every node has, left out of suggestions as CARET leaves them out
+/// of an architecture: their traffic is not the system's.
+const INFRASTRUCTURE: [&str; 3] = ["/parameter_events", "/rosout", "/clock"];
+
 /// The statistics an upper limit is suggested for.
 const STATS: [Stat; 3] = [Stat::P50, Stat::P99, Stat::Max];
 
@@ -44,7 +48,7 @@ fn stats_line(o: &mut String, ind: &str, key: &str, stats: &[&Stats]) {
 /// A callback's identity in the file, as the check matches it: node, and the topic, timer
 /// period or service it serves. Callbacks sharing one are checked together (the worst).
 fn identity(c: &CallbackReport) -> Option<(String, Option<String>, Option<i64>, Option<String>)> {
-    if c.node.is_empty() {
+    if c.node.is_empty() || c.topic.as_deref().is_some_and(|t| INFRASTRUCTURE.contains(&t)) {
         return None;
     }
     match c.kind.as_str() {
@@ -101,7 +105,12 @@ fn topics(o: &mut String, a: &Analysis) {
     let r = &a.report;
     let span = r.window_ns.or(r.begin_ns.zip(r.end_ns)).map(|(b, e)| (e - b) as f64 / 1e9).filter(|s| *s > 0.0);
     let mut any = false;
-    for t in r.topics.iter().filter(|t| t.publishes > 0 || t.pub_to_callback_ns.count > 0) {
+    for t in r
+        .topics
+        .iter()
+        .filter(|t| !INFRASTRUCTURE.contains(&t.name.as_str()))
+        .filter(|t| t.publishes > 0 || t.pub_to_callback_ns.count > 0)
+    {
         if !any {
             let _ = writeln!(o, "topics:");
             any = true;
