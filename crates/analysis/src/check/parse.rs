@@ -76,6 +76,7 @@ pub fn parse(src: &str) -> Result<Expectations, String> {
     let mut out = Expectations::default();
     let Some(root) = tree(src, "an expectation file")?.filter(|r| !r.is_null()) else { return Ok(out) };
     let top = entries(&root, "the expectation file")?;
+    once(top)?;
     if let Some(e) = top.iter().find(|e| !SECTIONS.contains(&e.key.as_str())) {
         return Err(format!("line {}: unknown key `{}` (the sections are {})", e.line, e.key, SECTIONS.join(", ")));
     }
@@ -157,6 +158,7 @@ fn path(m: &[Entry], line: usize) -> Result<Subject, String> {
 
 /// The limits of an entry, each an expectation about `subject`; any other key is an error.
 fn limits(m: &[Entry], keys: &Keys, subject: &Subject, out: &mut Expectations) -> Result<(), String> {
+    once(m)?;
     for e in m {
         if keys.subject.contains(&e.key.as_str()) {
             continue;
@@ -180,6 +182,7 @@ fn limits(m: &[Entry], keys: &Keys, subject: &Subject, out: &mut Expectations) -
             Kind::One(metric) => push(metric, &e.value, &e.key)?,
             Kind::Stats(f) => {
                 let stats = entries(&e.value, &format!("`{}` (a mapping of p50, p99, max, ...)", e.key))?;
+                once(stats)?;
                 for s in stats {
                     let Some((_, stat)) = Stat::ALL.iter().find(|(k, _)| *k == s.key) else {
                         let names: Vec<&str> = Stat::ALL.iter().map(|(k, _)| *k).collect();
@@ -194,6 +197,16 @@ fn limits(m: &[Entry], keys: &Keys, subject: &Subject, out: &mut Expectations) -
                     push(f(*stat), &s.value, &format!("{}.{}", e.key, s.key))?;
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// No key twice in a mapping: in an expectation file that is a mistake, not an override.
+fn once(m: &[Entry]) -> Result<(), String> {
+    for (i, e) in m.iter().enumerate() {
+        if let Some(first) = m[..i].iter().find(|f| f.key == e.key) {
+            return Err(format!("line {}: `{}` given twice (first on line {})", e.line, e.key, first.line));
         }
     }
     Ok(())
@@ -281,5 +294,9 @@ mod tests {
         assert!(err("trace:\n  discarded_events: [3, 1]\n").starts_with("line 2: `discarded_events`: [low, high]"));
         assert!(err("callbacks:\n- node: /a\n  symbol: '('\n").starts_with("line 3: `symbol`"));
         assert!(err("paths: [1\n").starts_with("line 2"));
+        assert_eq!(
+            err("trace:\n  unmatched_takes: 0\n  unmatched_takes: 1\n"),
+            "line 3: `unmatched_takes` given twice (first on line 2)"
+        );
     }
 }
