@@ -45,9 +45,12 @@ fn stats_line(o: &mut String, ind: &str, key: &str, stats: &[&Stats]) {
     }
 }
 
+/// Node, topic, timer period, service.
+type Identity = (String, Option<String>, Option<i64>, Option<String>);
+
 /// A callback's identity in the file, as the check matches it: node, and the topic, timer
 /// period or service it serves. Callbacks sharing one are checked together (the worst).
-fn identity(c: &CallbackReport) -> Option<(String, Option<String>, Option<i64>, Option<String>)> {
+fn identity(c: &CallbackReport) -> Option<Identity> {
     if c.node.is_empty() || c.topic.as_deref().is_some_and(|t| INFRASTRUCTURE.contains(&t)) {
         return None;
     }
