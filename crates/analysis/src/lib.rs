@@ -20,6 +20,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod check;
 mod engine;
 pub mod events;
 pub mod executor;
@@ -37,6 +38,7 @@ pub mod stats;
 pub mod system;
 pub mod tables;
 mod window;
+mod yaml_io;
 
 pub use engine::{Handlers, Processor};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};

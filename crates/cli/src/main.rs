@@ -1,6 +1,7 @@
 //! `rostrace`: the command-line tool. Thin: each subcommand is a module over the libraries.
 
 mod analyze;
+mod check;
 mod demo;
 mod embedded;
 mod events;
@@ -37,6 +38,9 @@ enum Command {
     Info(Lazy<info::Args>),
     /// Analyze ROS 2 traces: nodes, topics, callbacks, message latency, time per process/node/thread.
     Analyze(Lazy<analyze::Args>),
+    /// Check a trace against expected limits (callbacks, topics, paths, processes): pass or
+    /// fail per expectation, JUnit XML for CI; --suggest writes limits from a good run.
+    Check(Lazy<check::Args>),
     /// The architecture of the traced system (nodes, callbacks, communications, node paths,
     /// executors) as CARET's architecture YAML.
     Architecture(Lazy<paths::ArchArgs>),
@@ -136,6 +140,7 @@ fn main() -> ExitCode {
         Command::Events(Lazy(a)) => events::run(a),
         Command::Info(Lazy(a)) => info::run(a),
         Command::Analyze(Lazy(a)) => analyze::run(a),
+        Command::Check(Lazy(a)) => check::run(a),
         Command::Architecture(Lazy(a)) => paths::architecture_cmd(a),
         Command::Paths(Lazy(a)) => paths::paths_cmd(a),
         Command::E2e(Lazy(a)) => paths::e2e_cmd(a),
@@ -178,7 +183,7 @@ mod tests {
             .get_subcommands()
             .map(|s| (s.get_name().to_string(), s.get_about().map(|a| a.to_string())))
             .collect();
-        assert_eq!(listed.len(), 19);
+        assert_eq!(listed.len(), 20);
         let mut built = Cli::command();
         built.build();
         for (name, about) in listed {

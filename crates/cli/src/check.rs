@@ -1,0 +1,232 @@
+//! `rostrace check`: a trace against an expectation file (see `rostrace_analysis::check`), one line per
+//! expectation, JUnit XML and JSON; `--suggest` writes a file a good run passes.
+
+use crate::format::{dur, name as esc};
+use crate::out::{emit, fail};
+use crate::progress::Progress;
+use crate::TraceArgs;
+use rostrace_analysis::check::{self, Bound, Outcome, Status, Unit};
+use rostrace_ctf::TraceSet;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `rostrace check`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// The expectation file (YAML; docs/check.md).
+    #[arg(long, value_name = "FILE", required_unless_present = "suggest", conflicts_with = "suggest")]
+    expect: Option<PathBuf>,
+    /// Write an expectation file that this trace passes to standard output (limits: the values
+    /// measured with a margin).
+    #[arg(long)]
+    suggest: bool,
+    /// Also write the outcomes as JUnit XML to FILE (for CI test reports).
+    #[arg(long, value_name = "FILE", conflicts_with = "suggest")]
+    junit: Option<PathBuf>,
+    /// Also write the outcomes as JSON to FILE (`-`: standard output, instead of the text).
+    #[arg(long, value_name = "FILE", conflicts_with = "suggest")]
+    json: Option<PathBuf>,
+}
+
+/// The JSON of `--json`.
+#[derive(Serialize)]
+struct Out<'a> {
+    expect: String,
+    passed: usize,
+    failed: usize,
+    not_in_trace: usize,
+    outcomes: &'a [Outcome],
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let expect = match &a.expect {
+        None => None,
+        Some(p) => {
+            let text = match std::fs::read_to_string(p) {
+                Ok(t) => t,
+                Err(e) => return fail(format!("--expect {}: {e}", p.display())),
+            };
+            match check::parse(&text) {
+                Ok(x) => Some(x),
+                Err(e) => return fail(format!("{}: {e}", p.display())),
+            }
+        }
+    };
+    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
+    for e in &errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    if set.traces.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    let mut progress = Progress::new(set.total_bytes(), "analyzing");
+    // The longest paths are only searched to suggest them.
+    let options = rostrace_analysis::Options { longest_paths: a.suggest, ..Default::default() };
+    let mut p = rostrace_analysis::Processor::standard();
+    p.set_jobs(a.traces.jobs);
+    let an = p.run(&set, &options, |d, _| progress.tick(|| d));
+    progress.finish();
+    for e in &an.report.read_errors {
+        eprintln!("rostrace: error: {e}");
+    }
+    let clean = errors.is_empty() && an.report.read_errors.is_empty();
+    let Some(expect) = expect else {
+        let about: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
+        crate::out::out!("{}", check::suggest(&an, &esc(&about.join(", "))))?;
+        return Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    };
+    let outcomes = check::evaluate(&an, &expect, a.traces.jobs);
+    let file = a.expect.as_deref().unwrap_or(Path::new("")).display().to_string();
+    let count = |s: Status| outcomes.iter().filter(|o| o.status == s).count();
+    let out = Out {
+        expect: file.clone(),
+        passed: count(Status::Pass),
+        failed: count(Status::Fail),
+        not_in_trace: count(Status::NotInTrace),
+        outcomes: &outcomes,
+    };
+    if let Some(j) = &a.junit {
+        if let Err(e) = std::fs::write(j, junit(&file, &outcomes)) {
+            return fail(format!("--junit {}: {e}", j.display()));
+        }
+    }
+    if let Err(e) = emit(a.json.as_deref(), &out, || render(&out))? {
+        return fail(e);
+    }
+    let all_pass = out.passed == outcomes.len();
+    Ok(if all_pass && clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A value of `unit` for people: `1.23 ms`, `10.5 Hz`, `12.5%`, `3`.
+fn value(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Ns => dur(v),
+        Unit::Hz => format!("{} Hz", check::units::write((v * 1000.0).round() / 1000.0, Unit::Hz)),
+        Unit::Ratio => format!("{}%", check::units::write((v * 1e5).round() / 1e3, Unit::Hz)),
+        Unit::Count => format!("{v:.0}"),
+    }
+}
+
+/// The limit for people: `at most 5 ms`, `at least 10`, `between 9 Hz and 11 Hz`.
+fn limit(b: &Bound, unit: Unit) -> String {
+    match (b.low, b.high) {
+        (Some(l), Some(h)) => format!("between {} and {}", value(l, unit), value(h, unit)),
+        (Some(l), None) => format!("at least {}", value(l, unit)),
+        (None, Some(h)) => format!("at most {}", value(h, unit)),
+        (None, None) => "any".into(),
+    }
+}
+
+/// What an outcome says after its subject and metric.
+fn verdict(o: &Outcome) -> String {
+    match (o.status, o.measured) {
+        (Status::NotInTrace, _) | (_, None) => {
+            format!("not in the trace{}", o.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
+        }
+        (_, Some(m)) => format!(
+            "{} ({}{})",
+            value(m, o.unit),
+            limit(&o.limit, o.unit),
+            o.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
+        ),
+    }
+}
+
+fn render(out: &Out<'_>) -> String {
+    let mut s = String::new();
+    for o in out.outcomes {
+        let tag = match o.status {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::NotInTrace => "MISSING",
+        };
+        let _ = writeln!(s, "{tag:<7}  {}: {} {}  [line {}]", esc(&o.subject), o.metric, verdict(o), o.line);
+    }
+    let _ = writeln!(
+        s,
+        "\n{} expectation(s): {} passed, {} failed, {} not in the trace",
+        out.outcomes.len(),
+        out.passed,
+        out.failed,
+        out.not_in_trace
+    );
+    s
+}
+
+/// `s` as XML character data or attribute text: control characters escaped as in the text
+/// (XML 1.0 cannot hold most of them), then the five XML characters.
+fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in esc(s).chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The outcomes as JUnit XML: one test case per expectation (class: its subject, name: its
+/// metric), a failure for each that failed or is not in the trace, with the value and limit.
+fn junit(file: &str, outcomes: &[Outcome]) -> String {
+    let failures = outcomes.iter().filter(|o| o.status != Status::Pass).count();
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let head = format!("tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\"", outcomes.len());
+    let _ = writeln!(s, "<testsuites name=\"rostrace check\" {head}>");
+    let _ = writeln!(s, "  <testsuite name=\"{}\" {head}>", xml(file));
+    for o in outcomes {
+        let _ = write!(
+            s,
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"",
+            xml(&o.subject),
+            xml(&o.metric),
+            xml(file),
+            o.line
+        );
+        match o.status {
+            Status::Pass => s.push_str("/>\n"),
+            Status::Fail | Status::NotInTrace => {
+                let kind = if o.status == Status::Fail { "fail" } else { "not_in_trace" };
+                let _ = writeln!(
+                    s,
+                    ">\n      <failure type=\"{kind}\" message=\"{}\"/>\n    </testcase>",
+                    xml(&format!("{} {}", o.metric, verdict(o)))
+                );
+            }
+        }
+    }
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn junit_escapes_names() {
+        let o = Outcome {
+            subject: "topic /a<&>\"'\x1b".into(),
+            metric: "latency p99".into(),
+            status: Status::Fail,
+            measured: Some(2e6),
+            unit: Unit::Ns,
+            limit: Bound { low: None, high: Some(1e6) },
+            line: 3,
+            note: None,
+        };
+        let x = junit("e.yaml", &[o]);
+        assert!(x.contains("classname=\"topic /a&lt;&amp;&gt;&quot;&apos;\\e\""), "{x}");
+        assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\""), "{x}");
+        assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");
+    }
+}

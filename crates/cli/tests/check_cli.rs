@@ -1,0 +1,200 @@
+//! `rostrace check`: suggested expectations pass on the trace they came from; each kind of
+//! expectation fails with its measured value (the analysis's own); not in the trace; a malformed
+//! file; JUnit XML that an XML parser reads.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn trace(name: &str) -> Option<PathBuf> {
+    let p = shared().join("traces").join(name);
+    require(p.exists(), &p.display().to_string()).then_some(p)
+}
+
+/// `rostrace check ARGS TRACE`: exit code, stdout, stderr.
+fn check(args: &[&str], trace: &Path) -> (Option<i32>, String, String) {
+    let out = rostrace().arg("check").args(args).arg(trace).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Checks `yaml` against `trace`: exit code, the JSON outcomes, stdout of a second run (text).
+fn check_yaml(dir: &TempDir, yaml: &str, trace: &Path) -> (Option<i32>, Value, String) {
+    let f = dir.join("expect.yaml");
+    std::fs::write(&f, yaml).unwrap();
+    let (code, json, err) = check(&["--expect", f.to_str().unwrap(), "--json", "-"], trace);
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}\n{err}"));
+    let (code2, text, _) = check(&["--expect", f.to_str().unwrap()], trace);
+    assert_eq!(code, code2);
+    (code, v, text)
+}
+
+#[test]
+fn suggested_expectations_pass_on_their_trace() {
+    for name in ["caret-demos-e2e-jazzy", "tum-autoware-carla"] {
+        let Some(t) = trace(name) else { return };
+        let dir = TempDir::new("check-suggest");
+        let (code, yaml, err) = check(&["--suggest"], &t);
+        assert_eq!(code, Some(0), "{err}");
+        for section in ["callbacks:", "topics:", "processes:", "threads:", "trace:"] {
+            assert!(yaml.lines().any(|l| l == section), "{name}: {section}\n{yaml}");
+        }
+        if name == "caret-demos-e2e-jazzy" {
+            assert!(yaml.contains("paths:\n- path: /sensor_dummy_node,/topic1,/filter_node"), "{yaml}");
+        }
+        let (code, v, text) = check_yaml(&dir, &yaml, &t);
+        assert_eq!(code, Some(0), "{name}: {text}");
+        let n = v["outcomes"].as_array().unwrap().len();
+        assert!(n > 20, "{name}: {n}");
+        assert_eq!(v["passed"].as_u64(), Some(n as u64), "{name}");
+        assert!(text.lines().take(n).all(|l| l.starts_with("pass ")), "{name}: {text}");
+        assert!(text.ends_with(&format!("{n} expectation(s): {n} passed, 0 failed, 0 not in the trace\n")), "{text}");
+    }
+}
+
+/// One failing limit of each kind, on caret-demos-e2e-jazzy.
+const FAILING: &str = "\
+callbacks:
+- node: /filter_node
+  topic: /topic1
+  runs: 1000
+  duration: {max: 1us}
+  period: {p50: [1ms, 2ms]}
+- node: /sensor_dummy_node
+  timer_period: 100ms
+  jitter: {max: 1ns}
+topics:
+- topic: /topic1
+  frequency: [100, 200]
+  latency: {p99: 1us}
+  dropped: [1, ~]
+- topic: /topic1
+  publisher: /sensor_dummy_node
+  subscriber: /filter_node
+  latency: {max: 1ns}
+paths:
+- path: /sensor_dummy_node,/filter_node,/message_driven_node,/timer_driven_node,/actuator_dummy_node
+  latency: {max: 1ms}
+  drop_rate: 0
+processes:
+- process: end_to_end_samp
+  busy: 1%
+threads:
+- process: end_to_end_samp
+  share: 0.1%
+trace:
+  discarded_events: [1, ~]
+  unmatched_takes: [1, ~]
+";
+
+#[test]
+fn each_kind_of_expectation_fails_with_its_measured_value() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = TempDir::new("check-fail");
+    let (code, v, text) = check_yaml(&dir, FAILING, &t);
+    assert_eq!(code, Some(1), "{text}");
+    let outcomes = v["outcomes"].as_array().unwrap();
+    let metrics: Vec<(&str, &str)> =
+        outcomes.iter().map(|o| (o["subject"].as_str().unwrap(), o["metric"].as_str().unwrap())).collect();
+    assert_eq!(metrics.len(), 14, "{metrics:?}");
+    for o in outcomes {
+        assert_eq!(o["status"], "fail", "{o}");
+        assert!(o["measured"].is_number(), "{o}");
+    }
+    assert_eq!(text.lines().filter(|l| l.starts_with("FAIL ")).count(), 14, "{text}");
+    assert!(text.contains("14 expectation(s): 0 passed, 14 failed, 0 not in the trace"), "{text}");
+    // The values are the analysis's own.
+    let a = analyze_json(&[], &[&t]);
+    let cb = a["callbacks"].as_array().unwrap().iter().find(|c| c["node"] == "/filter_node" && c["topic"] == "/topic1");
+    let cb = cb.unwrap();
+    let measured =
+        |metric: &str| outcomes.iter().find(|o| o["metric"] == metric).unwrap()["measured"].as_f64().unwrap();
+    assert_eq!(measured("duration max"), cb["duration_ns"]["max"].as_f64().unwrap());
+    assert_eq!(measured("runs"), cb["count"].as_f64().unwrap());
+    let topic = a["topics"].as_array().unwrap().iter().find(|x| x["name"] == "/topic1").unwrap();
+    assert_eq!(measured("latency p99"), topic["pub_to_callback_ns"]["p99"].as_f64().unwrap());
+    // The path's latency is rostrace e2e's.
+    let out = rostrace()
+        .args(["e2e", "--json", "-", "--path", outcomes[8]["subject"].as_str().unwrap().trim_start_matches("path ")])
+        .arg(&t)
+        .output()
+        .unwrap();
+    let e2e: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcomes[8]["metric"], "latency max");
+    assert_eq!(outcomes[8]["measured"].as_f64(), e2e["latency"]["max"].as_f64());
+    let line = text.lines().find(|l| l.contains("callback /filter_node topic /topic1: duration max")).unwrap();
+    assert!(line.starts_with("FAIL ") && line.contains("(at most 1.0 us)") && line.ends_with("[line 5]"), "{line}");
+}
+
+#[test]
+fn what_is_not_in_the_trace_is_its_own_outcome() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = TempDir::new("check-missing");
+    let yaml = "callbacks:\n- node: /no_such_node\n  duration: {max: 1s}\n\
+                topics:\n- topic: /topic1\n  frequency: [1, 100]\n- topic: /nope\n  dropped: 0\n\
+                paths:\n- path: /sensor_dummy_node,/no_such_node\n  latency: {max: 1s}\n";
+    let (code, v, text) = check_yaml(&dir, yaml, &t);
+    assert_eq!(code, Some(1), "{text}");
+    let status: Vec<&str> = v["outcomes"].as_array().unwrap().iter().map(|o| o["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["not_in_trace", "pass", "not_in_trace", "not_in_trace"]);
+    assert_eq!((v["passed"].as_u64(), v["not_in_trace"].as_u64()), (Some(1), Some(3)));
+    assert!(
+        text.contains("MISSING  callback /no_such_node: duration max not in the trace: no such callback"),
+        "{text}"
+    );
+    assert!(text.contains("no such node or topic"), "{text}");
+}
+
+#[test]
+fn a_malformed_file_is_an_error_naming_the_line_and_the_key() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = TempDir::new("check-malformed");
+    let f = dir.join("bad.yaml");
+    for (yaml, want) in [
+        (
+            "callbacks:\n- node: /filter_node\n  topic: /topic1\n  durations: {max: 1ms}\n",
+            "line 4: unknown key `durations`",
+        ),
+        ("topics:\n- topic: /topic1\n  latency: {p99: 5}\n", "line 3: `latency.p99`: \"5\" is not a duration"),
+        ("callbacks: [\n", "line 2"),
+    ] {
+        std::fs::write(&f, yaml).unwrap();
+        let (code, out, err) = check(&["--expect", f.to_str().unwrap()], &t);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.starts_with(&format!("rostrace: error: {}: {want}", f.display())), "{err}");
+    }
+}
+
+#[test]
+fn junit_report_is_well_formed() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    if !require(rostrace_testkit::have("python3", "--version"), "python3") {
+        return;
+    }
+    let dir = TempDir::new("check-junit");
+    let f = dir.join("e.yaml");
+    let with_a_pass = FAILING.replace("processes:\n", "processes:\n- process: end_to_end_samp\n  busy: 1000%\n");
+    std::fs::write(&f, with_a_pass).unwrap();
+    let x = dir.join("report.xml");
+    let (code, _, err) = check(&["--expect", f.to_str().unwrap(), "--junit", x.to_str().unwrap()], &t);
+    assert_eq!(code, Some(1), "{err}");
+    let script = "import sys, xml.etree.ElementTree as E\n\
+                  r = E.parse(sys.argv[1]).getroot()\n\
+                  s = r.find('testsuite')\n\
+                  cases = s.findall('testcase')\n\
+                  fails = [c for c in cases if c.find('failure') is not None]\n\
+                  assert r.tag == 'testsuites' and int(s.get('tests')) == len(cases), r.attrib\n\
+                  assert int(s.get('failures')) == len(fails) == int(r.get('failures'))\n\
+                  assert all(f.find('failure').get('message') for f in fails)\n\
+                  print(len(cases), len(fails), fails[0].get('classname'), '|', fails[0].find('failure').get('message'))\n";
+    let out = std::process::Command::new("python3").args(["-c", script]).arg(&x).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), std::fs::read_to_string(&x).unwrap());
+    assert!(said.starts_with("15 14 callback /filter_node topic /topic1 | runs "), "{said}");
+}
