@@ -20,18 +20,6 @@ use std::path::Path;
 const MESSAGES: u64 = 30;
 const CALLS: u64 = 5;
 
-/// The events the instrumentation emits (none of them comes from rclpy otherwise).
-const EMITTED: &[&str] = &[
-    "rclcpp_subscription_init",
-    "rclcpp_subscription_callback_added",
-    "rclcpp_timer_callback_added",
-    "rclcpp_timer_link_node",
-    "rclcpp_service_callback_added",
-    "rclcpp_callback_register",
-    "callback_start",
-    "callback_end",
-];
-
 fn record(
     distro: &str,
     backend: &str,
@@ -249,7 +237,8 @@ fn check(distro: &str, backend: &str, index: u32) {
     if backend == "embedded" {
         let (dir, _) = record(distro, backend, &ns, domain, &root, true);
         let (events, _, _, _) = read_trace(&dir, &ns);
-        let names: BTreeSet<&str> = events.iter().map(|e| e.name.as_str()).filter(|n| EMITTED.contains(n)).collect();
+        let names: BTreeSet<&str> =
+            events.iter().map(|e| e.name.as_str()).filter(|n| real::RCLPY_INSTRUMENTATION.contains(n)).collect();
         if !names.is_empty() {
             failures.push(format!("ROSTRACE_RCLPY=0 recorded {names:?}"));
         }

@@ -121,23 +121,11 @@ fn run_rostrace(s: &Setup, root: &Path, backend: &str, run: u32) -> Run {
     let (mut events, caret, mut schema, others) = read_trace(&dir, &s.ns);
     // rostrace's rclpy instrumentation adds callback events that upstream's rclpy has no
     // counterpart for: compared without them (rclpy_callbacks.rs checks them).
-    events.retain(|e| !RCLPY_INSTRUMENTATION.contains(&e.name.as_str()));
-    schema.retain(|n, _| !RCLPY_INSTRUMENTATION.contains(&n.as_str()));
+    events.retain(|e| !real::RCLPY_INSTRUMENTATION.contains(&e.name.as_str()));
+    schema.retain(|n, _| !real::RCLPY_INSTRUMENTATION.contains(&n.as_str()));
     let label = if backend == "embedded" { "embedded" } else { "lttng" };
     Run { label, dir, events, caret, schema, others, system }
 }
-
-/// The events of rostrace's rclpy instrumentation.
-const RCLPY_INSTRUMENTATION: &[&str] = &[
-    "rclcpp_subscription_init",
-    "rclcpp_subscription_callback_added",
-    "rclcpp_timer_callback_added",
-    "rclcpp_timer_link_node",
-    "rclcpp_service_callback_added",
-    "rclcpp_callback_register",
-    "callback_start",
-    "callback_end",
-];
 
 // ---------------------------------------------------------------------------------------------
 // What is compared

@@ -253,3 +253,15 @@ pub fn compare_runs(
     }
     (table, failures)
 }
+
+/// The events rostrace's rclpy instrumentation emits (none of them comes from rclpy otherwise).
+pub const RCLPY_INSTRUMENTATION: &[&str] = &[
+    "rclcpp_subscription_init",
+    "rclcpp_subscription_callback_added",
+    "rclcpp_timer_callback_added",
+    "rclcpp_timer_link_node",
+    "rclcpp_service_callback_added",
+    "rclcpp_callback_register",
+    "callback_start",
+    "callback_end",
+];
