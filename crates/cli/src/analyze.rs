@@ -2,12 +2,10 @@
 
 use crate::info::count;
 use crate::out::{emit, fail};
-use crate::progress::Progress;
 use crate::text::{render, sim_lines, width};
 use crate::TraceArgs;
 use regex::Regex;
 use rostrace_analysis::{parse_time, Bound, Window};
-use rostrace_ctf::TraceSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -111,25 +109,15 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         }
     }
-    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
-    for e in &errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    if set.traces.is_empty() {
-        return Ok(ExitCode::from(1));
-    }
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
     let [nodes, topics] = res;
     let options = rostrace_analysis::Options { window, nodes, topics, longest_paths: true };
-    let mut p = rostrace_analysis::Processor::standard();
-    p.set_jobs(a.traces.jobs);
-    let mut an = p.run(&set, &options, |d, _| progress.tick(|| d));
-    progress.finish();
+    let Some(crate::load::Loaded { set, analysis: mut an, clean }) =
+        crate::load::analyze(&a.traces.traces, a.traces.jobs, &options)
+    else {
+        return Ok(ExitCode::from(1));
+    };
     let mut report = std::mem::take(&mut an.report);
     let r = &report;
-    for e in &r.read_errors {
-        eprintln!("rostrace: error: {e}");
-    }
     let width = width(a.wide);
     let sim = match a.time {
         TimeBase::System => None,
@@ -149,7 +137,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         },
     };
-    let (no_events, read_ok) = (r.events == 0, r.read_errors.is_empty());
+    let no_events = r.events == 0;
     let written = match sim {
         None => emit(a.json.as_deref(), r, || render(r, a.top, width)),
         Some(f) => {
@@ -174,5 +162,5 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     // memory back at once, faster than freeing the model, the tables and the mappings piece
     // by piece (docs/benchmarks.md, "Design measurements").
     std::mem::forget((an, report, set));
-    Ok(if errors.is_empty() && read_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

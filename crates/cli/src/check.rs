@@ -3,10 +3,8 @@
 
 use crate::format::{dur, name as esc};
 use crate::out::{emit, fail};
-use crate::progress::Progress;
 use crate::TraceArgs;
 use rostrace_analysis::check::{self, Bound, Outcome, Status, Unit};
-use rostrace_ctf::TraceSet;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,24 +55,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         }
     };
-    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
-    for e in &errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    if set.traces.is_empty() {
-        return Ok(ExitCode::from(1));
-    }
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
     // The longest paths are only searched to suggest them.
     let options = rostrace_analysis::Options { longest_paths: a.suggest, ..Default::default() };
-    let mut p = rostrace_analysis::Processor::standard();
-    p.set_jobs(a.traces.jobs);
-    let an = p.run(&set, &options, |d, _| progress.tick(|| d));
-    progress.finish();
-    for e in &an.report.read_errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    let clean = errors.is_empty() && an.report.read_errors.is_empty();
+    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, &options) else {
+        return Ok(ExitCode::from(1));
+    };
+    let (an, clean) = (loaded.analysis, loaded.clean);
     let Some(expect) = expect else {
         let about: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
         crate::out::out!("{}", check::suggest(&an, &esc(&about.join(", "))))?;

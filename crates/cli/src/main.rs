@@ -8,6 +8,7 @@ mod events;
 mod export;
 mod format;
 mod info;
+mod load;
 mod out;
 mod paths;
 mod progress;

@@ -3,14 +3,12 @@
 
 use crate::format::name as esc;
 use crate::out::fail;
-use crate::progress::Progress;
 use crate::TraceArgs;
 use rostrace_analysis::paths::{
     e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, PathSpec, Query, SearchLimits,
 };
 
 use rostrace_analysis::Analysis;
-use rostrace_ctf::TraceSet;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -104,22 +102,7 @@ fn parse_case(s: &str) -> Result<Case, String> {
 
 /// The analysis of the traces, with the read errors printed; None when nothing could be read.
 fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
-    let (set, errors) = TraceSet::open_jobs(traces, jobs);
-    for e in &errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    if set.traces.is_empty() {
-        return None;
-    }
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let a = rostrace_analysis::Processor::standard()
-        .analyze(&set, rostrace_analysis::Window::default(), |d, _| progress.tick(|| d));
-    progress.finish();
-    for e in &a.report.read_errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    let clean = errors.is_empty() && a.report.read_errors.is_empty();
-    Some((a, clean))
+    crate::load::analyze(traces, jobs, &Default::default()).map(|l| (l.analysis, l.clean))
 }
 
 /// The architecture of `a`, with the file applied; what the file says that the trace does not

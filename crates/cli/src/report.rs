@@ -1,8 +1,6 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
-use crate::progress::Progress;
 use crate::TraceArgs;
-use rostrace_ctf::TraceSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -21,22 +19,9 @@ pub struct Args {
 /// Analyzes `traces` and writes the report to `out`; Ok(false) when a trace could not be read
 /// whole (the report still holds what could be).
 pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -> Result<bool, String> {
-    let (set, errors) = TraceSet::open_jobs(traces, jobs);
-    for e in &errors {
-        eprintln!("rostrace: error: {e}");
-    }
-    if set.traces.is_empty() {
-        return Err("no trace to report".into());
-    }
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let mut p = rostrace_analysis::Processor::standard();
-    p.set_jobs(jobs);
     let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
-    let a = p.run(&set, &options, |d, _| progress.tick(|| d));
-    progress.finish();
-    for e in &a.report.read_errors {
-        eprintln!("rostrace: error: {e}");
-    }
+    let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
+    let a = loaded.analysis;
     let title = match title {
         Some(t) => t.to_string(),
         None => {
@@ -47,7 +32,7 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
     let html = rostrace_html::render(&a, &title);
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
-    Ok(errors.is_empty() && a.report.read_errors.is_empty())
+    Ok(loaded.clean)
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
