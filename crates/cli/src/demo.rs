@@ -3,7 +3,7 @@
 
 use crate::out::fail;
 use crate::out::{out, outln};
-use crate::record::{summary, RecordOptions, Recording};
+use crate::record::{say, summary, RecordOptions, Recording};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rostrace_demo::{Role, Tally};
 use std::ffi::OsString;
@@ -257,12 +257,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none: the command cannot be traced (build it: cargo build --release, and set ROSTRACE_LIB)"),
         },
     };
-    let mut rec = match Recording::begin(&a.record, "demo", a.output.clone(), lib.as_deref()) {
+    let mut rec = match Recording::begin(&a.record.to_options(), "demo", a.output.clone(), lib.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    if let Err(e) = rec.start_clock(domain) {
-        rec.abort();
+    // The clock recorder (with --record-clock) is this program's `clock-recorder`.
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rostrace"));
+    if let Err(e) = rec.start_clock(&exe, domain) {
+        say(rec.abort());
         return fail(e);
     }
     let dir = rec.dir().to_path_buf();
@@ -287,7 +289,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                     let _ = c.kill();
                     let _ = c.wait();
                 }
-                rec.abort();
+                say(rec.abort());
                 return fail(format!("cannot start the demo process {}: {e}", role.name()));
             }
         }
@@ -305,7 +307,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let command_failed = !a.command.is_empty() && command.is_none();
     let results = wait(children, a.duration);
     let command = command.map(Beside::finish);
-    if !rec.finish("rostrace demo") {
+    let (recorded, said) = rec.finish("rostrace demo");
+    say(said);
+    if !recorded {
         return Ok(ExitCode::from(1));
     }
     let mut tallies = Vec::new();

@@ -4,9 +4,7 @@ use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::TraceArgs;
-use rostrace_ctf::summary as ctf_summary;
 use rostrace_ctf::{Loss, LossKind, TraceSet};
-use serde::Serialize;
 use std::process::ExitCode;
 
 /// Arguments of `rostrace info`.
@@ -19,40 +17,8 @@ pub struct Args {
     json: bool,
 }
 
-/// The summary.
-#[derive(Serialize)]
-pub struct Info {
-    /// CTF traces found.
-    pub traces: Vec<String>,
-    /// First event time, ns since the Unix epoch.
-    pub begin_ns: Option<i64>,
-    /// Last event time.
-    pub end_ns: Option<i64>,
-    /// end - begin, ns.
-    pub duration_ns: Option<i64>,
-    /// Events in all.
-    pub event_count: u64,
-    /// Events per name, most frequent first.
-    pub events_per_name: Vec<(String, u64)>,
-    /// Data stream files.
-    pub streams: usize,
-    /// Processes, by trace and vpid.
-    pub processes: Vec<ctf_summary::Process>,
-    /// Discarded events in all.
-    pub discarded_events: u64,
-    /// Lost packets in all.
-    pub lost_packets: u64,
-    /// Each loss.
-    pub losses: Vec<ctf_summary::LossOut>,
-    /// tracetools versions from `rcl_init`.
-    pub tracetools_versions: Vec<String>,
-    /// ROS 2 distributions (from `caret_init`, or guessed from the tracetools version).
-    pub ros_distros: Vec<String>,
-    /// Tracers (from the metadata environment).
-    pub tracers: Vec<String>,
-    /// Errors met while reading.
-    pub errors: Vec<String>,
-}
+/// The summary: tracetools versions and distributions beside the reader's.
+pub use rostrace_session::info::Info;
 
 /// The noun `what` (singular), in the plural unless `n` is 1 ("process", "processes").
 pub fn noun(n: u64, what: &str) -> String {
@@ -84,45 +50,12 @@ pub fn describe_loss(l: &Loss) -> String {
     format!("{}: {what}{range}", l.path.display())
 }
 
-/// The summary of `rostrace info`: the reader's ([`rostrace_ctf::summary`]) and the ROS 2 versions.
+/// The summary of `rostrace info`, with a progress bar on a terminal.
 pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let progress = Progress::new(set.total_bytes(), "reading");
-    let s = rostrace_ctf::summary::summarize(
-        set,
-        &[(":rcl_init", "version"), (":caret_init", "distribution")],
-        jobs,
-        &|b| progress.set(b),
-    );
+    let info = rostrace_session::info::collect(set, errors, jobs, &|b| progress.set(b));
     progress.finish();
-    let mut values = s.values.into_iter();
-    let versions = values.next().unwrap_or_default();
-    let mut distros = values.next().unwrap_or_default();
-    if distros.is_empty() {
-        for v in &versions {
-            if let Some(d) = tracetools::distro::of_version(v) {
-                if !distros.iter().any(|x| x == d) {
-                    distros.push(d.to_string());
-                }
-            }
-        }
-    }
-    Info {
-        traces: s.traces,
-        begin_ns: s.begin_ns,
-        end_ns: s.end_ns,
-        duration_ns: s.duration_ns,
-        event_count: s.event_count,
-        events_per_name: s.events_per_name,
-        streams: s.streams,
-        processes: s.processes,
-        discarded_events: s.discarded_events,
-        lost_packets: s.lost_packets,
-        losses: s.losses,
-        tracetools_versions: versions,
-        ros_distros: distros,
-        tracers: s.tracers,
-        errors: errors.into_iter().chain(s.errors).collect(),
-    }
+    info
 }
 
 /// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.

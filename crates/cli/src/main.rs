@@ -136,6 +136,8 @@ pub struct TraceArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // This binary carries libtracetools.so: the last place the session library looks for it.
+    rostrace_session::set_embedded_library(embedded::library);
     let r = match cli.command {
         Command::Demo(Lazy(a)) => demo::run(a),
         Command::Events(Lazy(a)) => events::run(a),
@@ -150,9 +152,9 @@ fn main() -> ExitCode {
         Command::Record(Lazy(a)) => record::record(a),
         Command::Create(Lazy(a)) => record::create(a, false),
         Command::Start(Lazy(a)) => record::start(a),
-        Command::Stop(Lazy(a)) => record::control(a, "stop"),
-        Command::Pause(Lazy(a)) => record::control(a, "pause"),
-        Command::Resume(Lazy(a)) => record::control(a, "resume"),
+        Command::Stop(Lazy(a)) => record::control(a, rostrace_session::Verb::Stop),
+        Command::Pause(Lazy(a)) => record::control(a, rostrace_session::Verb::Pause),
+        Command::Resume(Lazy(a)) => record::control(a, rostrace_session::Verb::Resume),
         Command::Snapshot(Lazy(a)) => record::snapshot(a),
         Command::List(Lazy(a)) => record::list(a),
         Command::Lib(Lazy(a)) => record::lib(a),

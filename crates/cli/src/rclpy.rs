@@ -4,7 +4,6 @@
 //! cache directory; its directory goes first on `PYTHONPATH`. It imports nothing but the standard
 //! library: it works in any virtualenv, with or without the rostrace package.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 const SITECUSTOMIZE: &str = include_str!("../python/sitecustomize.py");
@@ -36,24 +35,11 @@ fn directory() -> Option<PathBuf> {
     }
 }
 
-/// Adds the instrumentation to the environment of the traced processes `env`: its directory
-/// first on `PYTHONPATH` (after a `PYTHONPATH` already in `env`, else this process's), unless
+/// The directory to put first on the traced processes' `PYTHONPATH` (written if needed), unless
 /// `ROSTRACE_RCLPY=0`.
-pub fn add_to_env(env: &mut Vec<(String, OsString)>) {
+pub fn python_path() -> Option<PathBuf> {
     if !enabled() {
-        return;
+        return None;
     }
-    let Some(dir) = directory() else { return };
-    let old = env
-        .iter()
-        .rposition(|(k, _)| k == "PYTHONPATH")
-        .map(|i| env.remove(i).1)
-        .or_else(|| std::env::var_os("PYTHONPATH"))
-        .filter(|v| !v.is_empty());
-    let mut path = OsString::from(dir);
-    if let Some(old) = old {
-        path.push(":");
-        path.push(old);
-    }
-    env.push(("PYTHONPATH".to_string(), path));
+    directory()
 }

@@ -45,7 +45,7 @@ static CURRENT: OnceLock<Result<&'static Abi, String>> = OnceLock::new();
 /// Read once per process: the encoding of events (GIDs, `rmw_publish`) asks on every call.
 fn env_abi() -> &'static Result<&'static Abi, String> {
     CURRENT.get_or_init(|| {
-        for var in [crate::env::DISTRO, "ROS_DISTRO"] {
+        for var in [crate::env::DISTRO, crate::env::ROS_DISTRO] {
             if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
                 return by_name(&v.to_string_lossy()).map_err(|e| format!("{var}: {e}"));
             }

@@ -6,10 +6,14 @@
 pub const SESSION_DIR: &str = "ROSTRACE_SESSION_DIR";
 /// `lttng`: the LTTng-UST backend instead of the embedded tracer.
 pub const BACKEND: &str = "ROSTRACE_BACKEND";
+/// The value of [`BACKEND`] that selects LTTng-UST.
+pub const BACKEND_LTTNG: &str = "lttng";
 /// The events to record (comma-separated patterns, `*` wildcards; default all).
 pub const EVENTS: &str = "ROSTRACE_EVENTS";
 /// The distribution whose ABI the process uses (else `ROS_DISTRO`, else Rolling's).
 pub const DISTRO: &str = "ROSTRACE_DISTRO";
+/// ROS 2's own variable, set by every setup script: the ABI when [`DISTRO`] is not set.
+pub const ROS_DISTRO: &str = "ROS_DISTRO";
 /// Bytes of each thread's ring.
 pub const BUFFER_SIZE: &str = "ROSTRACE_BUFFER_SIZE";
 /// Bytes the process may use for its rings and the initialization store.

@@ -152,7 +152,7 @@ fn choose() -> Mode {
     let patterns = std::env::var(crate::env::EVENTS).unwrap_or_else(|_| "*".into());
     set_events(&patterns.split(',').collect::<Vec<_>>());
     match std::env::var(crate::env::BACKEND).as_deref() {
-        Ok("lttng") => match crate::lttng::load() {
+        Ok(crate::env::BACKEND_LTTNG) => match crate::lttng::load() {
             Ok(()) => Mode::Lttng,
             Err(e) => {
                 eprintln!("rostrace: LTTng backend unavailable, not tracing: {e}");

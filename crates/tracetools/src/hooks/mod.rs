@@ -158,7 +158,8 @@ pub(crate) fn process_init() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
         let now = init_timestamp();
-        let distro = std::env::var("ROS_DISTRO").unwrap_or_else(|_| crate::distro::current().name.to_string());
+        let distro =
+            std::env::var(crate::env::ROS_DISTRO).unwrap_or_else(|_| crate::distro::current().name.to_string());
         crate::api::ros2_caret_caret_init(now, distro.as_bytes());
         if let Some(rmw) = rmw_implementation() {
             crate::api::ros2_caret_rmw_implementation(rmw.as_bytes(), now);

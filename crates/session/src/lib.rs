@@ -1,0 +1,37 @@
+//! Recording ROS 2 processes with rostrace's tracer (no daemon) or LTTng: sessions and their
+//! directories, the control files that traced processes poll, the environment that makes them
+//! trace, running a command under a recording, and what a recording holds.
+//!
+//! The `rostrace` CLI (`record`, `create`, `start`, `stop`, `pause`, `resume`, `snapshot`,
+//! `list`, `lib`, `demo`) and the Python package (`rostrace.record`, `rostrace.info`) are
+//! front ends over this crate: it returns errors and messages, and prints nothing.
+//!
+//! ```no_run
+//! let opts = rostrace_session::Options { path: Some("/tmp/traces".into()), ..Default::default() };
+//! let lib = rostrace_session::find_library().expect("libtracetools.so");
+//! let mut quiet = rostrace_session::Quiet;
+//! let r = rostrace_session::record(&opts, None, &["my_ros2_program".into()], &lib, None, &mut quiet)?;
+//! println!("{} ({})", r.dir.display(), if r.recorded { "recorded" } else { "empty" });
+//! # Ok::<(), String>(())
+//! ```
+#![warn(missing_docs)]
+
+mod control;
+pub mod info;
+mod library;
+mod lttng;
+mod options;
+mod recorders;
+mod recording;
+mod run;
+pub mod summary;
+
+pub use control::{
+    control, create, default_path, list, session_dir, snapshot, timestamped, write_control, Controlled, Created,
+    Listed, Verb,
+};
+pub use library::{find_library, set_embedded_library, LIB_VAR};
+pub use lttng::{lttng_provider_check, lttng_provider_dir};
+pub use options::{distro_or_env, Backend, Options, KERNEL_PRESET, LIGHT_EVENTS};
+pub use recording::{Message, Recording};
+pub use run::{exit_code_of, record, wait_passing_signals, Observer, Quiet, Recorded};

@@ -1,0 +1,285 @@
+//! What a recording records and how: the options of `rostrace record`, `create`, `start` and
+//! `demo` as plain values, their checks, and what they make of the traced processes' environment.
+
+use std::path::PathBuf;
+use tracetools::distro::Abi;
+
+/// Tracing backends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Backend {
+    /// rostrace's tracer in each process: no daemon.
+    Embedded,
+    /// LTTng-UST (and the kernel tracer), through an LTTng session.
+    Lttng,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Embedded => "embedded",
+            Backend::Lttng => "LTTng",
+        })
+    }
+}
+
+/// The options of a recording (the defaults are `rostrace record`'s).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Session name (default: PREFIX-YYYYMMDDHHMMSS).
+    pub name: Option<String>,
+    /// Directory of sessions (default: [`crate::default_path`]).
+    pub path: Option<PathBuf>,
+    /// Userspace events to record (`*` wildcards).
+    pub ust: Vec<String>,
+    /// Kernel events to record (LTTng backend only).
+    pub kernel: Vec<String>,
+    /// Record all system calls (LTTng backend only).
+    pub syscall: bool,
+    /// Context fields (the embedded tracer always records procname, vpid, vtid).
+    pub context: Vec<String>,
+    /// Tracing backend.
+    pub backend: Backend,
+    /// Write into an existing session directory.
+    pub append: bool,
+    /// Buffer per thread (embedded) or sub-buffer size (LTTng), e.g. `1M`.
+    pub buffer_size: Option<String>,
+    /// Number of sub-buffers per buffer (LTTng).
+    pub num_subbuf: Option<u32>,
+    /// Flight recorder: keep only the last events in memory, written on a snapshot and at exit.
+    pub snapshot_mode: bool,
+    /// Memory of the flight recorder per process (embedded backend).
+    pub snapshot_size: String,
+    /// Record only these nodes (colon-separated regular expressions).
+    pub select_nodes: Option<String>,
+    /// Do not record these nodes' callbacks, publications and takes.
+    pub ignore_nodes: Option<String>,
+    /// Record only these topics.
+    pub select_topics: Option<String>,
+    /// Do not record these topics' publications, takes and subscription callbacks.
+    pub ignore_topics: Option<String>,
+    /// Do not record these processes at all (by process name).
+    pub ignore_processes: Option<String>,
+    /// The distribution whose tracetools ABI the traced processes use (default: the environment's).
+    pub distro: Option<&'static Abi>,
+    /// Also record the kernel's scheduling events and page allocations (LTTng backend).
+    pub with_kernel: bool,
+    /// Also record userspace memory through LTTng-UST's libc wrapper (LTTng backend).
+    pub with_memory: bool,
+    /// Also record function entries and exits through LTTng-UST's cyg-profile helper (LTTng backend).
+    pub with_profile: bool,
+    /// Record CARET's light event list instead of `ust`.
+    pub light: bool,
+    /// Also record sim time (`ros2_caret:sim_time`) with a clock recorder process.
+    pub record_clock: bool,
+    /// A directory put first on the traced processes' `PYTHONPATH` (either backend): where the
+    /// rclpy instrumentation's `sitecustomize.py` is, so that Python nodes trace their callbacks.
+    pub python_path: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            name: None,
+            path: None,
+            ust: vec!["ros2:*".into(), "ros2_caret:*".into()],
+            kernel: Vec::new(),
+            syscall: false,
+            context: vec!["procname".into(), "vpid".into(), "vtid".into()],
+            backend: Backend::Embedded,
+            append: false,
+            buffer_size: None,
+            num_subbuf: None,
+            snapshot_mode: false,
+            snapshot_size: "64M".into(),
+            select_nodes: None,
+            ignore_nodes: None,
+            select_topics: None,
+            ignore_topics: None,
+            ignore_processes: None,
+            distro: None,
+            with_kernel: false,
+            with_memory: false,
+            with_profile: false,
+            light: false,
+            record_clock: false,
+            python_path: None,
+        }
+    }
+}
+
+/// CARET's `--light` event list (ros2caret/verb/record.py), without Iron's `ros2:rcl_publish`
+/// (added for the distributions that have it).
+pub const LIGHT_EVENTS: [&str; 18] = [
+    "ros2:*callback*",
+    "ros2_caret:*callback*",
+    "ros2:dispatch*",
+    "ros2_caret:dispatch*",
+    "ros2:rclcpp*",
+    "ros2_caret:rclcpp*",
+    "ros2_caret:rmw*",
+    "ros2:rmw_take",
+    "*callback_group*",
+    "ros2_caret:*executor",
+    "ros2_caret:dds_bind*",
+    "ros2:rcl_*init",
+    "ros2_caret:rcl_*init",
+    "ros2_caret:caret_init",
+    "ros2_caret:sim_time",
+    "ros2:message_construct",
+    "agnocast:agnocast*",
+    "ros2_caret:agnocast*",
+];
+
+/// The kernel events of `--with-kernel`: what the CPU time, scheduling and kernel memory
+/// analyses read (statedump: which process each thread belongs to).
+pub const KERNEL_PRESET: [&str; 9] = [
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_process_fork",
+    "sched_process_exit",
+    "lttng_statedump_*",
+    "kmem_mm_page_alloc",
+    "kmem_mm_page_free",
+];
+
+/// What `--with-memory` and `--with-profile` add: the LTTng-UST helper library preloaded, and its events.
+const HELPERS: [(&str, &str, &[&str]); 2] = [
+    ("--with-memory", "liblttng-ust-libc-wrapper.so", &["lttng_ust_libc:*"]),
+    (
+        "--with-profile",
+        "liblttng-ust-cyg-profile.so",
+        &["lttng_ust_cyg_profile:*", "lttng_ust_cyg_profile_fast:*", "lttng_ust_statedump:*", "lttng_ust_dl:*"],
+    ),
+];
+
+/// An LTTng-UST helper library: in LD_LIBRARY_PATH, then the system's library directories.
+fn find_helper(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("LD_LIBRARY_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+    for d in
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib", "/usr/lib", "/usr/lib64", "/lib"]
+    {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.into_iter().flat_map(|d| [d.join(format!("{name}.1")), d.join(name)]).find(|p| p.exists())
+}
+
+/// The distribution given, else the environment's (which the traced processes inherit).
+pub fn distro_or_env(given: Option<&'static Abi>) -> Result<&'static Abi, String> {
+    given.map(Ok).unwrap_or_else(tracetools::distro::from_env)
+}
+
+impl Options {
+    /// The helper libraries to preload and the userspace events to add, per `--with-*` option.
+    pub fn helpers(&self) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+        let mut libs = Vec::new();
+        let mut events = Vec::new();
+        for (i, (opt, lib, evs)) in HELPERS.iter().enumerate() {
+            if [self.with_memory, self.with_profile][i] {
+                let path = find_helper(lib).ok_or_else(|| {
+                    format!("{opt}: {lib} not found (LTTng-UST's helper libraries: Debian's liblttng-ust-dev or liblttng-ust1)")
+                })?;
+                libs.push(path);
+                events.extend(evs.iter().map(|e| e.to_string()));
+            }
+        }
+        Ok((libs, events))
+    }
+
+    /// The distribution the traced processes use.
+    pub fn distro(&self) -> Result<&'static Abi, String> {
+        distro_or_env(self.distro)
+    }
+
+    /// The userspace events to record: `ust`, or CARET's light list with `light`.
+    pub fn ust_events(&self) -> Vec<String> {
+        if !self.light {
+            return self.ust.clone();
+        }
+        let mut v: Vec<String> = LIGHT_EVENTS.iter().map(|e| e.to_string()).collect();
+        // As ros2caret: rcl_publish from Iron on (Humble's rclcpp publishes through its own events).
+        if !self.distro().is_ok_and(|abi| abi.name == "humble") {
+            v.push("ros2:rcl_publish".into());
+        }
+        v
+    }
+
+    /// The filters given, each with the variable of the tracer that takes it.
+    pub fn filters(&self) -> Vec<(&'static str, &String)> {
+        use tracetools::env;
+        [
+            (env::SELECT_NODES, &self.select_nodes),
+            (env::IGNORE_NODES, &self.ignore_nodes),
+            (env::SELECT_TOPICS, &self.select_topics),
+            (env::IGNORE_TOPICS, &self.ignore_topics),
+            (env::IGNORE_PROCESSES, &self.ignore_processes),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+        .collect()
+    }
+
+    /// Checks that the options go together and that the backend can record them.
+    pub fn check(&self) -> Result<(), String> {
+        self.distro().map_err(|e| format!("{e}: give the distribution with --distro"))?;
+        if self.ust_events().is_empty() && self.kernel.is_empty() && !self.syscall {
+            return Err("no events enabled".into());
+        }
+        if self.record_clock && !self.ust_events().iter().any(|p| tracetools::catalog::glob(p, "ros2_caret:sim_time")) {
+            return Err(
+                "--record-clock records ros2_caret:sim_time, which the -u/--ust events leave out: add -u ros2_caret:sim_time"
+                    .into(),
+            );
+        }
+        if let Some(b) = &self.buffer_size {
+            if tracetools::tracer::parse_size(b).is_none() {
+                return Err(format!("invalid --buffer-size {b:?}"));
+            }
+        }
+        if tracetools::tracer::parse_size(&self.snapshot_size).is_none_or(|n| n == 0) {
+            return Err(format!("invalid --snapshot-size {:?}", self.snapshot_size));
+        }
+        for (_, v) in self.filters() {
+            for p in v.split(':').filter(|p| !p.is_empty()) {
+                regex_check(p)?;
+            }
+        }
+        if self.backend == Backend::Lttng && !self.filters().is_empty() {
+            return Err(
+                "node, topic and process filters are applied by the embedded tracer: use --backend embedded".into()
+            );
+        }
+        if self.backend == Backend::Embedded {
+            self.check_embedded()?;
+        }
+        Ok(())
+    }
+
+    /// What the embedded tracer cannot record.
+    fn check_embedded(&self) -> Result<(), String> {
+        if !self.kernel.is_empty() || self.syscall || self.with_kernel {
+            return Err("kernel events need the LTTng kernel tracer: use --backend lttng".into());
+        }
+        if self.with_memory || self.with_profile {
+            let opt = if self.with_memory { "--with-memory" } else { "--with-profile" };
+            return Err(format!(
+                "{opt} records LTTng-UST's own helper events, which only an LTTng session receives: use --backend lttng"
+            ));
+        }
+        if let Some(c) = self.context.iter().find(|c| !["procname", "vpid", "vtid"].contains(&c.as_str())) {
+            return Err(format!(
+                "the embedded tracer records the procname, vpid and vtid context, not {c:?}: use --backend lttng"
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn regex_check(p: &str) -> Result<(), String> {
+    regex::Regex::new(p).map(|_| ()).map_err(|e| {
+        let why = e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ").to_string();
+        format!("invalid filter {p:?}: {why}")
+    })
+}
