@@ -21,9 +21,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _rostrace
-from ._rostrace import TraceError
+from ._rostrace import RecordError, TraceError
 
-__all__ = ["read", "read_tables", "iter_events", "analyze", "Analysis", "PathLatency", "TraceError", "__version__"]
+__all__ = [
+    "read",
+    "read_tables",
+    "iter_events",
+    "analyze",
+    "info",
+    "record",
+    "find_library",
+    "Analysis",
+    "PathLatency",
+    "TraceError",
+    "RecordError",
+    "__version__",
+]
 __version__ = _rostrace.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -383,3 +396,101 @@ def analyze(path: Paths, *, jobs: int = 0, progress: Progress = None) -> Analysi
         table = pa.table(t)
         arrow[t.name] = table.drop_columns(["recording"]) if "recording" in table.column_names else table
     return Analysis(arrow, json.loads(report), errors, paths)
+
+
+def info(path: Paths, *, jobs: int = 0) -> dict:
+    """What the traces hold, as ``rostrace info --json`` gives it: ``traces``, ``begin_ns``,
+    ``end_ns``, ``duration_ns``, ``event_count``, ``events_per_name`` (``[name, count]``, most
+    frequent first), ``streams``, ``processes`` (``trace``, ``host``, ``vpid``, ``procname``,
+    ``events``), ``discarded_events``, ``lost_packets``, ``losses``, ``tracetools_versions``,
+    ``ros_distros``, ``tracers``, ``errors``. The read errors are also warned about."""
+    summary = json.loads(_rostrace.info(_paths(path), jobs))
+    _warn(summary["errors"])
+    return summary
+
+
+def find_library() -> Optional[str]:
+    """rostrace's ``libtracetools.so``, to preload into the traced programs: ``$ROSTRACE_LIB``,
+    else the one of the ``rostrace`` command on ``PATH`` (``rostrace lib``), else None."""
+    lib = os.environ.get("ROSTRACE_LIB")
+    if lib:
+        return lib
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    exe = shutil.which("rostrace")
+    if exe is None:
+        return None
+    out = subprocess.run([exe, "lib"], capture_output=True, text=True, check=False)
+    return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+
+_FILTERS = ("select_nodes", "ignore_nodes", "select_topics", "ignore_topics", "ignore_processes")
+
+
+def record(
+    command: Sequence[PathLike],
+    *,
+    output: Optional[PathLike] = None,
+    name: Optional[str] = None,
+    path: Optional[PathLike] = None,
+    events: Union[None, str, Iterable[str]] = None,
+    light: bool = False,
+    distro: Optional[str] = None,
+    buffer_size: Optional[str] = None,
+    append: bool = False,
+    lib: Optional[PathLike] = None,
+    rclpy: bool = True,
+    **filters: str,
+) -> str:
+    """Traces ``command`` (a program and its arguments, and everything it spawns) with
+    rostrace's embedded tracer until it ends, as ``rostrace record -- COMMAND`` does, and
+    returns the session directory (read it with :func:`read`, :func:`analyze`, :func:`info`).
+
+    ``output``: the session directory (made; an existing one must be empty, unless
+    ``append``); else session ``name`` (default ``session-YYYYMMDDHHMMSS``) in ``path``
+    (default ``$ROS_TRACE_DIR``, else ``$ROS_HOME/tracing``, else ``~/.ros/tracing``).
+    ``events``: the userspace events to record (default ``ros2:*`` and ``ros2_caret:*``);
+    ``light``: CARET's light list instead. ``distro``: the tracetools ABI of the traced
+    programs (default: their ``$ROS_DISTRO``, else Rolling's). ``select_nodes=``,
+    ``ignore_nodes=``, ``select_topics=``, ``ignore_topics=``, ``ignore_processes=``:
+    record-time filters (colon-separated regular expressions). ``lib``: the
+    ``libtracetools.so`` to preload (default: :func:`find_library`). ``rclpy``: load rostrace's
+    rclpy instrumentation into the Python programs of the command, so that their callbacks are
+    traced (as the CLI does; ``ROSTRACE_RCLPY=0`` in the environment also turns it off).
+
+    Ctrl-C reaches the command (it runs in this process group) and the recording ends with it,
+    as with the CLI. A command that fails is warned about; a recording with no event raises
+    :class:`RecordError` (the session directory is then removed, unless it existed)."""
+    for k in filters:
+        if k not in _FILTERS:
+            raise TypeError(f"record() got an unexpected keyword argument {k!r}")
+    lib = lib if lib is not None else find_library()
+    if lib is None:
+        raise RecordError("libtracetools.so not found: give lib=, set ROSTRACE_LIB, or put rostrace on PATH")
+    cmd = [os.fsdecode(c) for c in command]
+    expand = lambda p: None if p is None else os.path.expanduser(os.fsdecode(p))  # noqa: E731
+    out, recorded, code, messages = _rostrace.record(
+        cmd,
+        expand(lib),
+        expand(output),
+        name,
+        expand(path),
+        _names(events),
+        light,
+        distro,
+        buffer_size,
+        dict(filters),
+        append,
+        rclpy,
+    )
+    for m in messages:
+        print(f"rostrace: {m}", file=sys.stderr)
+    if not recorded:
+        errors = [m[len("error: ") :] for m in messages if m.startswith("error: ")]
+        raise RecordError(errors[-1] if errors else "nothing was recorded")
+    if code:
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"rostrace: {cmd[0]} ended with exit code {code}; its trace is in {out}", stacklevel=2)
+    return out

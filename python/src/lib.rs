@@ -20,6 +20,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
+pyo3::create_exception!(_rostrace, RecordError, PyRuntimeError, "A recording that could not be made.");
 
 /// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's), and
 /// giving back the `KeyboardInterrupt` that [`Progress::tick`] unwound with.
@@ -493,9 +494,106 @@ fn count_events(py: Python<'_>, paths: Vec<PathBuf>, jobs: usize) -> PyResult<(u
     })
 }
 
+/// The summary of the traces as JSON, as `rostrace info --json` writes it.
+#[pyfunction]
+#[pyo3(signature = (paths, jobs=0))]
+fn info(py: Python<'_>, paths: Vec<PathBuf>, jobs: usize) -> PyResult<String> {
+    py.detach(|| {
+        guarded(|| {
+            let (set, errors) = open(&paths)?;
+            let info = rostrace_session::info::collect(&set, errors, jobs, &|_| {});
+            serde_json::to_string(&info).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        })
+    })
+}
+
+/// What a recording from Python does along the way: keeps the messages for the Python side,
+/// and while the command runs lets Python's signal handlers run, a Ctrl-C (the command got
+/// its SIGINT from the terminal too) counting as the CLI counts it.
+struct PyObserver {
+    messages: Vec<String>,
+    ctrl_c: u32,
+}
+
+impl rostrace_session::Observer for PyObserver {
+    fn say(&mut self, m: rostrace_session::Message) {
+        self.messages.push(m.to_string());
+    }
+    fn wait(&mut self, child: &mut std::process::Child) -> std::io::Result<std::process::ExitStatus> {
+        let mut last = Instant::now();
+        let ctrl_c = &mut self.ctrl_c;
+        let mut said = Vec::new();
+        let status = rostrace_session::wait_passing_signals(
+            child,
+            || {
+                if last.elapsed() >= Duration::from_millis(50) {
+                    last = Instant::now();
+                    if Python::attach(|py| py.check_signals()).is_err() {
+                        *ctrl_c += 1;
+                    }
+                }
+                (*ctrl_c, 0)
+            },
+            &mut |m| said.push(m.to_string()),
+        );
+        self.messages.extend(said);
+        status
+    }
+}
+
+/// Records `command` (the program and its arguments) with `lib` preloaded until it ends:
+/// `rostrace record`'s recording. Returns the session directory, whether anything was
+/// recorded, the command's exit code (128 + N for signal N, None when it could not be waited
+/// for) and what there was to say.
+#[pyfunction]
+#[pyo3(signature = (command, lib, output=None, name=None, path=None, events=None, light=false, distro=None,
+    buffer_size=None, filters=None, append=false, rclpy=true))]
+#[allow(clippy::too_many_arguments)]
+fn record(
+    py: Python<'_>,
+    command: Vec<std::ffi::OsString>,
+    lib: PathBuf,
+    output: Option<PathBuf>,
+    name: Option<String>,
+    path: Option<PathBuf>,
+    events: Option<Vec<String>>,
+    light: bool,
+    distro: Option<String>,
+    buffer_size: Option<String>,
+    filters: Option<std::collections::HashMap<String, String>>,
+    append: bool,
+    rclpy: bool,
+) -> PyResult<(String, bool, Option<u8>, Vec<String>)> {
+    if command.is_empty() {
+        return Err(PyValueError::new_err("no command to record"));
+    }
+    let mut o = rostrace_session::Options { name, path, light, buffer_size, append, rclpy, ..Default::default() };
+    if let Some(e) = events {
+        o.ust = e;
+    }
+    o.distro = distro.map(|d| tracetools::distro::by_name(&d)).transpose().map_err(PyValueError::new_err)?;
+    for (k, v) in filters.unwrap_or_default() {
+        let slot = match k.as_str() {
+            "select_nodes" => &mut o.select_nodes,
+            "ignore_nodes" => &mut o.ignore_nodes,
+            "select_topics" => &mut o.select_topics,
+            "ignore_topics" => &mut o.ignore_topics,
+            "ignore_processes" => &mut o.ignore_processes,
+            _ => return Err(PyValueError::new_err(format!("unknown filter {k:?}"))),
+        };
+        *slot = Some(v);
+    }
+    let mut obs = PyObserver { messages: Vec::new(), ctrl_c: 0 };
+    let r = py.detach(|| guarded(|| Ok(rostrace_session::record(&o, output, &command, &lib, None, &mut obs))))?;
+    let r = r.map_err(RecordError::new_err)?;
+    let code = r.status.map(rostrace_session::exit_code_of);
+    Ok((r.dir.display().to_string(), r.recorded, code, obs.messages))
+}
+
 #[pymodule]
 fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("RecordError", m.py().get_type::<RecordError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<ArrowTable>()?;
     m.add_class::<EventIter>()?;
@@ -504,5 +602,7 @@ fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(iter_events, m)?)?;
     m.add_function(wrap_pyfunction!(count_events, m)?)?;
+    m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(record, m)?)?;
     Ok(())
 }

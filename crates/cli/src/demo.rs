@@ -261,6 +261,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
+    say(rec.take_messages());
     // The clock recorder (with --record-clock) is this program's `clock-recorder`.
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rostrace"));
     if let Err(e) = rec.start_clock(&exe, domain) {

@@ -2,32 +2,11 @@
 //! written out once per content into a cache directory when no library is found beside the
 //! program (an installed `rostrace`).
 
-use std::path::{Path, PathBuf};
+use rostrace_session::{cache_dir as cache_root, write_once};
+use std::path::PathBuf;
 
 static LIB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so"));
 include!(concat!(env!("OUT_DIR"), "/providers.rs"));
-
-/// `$XDG_CACHE_HOME/rostrace`, `~/.cache/rostrace`, or `$TMPDIR/rostrace-UID`.
-pub(crate) fn cache_root() -> PathBuf {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = env("XDG_CACHE_HOME") {
-        return d.join("rostrace");
-    }
-    if let Some(h) = env("HOME") {
-        return h.join(".cache/rostrace");
-    }
-    // SAFETY: getuid has no preconditions.
-    std::env::temp_dir().join(format!("rostrace-{}", unsafe { libc::getuid() }))
-}
-
-pub(crate) fn write_once(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() == data.len() as u64) {
-        return Ok(());
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
-}
 
 /// The embedded libtracetools.so (with the LTTng providers beside it), written out if needed;
 /// `None` when this build embeds none, or it cannot be written (the reason on stderr).

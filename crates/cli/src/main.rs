@@ -12,7 +12,6 @@ mod load;
 mod out;
 mod paths;
 mod progress;
-mod rclpy;
 mod record;
 mod report;
 mod text;

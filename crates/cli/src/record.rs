@@ -201,7 +201,7 @@ impl RecordOptions {
             with_profile: self.with_profile,
             light: self.light,
             record_clock: self.record_clock,
-            python_path: crate::rclpy::python_path(),
+            rclpy: true,
         }
     }
 }

@@ -16,16 +16,19 @@
 //! ```
 #![warn(missing_docs)]
 
+mod cache;
 mod control;
 pub mod info;
 mod library;
 mod lttng;
 mod options;
+mod rclpy;
 mod recorders;
 mod recording;
 mod run;
 pub mod summary;
 
+pub use cache::{cache_dir, write_once};
 pub use control::{
     control, create, default_path, list, session_dir, snapshot, timestamped, write_control, Controlled, Created,
     Listed, Verb,
@@ -33,5 +36,6 @@ pub use control::{
 pub use library::{find_library, set_embedded_library, LIB_VAR};
 pub use lttng::{lttng_provider_check, lttng_provider_dir};
 pub use options::{distro_or_env, Backend, Options, KERNEL_PRESET, LIGHT_EVENTS};
+pub use rclpy::RCLPY_VAR;
 pub use recording::{Message, Recording};
 pub use run::{exit_code_of, record, wait_passing_signals, Observer, Quiet, Recorded};

@@ -71,9 +71,10 @@ pub struct Options {
     pub light: bool,
     /// Also record sim time (`ros2_caret:sim_time`) with a clock recorder process.
     pub record_clock: bool,
-    /// A directory put first on the traced processes' `PYTHONPATH` (either backend): where the
-    /// rclpy instrumentation's `sitecustomize.py` is, so that Python nodes trace their callbacks.
-    pub python_path: Option<PathBuf>,
+    /// Load rostrace's rclpy instrumentation into the traced Pythons (either backend), so that
+    /// Python nodes trace their callbacks: a `sitecustomize.py` first on their `PYTHONPATH`.
+    /// `ROSTRACE_RCLPY=0` in the environment turns it off whatever this says.
+    pub rclpy: bool,
 }
 
 impl Default for Options {
@@ -102,7 +103,7 @@ impl Default for Options {
             with_profile: false,
             light: false,
             record_clock: false,
-            python_path: None,
+            rclpy: true,
         }
     }
 }

@@ -102,6 +102,8 @@ pub struct Recording {
     record_clock: bool,
     /// The clock recorder (`record_clock`), while it runs.
     clock: Option<std::process::Child>,
+    /// What its setup had to say ([`Recording::take_messages`]).
+    said: Vec<Message>,
 }
 
 impl Recording {
@@ -136,13 +138,17 @@ impl Recording {
             env: Vec::new(),
             record_clock: o.record_clock,
             clock: None,
+            said: Vec::new(),
         };
         match o.backend {
             Backend::Embedded => r.begin_embedded(o, lib)?,
             Backend::Lttng => r.begin_lttng(o, lib)?,
         }
-        if let Some(dir) = &o.python_path {
-            prepend_python_path(&mut r.env, dir);
+        if o.rclpy && crate::rclpy::enabled() {
+            match crate::rclpy::directory() {
+                Ok(dir) => prepend_python_path(&mut r.env, &dir),
+                Err(e) => r.said.push(Message::Warning(format!("rclpy callbacks will not be traced: {e}"))),
+            }
         }
         Ok(r)
     }
@@ -198,6 +204,12 @@ impl Recording {
             self.env.push(("LD_PRELOAD".into(), v));
         }
         Ok(())
+    }
+
+    /// What the setup had to say (a warning when the rclpy instrumentation cannot be written),
+    /// once.
+    pub fn take_messages(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.said)
     }
 
     /// The environment of the traced processes.

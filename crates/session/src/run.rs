@@ -61,6 +61,7 @@ pub fn record(
         return Err("--record-clock: no clock recorder program given".into());
     }
     let mut rec = Recording::begin(o, "session", dir, Some(lib))?;
+    rec.take_messages().into_iter().for_each(|m| obs.say(m));
     if o.distro.is_none()
         && [tracetools::env::DISTRO, tracetools::env::ROS_DISTRO]
             .iter()
