@@ -40,6 +40,8 @@ pub struct Analysis {
     /// The architecture the longest paths were searched in, when they were
     /// ([`Analysis::architecture`]).
     pub architecture: Option<Architecture>,
+    /// The records of the report's longest paths ([`Analysis::longest_path_records`]).
+    longest_records: std::sync::OnceLock<Vec<Option<crate::paths::PathRecords>>>,
 }
 
 impl Analysis {
@@ -57,7 +59,20 @@ impl Analysis {
             report: Report::default(),
             handlers,
             architecture: None,
+            longest_records: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The records (each message along the path, at each stage) of the report's longest paths,
+    /// in their order; `None` for a path that cannot be followed. Made when first asked for,
+    /// once, with the architecture the paths were found in.
+    pub fn longest_path_records(&self) -> &[Option<crate::paths::PathRecords>] {
+        self.longest_records.get_or_init(|| {
+            let Some(lp) = &self.report.longest_paths else { return Vec::new() };
+            let arch = self.architecture();
+            let index = crate::paths::PathIndex::new(self);
+            lp.paths.iter().map(|p| index.records(&arch, &p.path, Default::default()).ok()).collect()
+        })
     }
 
     /// The architecture of the analyzed system (nodes, callbacks, communications), as the

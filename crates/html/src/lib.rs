@@ -119,16 +119,14 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
     ((!capped.is_empty()).then_some(cut), capped)
 }
 
-fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
-    use rostrace_analysis::paths::{Case, PathIndex, PathOptions};
-    let Some(lp) = r.longest_paths.as_ref().filter(|lp| !lp.paths.is_empty()) else { return Vec::new() };
-    let t0 = r.begin_ns.unwrap_or(0);
-    let arch = a.architecture();
-    let index = PathIndex::new(a);
-    lp.paths
+/// The instances of the analysis's longest paths (those of its own report).
+fn path_instances(a: &Analysis) -> Vec<PathInstances> {
+    use rostrace_analysis::paths::Case;
+    let t0 = a.report.begin_ns.unwrap_or(0);
+    a.longest_path_records()
         .iter()
-        .map(|p| match index.records(&arch, &p.path, PathOptions::default()) {
-            Ok(rec) => {
+        .map(|rec| match rec {
+            Some(rec) => {
                 let us = |x: i64| (x - t0) / 1000;
                 let (s, lat) = rec.latencies().into_iter().map(|(x, l)| (us(x), l)).unzip();
                 let segments = rec.segment_stats().into_iter().map(|(g, st)| (g.name, g.kind, st.mean)).collect();
@@ -155,7 +153,7 @@ fn path_instances(a: &Analysis, r: &Report) -> Vec<PathInstances> {
                 }
                 PathInstances { s, lat, segments, rt, stages, ms, m }
             }
-            Err(_) => PathInstances::default(),
+            None => PathInstances::default(),
         })
         .collect()
 }
@@ -239,7 +237,7 @@ pub fn render(a: &Analysis, title: &str) -> String {
     let r = &a.report;
     let (cut, capped) = capped_report(r);
     let report = cut.as_ref().unwrap_or(r);
-    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a, r), capped };
+    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a), capped };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(
