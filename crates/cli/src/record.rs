@@ -424,7 +424,7 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     outln!("launch the processes to trace with:")?;
     if c.lib.is_some() {
         for (k, v) in &c.env {
-            outln!("  export {k}={}", v.to_string_lossy())?;
+            outln!("  export {k}={}", shell_quoted(&v.to_string_lossy()))?;
         }
     } else {
         outln!("  export {}={}", tracetools::env::SESSION_DIR, c.dir.display())?;
@@ -434,6 +434,16 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `v` as one shell word: as it is when it holds only characters no shell treats specially,
+/// else in single quotes (`ros2:*` would be a glob).
+fn shell_quoted(v: &str) -> String {
+    if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "/._-:,=+@%".contains(c)) {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "'\\''"))
+    }
 }
 
 /// `start`, `stop`, `pause`, `resume` on an existing session.

@@ -1011,3 +1011,28 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
         assert_eq!(said, discarded, "babeltrace2's count of discarded events");
     }
 }
+
+/// `create` prints the traced processes' environment as lines a shell runs as they are (a
+/// directory with a space, the events' glob), the rclpy instrumentation on `PYTHONPATH`.
+#[test]
+fn create_prints_the_environment_for_a_shell() {
+    let dir = tmp("create-env");
+    let root = dir.join("with space");
+    let out = rostrace().args(["create", "s", "-p"]).arg(&root).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let exports: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("export ")).collect();
+    assert!(exports.len() >= 5, "{text}");
+    // In a directory where `ros2:*` would match a file if it were globbed.
+    std::fs::write(dir.join("ros2:x,ros2_caret:y"), "").unwrap();
+    let script = format!(
+        "{}\nprintf '%s\\n' \"$ROSTRACE_SESSION_DIR\" \"$ROSTRACE_EVENTS\" \"$PYTHONPATH\"",
+        exports.join("\n")
+    );
+    let sh = Command::new("sh").arg("-c").arg(script).current_dir(&dir).env_remove("PYTHONPATH").output().unwrap();
+    let seen = String::from_utf8(sh.stdout).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen[0], root.join("s").to_str().unwrap());
+    assert_eq!(seen[1], "ros2:*,ros2_caret:*");
+    assert!(Path::new(seen[2].split(':').next().unwrap()).join("sitecustomize.py").exists(), "{seen:?}");
+}

@@ -118,10 +118,15 @@ pub fn create(name: &str, o: &Options, recording: bool) -> Result<Created, Strin
     write_control(&dir, state)?;
     // Room for the processes that would start once the disk is full.
     tracetools::storage::reserve(&dir, true);
-    let env = match &lib {
-        Some(lib) => crate::recording::embedded_env(&dir, o, Some(lib)),
+    let mut env = match &lib {
+        Some(lib) => crate::environment::embedded_env(&dir, o, Some(lib)),
         None => Vec::new(),
     };
+    // A session's processes are started by hand: the instrumentation is left out (no variable
+    // to set) when it cannot be written, as a recording warns.
+    if o.rclpy && !env.is_empty() {
+        let _ = crate::environment::add_rclpy(&mut env);
+    }
     Ok(Created { dir, backend: Backend::Embedded, lib, helpers: Vec::new(), env })
 }
 

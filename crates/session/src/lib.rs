@@ -18,6 +18,7 @@
 
 mod cache;
 mod control;
+mod environment;
 pub mod info;
 mod library;
 mod lttng;

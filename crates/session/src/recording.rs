@@ -2,6 +2,7 @@
 //! traced processes, and its end.
 
 use crate::control::{make_dir, timestamped, write_control};
+use crate::environment::{add_rclpy, embedded_env};
 use crate::lttng::lttng;
 use crate::options::{Backend, Options};
 use crate::recorders::{lock_session, other_recorders, recorder_file};
@@ -34,59 +35,6 @@ impl std::fmt::Display for Message {
             Message::Info(m) => f.write_str(m),
         }
     }
-}
-
-/// The environment that makes processes trace into `dir` with the embedded tracer; `lib` is the
-/// libtracetools.so to preload into programs that do not link rostrace's tracer themselves.
-pub(crate) fn embedded_env(dir: &Path, o: &Options, lib: Option<&Path>) -> Vec<(String, OsString)> {
-    let mut vars = vec![
-        (env::SESSION_DIR.to_string(), dir.as_os_str().to_owned()),
-        (env::EVENTS.to_string(), o.ust_events().join(",").into()),
-    ];
-    if let Some(abi) = o.distro {
-        vars.push((env::DISTRO.to_string(), abi.name.into()));
-    }
-    if let Some(lib) = lib {
-        let mut preload = OsString::from(lib);
-        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
-            preload.push(":");
-            preload.push(old);
-        }
-        let mut libpath = OsString::from(lib.parent().unwrap_or(Path::new(".")));
-        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
-            libpath.push(":");
-            libpath.push(old);
-        }
-        vars.push(("LD_PRELOAD".to_string(), preload));
-        vars.push(("LD_LIBRARY_PATH".to_string(), libpath));
-    }
-    if let Some(b) = &o.buffer_size {
-        vars.push((env::BUFFER_SIZE.to_string(), b.into()));
-    }
-    for (k, v) in o.filters() {
-        vars.push((k.to_string(), v.into()));
-    }
-    if o.snapshot_mode {
-        vars.push((env::SNAPSHOT.to_string(), o.snapshot_size.clone().into()));
-    }
-    vars
-}
-
-/// Puts `dir` first on the `PYTHONPATH` of `vars` (before one already there, else before this
-/// process's).
-fn prepend_python_path(vars: &mut Vec<(String, OsString)>, dir: &Path) {
-    let old = vars
-        .iter()
-        .rposition(|(k, _)| k == "PYTHONPATH")
-        .map(|i| vars.remove(i).1)
-        .or_else(|| std::env::var_os("PYTHONPATH"))
-        .filter(|v| !v.is_empty());
-    let mut path = OsString::from(dir);
-    if let Some(old) = old {
-        path.push(":");
-        path.push(old);
-    }
-    vars.push(("PYTHONPATH".to_string(), path));
 }
 
 /// A recording in progress: the session directory and backend are set up, the traced processes
@@ -144,10 +92,9 @@ impl Recording {
             Backend::Embedded => r.begin_embedded(o, lib)?,
             Backend::Lttng => r.begin_lttng(o, lib)?,
         }
-        if o.rclpy && crate::rclpy::enabled() {
-            match crate::rclpy::directory() {
-                Ok(dir) => prepend_python_path(&mut r.env, &dir),
-                Err(e) => r.said.push(Message::Warning(format!("rclpy callbacks will not be traced: {e}"))),
+        if o.rclpy {
+            if let Err(e) = add_rclpy(&mut r.env) {
+                r.said.push(Message::Warning(e));
             }
         }
         Ok(r)
