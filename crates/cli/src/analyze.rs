@@ -1,7 +1,7 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
-use crate::info::count;
 use crate::out::{emit, fail};
+use crate::text::count;
 use crate::text::{render, sim_lines, width};
 use crate::TraceArgs;
 use regex::Regex;

@@ -3,7 +3,8 @@
 
 use crate::out::fail;
 use crate::out::{out, outln};
-use crate::record::{say, summary, RecordOptions, Recording};
+use crate::record::{RecordOptions, Recording};
+use crate::text::{say, summary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rostrace_demo::{Role, Tally};
 use std::ffi::OsString;

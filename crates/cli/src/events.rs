@@ -82,7 +82,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         w.flush()?;
         progress.finish();
         for l in events.losses() {
-            eprintln!("rostrace: warning: {}", crate::info::describe_loss(l));
+            eprintln!("rostrace: warning: {}", crate::text::describe_loss(l));
         }
         Ok(failed)
     };

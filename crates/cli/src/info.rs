@@ -3,8 +3,9 @@
 use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
+use crate::text::{count, date_time, noun};
 use crate::TraceArgs;
-use rostrace_ctf::{Loss, LossKind, TraceSet};
+use rostrace_ctf::TraceSet;
 use std::process::ExitCode;
 
 /// Arguments of `rostrace info`.
@@ -20,48 +21,12 @@ pub struct Args {
 /// The summary: tracetools versions and distributions beside the reader's.
 pub use rostrace_session::info::Info;
 
-/// The noun `what` (singular), in the plural unless `n` is 1 ("process", "processes").
-pub fn noun(n: u64, what: &str) -> String {
-    if n == 1 {
-        what.to_string()
-    } else if what.ends_with('s') {
-        format!("{what}es")
-    } else {
-        format!("{what}s")
-    }
-}
-
-/// `n` and `what`, in the plural unless `n` is 1 ("1 process", "2 processes").
-pub fn count(n: u64, what: &str) -> String {
-    format!("{n} {}", noun(n, what))
-}
-
-/// One line describing a loss.
-pub fn describe_loss(l: &Loss) -> String {
-    let what = match l.kind {
-        LossKind::Events(n) => format!("{} discarded", count(n, "event")),
-        LossKind::Packets(n) => format!("{} lost", count(n, "packet")),
-    };
-    let range = match (l.begin_ns, l.end_ns) {
-        (Some(b), Some(e)) => format!(" between {} and {}", crate::format::clock_time(b), crate::format::clock_time(e)),
-        (None, Some(e)) => format!(" before {}", crate::format::clock_time(e)),
-        _ => String::new(),
-    };
-    format!("{}: {what}{range}", l.path.display())
-}
-
 /// The summary of `rostrace info`, with a progress bar on a terminal.
 pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
     let progress = Progress::new(set.total_bytes(), "reading");
     let info = rostrace_session::info::collect(set, errors, jobs, &|b| progress.set(b));
     progress.finish();
     info
-}
-
-/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.
-pub fn date_time(ns: i64) -> String {
-    let t = rostrace_ctf::time::utc(ns);
-    format!("{:04}-{:02}-{:02} {} UTC", t.year, t.month, t.day, crate::format::clock_time(ns))
 }
 
 /// Runs the command.

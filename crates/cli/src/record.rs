@@ -2,11 +2,11 @@
 //! the arguments, the signals of the process running rostrace and exit codes, and the text
 //! shown; the sessions themselves are the `session` crate's.
 
-use crate::info::count;
 use crate::out::{fail, outln};
+use crate::text::{say, summary};
 use rostrace_session::{Message, Verb};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -74,13 +74,6 @@ fn catch_stop_signals() {
     unsafe {
         libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
-    }
-}
-
-/// Shows what the session library has to say, on stderr.
-pub fn say(messages: impl IntoIterator<Item = Message>) {
-    for m in messages {
-        eprintln!("rostrace: {m}");
     }
 }
 
@@ -281,44 +274,6 @@ pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
             rostrace_session::LIB_VAR
         )),
     }
-}
-
-/// Prints where a trace is and what it holds (or that nothing was recorded there); an error is
-/// standard output's.
-pub fn summary(dir: &Path) -> std::io::Result<()> {
-    let bar = std::sync::OnceLock::new();
-    let s = rostrace_session::summary::summarize(dir, &|total, done| {
-        bar.get_or_init(|| crate::progress::Progress::new(total, "reading")).set(done)
-    });
-    if let Some(b) = bar.get() {
-        b.finish();
-    }
-    if !s.recorded {
-        outln!("  nothing was recorded in {}", dir.display())?;
-        return Ok(());
-    }
-    for e in &s.warnings {
-        eprintln!("rostrace: warning: {e}");
-    }
-    outln!("trace written to {}", dir.display())?;
-    outln!(
-        "  {}, {}, {} discarded, {} lost",
-        count(s.events, "event"),
-        count(s.processes, "process"),
-        count(s.discarded_events, "event"),
-        count(s.lost_packets, "packet"),
-    )?;
-    if let Some(first) = s.write_failures.first() {
-        // Once for the recording, however many streams and processes it hit.
-        let n = s.write_failures.len();
-        let more = if n > 1 { format!(" (and in {} more processes)", n - 1) } else { String::new() };
-        eprintln!(
-            "rostrace: error: the trace could not be written whole: {first}{more}; each stream ends at its last whole packet, and the events after it are counted as discarded"
-        );
-    } else if s.discarded_events > 0 {
-        outln!("  (events were discarded: give the tracer more buffer with --buffer-size)")?;
-    }
-    Ok(())
 }
 
 /// What `rostrace record` does along the recording: catches the signals that would stop it,

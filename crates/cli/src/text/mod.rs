@@ -2,9 +2,11 @@
 //! short; and the text of the analysis ([`report`]).
 
 pub mod paths;
+mod recording;
 mod report;
 mod system;
 
+pub use recording::{say, summary};
 pub use report::{render, sim_lines};
 
 use crate::format::name as esc;
@@ -185,4 +187,40 @@ mod tests {
             "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms"
         );
     }
+}
+
+/// The noun `what` (singular), in the plural unless `n` is 1 ("process", "processes").
+pub fn noun(n: u64, what: &str) -> String {
+    if n == 1 {
+        what.to_string()
+    } else if what.ends_with('s') {
+        format!("{what}es")
+    } else {
+        format!("{what}s")
+    }
+}
+
+/// `n` and `what`, in the plural unless `n` is 1 ("1 process", "2 processes").
+pub fn count(n: u64, what: &str) -> String {
+    format!("{n} {}", noun(n, what))
+}
+
+/// One line describing a loss.
+pub fn describe_loss(l: &rostrace_ctf::Loss) -> String {
+    let what = match l.kind {
+        rostrace_ctf::LossKind::Events(n) => format!("{} discarded", count(n, "event")),
+        rostrace_ctf::LossKind::Packets(n) => format!("{} lost", count(n, "packet")),
+    };
+    let range = match (l.begin_ns, l.end_ns) {
+        (Some(b), Some(e)) => format!(" between {} and {}", crate::format::clock_time(b), crate::format::clock_time(e)),
+        (None, Some(e)) => format!(" before {}", crate::format::clock_time(e)),
+        _ => String::new(),
+    };
+    format!("{}: {what}{range}", l.path.display())
+}
+
+/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` UTC.
+pub fn date_time(ns: i64) -> String {
+    let t = rostrace_ctf::time::utc(ns);
+    format!("{:04}-{:02}-{:02} {} UTC", t.year, t.month, t.day, crate::format::clock_time(ns))
 }

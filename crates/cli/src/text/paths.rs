@@ -3,7 +3,7 @@
 use super::{middle, width, wrap};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
-use crate::info::count;
+use crate::text::count;
 use rostrace_analysis::paths::E2eSummary;
 use std::fmt::Write as _;
 

@@ -3,7 +3,7 @@
 use super::{fit, list, middle, names, take, wrap};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
-use crate::info::count;
+use crate::text::count;
 use rostrace_analysis::Report;
 use std::fmt::Write as _;
 
@@ -72,7 +72,7 @@ fn header(o: &mut String, r: &Report) {
             if t == i64::MIN || t == i64::MAX {
                 "-".to_string()
             } else {
-                crate::info::date_time(t)
+                crate::text::date_time(t)
             }
         };
         let _ = writeln!(o, "window: {} to {}", show(a), show(b));

@@ -4,7 +4,7 @@
 use super::{bytes, middle, take};
 use crate::format::name as esc;
 use crate::format::{dur, stats_line};
-use crate::info::count;
+use crate::text::count;
 use rostrace_analysis::Report;
 use std::fmt::Write as _;
 
@@ -40,7 +40,7 @@ fn sim_time(o: &mut String, r: &Report) {
                     o,
                     "  sim {:.3} s at {}",
                     f.sim_ref_ns as f64 / 1e9,
-                    crate::info::date_time(f.system_ref_ns)
+                    crate::text::date_time(f.system_ref_ns)
                 );
             }
             None => {
@@ -73,7 +73,7 @@ fn cpu_time(o: &mut String, r: &Report, top: usize, span: f64) {
                 100.0 * p.cpu_ns as f64 / span,
                 p.pid,
                 esc(&p.name),
-                crate::info::count(p.threads, "thread")
+                crate::text::count(p.threads, "thread")
             );
         }
         if c.processes.is_empty() {
@@ -90,7 +90,7 @@ fn cpu_time(o: &mut String, r: &Report, top: usize, span: f64) {
                 100.0 * t.cpu_ns as f64 / span,
                 t.tid,
                 esc(&t.comm),
-                crate::info::count(t.intervals, "interval")
+                crate::text::count(t.intervals, "interval")
             );
         }
         if top > 0 && c.threads.len() > top {
@@ -131,8 +131,8 @@ fn scheduling(o: &mut String, r: &Report, top: usize, span: f64) {
                     "    {:>10}  {:5.1}% of a CPU  {node}: {}, {}, {} off CPU, {} preemptions",
                     dur(n.on_cpu_ns as f64),
                     100.0 * n.on_cpu_ns as f64 / span,
-                    crate::info::count(n.callbacks, "callback"),
-                    crate::info::count(n.runs, "run"),
+                    crate::text::count(n.callbacks, "callback"),
+                    crate::text::count(n.runs, "run"),
                     dur(n.off_cpu_ns as f64),
                     n.preemptions
                 );
@@ -166,7 +166,7 @@ fn memory(o: &mut String, r: &Report, top: usize) {
                 bytes(p.max_bytes),
                 dur((p.max_at_ns - r.begin_ns.unwrap_or(p.max_at_ns)) as f64),
                 bytes(p.final_bytes),
-                crate::info::count(p.changes, "change")
+                crate::text::count(p.changes, "change")
             );
         }
         let _ = writeln!(o, "  per thread, highest peak first");
@@ -178,7 +178,7 @@ fn memory(o: &mut String, r: &Report, top: usize) {
                 esc(t.kind),
                 bytes(t.max_bytes),
                 bytes(t.final_bytes),
-                crate::info::count(t.changes, "change")
+                crate::text::count(t.changes, "change")
             );
         }
     }
@@ -199,7 +199,7 @@ fn profile(o: &mut String, r: &Report, top: usize) {
                 o,
                 "  tid {} {func}: {}, total {}, self {}, on CPU {}",
                 f.tid,
-                crate::info::count(f.calls, "call"),
+                crate::text::count(f.calls, "call"),
                 dur(f.total_ns as f64),
                 dur(f.self_ns as f64),
                 dur(f.actual_ns as f64)
