@@ -69,3 +69,41 @@ pub(crate) fn add_rclpy(vars: &mut Vec<(String, OsString)>) -> Result<(), String
     prepend_python_path(vars, &dir);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value<'a>(vars: &'a [(String, OsString)], k: &str) -> Option<&'a str> {
+        vars.iter().rfind(|(n, _)| n == k).and_then(|(_, v)| v.to_str())
+    }
+
+    #[test]
+    fn python_path_goes_first_once() {
+        let mut vars = vec![("PYTHONPATH".to_string(), OsString::from("/theirs"))];
+        prepend_python_path(&mut vars, Path::new("/ours"));
+        assert_eq!(vars.iter().filter(|(k, _)| k == "PYTHONPATH").count(), 1);
+        assert_eq!(value(&vars, "PYTHONPATH"), Some("/ours:/theirs"));
+    }
+
+    #[test]
+    fn embedded_environment_names_the_session_and_the_options() {
+        let o = Options {
+            distro: Some(tracetools::distro::by_name("kilted").unwrap()),
+            buffer_size: Some("4M".into()),
+            ignore_topics: Some("/rosout".into()),
+            ..Default::default()
+        };
+        let vars = embedded_env(Path::new("/tmp/s"), &o, Some(Path::new("/opt/lib/libtracetools.so")));
+        assert_eq!(value(&vars, env::SESSION_DIR), Some("/tmp/s"));
+        assert_eq!(value(&vars, env::EVENTS), Some("ros2:*,ros2_caret:*"));
+        assert_eq!(value(&vars, env::DISTRO), Some("kilted"));
+        assert_eq!(value(&vars, env::BUFFER_SIZE), Some("4M"));
+        assert_eq!(value(&vars, env::IGNORE_TOPICS), Some("/rosout"));
+        assert!(value(&vars, "LD_PRELOAD").unwrap().starts_with("/opt/lib/libtracetools.so"));
+        assert!(value(&vars, "LD_LIBRARY_PATH").unwrap().starts_with("/opt/lib"));
+        // Programs that link the tracer themselves get no preload.
+        let own = embedded_env(Path::new("/tmp/s"), &o, None);
+        assert_eq!(value(&own, "LD_PRELOAD"), None);
+    }
+}

@@ -284,3 +284,53 @@ fn regex_check(p: &str) -> Result<(), String> {
         format!("invalid filter {p:?}: {why}")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jazzy() -> Options {
+        Options { distro: Some(tracetools::distro::by_name("jazzy").unwrap()), ..Default::default() }
+    }
+
+    #[test]
+    fn defaults_go_together() {
+        assert_eq!(jazzy().check(), Ok(()));
+        assert_eq!(jazzy().ust_events(), ["ros2:*", "ros2_caret:*"]);
+    }
+
+    #[test]
+    fn each_misfit_is_named() {
+        let bad = |o: Options, says: &str| {
+            let e = o.check().unwrap_err();
+            assert!(e.contains(says), "{e:?} should say {says:?}");
+        };
+        bad(Options { buffer_size: Some("lots".into()), ..jazzy() }, "--buffer-size \"lots\"");
+        bad(Options { snapshot_size: "0".into(), ..jazzy() }, "--snapshot-size");
+        bad(Options { select_nodes: Some("/a:(".into()), ..jazzy() }, "invalid filter \"(\"");
+        bad(Options { with_kernel: true, ..jazzy() }, "--backend lttng");
+        bad(Options { context: vec!["perf:cpu:cycles".into()], ..jazzy() }, "perf:cpu:cycles");
+        bad(
+            Options { backend: Backend::Lttng, ignore_topics: Some("/rosout".into()), ..jazzy() },
+            "--backend embedded",
+        );
+        bad(Options { record_clock: true, ust: vec!["ros2:*".into()], ..jazzy() }, "ros2_caret:sim_time");
+        bad(Options { ust: Vec::new(), ..jazzy() }, "no events");
+    }
+
+    #[test]
+    fn light_follows_caret_per_distribution() {
+        let humble = Options { distro: Some(tracetools::distro::by_name("humble").unwrap()), light: true, ..jazzy() };
+        let jazzy = Options { light: true, ..jazzy() };
+        assert!(!humble.ust_events().iter().any(|e| e == "ros2:rcl_publish"));
+        assert!(jazzy.ust_events().iter().any(|e| e == "ros2:rcl_publish"));
+        assert_eq!(jazzy.ust_events().len(), LIGHT_EVENTS.len() + 1);
+    }
+
+    #[test]
+    fn filters_go_to_the_tracer_variables() {
+        let o = Options { select_nodes: Some("/a".into()), ignore_processes: Some("x".into()), ..jazzy() };
+        let f: Vec<(&str, &str)> = o.filters().into_iter().map(|(k, v)| (k, v.as_str())).collect();
+        assert_eq!(f, [(tracetools::env::SELECT_NODES, "/a"), (tracetools::env::IGNORE_PROCESSES, "x")]);
+    }
+}
