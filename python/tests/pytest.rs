@@ -18,8 +18,7 @@ fn venv() -> PathBuf {
         .join("data")
 }
 
-/// The target directory this test was built in (`<target>/<profile>/deps/<exe>`), so that the
-/// package's build reuses what `cargo test` built.
+/// The target directory this test was built in (`<target>/<profile>/deps/<exe>`).
 fn target_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.parent()?.parent()?.to_path_buf())
@@ -45,8 +44,12 @@ fn python_package() {
         .args(["--force-reinstall", "--no-cache-dir"])
         .arg(repo().join("python"))
         .env("PATH", format!("{}:{}", venv().join("bin").display(), std::env::var("PATH").unwrap_or_default()));
+    // A target directory of its own, beside the test's: the package's build compiles the
+    // workspace crates it shares with the tests under other settings, and in the same
+    // directory it would replace artifacts that later steps of `cargo test` (the doctests)
+    // were compiled against.
     if let Some(t) = target_dir() {
-        install.env("CARGO_TARGET_DIR", t);
+        install.env("CARGO_TARGET_DIR", t.join("python-package"));
     }
     run(&mut install, "pip install ./python");
     let shared: &Path = &rostrace_testkit::test_data();
