@@ -618,8 +618,9 @@ fn interop_jazzy() {
 }
 
 /// `rostrace demo -- python crates/demo/python/vehicle_interface.py`: the rclpy node takes the
-/// planner's commands (Rust → Python) and publishes an IMU that the fusion node takes (Python →
-/// Rust), all traced in one session; every take, on both sides, is matched to its publish by
+/// planner's commands (Rust → Python) and publishes an IMU, periodically and on each command, that
+/// the fusion node takes (Python → Rust), all traced in one session; its callbacks are in the
+/// analysis with their owners, and `paths`/`e2e` find the path planner → rclpy node → fusion; every take, on both sides, is matched to its publish by
 /// source timestamp, and the flows across the two implementations are the counts each side made.
 fn interop(d: &Distro, index: u32) {
     let venv = venv_root().join(d.name);
@@ -706,9 +707,65 @@ fn interop(d: &Distro, index: u32) {
     assert_eq!((on_cmd["kind"].as_str(), on_cmd["topic"].as_str()), (Some("subscription"), Some("/control/cmd_vel")));
     assert_eq!(on_cmd["count"].as_u64(), Some(got_cmds), "{}: {on_cmd:#}", d.name);
     assert_eq!((on_timer["kind"].as_str(), on_timer["timer_period_ns"].as_i64()), (Some("timer"), Some(20_000_000)));
-    assert_eq!(on_timer["count"].as_u64(), Some(sent_imu), "{}: {on_timer:#}", d.name);
-    eprintln!(
-        "{}: interop: {got_cmds} commands Rust -> rclpy, {from_python} of {sent_imu} IMU messages rclpy -> Rust, all matched",
+    // Each run of either publishes one IMU message: the timer's and one per command applied.
+    assert_eq!(
+        on_timer["count"].as_u64().map(|n| n + got_cmds),
+        Some(sent_imu),
+        "{}: {on_timer:#}\n{on_cmd:#}",
         d.name
+    );
+
+    // A path Rust -> Python -> Rust: the planner's command, the rclpy node's IMU published in
+    // the command's callback, taken by the fusion node.
+    let json_of = |args: &[&str]| -> serde_json::Value {
+        let out = rostrace().args(args).args(["--json", "-"]).arg(&dir).output().unwrap();
+        assert!(out.status.success(), "{}: {args:?}: {}", d.name, String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let p = json_of(&[
+        "paths",
+        "--from",
+        "/planning/planner",
+        "--to",
+        "/localization/fusion",
+        "--through",
+        "/vehicle/interface",
+    ]);
+    let through = p["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["path"]["topics"] == serde_json::json!(["/control/cmd_vel", "/sensing/imu"]))
+        .unwrap_or_else(|| panic!("{}: no path planner -> vehicle interface -> fusion: {p:#}", d.name));
+    let lat = &through["latency"];
+    assert!(lat["count"].as_u64().unwrap_or(0) > 0, "{}: {through:#}", d.name);
+    // Nodes only: `/sensing/imu` names the Rust IMU node as well as the topic, and each pair of
+    // these nodes has one topic between them.
+    const PATH: &str = "/planning/planner,/vehicle/interface,/localization/fusion";
+    let e = json_of(&["e2e", "--path", PATH]);
+    let e2e = &e["latency"];
+    let complete = e["complete"].as_u64().unwrap_or(0);
+    // Every complete instance is a command the rclpy node applied and passed on.
+    assert!(complete > 0 && complete <= got_cmds, "{}: e2e {PATH}: {e:#}", d.name);
+    assert_eq!(e2e["count"].as_u64(), Some(complete), "{}: {e:#}", d.name);
+    // The path `paths` found is this one: the same messages went the whole way.
+    assert_eq!(lat["count"], e2e["count"], "{}: paths {lat} e2e {e2e}", d.name);
+    for i in e["instances"].as_array().unwrap() {
+        let sum: i64 = i["segments_ns"].as_array().unwrap().iter().filter_map(|x| x.as_i64()).sum();
+        if let Some(l) = i["latency_ns"].as_i64() {
+            assert!(l > 0 && sum == l, "{}: instance {i}", d.name);
+        }
+    }
+    eprintln!(
+        "{}: interop: {got_cmds} commands Rust -> rclpy, {from_python} of {sent_imu} IMU messages rclpy -> Rust, all matched; \
+         rclpy callbacks on_cmd {} runs, on_timer {} runs; path planner -> rclpy -> fusion: paths latency {}, e2e {complete} \
+         complete, latency min {} mean {} max {} ns",
+        d.name,
+        on_cmd["count"],
+        on_timer["count"],
+        lat,
+        e2e["min"],
+        e2e["mean"],
+        e2e["max"],
     );
 }

@@ -6,8 +6,9 @@ Run under `rostrace demo -- ...`, it is traced in the same session as the demo's
 (ros2-client over RustDDS) and talks to them over DDS on the same domain (the demo sets
 ROS_DOMAIN_ID): node `/vehicle/interface` subscribes to the planner's `/control/cmd_vel`
 (geometry_msgs/TwistStamped, Rust -> Python) and publishes the vehicle's own IMU on
-`/sensing/imu` at 50 Hz (sensor_msgs/Imu, Python -> Rust: the demo's fusion node takes it beside
-the Rust IMU's). It also takes `/vehicle/status` (std_msgs/String), which the C++ vehicle node of
+`/sensing/imu` at 50 Hz and on each command it applies (sensor_msgs/Imu, Python -> Rust: the
+demo's fusion node takes it beside the Rust IMU's), so that a path goes planner -> vehicle
+interface -> fusion (Rust -> Python -> Rust). It also takes `/vehicle/status` (std_msgs/String), which the C++ vehicle node of
 the real-rclcpp tests publishes when it runs beside (C++ -> Python). QoS: rclcpp's default
 (reliable, volatile, keep last 10), as the demo's.
 
@@ -61,19 +62,9 @@ def main():
     imu_pub = node.create_publisher(Imu, "/sensing/imu", qos)
     speed = [0.0]
 
-    def on_cmd(msg):
-        counts["received"]["/control/cmd_vel"] += 1
-        speed[0] = msg.twist.linear.x
-
-    node.create_subscription(TwistStamped, "/control/cmd_vel", on_cmd, qos)
-
-    def on_status(_msg):
-        counts["received"]["/vehicle/status"] += 1
-
-    node.create_subscription(String, "/vehicle/status", on_status, qos)
     start = time.monotonic()
 
-    def on_timer():
+    def publish_imu():
         m = Imu()
         m.header.stamp = node.get_clock().now().to_msg()
         m.header.frame_id = "vehicle"
@@ -84,6 +75,23 @@ def main():
         m.linear_acceleration.z = 9.81
         imu_pub.publish(m)
         counts["published"]["/sensing/imu"] += 1
+
+    def on_cmd(msg):
+        counts["received"]["/control/cmd_vel"] += 1
+        speed[0] = msg.twist.linear.x
+        # The vehicle reports its IMU as soon as it applies a command, so that the planner's
+        # command reaches the fusion node through this node: a path Rust -> Python -> Rust.
+        publish_imu()
+
+    node.create_subscription(TwistStamped, "/control/cmd_vel", on_cmd, qos)
+
+    def on_status(_msg):
+        counts["received"]["/vehicle/status"] += 1
+
+    node.create_subscription(String, "/vehicle/status", on_status, qos)
+
+    def on_timer():
+        publish_imu()
 
     node.create_timer(1.0 / a.rate, on_timer)
     executor = SingleThreadedExecutor()
