@@ -265,3 +265,98 @@ fn rclpy_callbacks_kilted_lttng() {
 fn rclpy_callbacks_jazzy_lttng() {
     check("jazzy", "lttng", 3);
 }
+
+/// A session made by `rostrace create`, its Python program launched separately with the
+/// environment `create` prints: the printed `PYTHONPATH` gives it the instrumentation, so every
+/// callback run is recorded once `start` is given.
+#[test]
+fn rclpy_callbacks_created_session() {
+    let distro = "jazzy";
+    let venv = venv_root().join(distro);
+    if !require(
+        venv.join(".rostrace-complete").exists(),
+        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
+    ) {
+        return;
+    }
+    let _lttng = lttng_lock();
+    let root = TempDir::new("rclpy-cb-created");
+    let pid = std::process::id();
+    let ns = format!("/rclpy_cb_created_{pid}");
+    let domain = 1 + (pid * 7 + 50 + 4 * 3) % 98;
+    let name = "created";
+    let out = rostrace().args(["create", name, "-p"]).arg(&*root).env_remove("ROSTRACE_RCLPY").output().unwrap();
+    assert!(out.status.success(), "create: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let exports: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("export "))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let pythonpath = exports.iter().find(|(k, _)| k == "PYTHONPATH").map(|(_, v)| v.clone());
+    let pythonpath = pythonpath.unwrap_or_else(|| panic!("create prints no PYTHONPATH:\n{text}"));
+    let first = std::path::PathBuf::from(pythonpath.split(':').next().unwrap());
+    for f in ["sitecustomize.py", "_rostrace_rclpy.py"] {
+        assert!(first.join(f).is_file(), "{f} is not in {} (create printed:\n{text})", first.display());
+    }
+    let control = |verb: &str| {
+        let o = rostrace().args([verb, name, "-p"]).arg(&*root).output().unwrap();
+        assert!(o.status.success(), "{verb}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    control("start");
+    let mut cmd = std::process::Command::new(venv.join("bin/python"));
+    cmd.arg(repo().join("crates/cli/tests/rclpy/callbacks.py")).args([
+        "--ns",
+        &ns,
+        "--messages",
+        &MESSAGES.to_string(),
+        "--calls",
+        &CALLS.to_string(),
+    ]);
+    rclpy_env(&mut cmd, distro, domain);
+    cmd.env_remove("PYTHONPATH").env_remove("ROSTRACE_RCLPY");
+    for (k, v) in &exports {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    control("stop");
+    let system = system_report(&out, "created session");
+    let dir = root.join(name);
+    let (events, _, _, _) = read_trace(&dir, &ns);
+    let vpid_of: BTreeMap<String, i128> = events
+        .iter()
+        .filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns)
+        .map(|e| (e.str("node_name"), e.vpid))
+        .collect();
+    let names: BTreeMap<(i128, i128), String> = events
+        .iter()
+        .filter(|e| e.name == "rclcpp_callback_register")
+        .filter_map(|e| Some(((e.vpid, e.int("callback")?), short(&e.str("symbol")))))
+        .collect();
+    let mut starts: BTreeMap<(i128, String), u64> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.name == "callback_start") {
+        if let Some(n) = names.get(&(e.vpid, e.int("callback").unwrap())) {
+            *starts.entry((e.vpid, n.clone())).or_default() += 1;
+        }
+    }
+    let mut failures = Vec::new();
+    let mut table = String::from("\n=== rclpy callbacks, session from `create`, jazzy, embedded\n");
+    for p in system["processes"].as_array().unwrap() {
+        let role = p["role"].as_str().unwrap();
+        let Some(&vpid) = vpid_of.get(role) else {
+            failures.push(format!("{role}: no rcl_node_init"));
+            continue;
+        };
+        for (cb, ran) in p["runs"].as_object().unwrap() {
+            let ran = ran.as_u64().unwrap();
+            let got = starts.get(&(vpid, cb.clone())).copied().unwrap_or(0);
+            table += &format!("  {role:<6} {cb:<8} ran {ran:>3}  callback_start {got:>3}\n");
+            if got != ran || ran == 0 {
+                failures.push(format!("{role}.{cb}: ran {ran} times, {got} callback_start"));
+            }
+        }
+    }
+    eprintln!("{table}");
+    assert!(failures.is_empty(), "{}\n{table}", failures.join("\n"));
+}
