@@ -292,7 +292,14 @@ fn rclpy_callbacks_created_session() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("export "))
         .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        // A shell reads the value: single quotes, where `create` quotes it, are not part of it.
+        .map(|(k, v)| {
+            let v = v
+                .strip_prefix('\'')
+                .and_then(|x| x.strip_suffix('\''))
+                .map_or(v.to_string(), |x| x.replace("'\\''", "'"));
+            (k.to_string(), v)
+        })
         .collect();
     let pythonpath = exports.iter().find(|(k, _)| k == "PYTHONPATH").map(|(_, v)| v.clone());
     let pythonpath = pythonpath.unwrap_or_else(|| panic!("create prints no PYTHONPATH:\n{text}"));
