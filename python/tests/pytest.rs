@@ -44,10 +44,10 @@ fn python_package() {
         .args(["--force-reinstall", "--no-cache-dir"])
         .arg(repo().join("python"))
         .env("PATH", format!("{}:{}", venv().join("bin").display(), std::env::var("PATH").unwrap_or_default()));
-    // A target directory of its own, beside the test's: the package's build compiles the
-    // workspace crates it shares with the tests under other settings, and in the same
-    // directory it would replace artifacts that later steps of `cargo test` (the doctests)
-    // were compiled against.
+    // A target directory of its own, beside the test's: the package's build compiles
+    // `tracetools` with other features of its dependencies, and that crate (a cdylib too) has
+    // file names without a hash, so in the same directory it would replace the library that
+    // later steps of `cargo test` (the doctests) were compiled against.
     if let Some(t) = target_dir() {
         install.env("CARGO_TARGET_DIR", t.join("python-package"));
     }
