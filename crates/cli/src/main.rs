@@ -8,6 +8,7 @@ mod events;
 mod export;
 mod format;
 mod info;
+mod live;
 mod load;
 mod out;
 mod paths;
@@ -54,6 +55,9 @@ enum Command {
     Export(Lazy<export::Args>),
     /// Trace a command (and everything it spawns) until it exits or Ctrl-C, then summarize.
     Record(Lazy<record::RecordArgs>),
+    /// Follow a recording while it is written (a session directory, or a command recorded
+    /// here): callbacks and topics over a sliding window, every interval.
+    Live(Lazy<live::Args>),
     /// Create a session that processes can be launched under, not recording until `start`.
     Create(Lazy<record::StartArgs>),
     /// Start recording a session (creating it if needed); initialization events are written first.
@@ -149,6 +153,7 @@ fn main() -> ExitCode {
         Command::Export(Lazy(a)) => export::run(a),
         Command::Report(Lazy(a)) => report::run(a),
         Command::Record(Lazy(a)) => record::record(a),
+        Command::Live(Lazy(a)) => live::run(a),
         Command::Create(Lazy(a)) => record::create(a, false),
         Command::Start(Lazy(a)) => record::start(a),
         Command::Stop(Lazy(a)) => record::control(a, rostrace_session::Verb::Stop),
@@ -185,7 +190,7 @@ mod tests {
             .get_subcommands()
             .map(|s| (s.get_name().to_string(), s.get_about().map(|a| a.to_string())))
             .collect();
-        assert_eq!(listed.len(), 20);
+        assert_eq!(listed.len(), 21);
         let mut built = Cli::command();
         built.build();
         for (name, about) in listed {

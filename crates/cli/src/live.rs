@@ -1,0 +1,427 @@
+//! `rostrace live`: follows a recording while it is written. Every interval the session's traces
+//! are opened again (a new stream file is a new process) and the standard analysis runs over the
+//! last `--window` of events; a snapshot of callbacks and topics is printed and, with `--jsonl`,
+//! written as one JSON line. At the end (the command ended, or Ctrl-C) one analysis of the whole
+//! recording gives the final snapshot, whose counts are those of `rostrace analyze`.
+
+use crate::out::fail;
+use rostrace_analysis::{Bound, Options, Processor, Report, Window};
+use rostrace_ctf::TraceSet;
+use rostrace_session::{Message, Observer, Recording};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitCode, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// Arguments of `rostrace live`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Session directory to follow (one being recorded by `rostrace record`, or `create` + `start`).
+    #[arg(value_name = "SESSION_DIR", required_unless_present = "command", conflicts_with = "command")]
+    dir: Option<PathBuf>,
+    /// Seconds of events each snapshot analyzes, ending at the last event read.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    window: f64,
+    /// Seconds between snapshots.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    interval: f64,
+    /// Alert when a topic's publish → callback latency (p99) is over this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    max_latency: Option<f64>,
+    /// Write each snapshot as one JSON line to FILE (`-` for standard output); the last line is
+    /// the whole recording's (`"final": true`).
+    #[arg(long, value_name = "FILE")]
+    jsonl: Option<PathBuf>,
+    /// Stop following a session directory after this many seconds (default: Ctrl-C).
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    #[command(flatten)]
+    record: crate::record::RecordOptions,
+    /// Command to record and follow, as `rostrace record -- COMMAND` does.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// One callback in a snapshot.
+#[derive(Serialize)]
+struct CallbackRow {
+    node: String,
+    procname: String,
+    vpid: i64,
+    kind: String,
+    symbol: String,
+    topic: Option<String>,
+    timer_period_ns: Option<i64>,
+    count: u64,
+    rate_hz: f64,
+    p50_ns: i64,
+    p99_ns: i64,
+    max_ns: i64,
+}
+
+/// One topic in a snapshot.
+#[derive(Serialize)]
+struct TopicRow {
+    name: String,
+    publishes: u64,
+    takes: u64,
+    rate_hz: f64,
+    latency_p50_ns: i64,
+    latency_p99_ns: i64,
+    unmatched: u64,
+    dropped: Option<u64>,
+}
+
+/// What one interval (or the final analysis) shows.
+#[derive(Serialize)]
+struct Snapshot {
+    /// Whether this is the whole recording's analysis, made at the end.
+    #[serde(rename = "final")]
+    is_final: bool,
+    /// The window analyzed (ns since the epoch), from the report.
+    window_ns: Option<(i64, i64)>,
+    events: u64,
+    discarded_events: u64,
+    processes: Vec<String>,
+    callbacks: Vec<CallbackRow>,
+    topics: Vec<TopicRow>,
+    alerts: Vec<String>,
+    /// Read errors other than a stream file's last packet still being written.
+    read_errors: Vec<String>,
+    /// Stream files whose last packet was still being written (read up to it).
+    partial_packets: usize,
+}
+
+/// Whether a read error is the one of a stream file whose last packet is still being written:
+/// expected while following a recording, so not an error of the trace.
+fn being_written(e: &str) -> bool {
+    e.contains("file truncated")
+}
+
+fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot {
+    // The events' span inside the window: the window is open at its end (the last event read).
+    let span = r.begin_ns.zip(r.end_ns).map(|(b, e)| match r.window_ns {
+        Some((wb, we)) => (wb.max(b), we.min(e)),
+        None => (b, e),
+    });
+    let secs = span.map_or(0.0, |(b, e)| (e - b).max(0) as f64 / 1e9);
+    let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let mut alerts = Vec::new();
+    let callbacks: Vec<CallbackRow> = r
+        .callbacks
+        .iter()
+        .map(|c| {
+            if let Some(p) = c.timer_period_ns.filter(|&p| p > 0 && c.duration_ns.count > 0 && c.duration_ns.max > p) {
+                alerts.push(format!(
+                    "{} {}: a run took {:.3} ms, longer than its timer period {:.3} ms",
+                    c.node,
+                    c.symbol,
+                    c.duration_ns.max as f64 / 1e6,
+                    p as f64 / 1e6
+                ));
+            }
+            CallbackRow {
+                node: c.node.clone(),
+                procname: c.procname.clone(),
+                vpid: c.vpid,
+                kind: c.kind.clone(),
+                symbol: c.symbol.clone(),
+                topic: c.topic.clone(),
+                timer_period_ns: c.timer_period_ns,
+                count: c.count,
+                rate_hz: rate(c.count),
+                p50_ns: c.duration_ns.p50,
+                p99_ns: c.duration_ns.p99,
+                max_ns: c.duration_ns.max,
+            }
+        })
+        .collect();
+    let topics: Vec<TopicRow> = r
+        .topics
+        .iter()
+        .map(|t| {
+            let l = &t.pub_to_callback_ns;
+            if let Some(m) = max_latency_ns.filter(|&m| l.count > 0 && l.p99 > m) {
+                alerts.push(format!(
+                    "{}: latency p99 {:.3} ms over --max-latency {:.3} ms",
+                    t.name,
+                    l.p99 as f64 / 1e6,
+                    m as f64 / 1e6
+                ));
+            }
+            TopicRow {
+                name: t.name.clone(),
+                publishes: t.publishes,
+                takes: t.takes,
+                rate_hz: rate(t.publishes),
+                latency_p50_ns: l.p50,
+                latency_p99_ns: l.p99,
+                unmatched: t.unmatched,
+                dropped: t.dropped,
+            }
+        })
+        .collect();
+    if r.discarded_events > 0 {
+        alerts.push(format!("{} events discarded by the tracer (buffers full)", r.discarded_events));
+    }
+    let (partial, errors): (Vec<&String>, Vec<&String>) = r.read_errors.iter().partition(|e| being_written(e));
+    Snapshot {
+        is_final,
+        window_ns: span,
+        events: r.events,
+        discarded_events: r.discarded_events,
+        processes: r.processes.iter().map(|p| p.procname.clone()).collect(),
+        callbacks,
+        topics,
+        alerts,
+        read_errors: errors.into_iter().cloned().collect(),
+        partial_packets: partial.len(),
+    }
+}
+
+/// Follows the session in `dir`: its analyses and their outputs.
+struct Follower {
+    dir: PathBuf,
+    window_ns: i64,
+    max_latency_ns: Option<i64>,
+    jsonl: Option<Box<dyn std::io::Write>>,
+    text: bool,
+    /// The end of the last snapshot's events, and when it was read: the next window ends
+    /// about as much later as the time since.
+    last_end: Option<(i64, Instant)>,
+    error: Option<String>,
+}
+
+impl Follower {
+    fn analyze(&self, window: Window) -> Option<Report> {
+        // Before the first process writes its trace there is nothing to open: not an error.
+        let (set, _) = TraceSet::open(&[&self.dir]);
+        if set.traces.is_empty() {
+            return None;
+        }
+        let options = Options { window, nodes: None, topics: None, longest_paths: false };
+        let mut p = Processor::standard();
+        // One thread: the followed processes keep the other cores.
+        p.set_jobs(1);
+        Some(p.run(&set, &options, |_, _| {}).report)
+    }
+
+    /// One interval: the window ending at the last event, or the whole recording when `is_final`.
+    fn tick(&mut self, is_final: bool) {
+        let window = match (is_final, self.last_end) {
+            (false, Some((end, at))) => {
+                let since = at.elapsed().as_nanos() as i64;
+                Window { begin: Some(Bound::Absolute(end + since - self.window_ns)), end: None }
+            }
+            _ => Window::default(),
+        };
+        let Some(report) = self.analyze(window) else { return };
+        let snap = snapshot(&report, is_final, self.max_latency_ns);
+        // The window analyzed runs on to the last event read; its start is the last end seen
+        // moved on by the time since, so that it stays about `--window` long without a pass
+        // over the files to find their last event first.
+        if let Some(e) = report.end_ns {
+            self.last_end = Some((e, Instant::now()));
+        }
+        if self.text {
+            print_text(&snap);
+        }
+        if let Some(w) = self.jsonl.as_mut() {
+            let line = serde_json::to_string(&snap).unwrap_or_default();
+            if let Err(e) = writeln!(w, "{line}").and_then(|_| w.flush()) {
+                self.error.get_or_insert(format!("--jsonl: {e}"));
+            }
+        }
+    }
+
+    /// Snapshots every `interval` until `done` says so.
+    fn follow(&mut self, interval: Duration, mut done: impl FnMut() -> bool) {
+        let mut next = Instant::now();
+        loop {
+            if done() {
+                break;
+            }
+            if Instant::now() >= next {
+                self.tick(false);
+                next = Instant::now() + interval;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn print_text(s: &Snapshot) {
+    let mut o = String::new();
+    let span = s.window_ns.map_or(0.0, |(b, e)| (e - b) as f64 / 1e9);
+    o.push_str(&format!(
+        "-- {} {:.1} s, {} events, {} processes, {} discarded\n",
+        if s.is_final { "whole recording" } else { "window" },
+        span,
+        s.events,
+        s.processes.len(),
+        s.discarded_events
+    ));
+    for c in &s.callbacks {
+        o.push_str(&format!(
+            "callback {} {} {:.1}/s p50 {:.3} ms p99 {:.3} ms max {:.3} ms\n",
+            c.node,
+            c.topic.as_deref().unwrap_or(&c.kind),
+            c.rate_hz,
+            c.p50_ns as f64 / 1e6,
+            c.p99_ns as f64 / 1e6,
+            c.max_ns as f64 / 1e6
+        ));
+    }
+    for t in &s.topics {
+        o.push_str(&format!(
+            "topic {} {:.1}/s latency p50 {:.3} ms p99 {:.3} ms unmatched {}\n",
+            t.name,
+            t.rate_hz,
+            t.latency_p50_ns as f64 / 1e6,
+            t.latency_p99_ns as f64 / 1e6,
+            t.unmatched
+        ));
+    }
+    for a in &s.alerts {
+        o.push_str(&format!("alert {a}\n"));
+    }
+    let _ = std::io::stdout().lock().write_all(o.as_bytes());
+}
+
+/// The observer of a command recorded by `live`: the follower runs while it waits.
+struct Live<'a> {
+    follower: Option<Follower>,
+    make: &'a dyn Fn(&Path) -> Result<Follower, String>,
+    interval: Duration,
+    error: Option<String>,
+}
+
+impl Observer for Live<'_> {
+    fn say(&mut self, m: Message) {
+        crate::text::say([m]);
+    }
+    fn spawning(&mut self) {
+        crate::record::catch_ctrl_c();
+    }
+    fn started(&mut self, rec: &Recording) {
+        match (self.make)(rec.dir()) {
+            Ok(f) => self.follower = Some(f),
+            Err(e) => self.error = Some(e),
+        }
+    }
+    fn wait(&mut self, child: &mut Child) -> std::io::Result<ExitStatus> {
+        let mut status = None;
+        let mut err = None;
+        if let Some(f) = self.follower.as_mut() {
+            // Ctrl-C reaches the command too (same process group): it ends, and so does this.
+            f.follow(self.interval, || match child.try_wait() {
+                Ok(Some(s)) => {
+                    status = Some(s);
+                    true
+                }
+                Ok(None) => false,
+                Err(e) => {
+                    err = Some(e);
+                    true
+                }
+            });
+        }
+        match (status, err) {
+            (Some(s), _) => Ok(s),
+            (None, Some(e)) => Err(e),
+            (None, None) => child.wait(),
+        }
+    }
+}
+
+fn seconds(name: &str, v: f64) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 && v <= 86400.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!("invalid {name} {v}: give seconds, above 0"))
+    }
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let window = match seconds("--window", a.window) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
+    };
+    let interval = match seconds("--interval", a.interval) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
+    };
+    let max_latency_ns = a.max_latency.map(|m| (m * 1e6) as i64);
+    let text = a.jsonl.as_deref().is_none_or(|p| p.as_os_str() != "-");
+    let jsonl_path = a.jsonl.clone();
+    let make = |dir: &Path| -> Result<Follower, String> {
+        let jsonl: Option<Box<dyn std::io::Write>> = match jsonl_path.as_deref() {
+            None => None,
+            Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout())),
+            Some(p) => match std::fs::File::create(p) {
+                Ok(f) => Some(Box::new(std::io::BufWriter::new(f))),
+                Err(e) => return Err(format!("--jsonl {}: {e}", p.display())),
+            },
+        };
+        Ok(Follower {
+            dir: dir.to_path_buf(),
+            window_ns: window.as_nanos() as i64,
+            max_latency_ns,
+            jsonl,
+            text,
+            last_end: None,
+            error: None,
+        })
+    };
+    if let Some(dir) = &a.dir {
+        if !dir.is_dir() {
+            return fail(format!("{}: not a session directory", dir.display()));
+        }
+        let mut f = match make(dir) {
+            Ok(f) => f,
+            Err(e) => return fail(e),
+        };
+        let until = match a.duration.map(|d| seconds("--duration", d)).transpose() {
+            Ok(d) => d.map(|d| Instant::now() + d),
+            Err(e) => return fail(e),
+        };
+        crate::record::catch_ctrl_c();
+        f.follow(interval, || crate::record::interrupted() || until.is_some_and(|u| Instant::now() >= u));
+        f.tick(true);
+        return finish(f.error);
+    }
+    let lib = match crate::record::find_library() {
+        Some(l) => l,
+        None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none"),
+    };
+    let mut live = Live { follower: None, make: &make, interval, error: None };
+    let r = rostrace_session::record(&a.record.to_options(), None, &a.command, &lib, None, &mut live);
+    let recorded = match r {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    eprintln!("rostrace: recorded into {}", recorded.dir.display());
+    // The recording is finished (every process closed its trace): the whole of it, once.
+    let mut error = live.error.take();
+    if let Some(mut f) = live.follower.take() {
+        f.tick(true);
+        error = error.or(f.error);
+    }
+    if let Some(e) = error {
+        return fail(e);
+    }
+    Ok(match recorded.status {
+        Some(s) => ExitCode::from(rostrace_session::exit_code_of(s)),
+        None => ExitCode::from(1),
+    })
+}
+
+fn finish(error: Option<String>) -> std::io::Result<ExitCode> {
+    match error {
+        Some(e) => fail(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,90 @@
+//! `rostrace live` end to end on the demo's processes: snapshots while the recording is written,
+//! a process started after `live` picked up, a window shorter than the recording, and a final
+//! snapshot with the counts of `rostrace analyze --json` of the same recording.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn callbacks(v: &Value) -> BTreeMap<(String, String, String), u64> {
+    let mut m = BTreeMap::new();
+    for c in v["callbacks"].as_array().unwrap() {
+        let key = (
+            c["node"].as_str().unwrap().to_string(),
+            c["symbol"].as_str().unwrap().to_string(),
+            c["kind"].as_str().unwrap().to_string(),
+        );
+        *m.entry(key).or_insert(0) += c["count"].as_u64().unwrap();
+    }
+    m
+}
+
+fn topics(v: &Value) -> BTreeMap<String, (u64, u64, u64)> {
+    v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let n = |k: &str| t[k].as_u64().unwrap();
+            (t["name"].as_str().unwrap().to_string(), (n("publishes"), n("takes"), n("unmatched")))
+        })
+        .collect()
+}
+
+#[test]
+fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
+    let dir = TempDir::new("live-demo");
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    let jsonl = dir.join("live.jsonl");
+    // The control process starts well after `live` and the sensing process: `live` must pick it up.
+    let script = format!(
+        "{exe} demo --process sensing --duration 5 --domain 57 & sleep 2; \
+         {exe} demo --process control --duration 2.5 --domain 57; wait"
+    );
+    let out = rostrace()
+        .args(["live", "--window", "1.5", "--interval", "0.5", "-s", "s", "-p"])
+        .arg(dir.path())
+        .arg("--jsonl")
+        .arg(&jsonl)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() >= 4, "{} snapshots", lines.len());
+    let (last, live) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true);
+    assert!(live.iter().all(|s| s["final"] == false));
+    let procs = |s: &Value| -> Vec<String> {
+        s["processes"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect()
+    };
+    // Snapshots with the sensing process alone, then one with the control process that came later.
+    let first_sensing = live.iter().position(|s| procs(s).contains(&"sensing".to_string())).expect("sensing seen live");
+    assert!(!procs(&live[first_sensing]).contains(&"control".to_string()), "control before it started");
+    let seen_control = live.iter().any(|s| procs(s).contains(&"control".to_string()));
+    assert!(seen_control, "the control process, started after live, never appeared live");
+    // Live snapshots show the nodes' callbacks, and a window, not the whole recording.
+    let busiest = live.iter().max_by_key(|s| s["events"].as_u64().unwrap()).unwrap();
+    assert!(callbacks(busiest).keys().any(|k| k.0 == "/sensing/lidar"), "{busiest}");
+    let (b, e) = (busiest["window_ns"][0].as_i64().unwrap(), busiest["window_ns"][1].as_i64().unwrap());
+    // About --window: its start is estimated from the last end seen and the time since.
+    assert!(e - b <= 1_900_000_000, "window of {} ns", e - b);
+    assert!(busiest["events"].as_u64().unwrap() < last["events"].as_u64().unwrap());
+    for s in &lines {
+        assert!(s["read_errors"].as_array().unwrap().is_empty(), "{s}");
+    }
+    // The final snapshot: the counts of `rostrace analyze` of the same recording.
+    let session = dir.join("s");
+    let analyzed = analyze_json(&[], &[&session]);
+    assert_eq!(last["events"], analyzed["events"]);
+    assert_eq!(last["discarded_events"], analyzed["discarded_events"]);
+    assert_eq!(callbacks(last), callbacks(&analyzed));
+    assert!(callbacks(last).len() >= 9, "{:?}", callbacks(last));
+    assert_eq!(topics(last), topics(&analyzed));
+    // The recording is intact and finished: `rostrace info` reads it.
+    let info = rostrace().arg("info").arg(&session).output().unwrap();
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+}
