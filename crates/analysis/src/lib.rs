@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod diff;
 mod engine;
 pub mod events;
 pub mod executor;
