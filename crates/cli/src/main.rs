@@ -3,6 +3,7 @@
 mod analyze;
 mod check;
 mod demo;
+mod diff;
 mod embedded;
 mod events;
 mod export;
@@ -42,6 +43,9 @@ enum Command {
     /// Check a trace against expected limits (callbacks, topics, paths, processes): pass or
     /// fail per expectation, JUnit XML for CI; --suggest writes limits from a good run.
     Check(Lazy<check::Args>),
+    /// Compare two runs per callback and topic: p50, p99, max and rate, with a Mann–Whitney
+    /// test and an effect size so that noise is not called a regression (exit 1 on a change).
+    Diff(Lazy<diff::Args>),
     /// The architecture of the traced system (nodes, callbacks, communications, node paths,
     /// executors) as CARET's architecture YAML.
     Architecture(Lazy<paths::ArchArgs>),
@@ -147,6 +151,7 @@ fn main() -> ExitCode {
         Command::Info(Lazy(a)) => info::run(a),
         Command::Analyze(Lazy(a)) => analyze::run(a),
         Command::Check(Lazy(a)) => check::run(a),
+        Command::Diff(Lazy(a)) => diff::run(a),
         Command::Architecture(Lazy(a)) => paths::architecture_cmd(a),
         Command::Paths(Lazy(a)) => paths::paths_cmd(a),
         Command::E2e(Lazy(a)) => paths::e2e_cmd(a),

@@ -1,0 +1,113 @@
+//! `rostrace diff BASE NEW`: two runs compared per callback and topic (see
+//! `rostrace_analysis::diff`), significant changes first; exit 1 when any is significant, so
+//! that CI can fail on a regression.
+
+use crate::format::{dur, name as esc};
+use crate::out::{emit, fail};
+use rostrace_analysis::diff::{self, Change, Diff, Thresholds};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `rostrace diff`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The base run: a trace directory (searched recursively) or metadata file.
+    #[arg(value_name = "BASE")]
+    base: PathBuf,
+    /// The new run, compared with the base.
+    #[arg(value_name = "NEW")]
+    new: PathBuf,
+    /// The p-value of the Mann–Whitney test below which a change can be significant.
+    #[arg(long, value_name = "P", default_value_t = Thresholds::default().alpha)]
+    alpha: f64,
+    /// The least |Cliff's delta| (0..1) for a change to be significant.
+    #[arg(long, value_name = "D", default_value_t = Thresholds::default().min_delta)]
+    min_delta: f64,
+    /// The least relative change of the median for a change to be significant (0.1: 10 %).
+    #[arg(long, value_name = "R", default_value_t = Thresholds::default().min_change)]
+    min_change: f64,
+    /// Show every matched callback and topic, not only the significant changes.
+    #[arg(long)]
+    all: bool,
+    /// Also write the comparison as JSON to FILE (`-`: standard output, instead of the text).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Threads (0: one per core).
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
+    jobs: usize,
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    let t = Thresholds { alpha: a.alpha, min_delta: a.min_delta, min_change: a.min_change };
+    if !(t.alpha > 0.0 && t.alpha <= 1.0) {
+        return fail(format!("--alpha {}: not in (0, 1]", t.alpha));
+    }
+    if !(0.0..=1.0).contains(&t.min_delta) {
+        return fail(format!("--min-delta {}: not in [0, 1]", t.min_delta));
+    }
+    if !(t.min_change >= 0.0) {
+        return fail(format!("--min-change {}: not a number at least 0", t.min_change));
+    }
+    let options = rostrace_analysis::Options::default();
+    let mut loaded = Vec::new();
+    for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
+        match crate::load::analyze(std::slice::from_ref(p), a.jobs, &options) {
+            Some(l) => loaded.push(l),
+            None => return fail(format!("{arg} {}: no trace could be read", p.display())),
+        }
+    }
+    let d = diff::diff(&loaded[0].analysis, &loaded[1].analysis, &t);
+    let clean = loaded.iter().all(|l| l.clean);
+    if let Err(e) = emit(a.json.as_deref(), &d, || render(&d, a.all))? {
+        return fail(e);
+    }
+    let changed = d.changes.iter().any(|c| c.significant);
+    Ok(if clean && !changed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn line(s: &mut String, c: &Change) {
+    let what = if c.kind == "callback" { "duration" } else { "latency" };
+    let _ = writeln!(
+        s,
+        "{} {} {} {what}: p50 {} → {} (x{:.2}), p99 {} → {}, max {} → {}, rate {:.1} → {:.1} Hz; p={:.2e}, Cliff's δ={:+.2}",
+        if c.significant { "CHANGED" } else { "same   " },
+        c.kind,
+        esc(&c.name),
+        dur(c.base.p50 as f64),
+        dur(c.new.p50 as f64),
+        c.median_ratio,
+        dur(c.base.p99 as f64),
+        dur(c.new.p99 as f64),
+        dur(c.base.max as f64),
+        dur(c.new.max as f64),
+        c.base_rate_hz,
+        c.new_rate_hz,
+        c.p_value,
+        c.cliff_delta,
+    );
+}
+
+/// The text: significant changes (or all with `all`), then what appeared and disappeared.
+fn render(d: &Diff, all: bool) -> String {
+    let mut s = String::new();
+    let n = d.changes.iter().filter(|c| c.significant).count();
+    let _ = writeln!(
+        s,
+        "{n} significant change(s) of {} matched (p < {}, |Cliff's δ| ≥ {}, median changed ≥ {}%)",
+        d.changes.len(),
+        d.thresholds.alpha,
+        d.thresholds.min_delta,
+        d.thresholds.min_change * 100.0
+    );
+    for c in d.changes.iter().filter(|c| all || c.significant) {
+        line(&mut s, c);
+    }
+    for (title, v) in [("only in BASE (gone)", &d.removed), ("only in NEW (appeared)", &d.added)] {
+        for o in v.iter() {
+            let _ = writeln!(s, "{title}: {} {} ({} samples)", o.kind, esc(&o.name), o.count);
+        }
+    }
+    s
+}
