@@ -38,6 +38,11 @@ pub struct Args {
     /// Rows of each table in the report (0: all).
     #[arg(long, default_value_t = 25)]
     top: usize,
+    /// Multiply one callback's simulated work by FACTOR (default 2), e.g. to try `rostrace diff`
+    /// on a known regression: `NODE:TOPIC` for a subscription or service, `NODE:timer` for a
+    /// timer, e.g. `/localization/fusion:/sensing/points_filtered=2`. Repeatable.
+    #[arg(long, value_name = "CALLBACK[=FACTOR]", value_parser = rostrace_demo::work::parse_slow)]
+    slow: Vec<(String, f64)>,
     /// Run one process of the demo (used by `rostrace demo` itself).
     #[arg(long, hide = true, value_name = "ROLE")]
     process: Option<String>,
@@ -57,7 +62,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// One process of the demo: runs, then prints its counts as one JSON line.
-fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCode> {
+fn child(role: &str, domain: u16, duration: Duration, slow: Vec<(String, f64)>) -> std::io::Result<ExitCode> {
+    rostrace_demo::work::set_slow(slow);
     let Some(role) = Role::from_name(role) else { return fail(format!("unknown demo process {role:?}")) };
     let name = std::ffi::CString::new(role.name()).unwrap_or_default();
     // SAFETY: PR_SET_NAME reads a NUL-terminated string (truncated to 15 bytes); the handler only stores an atomic.
@@ -75,11 +81,13 @@ fn child(role: &str, domain: u16, duration: Duration) -> std::io::Result<ExitCod
     }
 }
 
-fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64) -> std::io::Result<Child> {
+fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64, slow: &[(String, f64)]) -> std::io::Result<Child> {
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()])
-        .env_remove(tracetools::env::BACKEND)
-        .stdout(Stdio::piped());
+    cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()]);
+    for (label, factor) in slow {
+        cmd.arg(format!("--slow={label}={factor}"));
+    }
+    cmd.env_remove(tracetools::env::BACKEND).stdout(Stdio::piped());
     // They link rostrace's tracer: what a preload would add is for the command beside them.
     for (k, v) in rec.env().iter().filter(|(k, _)| k != "LD_PRELOAD" && k != "LD_LIBRARY_PATH") {
         cmd.env(k, v);
@@ -248,7 +256,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     if let Some(role) = &a.process {
-        return child(role, domain, Duration::from_secs_f64(a.duration));
+        return child(role, domain, Duration::from_secs_f64(a.duration), a.slow);
     }
     // The demo's processes link rostrace's tracer: the library is preloaded into the user's command only.
     let lib = match a.command.is_empty() {
@@ -284,7 +292,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     crate::record::catch_ctrl_c();
     let mut children = Vec::new();
     for role in Role::ALL {
-        match spawn(role, &rec, domain, a.duration) {
+        match spawn(role, &rec, domain, a.duration, &a.slow) {
             Ok(c) => children.push((role, c)),
             Err(e) => {
                 for (_, mut c) in children {

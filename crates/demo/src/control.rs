@@ -3,7 +3,7 @@
 use crate::msgs::{Header, Imu, PointCloud2, Pose, PoseStamped, Quaternion, Time, TriggerRequest, TriggerResponse};
 use crate::msgs::{Twist, TwistStamped, Vector3};
 use crate::tally::Counters;
-use crate::work::{busy, Rng};
+use crate::work::{busy, mean_of, Rng};
 use crate::Tally;
 use rostrace_ros2::{default_qos, Context, Executor, Result};
 use std::sync::atomic::AtomicBool;
@@ -30,7 +30,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     let (got, slot, mut rng) = (counts.counter("received", "/sensing/imu"), imu_latest.clone(), Rng::new(5));
     fusion.create_subscription("/sensing/imu", "sensor_msgs/Imu", &qos, move |m: Imu, _info| {
         got.add();
-        busy(rng.work_time(30.0));
+        busy(rng.work_time(mean_of("/localization/fusion:/sensing/imu", 30.0)));
         *lock(&slot) = Some(m.orientation);
     })?;
     let (got, sent, mut rng) = (
@@ -45,7 +45,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
         &qos,
         move |c: PointCloud2, _info| {
             got.add();
-            busy(rng.work_time(600.0));
+            busy(rng.work_time(mean_of("/localization/fusion:/sensing/points_filtered", 600.0)));
             x += 0.01 * (c.width as f64 / 300.0);
             let orientation = lock(&imu_latest).unwrap_or_default();
             let pose = PoseStamped {
@@ -69,7 +69,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
         &qos,
         move |p: PoseStamped, _info| {
             got.add();
-            busy(rng.work_time(20.0));
+            busy(rng.work_time(mean_of("/planning/planner:/localization/pose", 20.0)));
             *lock(&slot) = Some(p.pose);
         },
     )?;
@@ -91,7 +91,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
             asked.add();
         }
         let Some(pose) = *lock(&pose_latest) else { return };
-        busy(rng.work_time(1500.0));
+        busy(rng.work_time(mean_of("/planning/planner:timer", 1500.0)));
         let v = lock(&limit).min(2.0 + pose.position.x);
         let cmd = TwistStamped {
             header: Header { stamp: Time::now(), frame_id: "base_link".into() },
@@ -114,7 +114,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
         &qos,
         move |_c: TwistStamped, _info| {
             got.add();
-            busy(rng.work_time(100.0));
+            busy(rng.work_time(mean_of("/control/actuator:/control/cmd_vel", 100.0)));
         },
     )?;
 

@@ -2,7 +2,7 @@
 
 use crate::msgs::{Header, Imu, PointCloud2, PointField, Quaternion, Time, TriggerRequest, TriggerResponse, Vector3};
 use crate::tally::Counters;
-use crate::work::{busy, Rng};
+use crate::work::{busy, mean_of, Rng};
 use crate::Tally;
 use rostrace_ros2::{default_qos, Context, Executor, Result};
 use std::sync::atomic::AtomicBool;
@@ -56,7 +56,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
                 [r * a.cos(), r * a.sin(), (rng.next_f64() as f32 - 0.5) * 2.0, rng.next_f64() as f32]
             })
             .collect();
-        busy(rng.work_time(150.0));
+        busy(rng.work_time(mean_of("/sensing/lidar:timer", 150.0)));
         if raw.publish(cloud("lidar", &pts)).is_ok() {
             sent.add();
         }
@@ -78,7 +78,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
             linear_acceleration: Vector3 { x: 0.1 * rng.next_f64(), y: 0.0, z: 9.81 },
             ..Default::default()
         };
-        busy(rng.work_time(40.0));
+        busy(rng.work_time(mean_of("/sensing/imu:timer", 40.0)));
         if imu_pub.publish(m).is_ok() {
             sent.add();
         }
@@ -98,7 +98,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
             .filter(|(i, _)| i % 2 == 0)
             .map(|(_, p)| p)
             .collect();
-        busy(rng.work_time(400.0));
+        busy(rng.work_time(mean_of("/sensing/lidar_filter:/sensing/points_raw", 400.0)));
         let mut out = cloud("lidar", &kept);
         out.header.stamp = c.header.stamp;
         if filtered.publish(out).is_ok() {
@@ -112,7 +112,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     let mut rng = Rng::new(4);
     map.create_service("speed_limit", "std_srvs/Trigger", move |_req: TriggerRequest| {
         served.add();
-        busy(rng.work_time(300.0));
+        busy(rng.work_time(mean_of("/map/map_server:/map/speed_limit", 300.0)));
         TriggerResponse { success: true, message: format!("{:.2}", 8.0 + rng.next_f64()) }
     })?;
 

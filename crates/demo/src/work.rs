@@ -41,3 +41,47 @@ pub fn busy(d: Duration) -> u64 {
     }
     std::hint::black_box(acc)
 }
+
+/// The callbacks whose work is multiplied (`rostrace demo --slow`), by label, set once before
+/// the nodes start: a regression made on purpose, for `rostrace diff` to find.
+static SLOW: std::sync::OnceLock<Vec<(String, f64)>> = std::sync::OnceLock::new();
+
+/// The demo's callbacks by label: `NODE:TOPIC` (subscriptions), `NODE:timer`, `NODE:SERVICE`.
+pub const CALLBACKS: [&str; 9] = [
+    "/sensing/lidar:timer",
+    "/sensing/imu:timer",
+    "/sensing/lidar_filter:/sensing/points_raw",
+    "/map/map_server:/map/speed_limit",
+    "/localization/fusion:/sensing/imu",
+    "/localization/fusion:/sensing/points_filtered",
+    "/planning/planner:/localization/pose",
+    "/planning/planner:timer",
+    "/control/actuator:/control/cmd_vel",
+];
+
+/// Parses `LABEL[=FACTOR]` (factor 2 when left out; above 0 and at most 1000), the label one of
+/// [`CALLBACKS`].
+pub fn parse_slow(s: &str) -> Result<(String, f64), String> {
+    let (label, factor) = match s.rsplit_once('=') {
+        Some((l, f)) => match f.parse::<f64>() {
+            Ok(x) if x > 0.0 && x <= 1000.0 => (l, x),
+            _ => return Err(format!("--slow {s}: the factor {f:?} is not a number above 0 and at most 1000")),
+        },
+        None => (s, 2.0),
+    };
+    if !CALLBACKS.contains(&label) {
+        return Err(format!("--slow {s}: no demo callback {label:?}; they are: {}", CALLBACKS.join(", ")));
+    }
+    Ok((label.to_string(), factor))
+}
+
+/// Multiplies the work of the callbacks `slow` (label, factor) from now on; only the first call counts.
+pub fn set_slow(slow: Vec<(String, f64)>) {
+    let _ = SLOW.set(slow);
+}
+
+/// The mean work (µs) of the callback `label`: `mean_us`, multiplied when it is slowed.
+pub fn mean_of(label: &str, mean_us: f64) -> f64 {
+    let f: f64 = SLOW.get().map(|v| v.iter().filter(|(l, _)| l == label).map(|(_, f)| *f).product()).unwrap_or(1.0);
+    mean_us * f
+}
