@@ -15,7 +15,7 @@ fn diff_json(base: &Path, new: &Path) -> (Value, i32) {
 
 #[test]
 fn trace_against_itself_changes_nothing() {
-    let t = rostrace_testkit::test_data().join("caret-demos-e2e-jazzy");
+    let t = rostrace_testkit::test_data().join("traces/caret-demos-e2e-jazzy");
     if !rostrace_testkit::require(t.exists(), "the shared trace caret-demos-e2e-jazzy") {
         return;
     }
