@@ -590,6 +590,22 @@ fn record(
     Ok((r.dir.display().to_string(), r.recorded, code, obs.messages))
 }
 
+/// The environment that makes a process started by the caller trace into `dir` (rostrace's
+/// embedded tracer, `lib` preloaded, the rclpy instrumentation unless `rclpy` is false).
+#[pyfunction]
+#[pyo3(signature = (dir, lib, distro=None, rclpy=true))]
+fn traced_environment(
+    dir: PathBuf,
+    lib: PathBuf,
+    distro: Option<String>,
+    rclpy: bool,
+) -> PyResult<Vec<(String, std::ffi::OsString)>> {
+    let mut o = rostrace_session::Options { rclpy, ..Default::default() };
+    o.distro = distro.map(|d| tracetools::distro::by_name(&d)).transpose().map_err(PyValueError::new_err)?;
+    std::fs::create_dir_all(&dir).map_err(|e| RecordError::new_err(format!("{}: {e}", dir.display())))?;
+    rostrace_session::traced_env(&dir, &o, &lib).map_err(RecordError::new_err)
+}
+
 #[pymodule]
 fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
@@ -604,5 +620,6 @@ fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_events, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(record, m)?)?;
+    m.add_function(wrap_pyfunction!(traced_environment, m)?)?;
     Ok(())
 }

@@ -59,6 +59,18 @@ fn prepend_python_path(vars: &mut Vec<(String, OsString)>, dir: &Path) {
     vars.push(("PYTHONPATH".to_string(), path));
 }
 
+/// The environment that makes a process trace into the session directory `dir` with the
+/// embedded tracer, `lib` preloaded, and (with `o.rclpy`) the rclpy instrumentation loaded:
+/// what `rostrace create` prints, for processes started by a program of one's own (a test).
+pub fn traced_env(dir: &Path, o: &Options, lib: &Path) -> Result<Vec<(String, OsString)>, String> {
+    o.check()?;
+    let mut vars = embedded_env(dir, o, Some(lib));
+    if o.rclpy {
+        add_rclpy(&mut vars)?;
+    }
+    Ok(vars)
+}
+
 /// Puts the rclpy instrumentation's directory first on the `PYTHONPATH` of `vars`, unless
 /// `ROSTRACE_RCLPY=0`; why not, when it cannot be written.
 pub(crate) fn add_rclpy(vars: &mut Vec<(String, OsString)>) -> Result<(), String> {

@@ -34,6 +34,7 @@ pub use control::{
     control, create, default_path, list, session_dir, snapshot, timestamped, write_control, Controlled, Created,
     Listed, Verb,
 };
+pub use environment::traced_env;
 pub use library::{find_library, set_embedded_library, LIB_VAR};
 pub use lttng::{lttng_provider_check, lttng_provider_dir};
 pub use options::{distro_or_env, Backend, Options, KERNEL_PRESET, LIGHT_EVENTS};
