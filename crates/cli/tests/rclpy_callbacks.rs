@@ -62,6 +62,23 @@ fn short(symbol: &str) -> String {
     first.rsplit('.').next().unwrap_or(first).to_string()
 }
 
+/// The process of each role (from its node in namespace `ns`), and the callbacks registered,
+/// per (vpid, address): their short names.
+#[allow(clippy::type_complexity)]
+fn registrations(events: &[Ev], ns: &str) -> (BTreeMap<String, i128>, BTreeMap<(i128, i128), String>) {
+    let vpid_of = events
+        .iter()
+        .filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns)
+        .map(|e| (e.str("node_name"), e.vpid))
+        .collect();
+    let names = events
+        .iter()
+        .filter(|e| e.name == "rclcpp_callback_register")
+        .filter_map(|e| Some(((e.vpid, e.int("callback")?), short(&e.str("symbol")))))
+        .collect();
+    (vpid_of, names)
+}
+
 fn check(distro: &str, backend: &str, index: u32) {
     let venv = venv_root().join(distro);
     if !require(
@@ -82,19 +99,7 @@ fn check(distro: &str, backend: &str, index: u32) {
     let (dir, system) = record(distro, backend, &ns, domain, &root, false);
     let (events, _, _, _) = read_trace(&dir, &ns);
     let mut failures: Vec<String> = Vec::new();
-
-    // Process of each role, from its node.
-    let vpid_of: BTreeMap<String, i128> = events
-        .iter()
-        .filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns)
-        .map(|e| (e.str("node_name"), e.vpid))
-        .collect();
-    // Callbacks registered, per (vpid, address): short name.
-    let names: BTreeMap<(i128, i128), String> = events
-        .iter()
-        .filter(|e| e.name == "rclcpp_callback_register")
-        .filter_map(|e| Some(((e.vpid, e.int("callback")?), short(&e.str("symbol")))))
-        .collect();
+    let (vpid_of, names) = registrations(&events, &ns);
     let mut starts: BTreeMap<(i128, i128), u64> = BTreeMap::new();
     let mut ends: BTreeMap<(i128, i128), u64> = BTreeMap::new();
     for e in &events {
@@ -331,16 +336,7 @@ fn rclpy_callbacks_created_session() {
     let system = system_report(&out, "created session");
     let dir = root.join(name);
     let (events, _, _, _) = read_trace(&dir, &ns);
-    let vpid_of: BTreeMap<String, i128> = events
-        .iter()
-        .filter(|e| e.name == "rcl_node_init" && e.str("namespace") == ns)
-        .map(|e| (e.str("node_name"), e.vpid))
-        .collect();
-    let names: BTreeMap<(i128, i128), String> = events
-        .iter()
-        .filter(|e| e.name == "rclcpp_callback_register")
-        .filter_map(|e| Some(((e.vpid, e.int("callback")?), short(&e.str("symbol")))))
-        .collect();
+    let (vpid_of, names) = registrations(&events, &ns);
     let mut starts: BTreeMap<(i128, String), u64> = BTreeMap::new();
     for e in events.iter().filter(|e| e.name == "callback_start") {
         if let Some(n) = names.get(&(e.vpid, e.int("callback").unwrap())) {
