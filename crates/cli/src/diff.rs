@@ -47,7 +47,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if !(0.0..=1.0).contains(&t.min_delta) {
         return fail(format!("--min-delta {}: not in [0, 1]", t.min_delta));
     }
-    if !(t.min_change >= 0.0) {
+    if t.min_change.is_nan() || t.min_change < 0.0 {
         return fail(format!("--min-change {}: not a number at least 0", t.min_change));
     }
     let options = rostrace_analysis::Options::default();

@@ -170,25 +170,6 @@ pub(crate) fn bytes(b: i64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn middle_ellipsis() {
-        assert_eq!(middle("abcdefghij", 10), "abcdefghij");
-        assert_eq!(middle("abcdefghij", 5), "ab…ij");
-        assert_eq!(middle("abcdefghij", 6), "abc…ij");
-        assert_eq!(middle("abcdefghij", 2), "a…");
-        // Names are cut at the width, figures never.
-        assert_eq!(fit("topics /a /b /c /verylongname", 20), "topics /a /b /c /ve…");
-        assert_eq!(
-            fit("  mean 3.92 ms p99 12.345 ms max 20.0 ms", 20),
-            "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms"
-        );
-    }
-}
-
 /// The noun `what` (singular), in the plural unless `n` is 1 ("process", "processes").
 pub fn noun(n: u64, what: &str) -> String {
     if n == 1 {
@@ -223,4 +204,23 @@ pub fn describe_loss(l: &rostrace_ctf::Loss) -> String {
 pub fn date_time(ns: i64) -> String {
     let t = rostrace_ctf::time::utc(ns);
     format!("{:04}-{:02}-{:02} {} UTC", t.year, t.month, t.day, crate::format::clock_time(ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middle_ellipsis() {
+        assert_eq!(middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(middle("abcdefghij", 6), "abc…ij");
+        assert_eq!(middle("abcdefghij", 2), "a…");
+        // Names are cut at the width, figures never.
+        assert_eq!(fit("topics /a /b /c /verylongname", 20), "topics /a /b /c /ve…");
+        assert_eq!(
+            fit("  mean 3.92 ms p99 12.345 ms max 20.0 ms", 20),
+            "  mean 3.92 ms p99\n      12.345 ms max\n      20.0 ms"
+        );
+    }
 }
