@@ -20,6 +20,7 @@ With pytest, ``rostrace_tracing`` is a fixture of the same (import it into a con
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -67,15 +68,22 @@ class Tracing:
         self.processes.append(p)
         return p
 
-    def _finish(self) -> None:
+    def _end_processes(self, grace: float) -> None:
+        """Ends the processes still running: SIGINT, then SIGKILL after ``grace`` seconds."""
         for p in self.processes:
             if p.poll() is None:
-                p.send_signal(2)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+                if grace > 0:
+                    p.send_signal(signal.SIGINT)
+                    try:
+                        p.wait(timeout=grace)
+                        continue
+                    except subprocess.TimeoutExpired:
+                        pass
+                p.kill()
+                p.wait()
+
+    def _finish(self) -> None:
+        self._end_processes(10)
         self.summary = info(self.session)
         self.analysis = analyze(self.session)
         self.report = self.analysis.report
@@ -200,10 +208,7 @@ class tracing:
             if kind is None:
                 self._t._finish()
             else:
-                for p in self._t.processes:
-                    if p.poll() is None:
-                        p.kill()
-                        p.wait()
+                self._t._end_processes(0)
         finally:
             if self._temp and not self._keep:
                 shutil.rmtree(self.session, ignore_errors=True)
