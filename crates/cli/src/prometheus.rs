@@ -287,19 +287,26 @@ impl State {
             o.gauge("rostrace_callback_rate_hertz", &zip(&c_names, k), rate(s.window_count));
         }
         o.summary("rostrace_topic_latency_seconds", "Publish to subscription callback start.", &["topic"], &topics);
-        let help = [
-            ("rostrace_topic_publishes_total", "counter", "Messages published."),
-            ("rostrace_topic_takes_total", "counter", "Messages taken by subscriptions."),
-            ("rostrace_topic_unmatched_takes", "gauge", "Takes in the window not matched to their publication."),
-            ("rostrace_topic_dropped_messages", "gauge", "Messages in the window a subscription never took."),
+        let counters = [
+            ("rostrace_topic_publishes_total", "Messages published."),
+            ("rostrace_topic_takes_total", "Messages taken by subscriptions."),
         ];
-        for (i, (name, kind, text)) in help.iter().enumerate() {
-            o.family(name, kind, text);
+        for (i, (name, help)) in counters.iter().enumerate() {
+            o.family(name, "counter", help);
             for (k, s) in &topics {
-                let labels = zip(&["topic"], k);
-                match i {
-                    0 | 1 => o.counter(name, &labels, s.extra[i] as f64),
-                    _ => s.gauges[i - 2].into_iter().for_each(|v| o.gauge(name, &labels, v as f64)),
+                o.counter(name, &zip(&["topic"], k), s.extra[i] as f64);
+            }
+        }
+        let gauges = [
+            ("rostrace_topic_unmatched_takes", "Takes in the window not matched to their publication."),
+            ("rostrace_topic_dropped_messages", "Messages in the window a subscription never took."),
+        ];
+        for (i, (name, help)) in gauges.iter().enumerate() {
+            o.family(name, "gauge", help);
+            for (k, s) in &topics {
+                // Dropped messages are left out where they cannot be known.
+                if let Some(v) = s.gauges[i] {
+                    o.gauge(name, &zip(&["topic"], k), v as f64);
                 }
             }
         }
@@ -335,16 +342,8 @@ fn number(v: f64) -> String {
 
 /// A label value escaped as the exposition format asks: backslash, double quote, newline.
 fn escape(v: &str) -> String {
-    let mut s = String::with_capacity(v.len());
-    for c in v.chars() {
-        match c {
-            '\\' => s.push_str("\\\\"),
-            '"' => s.push_str("\\\""),
-            '\n' => s.push_str("\\n"),
-            c => s.push(c),
-        }
-    }
-    s
+    // Backslash first, so that the backslashes added after are not doubled.
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// The exposition being written.
