@@ -161,31 +161,28 @@ fn xml(s: &str) -> String {
     o
 }
 
-/// The outcomes as JUnit XML: one test case per expectation (class: its subject, name: its
-/// metric), a failure for each that failed or is not in the trace, with the value and limit.
+/// The outcomes as JUnit XML, valid against the Jenkins/Ant JUnit schema (junit-10.xsd): one test
+/// case per expectation (class: its subject, name: its metric), a failure for each that failed or
+/// is not in the trace, with the value and limit, and the file's line in its text (the schema has
+/// no place for a test case's file or line).
 fn junit(file: &str, outcomes: &[Outcome]) -> String {
     let failures = outcomes.iter().filter(|o| o.status != Status::Pass).count();
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let head = format!("tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\"", outcomes.len());
+    let head = format!("tests=\"{}\" failures=\"{failures}\" errors=\"0\"", outcomes.len());
     let _ = writeln!(s, "<testsuites name=\"rostrace check\" {head}>");
-    let _ = writeln!(s, "  <testsuite name=\"{}\" {head}>", xml(file));
+    let _ = writeln!(s, "  <testsuite name=\"{0}\" file=\"{0}\" {head} skipped=\"0\">", xml(file));
     for o in outcomes {
-        let _ = write!(
-            s,
-            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"",
-            xml(&o.subject),
-            xml(&o.metric),
-            xml(file),
-            o.line
-        );
+        let _ = write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml(&o.subject), xml(&o.metric));
         match o.status {
             Status::Pass => s.push_str("/>\n"),
             Status::Fail | Status::NotInTrace => {
                 let kind = if o.status == Status::Fail { "fail" } else { "not_in_trace" };
                 let _ = writeln!(
                     s,
-                    ">\n      <failure type=\"{kind}\" message=\"{}\"/>\n    </testcase>",
-                    xml(&format!("{} {}", o.metric, verdict(o)))
+                    ">\n      <failure type=\"{kind}\" message=\"{}\">{}:{}</failure>\n    </testcase>",
+                    xml(&format!("{} {}", o.metric, verdict(o))),
+                    xml(file),
+                    o.line
                 );
             }
         }
@@ -212,7 +209,7 @@ mod tests {
         };
         let x = junit("e.yaml", &[o]);
         assert!(x.contains("classname=\"topic /a&lt;&amp;&gt;&quot;&apos;\\e\""), "{x}");
-        assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\""), "{x}");
+        assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\">e.yaml:3</failure>"), "{x}");
         assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");
     }
 }
