@@ -35,6 +35,7 @@ mod pipeline;
 pub mod report;
 mod ros2;
 pub mod services;
+pub mod skip;
 pub mod stats;
 pub mod system;
 pub mod tables;

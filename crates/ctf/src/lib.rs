@@ -28,6 +28,6 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
-pub use stream::{Event, Loss, LossKind, PacketInfo, StreamReader};
+pub use stream::{Event, Loss, LossKind, PacketFilter, PacketInfo, StreamReader};
 pub use trace::{find_traces, find_traces_all, Events, Ints, Place, Read, Trace, TraceSet};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

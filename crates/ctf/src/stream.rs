@@ -47,6 +47,11 @@ impl From<Error> for PacketError {
     }
 }
 
+/// Which packets a reader passes over without reading their events: called with the stream
+/// file, the packet's byte offset and its end time (ns, when it has one) after its header and
+/// context are read; `true` skips its events (its counters of losses are still read).
+pub type PacketFilter = dyn Fn(&Path, u64, Option<i64>) -> bool + Send + Sync;
+
 /// Packet-level values of the current packet.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PacketInfo {
@@ -78,6 +83,8 @@ pub struct StreamReader<'a> {
     pub path: &'a Path,
     data: &'a [u8],
     schema: &'a Schema,
+    /// Packets whose events are passed over.
+    skip: Option<&'a PacketFilter>,
     /// Position of the trace in its set.
     pub trace_index: usize,
     sc: Option<&'a StreamClass>,
@@ -153,6 +160,7 @@ impl<'a> StreamReader<'a> {
             path,
             data,
             schema,
+            skip: None,
             trace_index,
             sc: None,
             clock_offset_ns: None,
@@ -238,6 +246,7 @@ impl<'a> StreamReader<'a> {
     /// [`warm_up`](Self::warm_up) from the packet at `warm` (see [`cuts`](Self::cuts)).
     pub(crate) fn part(&self, warm: u64, start: u64, end: u64) -> StreamReader<'a> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
+        r.skip = self.skip;
         r.page = self.page;
         r.step = self.step;
         // Pages before the part are another reader's to give back.
@@ -415,7 +424,10 @@ impl<'a> StreamReader<'a> {
                     return Ok(false);
                 }
                 match self.read_packet() {
-                    Ok(()) => continue,
+                    Ok(()) => {
+                        self.skip_if_filtered();
+                        continue;
+                    }
                     Err(PacketError::Fatal(e)) => {
                         self.done = true;
                         return Err(e);
@@ -447,6 +459,22 @@ impl<'a> StreamReader<'a> {
                 }
             }
         }
+    }
+
+    /// Passes over the events of the packet just read when the filter says so. The stream's
+    /// clock is set again by the next packet's begin time, so the events after are read as
+    /// they would be. A packet still being written (truncated) is read.
+    fn skip_if_filtered(&mut self) {
+        if let Some(f) = self.skip {
+            if !self.truncated && f(self.path, self.packet.offset, self.packet.ts_end.and_then(|e| self.to_ns(e))) {
+                self.pos = self.content_end;
+            }
+        }
+    }
+
+    /// Sets the filter of packets whose events are passed over.
+    pub fn set_packet_filter(&mut self, f: Option<&'a PacketFilter>) {
+        self.skip = f;
     }
 
     fn read_packet(&mut self) -> Result<(), PacketError> {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
 use crate::parallel::{FileRef, ParStreams, Piped};
 use crate::schema::Schema;
-use crate::stream::{Event, Loss, StreamReader, PACKET_MAGIC};
+use crate::stream::{Event, Loss, PacketFilter, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
 use memmap2::Mmap;
 use std::cmp::Reverse;
@@ -46,6 +46,8 @@ pub struct TraceSet {
     pub traces: Vec<Trace>,
     /// Mapped data kept resident while read (see [`RESIDENT_BUDGET`]).
     budget: u64,
+    /// Packets whose events every reader of the set passes over.
+    skip: Option<std::sync::Arc<PacketFilter>>,
 }
 
 /// Finds every directory holding a CTF `metadata` file at or below `path`, sorted. When there is
@@ -250,7 +252,7 @@ impl TraceSet {
                 Err(e) => errors.push(e),
             }
         }
-        (TraceSet { traces, budget: RESIDENT_BUDGET }, errors)
+        (TraceSet { traces, budget: RESIDENT_BUDGET, skip: None }, errors)
     }
 
     /// Total size of the data stream files.
@@ -265,6 +267,18 @@ impl TraceSet {
         self.budget = bytes;
     }
 
+    /// Passes over the events of the packets `f` names, in every reading of the set: for a
+    /// reader that wants only some of the time (a window) and knows which packets before it
+    /// hold nothing it needs. Their losses are still counted.
+    pub fn skip_packets(&mut self, f: impl Fn(&Path, u64, Option<i64>) -> bool + Send + Sync + 'static) {
+        self.skip = Some(std::sync::Arc::new(f));
+    }
+
+    /// Reads every packet's events again.
+    pub fn clear_packet_filter(&mut self) {
+        self.skip = None;
+    }
+
     /// A reader of each stream file, `at_once` of them being read at the same time (all of
     /// them when `None`).
     fn readers(&self, at_once: Option<usize>) -> (Vec<StreamReader<'_>>, Vec<FileRef<'_>>) {
@@ -275,6 +289,7 @@ impl TraceSet {
         for (ti, t) in self.traces.iter().enumerate() {
             for s in &t.streams {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
+                r.set_packet_filter(self.skip.as_deref());
                 if let (Some(step), Some(_)) = (step, &s.map) {
                     // SAFETY: a read-only mapping of the file (traces are not written while read).
                     unsafe { r.set_mapped(step) };

@@ -1,0 +1,76 @@
+//! Which packets an analysis of a late window can pass over: those that end before the window
+//! and hold no initialization event (initialization events declare the objects, and are read
+//! whatever the window). What a packet holds is learnt by reading it once, so that a follower
+//! of a growing recording (`rostrace live`) reads each packet before its window once, not at
+//! every analysis.
+
+use crate::events::Kind;
+use rostrace_ctf::TraceSet;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What is known of each stream file's packets: those before `learnt` have been read, and
+/// `init` are the ones among them that hold an initialization event.
+#[derive(Debug, Clone, Default)]
+struct Stream {
+    learnt: u64,
+    init: BTreeSet<u64>,
+}
+
+/// The packets of a recording known to hold no initialization event.
+#[derive(Debug, Default)]
+pub struct PacketIndex {
+    streams: Arc<HashMap<PathBuf, Stream>>,
+}
+
+impl PacketIndex {
+    /// Knows no packet.
+    pub fn new() -> PacketIndex {
+        PacketIndex::default()
+    }
+
+    /// Reads the packets of `set` not read yet, but for each stream file's last one (it may
+    /// still be written), and notes which hold an initialization event. Leaves `set` without
+    /// a packet filter.
+    pub fn learn(&mut self, set: &mut TraceSet) {
+        let known = Arc::clone(&self.streams);
+        set.skip_packets(move |path, offset, _| known.get(path).is_some_and(|s| offset < s.learnt));
+        // Per stream file (by the address of its path in the set): its path, the last packet
+        // seen, the packets with an initialization event.
+        let mut seen: HashMap<*const Path, (PathBuf, u64, BTreeSet<u64>)> = HashMap::new();
+        let mut is_init: HashMap<(usize, usize), bool> = HashMap::new();
+        set.read().run(|events| {
+            while let Some(r) = events.next() {
+                let Ok(ev) = r else { continue };
+                let path = ev.stream_path();
+                let s = seen.entry(path as *const Path).or_insert_with(|| (path.to_path_buf(), 0, BTreeSet::new()));
+                let offset = ev.packet_offset();
+                s.1 = s.1.max(offset);
+                let init = *is_init
+                    .entry((ev.trace_index(), ev.class().index))
+                    .or_insert_with(|| Kind::of(ev.name()).is_some_and(Kind::is_init));
+                if init {
+                    s.2.insert(offset);
+                }
+            }
+        });
+        set.clear_packet_filter();
+        let streams = Arc::make_mut(&mut self.streams);
+        for (_, (path, last, init)) in seen {
+            let s = streams.entry(path).or_default();
+            s.learnt = s.learnt.max(last);
+            s.init.extend(init.into_iter().filter(|&o| o < last));
+        }
+    }
+
+    /// Passes over, in `set`, the packets learnt to hold no initialization event that end
+    /// before `begin_ns`.
+    pub fn skip_before(&self, set: &mut TraceSet, begin_ns: i64) {
+        let known = Arc::clone(&self.streams);
+        set.skip_packets(move |path, offset, end| {
+            end.is_some_and(|e| e < begin_ns)
+                && known.get(path).is_some_and(|s| offset < s.learnt && !s.init.contains(&offset))
+        });
+    }
+}
