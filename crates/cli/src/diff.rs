@@ -1,4 +1,4 @@
-//! `rostrace diff BASE NEW`: two runs compared per callback and topic (see
+//! `rostrace diff BASE NEW`: two runs compared per callback, topic and end-to-end path (see
 //! `rostrace_analysis::diff`), significant changes first; exit 1 when any is significant, so
 //! that CI can fail on a regression.
 
@@ -50,7 +50,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if t.min_change.is_nan() || t.min_change < 0.0 {
         return fail(format!("--min-change {}: not a number at least 0", t.min_change));
     }
-    let options = rostrace_analysis::Options::default();
+    let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
         match crate::load::analyze(std::slice::from_ref(p), a.jobs, &options) {

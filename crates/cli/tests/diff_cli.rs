@@ -1,4 +1,5 @@
-//! `rostrace diff` on real traces: a trace against itself changes nothing.
+//! `rostrace diff` on real traces: a trace against itself changes nothing, in callbacks, topics
+//! and end-to-end paths.
 
 use serde_json::Value;
 use std::path::Path;
@@ -23,6 +24,9 @@ fn trace_against_itself_changes_nothing() {
     assert_eq!(code, 0, "{v}");
     let changes = v["changes"].as_array().unwrap();
     assert!(!changes.is_empty());
+    for kind in ["callback", "topic", "path"] {
+        assert!(changes.iter().any(|c| c["kind"] == kind), "no {kind} compared: {v}");
+    }
     for c in changes {
         assert_eq!((c["p_value"].as_f64(), c["cliff_delta"].as_f64()), (Some(1.0), Some(0.0)), "{c}");
     }

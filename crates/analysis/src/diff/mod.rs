@@ -1,10 +1,11 @@
-//! Two runs of a system compared (`rostrace diff BASE NEW`): per callback (durations) and per
-//! topic (publish → callback latency), the change of p50, p99, max and rate, with a
+//! Two runs of a system compared (`rostrace diff BASE NEW`): per callback (durations), per
+//! topic (publish → callback latency) and per end-to-end path (the longest paths of either run,
+//! followed in both: the latency of each message that went the whole way), the change of p50, p99, max and rate, with a
 //! Mann–Whitney U test on the per-run samples and an effect size, so that noise and
 //! big-sample trivial shifts are not called a change.
 //!
 //! Callbacks are matched across runs by name (node, kind, topic or timer period, symbol), topics
-//! by topic name: addresses and process ids differ from run to run.
+//! by topic name, paths by their nodes' and topics' names: addresses and process ids differ from run to run.
 //!
 //! ```no_run
 //! let (base, _) = rostrace_ctf::TraceSet::open(&["base/"]);
@@ -20,6 +21,7 @@ mod mwu;
 
 pub use mwu::{mann_whitney, MannWhitney};
 
+use crate::paths::{PathIndex, PathSpec};
 use crate::stats::Stats;
 use crate::Analysis;
 use serde::Serialize;
@@ -46,9 +48,11 @@ impl Default for Thresholds {
 /// One matched callback or topic, in the two runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
-    /// `callback` (duration) or `topic` (publish → callback start latency).
+    /// `callback` (duration), `topic` (publish → callback start latency) or `path` (end-to-end
+    /// latency of the messages that went the whole way).
     pub kind: &'static str,
-    /// What it is, by name: `node timer 100ms symbol`, `node subscription /topic symbol`, `/topic`.
+    /// What it is, by name: `node timer 100ms symbol`, `node subscription /topic symbol`, `/topic`,
+    /// `/node -/topic-> /node ...` (a path's label).
     pub name: String,
     /// The statistics in the base run.
     pub base: Stats,
@@ -73,7 +77,7 @@ pub struct Change {
 /// What is in one run only.
 #[derive(Debug, Clone, Serialize)]
 pub struct OnlyIn {
-    /// `callback` or `topic`.
+    /// `callback`, `topic` or `path`.
     pub kind: &'static str,
     /// Its name (as in [`Change::name`]).
     pub name: String,
@@ -142,9 +146,42 @@ fn seconds(a: &Analysis) -> f64 {
     (e - b).max(1) as f64 / 1e9
 }
 
+/// The report's longest end-to-end paths of either run, by label, in the first run's order.
+fn path_specs(runs: [&Analysis; 2]) -> Vec<&PathSpec> {
+    let mut seen = std::collections::BTreeSet::new();
+    let found = runs.into_iter().flat_map(|a| a.report.longest_paths.iter().flat_map(|lp| &lp.paths));
+    found.filter(|p| seen.insert(p.label.clone())).map(|p| &p.path).collect()
+}
+
+/// The latencies of the records of `paths` that went the whole way in `a`, by label: the
+/// analysis's own records of its longest paths, and those it did not rank among them followed
+/// in it the same way; a path `a` cannot follow has none.
+fn path_samples(a: &Analysis, paths: &[&PathSpec], out: &mut BTreeMap<(&'static str, String), Vec<i64>>) {
+    let own: Vec<&PathSpec> = a.report.longest_paths.iter().flat_map(|lp| lp.paths.iter().map(|p| &p.path)).collect();
+    let (mut index, mut arch) = (None, None);
+    for p in paths {
+        let followed;
+        let rec = match own.iter().position(|o| o == p) {
+            Some(i) => a.longest_path_records().get(i).and_then(Option::as_ref),
+            None => {
+                let arch = arch.get_or_insert_with(|| a.architecture());
+                let index = index.get_or_insert_with(|| PathIndex::new(a));
+                followed = index.records(arch, p, Default::default()).ok();
+                followed.as_ref()
+            }
+        };
+        if let Some(rec) = rec.filter(|r| r.complete() > 0) {
+            out.insert(("path", p.label()), rec.latencies().into_iter().map(|(_, l)| l).collect());
+        }
+    }
+}
+
 /// Compares the run `new` with the run `base`.
 pub fn diff(base: &Analysis, new: &Analysis, t: &Thresholds) -> Diff {
     let (mut sa, mut sb) = (samples(base), samples(new));
+    let paths = path_specs([base, new]);
+    path_samples(base, &paths, &mut sa);
+    path_samples(new, &paths, &mut sb);
     let (ta, tb) = (seconds(base), seconds(new));
     let mut changes = Vec::new();
     let mut removed = Vec::new();
