@@ -5,6 +5,7 @@
 //! recording gives the final snapshot, whose counts are those of `rostrace analyze`.
 
 use crate::out::fail;
+use rostrace_analysis::skip::PacketIndex;
 use rostrace_analysis::{Bound, Options, Processor, Report, Window};
 use rostrace_ctf::TraceSet;
 use rostrace_session::{Message, Observer, Recording};
@@ -191,6 +192,9 @@ struct Follower {
     jsonl: Option<Box<dyn std::io::Write>>,
     text: bool,
     prometheus: Option<crate::prometheus::Exporter>,
+    /// The packets read before, and which hold initialization events: those before the window
+    /// that hold none are passed over.
+    packets: PacketIndex,
     /// The end of the last snapshot's events, and when it was read: the next window ends
     /// about as much later as the time since.
     last_end: Option<(i64, Instant)>,
@@ -198,11 +202,17 @@ struct Follower {
 }
 
 impl Follower {
-    fn analyze(&self, window: Window) -> Option<Report> {
+    fn analyze(&mut self, window: Window) -> Option<Report> {
         // Before the first process writes its trace there is nothing to open: not an error.
-        let (set, _) = TraceSet::open(&[&self.dir]);
+        let (mut set, _) = TraceSet::open(&[&self.dir]);
         if set.traces.is_empty() {
             return None;
+        }
+        // Each packet is read whole once; later, those before the window are passed over when
+        // they declare nothing, so an interval reads about its window, not the recording.
+        if let Some(Bound::Absolute(begin)) = window.begin {
+            self.packets.learn(&mut set);
+            self.packets.skip_before(&mut set, begin);
         }
         let options = Options { window, nodes: None, topics: None, longest_paths: false };
         let mut p = Processor::standard();
@@ -223,10 +233,12 @@ impl Follower {
         let all = window.is_all();
         let Some(report) = self.analyze(window) else { return };
         let snap = snapshot(&report, is_final, self.max_latency_ns);
-        if let Some(p) = &self.prometheus {
+        if self.prometheus.is_some() {
             // Its counters are totals: the whole recording's, unless the window is all of it.
             let whole = if all { None } else { self.analyze(Window::default()) };
-            p.update(&report, whole.as_ref().unwrap_or(&report), snap.window_ns);
+            if let Some(p) = &self.prometheus {
+                p.update(&report, whole.as_ref().unwrap_or(&report), snap.window_ns);
+            }
         }
         // The window analyzed runs on to the last event read; its start is the last end seen
         // moved on by the time since, so that it stays about `--window` long without a pass
@@ -386,6 +398,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             jsonl,
             text,
             prometheus: prometheus.clone(),
+            packets: PacketIndex::new(),
             last_end: None,
             error: None,
         })
