@@ -291,7 +291,7 @@ impl Follower {
     fn follow(&mut self, interval: Duration, mut done: impl FnMut() -> bool) {
         let mut next = Instant::now();
         loop {
-            if done() {
+            if done() || self.ui.as_ref().is_some_and(tui::Tui::done) {
                 break;
             }
             if Instant::now() >= next {
@@ -419,6 +419,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let max_latency_ns = a.max_latency.map(|m| (m * 1e6) as i64);
     let text = a.jsonl.as_deref().is_none_or(|p| p.as_os_str() != "-");
     let ui = text && !a.plain && std::io::stdout().is_terminal();
+    let stops_command = a.dir.is_none();
     let jsonl_path = a.jsonl.clone();
     let make = |dir: &Path| -> Result<Follower, String> {
         let jsonl: Option<Box<dyn std::io::Write>> = match jsonl_path.as_deref() {
@@ -430,7 +431,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             },
         };
         let ui = if ui {
-            Some(tui::Tui::start().map_err(|e| format!("terminal UI: {e} (--plain for text)"))?)
+            Some(tui::Tui::start(stops_command).map_err(|e| format!("terminal UI: {e} (--plain for text)"))?)
         } else {
             None
         };

@@ -22,14 +22,22 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "live"])
+        self.screen_of("live")
+    }
+
+    fn screen_of(&self, target: &str) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", target])
     }
 
     /// Polls the screen until `ok` holds; fails with the last screen after a generous time.
     fn until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        self.until_in("live", what, ok)
+    }
+
+    fn until_in(&self, target: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let end = Instant::now() + Duration::from_secs(60);
         loop {
-            let s = self.screen();
+            let s = self.screen_of(target);
             if ok(&s) {
                 return s;
             }
@@ -129,21 +137,38 @@ fn live_tui_shows_sorts_filters_and_quits_cleanly() {
     tmux.cmd(&["send-keys", "-t", "live", "Escape"]);
     tmux.until("all nodes after Esc", all_nodes);
 
+    // Following the session's directory in another window: q ends that `live` alone, with no
+    // signal (the shell around it, which does not ignore SIGINT, writes its exit code).
+    let rc_dir = dir.join("rc-dir");
+    let wrapper_dir = format!("\"$@\"; echo $? > {}", rc_dir.display());
+    let follow = ["new-window", "-d", "-t", "live", "-n", "dir", "sh", "-c", &wrapper_dir, "sh", exe, "live"];
+    tmux.cmd(&[&follow[..], &[session.to_str().unwrap()]].concat());
+    tmux.cmd(&["set-option", "-t", "live:dir", "remain-on-exit", "on"]);
+    tmux.until_in("live:dir", "the demo's nodes in the directory followed", all_nodes);
+    tmux.cmd(&["send-keys", "-t", "live:dir", "q"]);
+    assert_eq!(exit_code(&rc_dir, || tmux.screen_of("live:dir")), "0");
+    assert!(!rc.exists(), "q in the other window ended the recording");
+
     // q: the recorded command is stopped, `live` ends with its exit code, the terminal restored.
     tmux.cmd(&["send-keys", "-t", "live", "q"]);
-    let end = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = std::fs::read_to_string(&rc).ok().filter(|s| s.ends_with('\n')) {
-            break s.trim().to_string();
-        }
-        assert!(Instant::now() < end, "live still runs after q:\n{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let status = exit_code(&rc, || tmux.screen());
     let screen = tmux.screen();
     assert_eq!(status, "0", "{screen}");
     // Back on the normal screen: the final snapshot as text.
     assert!(screen.contains("-- whole recording"), "{screen}");
     check_recording(&session);
+}
+
+/// The exit code written to `rc` by the shell around `live`, once it ended.
+fn exit_code(rc: &Path, screen: impl Fn() -> String) -> String {
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(s) = std::fs::read_to_string(rc).ok().filter(|s| s.ends_with('\n')) {
+            return s.trim().to_string();
+        }
+        assert!(Instant::now() < end, "live still runs after q:\n{}", screen());
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// The recording is finished and readable, with the demo's nodes.

@@ -2,9 +2,9 @@
 //! filterable tables, redrawn at each snapshot. It shows the numbers of the snapshot it is given
 //! and computes none of its own.
 //!
-//! q and Ctrl-C act as Ctrl-C does without the UI: SIGINT to the process group, which ends a
-//! recorded command (and so `live`, after its final analysis) or, when following a directory,
-//! `live` itself. The terminal is restored when the UI is dropped, and on a panic by ratatui's hook.
+//! q and Ctrl-C on a recorded command act as Ctrl-C does without the UI: SIGINT to the process
+//! group, which ends the command (and so `live`, after its final analysis). Following a directory
+//! they end `live` and signal nothing. The terminal is restored when the UI is dropped, and on a panic by ratatui's hook.
 
 use super::Snapshot;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -153,11 +153,13 @@ pub(super) struct Tui {
     paused: bool,
     /// Set once q or Ctrl-C was pressed: the recording is being finished.
     stopping: bool,
+    /// Whether q stops a recorded command (else it ends the following at once).
+    stops_command: bool,
 }
 
 impl Tui {
     /// Takes over the terminal (raw mode, alternate screen), until dropped.
-    pub(super) fn start() -> std::io::Result<Self> {
+    pub(super) fn start(stops_command: bool) -> std::io::Result<Self> {
         // A failure half-way (raw mode on, no alternate screen) is undone too.
         let terminal = ratatui::try_init().inspect_err(|_| ratatui::restore())?;
         Ok(Tui {
@@ -170,6 +172,7 @@ impl Tui {
             editing: false,
             paused: false,
             stopping: false,
+            stops_command,
         })
     }
 
@@ -245,8 +248,15 @@ impl Tui {
     /// q or Ctrl-C: what Ctrl-C does without the UI (raw mode keeps the terminal from sending it).
     fn quit(&mut self) {
         self.stopping = true;
-        // SAFETY: kill(2) to our own process group; `live` catches SIGINT (an atomic flag).
-        unsafe { libc::kill(0, libc::SIGINT) };
+        if self.stops_command {
+            // SAFETY: kill(2) to our own process group; `live` catches SIGINT (an atomic flag).
+            unsafe { libc::kill(0, libc::SIGINT) };
+        }
+    }
+
+    /// Whether following a directory should end (q or Ctrl-C).
+    pub(super) fn done(&self) -> bool {
+        self.stopping && !self.stops_command
     }
 
     fn draw(&mut self) {
