@@ -67,6 +67,13 @@ fn rate(row: &str) -> Option<f64> {
     t.get(t.len().checked_sub(5)?)?.parse().ok()
 }
 
+/// The events counted by the snapshot shown (its header line).
+fn events(screen: &str) -> Option<u64> {
+    let head = screen.lines().next()?;
+    let before = head.split(" events").next()?;
+    before.rsplit(' ').next()?.parse().ok()
+}
+
 fn first(row: &str) -> &str {
     row.split_whitespace().next().unwrap_or("")
 }
@@ -136,6 +143,15 @@ fn live_tui_shows_sorts_filters_and_quits_cleanly() {
     }
     tmux.cmd(&["send-keys", "-t", "live", "Escape"]);
     tmux.until("all nodes after Esc", all_nodes);
+
+    // p pauses the display: the snapshot shown stays while new ones are made (every 0.5 s).
+    tmux.cmd(&["send-keys", "-t", "live", "p"]);
+    let paused = tmux.until("paused", |s| s.contains("[paused]"));
+    assert!(events(&paused).is_some(), "no event count:\n{paused}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(events(&tmux.screen()), events(&paused), "the display changed while paused");
+    tmux.cmd(&["send-keys", "-t", "live", "p"]);
+    tmux.until("new snapshots after p again", |s| !s.contains("[paused]") && events(s) != events(&paused));
 
     // Following the session's directory in another window: q ends that `live` alone, with no
     // signal (the shell around it, which does not ignore SIGINT, writes its exit code).
