@@ -1,6 +1,6 @@
 //! The terminal UI of `rostrace live`, driven in a tmux pane: the demo's nodes and topics shown
-//! while recorded, sorting, filtering, and q ending the recorded command and `live` cleanly with a
-//! finished recording.
+//! while recorded, sorting, filtering, pause, q ending a second `live` that follows the session's
+//! directory, and q ending the recorded command and `live` cleanly with a finished recording.
 
 mod common;
 
