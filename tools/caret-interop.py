@@ -14,6 +14,10 @@
         --message-context /cpp/planner,/cpp/pose,/cpp/cmd,use_latest_message \
         --path /cpp/lidar,/cpp/points,/cpp/fusion,/cpp/pose,/cpp/planner,/cpp/cmd,/cpp/actuator
 
+    # the rclpy system of crates/cli/tests/rclpy/callbacks.py: its callback groups and executors
+    /var/tmp/caret-peer/venv/bin/python tools/caret-interop.py \
+        crates/cli/tests/data/rclpy-interop/trace crates/cli/tests/data/rclpy-interop/caret_analyze.json --executors
+
 The venv (caret_analyze v0.7.3 and caret_analyze_cpp_impl v0.7.3 from GitHub, babeltrace2's
 Python bindings from Debian's python3-bt2) is made by the recipe beside caret_analyze's reference
 results: `BASE=/var/tmp/caret-peer CLONE=1 bash ../shared/reference/caret/caret_analyze/recipe/setup.sh`

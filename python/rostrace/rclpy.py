@@ -14,6 +14,10 @@ timer or service. ``instrument()`` patches rclpy's classes (not its files) so th
 * ``Node.create_client`` emits ``rclcpp_service_callback_added`` with the rcl_client_t (rclcpp has
   no event for a client's callback; rostrace's analysis tells the two apart by the handle) and
   ``rclcpp_callback_register``;
+* each of these entities also emits CARET's ``callback_group_add_*`` (its group), and
+  ``Executor.add_node`` CARET's executor events (``construct_executor``,
+  ``executor_entity_collector_to_executor``, ``callback_group_to_executor_entity_collector``),
+  when the library has them (rostrace's does, upstream's not);
 * every executor (they all hand each ready entity to ``Executor._take_*``) emits
   ``callback_start``/``callback_end`` around each run of a subscription, timer, service or client
   callback. A coroutine callback is one run from its start to its return, its awaits included,
@@ -35,6 +39,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 
 __all__ = ["instrument", "enabled"]
 
@@ -69,6 +74,21 @@ class _Tracepoints:
         self.timer_callback_added = fn("rclcpp_timer_callback_added", vp, vp)
         self.timer_link_node = fn("rclcpp_timer_link_node", vp, vp)
         self.callback_register = fn("rclcpp_callback_register", vp, s)
+        # CARET's executor and callback group events: rostrace's library has them, upstream's
+        # does not (then callbacks are traced without their groups and executors).
+        try:
+            i64 = ctypes.c_int64
+            self.construct_executor = fn("caret_construct_executor", vp, s, i64)
+            self.collector_to_executor = fn("caret_executor_entity_collector_to_executor", vp, vp, i64)
+            self.group_to_collector = fn("caret_callback_group_to_executor_entity_collector", vp, vp, s, i64)
+            self.group_add = {
+                "subscription": fn("caret_callback_group_add_subscription", vp, vp, i64),
+                "timer": fn("caret_callback_group_add_timer", vp, vp, i64),
+                "service": fn("caret_callback_group_add_service", vp, vp, i64),
+                "client": fn("caret_callback_group_add_client", vp, vp, i64),
+            }
+        except AttributeError:
+            self.group_add = None
 
 
 def _find_library():
@@ -138,6 +158,35 @@ def _encode(s):
     return s.encode("utf-8", "replace")
 
 
+def _group_type(group):
+    """CARET's name of a callback group's type."""
+    return b"reentrant" if type(group).__name__.startswith("Reentrant") else b"mutually_exclusive"
+
+
+def _link_group(collector, group):
+    """`callback_group_to_executor_entity_collector`, once per group (under `_lock`): a group
+    belongs to the first executor it is added to, as in rclcpp, which refuses to add a group
+    to a second executor (rclpy lets a node move from one executor to another)."""
+    if group is None or getattr(group, "_rostrace_linked", False):
+        return
+    group._rostrace_linked = True
+    _tp.group_to_collector(collector, id(group), _group_type(group), time.monotonic_ns())
+
+
+def _added_to_group(node, kind, entity):
+    """`callback_group_add_<kind>` for a new entity, and its group's link to the executors the
+    node was already added to."""
+    if _tp.group_add is None:
+        return
+    group = getattr(entity, "callback_group", None)
+    if group is None:
+        return
+    _tp.group_add[kind](id(group), _pointer(entity), time.monotonic_ns())
+    with _lock:
+        for collector in getattr(node, "_rostrace_collectors", ()):
+            _link_group(collector, group)
+
+
 def _patch_node(node_mod):
     Node = node_mod.Node
     if getattr(Node, "_rostrace_instrumented", False):
@@ -153,6 +202,7 @@ def _patch_node(node_mod):
             tp.subscription_init(_pointer(sub), id(sub))
             tp.subscription_callback_added(id(sub), cb)
             tp.callback_register(cb, _encode(_symbol(sub.callback)))
+            _added_to_group(self, "subscription", sub)
         except Exception:
             pass
         return sub
@@ -165,6 +215,7 @@ def _patch_node(node_mod):
             tp.timer_callback_added(h, cb)
             tp.timer_link_node(h, self.handle.pointer)
             tp.callback_register(cb, _encode(_symbol(tmr.callback)))
+            _added_to_group(self, "timer", tmr)
         except Exception:
             pass
         return tmr
@@ -175,6 +226,7 @@ def _patch_node(node_mod):
             _, cb = _token(srv)
             tp.service_callback_added(_pointer(srv), cb)
             tp.callback_register(cb, _encode(_symbol(srv.callback)))
+            _added_to_group(self, "service", srv)
         except Exception:
             pass
         return srv
@@ -185,6 +237,7 @@ def _patch_node(node_mod):
             _, cb = _token(cli)
             tp.service_callback_added(_pointer(cli), cb)
             tp.callback_register(cb, _encode("rclpy.client.Client response " + str(cli.srv_name)))
+            _added_to_group(self, "client", cli)
         except Exception:
             pass
         return cli
@@ -195,11 +248,7 @@ def _patch_node(node_mod):
         (create_service, orig_srv),
         (create_client, orig_cli),
     ):
-        f.__wrapped__ = o
-        f.__doc__ = o.__doc__
-        f.__name__ = o.__name__
-        f.__qualname__ = o.__qualname__
-        setattr(Node, o.__name__, f)
+        setattr(Node, o.__name__, _like(f, o))
     Node._rostrace_instrumented = True
 
 
@@ -228,16 +277,69 @@ def _traced_take(orig, start, end):
 
         return _execute
 
-    take.__wrapped__ = orig
-    take.__name__ = orig.__name__
-    take.__qualname__ = orig.__qualname__
-    return take
+    return _like(take, orig)
+
+
+def _traced_add_node(orig, multi_threaded):
+    """`Executor.add_node`, which also emits CARET's executor events: the executor (once), its
+    entity collector (an object standing for it, as rclcpp's executors have one) and the node's
+    callback groups in it."""
+
+    def add_node(self, node):
+        added = orig(self, node)
+        if _tp.group_add is None:
+            return added
+        try:
+            with _lock:
+                collector = getattr(self, "_rostrace_collector", None)
+                if collector is None:
+                    now = time.monotonic_ns()
+                    kind = b"multi_threaded_executor" if isinstance(self, multi_threaded) else b"single_threaded_executor"
+                    self._rostrace_collector = collector = _Token()
+                    _tp.construct_executor(id(self), kind, now)
+                    _tp.collector_to_executor(id(self), id(collector), now)
+                collectors = node.__dict__.setdefault("_rostrace_collectors", [])
+                if id(collector) not in collectors:
+                    collectors.append(id(collector))
+                for entities in (node.subscriptions, node.timers, node.services, node.clients):
+                    for e in entities:
+                        _link_group(id(collector), getattr(e, "callback_group", None))
+        except Exception:
+            pass
+        return added
+
+    return _like(add_node, orig)
+
+
+def _traced_remove_node(orig):
+    """`Executor.remove_node`: the node's later entities are no longer in this executor."""
+
+    def remove_node(self, node):
+        orig(self, node)
+        collector = getattr(self, "_rostrace_collector", None)
+        collectors = node.__dict__.get("_rostrace_collectors")
+        if collector is not None and collectors and id(collector) in collectors:
+            with _lock:
+                collectors.remove(id(collector))
+
+    return _like(remove_node, orig)
+
+
+def _like(f, orig):
+    """`f`, named and documented as `orig`, which it wraps."""
+    f.__wrapped__ = orig
+    f.__name__ = orig.__name__
+    f.__qualname__ = orig.__qualname__
+    f.__doc__ = orig.__doc__
+    return f
 
 
 def _patch_executor(ex_mod):
     Executor = ex_mod.Executor
     if getattr(Executor, "_rostrace_instrumented", False):
         return
+    Executor.add_node = _traced_add_node(Executor.add_node, getattr(ex_mod, "MultiThreadedExecutor", ()))
+    Executor.remove_node = _traced_remove_node(Executor.remove_node)
     for name in ("_take_subscription", "_take_timer", "_take_service", "_take_client"):
         orig = getattr(Executor, name, None)
         if orig is not None:

@@ -369,8 +369,16 @@ fn timers(cx: &Cx<'_>, out: &mut Vec<Note>) {
     let Cx { ros, with_host, .. } = cx;
     let with_host = *with_host;
     // Timer periods and jitter: timers must be declared and linked to their callbacks.
-    let timers: Vec<&Process> =
-        ros.iter().copied().filter(|p| p.has(Kind::TimerInit) || p.has(Kind::TimerCallbackAdded)).collect();
+    // A process that registers its callbacks' owners but declares no timer callback has only
+    // timers no node made (rclpy's executors create one per `spin_once(timeout_sec=...)`):
+    // there is no node timer whose period could be missing.
+    let executor_timers_only =
+        |p: &Process| p.has(Kind::CallbackRegister) && !p.has(Kind::TimerCallbackAdded) && !p.has(Kind::TimerLinkNode);
+    let timers: Vec<&Process> = ros
+        .iter()
+        .copied()
+        .filter(|p| (p.has(Kind::TimerInit) || p.has(Kind::TimerCallbackAdded)) && !executor_timers_only(p))
+        .collect();
     let lacking: Vec<&Process> = timers
         .iter()
         .copied()

@@ -90,3 +90,27 @@ fn a_process_without_callback_events_is_told_what_is_true_of_rclpy() {
     assert!(!cb[0].reason.contains("before Jazzy"), "{}", cb[0].reason);
     assert!(cb[0].reason.contains("rclpy, which has none in any release"), "{}", cb[0].reason);
 }
+
+#[test]
+fn timers_no_node_made_are_not_taken_for_timers_without_periods() {
+    // An instrumented rclpy process: its node's subscription is registered with its callback,
+    // and `spin_once(timeout_sec=...)` made a timer no node owns (rcl_timer_init only).
+    let with_subscription = |s: &mut Sys| {
+        let n = s.node("py_node");
+        let sub = s.subscription(n, "/chatter");
+        s.run(2, sub.callback, 20 * MS, 21 * MS);
+    };
+    let mut s = Sys::new();
+    with_subscription(&mut s);
+    let h = s.addr();
+    s.init_ev("ros2:rcl_timer_init", Payload::new().u64(h).i64(10 * MS as i64));
+    assert!(about(&notes_of(s), "timer jitter").is_empty());
+
+    // Without the callbacks' registrations (not instrumented), a timer's period cannot be
+    // linked: said.
+    let mut s = Sys::new();
+    s.node("py_node");
+    let h = s.addr();
+    s.init_ev("ros2:rcl_timer_init", Payload::new().u64(h).i64(10 * MS as i64));
+    assert_eq!(about(&notes_of(s), "timer jitter").len(), 1);
+}

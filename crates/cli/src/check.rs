@@ -1,10 +1,10 @@
 //! `rostrace check`: a trace against an expectation file (see `rostrace_analysis::check`), one line per
 //! expectation, JUnit XML and JSON; `--suggest` writes a file a good run passes.
 
-use crate::format::{dur, name as esc};
+use crate::format::name as esc;
 use crate::out::{emit, fail};
 use crate::TraceArgs;
-use rostrace_analysis::check::{self, Bound, Outcome, Status, Unit};
+use rostrace_analysis::check::{self, Outcome, Status};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -88,41 +88,6 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     Ok(if all_pass && clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// A value of `unit` for people: `1.23 ms`, `10.5 Hz`, `12.5%`, `3`.
-fn value(v: f64, unit: Unit) -> String {
-    match unit {
-        Unit::Ns => dur(v),
-        Unit::Hz => format!("{} Hz", check::units::write((v * 1000.0).round() / 1000.0, Unit::Hz)),
-        Unit::Ratio => format!("{}%", check::units::write((v * 1e5).round() / 1e3, Unit::Hz)),
-        Unit::Count => format!("{v:.0}"),
-    }
-}
-
-/// The limit for people: `at most 5 ms`, `at least 10`, `between 9 Hz and 11 Hz`.
-fn limit(b: &Bound, unit: Unit) -> String {
-    match (b.low, b.high) {
-        (Some(l), Some(h)) => format!("between {} and {}", value(l, unit), value(h, unit)),
-        (Some(l), None) => format!("at least {}", value(l, unit)),
-        (None, Some(h)) => format!("at most {}", value(h, unit)),
-        (None, None) => "any".into(),
-    }
-}
-
-/// What an outcome says after its subject and metric.
-fn verdict(o: &Outcome) -> String {
-    match (o.status, o.measured) {
-        (Status::NotInTrace, _) | (_, None) => {
-            format!("not in the trace{}", o.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
-        }
-        (_, Some(m)) => format!(
-            "{} ({}{})",
-            value(m, o.unit),
-            limit(&o.limit, o.unit),
-            o.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
-        ),
-    }
-}
-
 fn render(out: &Out<'_>) -> String {
     let mut s = String::new();
     for o in out.outcomes {
@@ -131,7 +96,7 @@ fn render(out: &Out<'_>) -> String {
             Status::Fail => "FAIL",
             Status::NotInTrace => "MISSING",
         };
-        let _ = writeln!(s, "{tag:<7}  {}: {} {}  [line {}]", esc(&o.subject), o.metric, verdict(o), o.line);
+        let _ = writeln!(s, "{tag:<7}  {}: {} {}  [line {}]", esc(&o.subject), o.metric, o.verdict(), o.line);
     }
     let _ = writeln!(
         s,
@@ -161,31 +126,28 @@ fn xml(s: &str) -> String {
     o
 }
 
-/// The outcomes as JUnit XML: one test case per expectation (class: its subject, name: its
-/// metric), a failure for each that failed or is not in the trace, with the value and limit.
+/// The outcomes as JUnit XML, valid against the Jenkins/Ant JUnit schema (junit-10.xsd): one test
+/// case per expectation (class: its subject, name: its metric), a failure for each that failed or
+/// is not in the trace, with the value and limit, and the file's line in its text (the schema has
+/// no place for a test case's file or line).
 fn junit(file: &str, outcomes: &[Outcome]) -> String {
     let failures = outcomes.iter().filter(|o| o.status != Status::Pass).count();
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let head = format!("tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\"", outcomes.len());
+    let head = format!("tests=\"{}\" failures=\"{failures}\" errors=\"0\"", outcomes.len());
     let _ = writeln!(s, "<testsuites name=\"rostrace check\" {head}>");
-    let _ = writeln!(s, "  <testsuite name=\"{}\" {head}>", xml(file));
+    let _ = writeln!(s, "  <testsuite name=\"{0}\" file=\"{0}\" {head} skipped=\"0\">", xml(file));
     for o in outcomes {
-        let _ = write!(
-            s,
-            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"",
-            xml(&o.subject),
-            xml(&o.metric),
-            xml(file),
-            o.line
-        );
+        let _ = write!(s, "    <testcase classname=\"{}\" name=\"{}\"", xml(&o.subject), xml(&o.metric));
         match o.status {
             Status::Pass => s.push_str("/>\n"),
             Status::Fail | Status::NotInTrace => {
                 let kind = if o.status == Status::Fail { "fail" } else { "not_in_trace" };
                 let _ = writeln!(
                     s,
-                    ">\n      <failure type=\"{kind}\" message=\"{}\"/>\n    </testcase>",
-                    xml(&format!("{} {}", o.metric, verdict(o)))
+                    ">\n      <failure type=\"{kind}\" message=\"{}\">{}:{}</failure>\n    </testcase>",
+                    xml(&format!("{} {}", o.metric, o.verdict())),
+                    xml(file),
+                    o.line
                 );
             }
         }
@@ -197,6 +159,7 @@ fn junit(file: &str, outcomes: &[Outcome]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rostrace_analysis::check::{Bound, Unit};
 
     #[test]
     fn junit_escapes_names() {
@@ -212,7 +175,7 @@ mod tests {
         };
         let x = junit("e.yaml", &[o]);
         assert!(x.contains("classname=\"topic /a&lt;&amp;&gt;&quot;&apos;\\e\""), "{x}");
-        assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\""), "{x}");
+        assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\">e.yaml:3</failure>"), "{x}");
         assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");
     }
 }

@@ -328,18 +328,7 @@ pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: O
 }
 
 /// A duration in ns, readable: `812 ns`, `12.3 us`, `4.56 ms`, `1.234 s`.
-pub fn dur(ns: f64) -> String {
-    let a = ns.abs();
-    if a < 1e3 {
-        format!("{ns:.0} ns")
-    } else if a < 1e6 {
-        format!("{:.1} us", ns / 1e3)
-    } else if a < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.3} s", ns / 1e9)
-    }
-}
+pub use rostrace_analysis::check::units::human_duration as dur;
 
 /// A distribution's statistics on one line (`-` when empty).
 pub fn stats_line(s: &rostrace_analysis::stats::Stats) -> String {

@@ -44,6 +44,8 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
     #[command(flatten)]
+    prometheus: crate::prometheus::Options,
+    #[command(flatten)]
     record: crate::record::RecordOptions,
     /// Command to record and follow, as `rostrace record -- COMMAND` does.
     #[arg(last = true, value_name = "COMMAND")]
@@ -235,6 +237,7 @@ struct Follower {
     max_latency_ns: Option<i64>,
     jsonl: Option<Box<dyn std::io::Write>>,
     text: bool,
+    prometheus: Option<crate::prometheus::Exporter>,
     /// The terminal UI, which shows the snapshots instead of the text until it is dropped.
     ui: Option<tui::Tui>,
     /// The end of the last snapshot's events, and when it was read: the next window ends
@@ -266,8 +269,14 @@ impl Follower {
             }
             _ => Window::default(),
         };
+        let all = window.is_all();
         let Some(report) = self.analyze(window) else { return };
         let snap = snapshot(&report, is_final, self.max_latency_ns);
+        if let Some(p) = &self.prometheus {
+            // Its counters are totals: the whole recording's, unless the window is all of it.
+            let whole = if all { None } else { self.analyze(Window::default()) };
+            p.update(&report, whole.as_ref().unwrap_or(&report), snap.window_ns);
+        }
         // The window analyzed runs on to the last event read; its start is the last end seen
         // moved on by the time since, so that it stays about `--window` long without a pass
         // over the files to find their last event first.
@@ -421,6 +430,10 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let ui = text && !a.plain && std::io::stdout().is_terminal();
     let stops_command = a.dir.is_none();
     let jsonl_path = a.jsonl.clone();
+    let prometheus = match crate::prometheus::serve(&a.prometheus) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
     let make = |dir: &Path| -> Result<Follower, String> {
         let jsonl: Option<Box<dyn std::io::Write>> = match jsonl_path.as_deref() {
             None => None,
@@ -441,6 +454,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             max_latency_ns,
             jsonl,
             text,
+            prometheus: prometheus.clone(),
             ui,
             last_end: None,
             error: None,

@@ -14,6 +14,7 @@ mod load;
 mod out;
 mod paths;
 mod progress;
+mod prometheus;
 mod record;
 mod report;
 mod text;

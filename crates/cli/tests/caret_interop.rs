@@ -15,6 +15,11 @@
 //! intra-process), the executors and callback groups caret_analyze lists, compared with
 //! `rostrace architecture`, and an end-to-end path, compared with `rostrace e2e --json`: every
 //! record, latency and response time, to the nanosecond.
+//!
+//! The fourth does it for a recording of the real rclpy (Jazzy) system of
+//! `tests/rclpy/callbacks.py` (`tests/data/rclpy-interop/`), traced by rostrace's rclpy
+//! instrumentation: caret_analyze lists its Python callbacks, their groups and executors, as
+//! `rostrace architecture` does, with the same durations.
 
 mod common;
 
@@ -188,6 +193,93 @@ fn ints(v: &Value) -> Vec<Option<i64>> {
     v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(Value::as_i64).collect()
 }
 
+/// Every callback caret_analyze lists is in rostrace's architecture (name, node, kind, symbol,
+/// period, topic) and analysis (kind, period or topic, and every run's duration, exactly).
+/// Returns how many caret_analyze lists, and rostrace's callbacks by (node, symbol), without
+/// /parameter_events subscriptions (which caret_analyze leaves out).
+fn same_callbacks<'a>(
+    caret: &Value,
+    r: &'a Value,
+    arch: &rostrace_analysis::paths::Architecture,
+) -> (usize, BTreeMap<(String, String), &'a Value>) {
+    let caret_callbacks = caret["callbacks"].as_array().unwrap();
+    let arch_callbacks: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchCallback)> = arch
+        .nodes
+        .iter()
+        .flat_map(|n| n.callbacks.iter().map(move |c| (c.name.as_str(), (n.name.as_str(), c))))
+        .collect();
+    assert_eq!(
+        caret_callbacks.iter().map(|c| s(&c["name"])).collect::<BTreeSet<_>>(),
+        arch_callbacks.keys().copied().collect::<BTreeSet<_>>()
+    );
+    let mut ours: BTreeMap<(String, String), &Value> = BTreeMap::new();
+    for c in r["callbacks"].as_array().unwrap() {
+        if c["topic"].as_str() == Some("/parameter_events") {
+            continue;
+        }
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        assert!(ours.insert(key.clone(), c).is_none(), "two callbacks {key:?}");
+    }
+    let kinds = [("timer_callback", "timer"), ("subscription_callback", "subscription")];
+    for c in caret_callbacks {
+        let name = s(&c["name"]);
+        let (node, a) = arch_callbacks[name];
+        assert_eq!((node, a.kind, a.symbol.as_str()), (s(&c["node"]), s(&c["type"]), s(&c["symbol"])), "{name}");
+        assert_eq!(a.period_ns, c["period_ns"].as_i64(), "{name}");
+        assert_eq!(a.topic.as_deref(), c["topic"].as_str(), "{name}");
+        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
+        let o =
+            ours.get(&key).unwrap_or_else(|| panic!("caret_analyze's callback {name} is not in rostrace's analysis"));
+        let kind = kinds.iter().find(|k| k.0 == s(&c["type"])).unwrap_or_else(|| panic!("{}", c["type"])).1;
+        assert_eq!(s(&o["kind"]), kind, "{name}");
+        if kind == "timer" {
+            assert_eq!(c["period_ns"], o["timer_period_ns"], "{name}");
+        } else {
+            assert_eq!(c["topic"], o["topic"], "{name}");
+        }
+        assert_eq!(
+            strings(&c["columns"]),
+            [format!("{name}/callback_start_timestamp"), format!("{name}/callback_end_timestamp")]
+        );
+        assert_same(&o["duration_ns"], c, &format!("callback {name}"));
+    }
+    (caret_callbacks.len(), ours)
+}
+
+/// caret_analyze's callback groups (by name: type, node, callbacks in order) and executors
+/// (names `executor_<i>` in its order, types, groups) are rostrace's architecture's. Returns
+/// caret_analyze's groups by name.
+fn same_groups_and_executors<'a>(
+    caret: &'a Value,
+    arch: &rostrace_analysis::paths::Architecture,
+) -> BTreeMap<&'a str, &'a Value> {
+    let caret_groups: BTreeMap<&str, &Value> =
+        caret["callback_groups"].as_array().unwrap().iter().map(|g| (s(&g["name"]), g)).collect();
+    let arch_groups: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchGroup)> =
+        arch.nodes.iter().flat_map(|n| n.groups.iter().map(move |g| (g.name.as_str(), (n.name.as_str(), g)))).collect();
+    assert_eq!(caret_groups.keys().collect::<Vec<_>>(), arch_groups.keys().collect::<Vec<_>>());
+    for (name, g) in &caret_groups {
+        let (node, a) = arch_groups[name];
+        assert_eq!((node, a.kind.as_str()), (s(&g["node"]), s(&g["type"])), "{name}");
+        assert_eq!(a.callbacks, strings(&g["callback_names"]), "{name}");
+    }
+    // caret_analyze lists an executor's groups in the order they were added to it, rostrace by
+    // node name: compared as sets.
+    let caret_execs = caret["executors"].as_array().unwrap();
+    assert_eq!(caret_execs.len(), arch.executors.len());
+    for (c, a) in caret_execs.iter().zip(&arch.executors) {
+        assert_eq!((s(&c["name"]), s(&c["type"])), (a.name.as_str(), a.kind.as_str()), "executors");
+        let names = strings(&c["callback_group_names"]);
+        assert_eq!(names.iter().cloned().collect::<BTreeSet<_>>(), a.groups.iter().cloned().collect(), "{}", a.name);
+        let detail: Vec<&Value> = c["callback_groups"].as_array().unwrap().iter().collect();
+        assert_eq!(detail.iter().map(|g| s(&g["name"]).to_string()).collect::<Vec<_>>(), names);
+        for g in detail {
+            assert_eq!(g, caret_groups[s(&g["name"])], "{}", a.name);
+        }
+    }
+    caret_groups
+}
+
 #[test]
 fn rclcpp_system_equals_caret_analyze() {
     rostrace_testkit::needs_test_data!();
@@ -212,86 +304,19 @@ fn rclcpp_system_equals_caret_analyze() {
     );
     assert_eq!(arch.nodes.iter().map(|n| n.name.clone()).collect::<BTreeSet<_>>(), nodes);
 
-    // Callbacks: caret_analyze's names, kinds, periods, topics and symbols are rostrace's
-    // architecture's (caret_analyze leaves out /parameter_events subscriptions and the groups of
+    // Callbacks (caret_analyze leaves out /parameter_events subscriptions and the groups of
     // service callbacks only: the map node's /cpp/speed_limit service).
-    let caret_callbacks = caret["callbacks"].as_array().unwrap();
-    let arch_callbacks: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchCallback)> = arch
-        .nodes
-        .iter()
-        .flat_map(|n| n.callbacks.iter().map(move |c| (c.name.as_str(), (n.name.as_str(), c))))
-        .collect();
-    assert_eq!(
-        caret_callbacks.iter().map(|c| s(&c["name"])).collect::<BTreeSet<_>>(),
-        arch_callbacks.keys().copied().collect::<BTreeSet<_>>()
-    );
-    assert_eq!(caret_callbacks.len(), 10);
-    let mut ours: BTreeMap<(String, String), &Value> = BTreeMap::new();
-    for c in r["callbacks"].as_array().unwrap() {
-        if c["topic"].as_str() == Some("/parameter_events") {
-            continue;
-        }
-        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
-        assert!(ours.insert(key.clone(), c).is_none(), "two callbacks {key:?}");
-    }
+    let (caret_callbacks, ours) = same_callbacks(&caret, &r, &arch);
+    assert_eq!(caret_callbacks, 10);
     let service_only: Vec<&(String, String)> =
         ours.iter().filter(|(_, o)| s(&o["kind"]) == "service").map(|(k, _)| k).collect();
     assert_eq!(service_only.iter().map(|k| k.0.as_str()).collect::<Vec<_>>(), ["/cpp/map"]);
-    assert_eq!(caret_callbacks.len() + service_only.len(), ours.len(), "rostrace {:?}", ours.keys());
-    let kinds = [("timer_callback", "timer"), ("subscription_callback", "subscription")];
-    for c in caret_callbacks {
-        let name = s(&c["name"]);
-        let (node, a) = arch_callbacks[name];
-        assert_eq!((node, a.kind, a.symbol.as_str()), (s(&c["node"]), s(&c["type"]), s(&c["symbol"])), "{name}");
-        assert_eq!(a.period_ns, c["period_ns"].as_i64(), "{name}");
-        assert_eq!(a.topic.as_deref(), c["topic"].as_str(), "{name}");
-        let key = (s(&c["node"]).to_string(), s(&c["symbol"]).to_string());
-        let o =
-            ours.get(&key).unwrap_or_else(|| panic!("caret_analyze's callback {name} is not in rostrace's analysis"));
-        let kind = kinds.iter().find(|k| k.0 == s(&c["type"])).unwrap_or_else(|| panic!("{}", c["type"])).1;
-        assert_eq!(s(&o["kind"]), kind, "{name}");
-        if kind == "timer" {
-            assert_eq!(c["period_ns"], o["timer_period_ns"], "{name}");
-        } else {
-            assert_eq!(c["topic"], o["topic"], "{name}");
-        }
-        assert_eq!(
-            strings(&c["columns"]),
-            [format!("{name}/callback_start_timestamp"), format!("{name}/callback_end_timestamp")]
-        );
-        assert_same(&o["duration_ns"], c, &format!("callback {name}"));
-    }
+    assert_eq!(caret_callbacks + service_only.len(), ours.len(), "rostrace {:?}", ours.keys());
 
-    // Callback groups: every group of every node, by name: type and callbacks (in order).
-    let caret_groups: BTreeMap<&str, &Value> =
-        caret["callback_groups"].as_array().unwrap().iter().map(|g| (s(&g["name"]), g)).collect();
-    let arch_groups: BTreeMap<&str, (&str, &rostrace_analysis::paths::arch::ArchGroup)> =
-        arch.nodes.iter().flat_map(|n| n.groups.iter().map(move |g| (g.name.as_str(), (n.name.as_str(), g)))).collect();
-    assert_eq!(caret_groups.keys().collect::<Vec<_>>(), arch_groups.keys().collect::<Vec<_>>());
-    for (name, g) in &caret_groups {
-        let (node, a) = arch_groups[name];
-        assert_eq!((node, a.kind.as_str()), (s(&g["node"]), s(&g["type"])), "{name}");
-        assert_eq!(a.callbacks, strings(&g["callback_names"]), "{name}");
-    }
+    let caret_groups = same_groups_and_executors(&caret, &arch);
     assert_eq!(s(&caret_groups["/cpp/planner/callback_group_0"]["type"]), "reentrant");
     assert_eq!(strings(&caret_groups["/cpp/fusion/callback_group_0"]["callback_names"]).len(), 2);
-
-    // Executors: names (executor_<i>, in caret_analyze's order), types, and their groups (the
-    // same ones; caret_analyze lists them in the order they were added to the executor, rostrace
-    // by node name).
-    let caret_execs = caret["executors"].as_array().unwrap();
-    assert_eq!(caret_execs.len(), arch.executors.len());
-    for (c, a) in caret_execs.iter().zip(&arch.executors) {
-        assert_eq!((s(&c["name"]), s(&c["type"])), (a.name.as_str(), a.kind.as_str()), "executors");
-        let names = strings(&c["callback_group_names"]);
-        assert_eq!(set(names.clone()), a.groups.iter().cloned().collect::<BTreeSet<_>>(), "{}", a.name);
-        let detail: Vec<&Value> = c["callback_groups"].as_array().unwrap().iter().collect();
-        assert_eq!(detail.iter().map(|g| s(&g["name"]).to_string()).collect::<Vec<_>>(), names);
-        for g in detail {
-            assert_eq!(g, caret_groups[s(&g["name"])], "{}", a.name);
-        }
-    }
-    let kinds: BTreeSet<&str> = caret_execs.iter().map(|e| s(&e["type"])).collect();
+    let kinds: BTreeSet<&str> = caret["executors"].as_array().unwrap().iter().map(|e| s(&e["type"])).collect();
     assert_eq!(
         kinds,
         ["multi_threaded_executor", "single_threaded_executor", "static_single_threaded_executor"].into()
@@ -417,6 +442,58 @@ struct Ev {
     cycles: u64,
     u: HashMap<String, u64>,
     s: HashMap<String, String>,
+}
+
+fn data_rclpy() -> PathBuf {
+    repo().join("crates/cli/tests/data/rclpy-interop")
+}
+
+#[test]
+fn rclpy_system_equals_caret_analyze() {
+    let caret = load(&data_rclpy().join("caret_analyze.json"));
+    let trace = data_rclpy().join("trace");
+    let r = analyze_json(&[], &[&trace]);
+    let arch = architecture(&trace);
+
+    assert_eq!(s(&caret["validation"]), "on");
+    assert_eq!(s(&caret["distribution"]), "jazzy");
+    let nodes: BTreeSet<String> = ["/interop/alpha", "/interop/beta"].map(String::from).into();
+    assert_eq!(strings(&caret["nodes"]).into_iter().collect::<BTreeSet<_>>(), nodes);
+    assert_eq!(arch.nodes.iter().map(|n| n.name.clone()).collect::<BTreeSet<_>>(), nodes);
+
+    // The Python callbacks caret_analyze lists are rostrace's timers and subscriptions (it lists
+    // no service or client callback of this system: their groups hold services only, or a client).
+    let (caret_callbacks, ours) = same_callbacks(&caret, &r, &arch);
+    let timers_and_subscriptions: Vec<_> =
+        ours.values().filter(|o| matches!(s(&o["kind"]), "timer" | "subscription")).collect();
+    assert_eq!(caret_callbacks, timers_and_subscriptions.len());
+    assert_eq!(caret_callbacks, 5);
+    for o in timers_and_subscriptions {
+        assert!(s(&o["symbol"]).contains("callbacks.py:"), "{}", o["symbol"]);
+    }
+
+    // Groups and executors, from the instrumentation's CARET events: alpha's MultiThreadedExecutor,
+    // and beta's SingleThreadedExecutor (the client's reentrant group) then MultiThreadedExecutor.
+    same_groups_and_executors(&caret, &arch);
+    let kinds: Vec<&str> = caret["executors"].as_array().unwrap().iter().map(|e| s(&e["type"])).collect();
+    assert_eq!(kinds, ["multi_threaded_executor", "single_threaded_executor", "multi_threaded_executor"]);
+
+    // Communications: caret_analyze starts a message at rclcpp_publish, which rclpy has not, so
+    // it finds each topic but no message; rostrace matches every one (rcl_publish -> rmw_take ->
+    // callback_start).
+    let caret_comms = caret["communications"].as_array().unwrap();
+    assert_eq!(caret_comms.len(), 3);
+    for c in caret_comms {
+        assert_eq!(c["latency_ns"]["count"], 0, "{}", c["topic"]);
+        let t = r["topics"].as_array().unwrap().iter().find(|t| t["name"] == c["topic"]).unwrap();
+        let p = &t["pairs"][0];
+        assert_eq!(
+            (s(&p["publisher_node"]), s(&p["subscription_node"])),
+            (s(&c["publisher_node"]), s(&c["subscription_node"]))
+        );
+        assert!(p["pub_to_callback_ns"]["count"].as_u64().unwrap() > 0, "{}", c["topic"]);
+        assert_eq!(t["unmatched"], 0, "{}", c["topic"]);
+    }
 }
 
 fn read_events(dir: &Path) -> Vec<Ev> {

@@ -1,6 +1,6 @@
 //! `rostrace check`: suggested expectations pass on the trace they came from; each kind of
 //! expectation fails with its measured value (the analysis's own); not in the trace; a malformed
-//! file; JUnit XML that an XML parser reads.
+//! file; JUnit XML valid against the JUnit schema.
 
 mod common;
 
@@ -171,10 +171,19 @@ fn a_malformed_file_is_an_error_naming_the_line_and_the_key() {
     }
 }
 
+/// `xmllint`'s verdict on `xml` against the vendored JUnit schema (tests/data/junit/junit-10.xsd):
+/// whether it is valid, and what xmllint said.
+fn junit_valid(xml: &Path) -> (bool, String) {
+    let xsd = repo().join("crates/cli/tests/data/junit/junit-10.xsd");
+    let out = std::process::Command::new("xmllint").args(["--noout", "--schema"]).arg(&xsd).arg(xml).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 #[test]
-fn junit_report_is_well_formed() {
+fn junit_reports_are_valid_junit() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
-    if !require(rostrace_testkit::have("python3", "--version"), "python3") {
+    let tools = rostrace_testkit::have("python3", "--version") && rostrace_testkit::have("xmllint", "--version");
+    if !require(tools, "python3 and xmllint (Debian's libxml2-utils)") {
         return;
     }
     let dir = TempDir::new("check-junit");
@@ -184,6 +193,9 @@ fn junit_report_is_well_formed() {
     let x = dir.join("report.xml");
     let (code, _, err) = check(&["--expect", f.to_str().unwrap(), "--junit", x.to_str().unwrap()], &t);
     assert_eq!(code, Some(1), "{err}");
+    let report = std::fs::read_to_string(&x).unwrap();
+    let (valid, said) = junit_valid(&x);
+    assert!(valid, "{said}\n{report}");
     let script = "import sys, xml.etree.ElementTree as E\n\
                   r = E.parse(sys.argv[1]).getroot()\n\
                   s = r.find('testsuite')\n\
@@ -192,9 +204,25 @@ fn junit_report_is_well_formed() {
                   assert r.tag == 'testsuites' and int(s.get('tests')) == len(cases), r.attrib\n\
                   assert int(s.get('failures')) == len(fails) == int(r.get('failures'))\n\
                   assert all(f.find('failure').get('message') for f in fails)\n\
-                  print(len(cases), len(fails), fails[0].get('classname'), '|', fails[0].find('failure').get('message'))\n";
+                  f = fails[0]\n\
+                  print(len(cases), len(fails), f.get('classname'), '|', f.find('failure').get('message'), '|', f.find('failure').text)\n";
     let out = std::process::Command::new("python3").args(["-c", script]).arg(&x).output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), std::fs::read_to_string(&x).unwrap());
+    assert!(out.status.success(), "{}\n{report}", String::from_utf8_lossy(&out.stderr));
     assert!(said.starts_with("15 14 callback /filter_node topic /topic1 | runs "), "{said}");
+    assert!(said.trim_end().ends_with(&format!("| {}:4", f.display())), "{said}");
+
+    // A report where every limit passes is valid too.
+    let (_, suggested, _) = check(&["--suggest"], &t);
+    std::fs::write(&f, suggested).unwrap();
+    let (code, _, err) = check(&["--expect", f.to_str().unwrap(), "--junit", x.to_str().unwrap()], &t);
+    assert_eq!(code, Some(0), "{err}");
+    let (valid, said) = junit_valid(&x);
+    assert!(valid, "{said}");
+    // The schema is applied: a test case with its name under another attribute is rejected.
+    let passing = std::fs::read_to_string(&x).unwrap();
+    assert!(!passing.contains("<failure"), "{passing}");
+    std::fs::write(&x, passing.replacen("\" name=\"", "\" label=\"", 1)).unwrap();
+    let (valid, said) = junit_valid(&x);
+    assert!(!valid && said.contains("'label' is not allowed") && said.contains("'name' is required"), "{said}");
 }

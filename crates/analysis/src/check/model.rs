@@ -157,6 +157,19 @@ impl Bound {
     }
 }
 
+impl Bound {
+    /// The range for people, in `unit`: `at most 5.00 ms`, `at least 10`, `between 9 Hz and 11 Hz`.
+    pub fn describe(&self, unit: Unit) -> String {
+        let v = |x| super::units::human(x, unit);
+        match (self.low, self.high) {
+            (Some(l), Some(h)) => format!("between {} and {}", v(l), v(h)),
+            (Some(l), None) => format!("at least {}", v(l)),
+            (None, Some(h)) => format!("at most {}", v(h)),
+            (None, None) => "any".into(),
+        }
+    }
+}
+
 /// What an expectation is about.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Subject {
@@ -297,4 +310,18 @@ pub struct Outcome {
     /// Why it is not in the trace, or how many matched when several did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+impl Outcome {
+    /// What the outcome says after its subject and metric, for people: the value measured and
+    /// the limit (`2.00 ms (at most 1.00 ms)`), or `not in the trace` and why.
+    pub fn verdict(&self) -> String {
+        let note = |sep: &str| self.note.as_ref().map(|n| format!("{sep}{n}")).unwrap_or_default();
+        match (self.status, self.measured) {
+            (Status::NotInTrace, _) | (_, None) => format!("not in the trace{}", note(": ")),
+            (_, Some(m)) => {
+                format!("{} ({}{})", super::units::human(m, self.unit), self.limit.describe(self.unit), note("; "))
+            }
+        }
+    }
 }

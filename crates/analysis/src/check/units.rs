@@ -79,6 +79,31 @@ pub fn write(v: f64, unit: Unit) -> String {
     }
 }
 
+/// A duration for people, in the largest unit it is at least one of, with a precision that suits
+/// it: `850 ns`, `12.5 us`, `1.23 ms`, `2.500 s`.
+pub fn human_duration(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// A value of `unit` for people: `1.23 ms`, `10.5 Hz`, `12.5%`, `3`.
+pub fn human(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Ns => human_duration(v),
+        Unit::Hz => format!("{} Hz", write((v * 1000.0).round() / 1000.0, Unit::Hz)),
+        Unit::Ratio => format!("{}%", write((v * 1e5).round() / 1e3, Unit::Hz)),
+        Unit::Count => format!("{v:.0}"),
+    }
+}
+
 /// `v` rounded to two significant digits, up (`up`) or down: a suggested limit that is a round
 /// number and still on the passing side of the value it was made from.
 pub fn round2(v: f64, up: bool) -> f64 {

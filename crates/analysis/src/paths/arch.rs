@@ -5,7 +5,7 @@
 
 use crate::hash::HashMap;
 use crate::link::View;
-use crate::model::{Owner, Registry};
+use crate::model::{CallbackGroup, Owner, Registry};
 use serde::Serialize;
 
 /// Topics left out of the architecture, as CARET does.
@@ -414,7 +414,11 @@ impl Architecture {
             member.insert((cb.key.0, cb.key.1, what, h), (node.as_str(), name.as_str()));
         }
         let mut executors: Vec<(u32, i64, u64)> = Vec::new();
-        for g in &m.groups.items {
+        // caret_analyze numbers a node's groups in the order of their addresses (a pandas
+        // groupby on callback_group_addr), not in the order they were recorded.
+        let mut groups: Vec<&CallbackGroup> = m.groups.items.iter().collect();
+        groups.sort_by_key(|g| g.key.2);
+        for g in groups {
             let members: Vec<(&str, &str)> = g
                 .members
                 .iter()

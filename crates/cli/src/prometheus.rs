@@ -1,0 +1,588 @@
+//! `rostrace live --prometheus ADDR`: the snapshots' metrics in Prometheus' text exposition
+//! format (0.0.4) at `http://ADDR/metrics`.
+//!
+//! Counters (`_total`, and a summary's `_count` and `_sum`) are totals over the recording so far,
+//! from an analysis of the whole recording at each snapshot; a summary's quantiles and the gauges
+//! are over the snapshot's window. Summaries, not histograms: the analysis gives nearest-rank
+//! quantiles of the window (those `live` prints), not bucket counts, and Prometheus cannot
+//! compute a window's p99 from buckets as exactly.
+//!
+//! Label sets are bounded: each of the callback, topic and pair label sets admits at most
+//! `--prometheus-max-series` values, the busiest first and then in the order they appear; once
+//! admitted a set stays, so that a series never moves; the others are summed into one set whose
+//! labels are all `other` (their quantiles are the largest of theirs, an upper bound).
+//!
+//! The server is std's `TcpListener` on one thread, one connection at a time (a scrape is one
+//! small response): no HTTP dependency to build.
+
+use rostrace_analysis::{Report, Stats};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The options of `live` for Prometheus.
+#[derive(clap::Args, Clone)]
+pub struct Options {
+    /// Serve the snapshots' metrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9464;
+    /// port 0 picks a free one, printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+    /// At most N label sets each for callbacks, topics and publisher → subscriber pairs; the
+    /// others are summed into one set labelled `other`.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "prometheus")]
+    pub prometheus_max_series: usize,
+}
+
+/// The metrics served, updated at each snapshot. Clones share them.
+#[derive(Clone)]
+pub struct Exporter {
+    state: Arc<Mutex<State>>,
+    /// Where it serves.
+    addr: SocketAddr,
+}
+
+#[derive(Default)]
+struct State {
+    /// The exposition served.
+    body: String,
+    /// The callback, topic and pair label sets admitted.
+    callbacks: Limit,
+    topics: Limit,
+    pairs: Limit,
+    /// Each counter's value served, by its series: a counter never goes down, also when a later
+    /// analysis counts less (a stream file being rewritten, a process's file not read).
+    served: HashMap<String, f64>,
+}
+
+/// Starts serving on `opts.prometheus`, when given.
+pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
+    let Some(addr) = opts.prometheus.as_deref() else { return Ok(None) };
+    if opts.prometheus_max_series == 0 {
+        return Err("invalid --prometheus-max-series 0: give at least 1".into());
+    }
+    let listener = TcpListener::bind(addr).map_err(|e| format!("--prometheus {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| format!("--prometheus {addr}: {e}"))?;
+    let limit = Limit { max: opts.prometheus_max_series, ..Limit::default() };
+    let state = State { callbacks: limit.clone(), topics: limit.clone(), pairs: limit, ..State::default() };
+    let exporter = Exporter { state: Arc::new(Mutex::new(state)), addr: bound };
+    let shared = exporter.clone();
+    std::thread::Builder::new()
+        .name("prometheus".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                // A client that fails or stalls costs its connection only.
+                let _ = shared.respond(stream);
+            }
+        })
+        .map_err(|e| format!("--prometheus {addr}: {e}"))?;
+    eprintln!("rostrace: Prometheus metrics at http://{}/metrics", exporter.addr);
+    Ok(Some(exporter))
+}
+
+impl Exporter {
+    /// Makes the metrics of a snapshot: `window` is its analysis (quantiles, gauges), `whole` the
+    /// whole recording's (counters); `span` the window's events (ns since the epoch).
+    pub fn update(&self, window: &Report, whole: &Report, span: Option<(i64, i64)>) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let body = st.render(window, whole, span);
+        st.body = body;
+    }
+
+    fn body(&self) -> String {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).body.clone()
+    }
+
+    /// Answers one HTTP request: `GET /metrics` (or `HEAD`), else 404 or 405.
+    fn respond(&self, mut s: TcpStream) -> std::io::Result<()> {
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        s.set_write_timeout(Some(Duration::from_secs(5)))?;
+        let head = read_head(&mut s)?;
+        let line = head.lines().next().unwrap_or("");
+        let mut parts = line.split(' ');
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let path = target.split('?').next().unwrap_or("");
+        let (status, body) = match (method, path) {
+            ("GET" | "HEAD", "/metrics") => ("200 OK", self.body()),
+            ("GET" | "HEAD", _) => ("404 Not Found", "not found: the metrics are at /metrics\n".to_string()),
+            _ => ("405 Method Not Allowed", "only GET and HEAD\n".to_string()),
+        };
+        let header = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(header.as_bytes())?;
+        if method != "HEAD" {
+            s.write_all(body.as_bytes())?;
+        }
+        s.flush()
+    }
+}
+
+/// The request's head (up to its empty line, at most 16 KiB).
+fn read_head(s: &mut TcpStream) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The label sets of one kind admitted as series of their own.
+#[derive(Default, Clone)]
+struct Limit {
+    max: usize,
+    admitted: HashSet<Vec<String>>,
+    /// Those summed into `other`.
+    over: HashSet<Vec<String>>,
+}
+
+impl Limit {
+    /// `labels`, or `other` in each when the bound is reached and it was not admitted before.
+    fn key(&mut self, labels: Vec<String>) -> Vec<String> {
+        if self.admitted.contains(&labels) {
+            return labels;
+        }
+        if self.admitted.len() < self.max {
+            self.admitted.insert(labels.clone());
+            return labels;
+        }
+        let other = vec![OTHER.to_string(); labels.len()];
+        self.over.insert(labels);
+        other
+    }
+}
+
+/// The label value of the series that sums those over the bound (node and topic names start with
+/// `/`, so it is never a real one).
+const OTHER: &str = "other";
+
+/// One series' values: totals from the whole recording, the rest from the window.
+#[derive(Default)]
+struct Series {
+    total: u64,
+    sum_ns: i128,
+    /// Counters besides `total` (publishes, takes), from the whole recording.
+    extra: [u64; 2],
+    window_count: u64,
+    p50: i64,
+    p99: i64,
+    max: i64,
+    /// Gauges of the window (unmatched, dropped).
+    gauges: [Option<u64>; 2],
+}
+
+impl Series {
+    fn add_total(&mut self, s: &Stats) {
+        self.total += s.count;
+        self.sum_ns += s.sum;
+    }
+    /// Merged quantiles are the largest of the merged: an upper bound.
+    fn add_window(&mut self, s: &Stats) {
+        if s.count > 0 {
+            self.window_count += s.count;
+            self.p50 = self.p50.max(s.p50);
+            self.p99 = self.p99.max(s.p99);
+            self.max = self.max.max(s.max);
+        }
+    }
+}
+
+type Table = BTreeMap<Vec<String>, Series>;
+
+fn callback_labels(c: &rostrace_analysis::CallbackReport) -> Vec<String> {
+    let period = c.timer_period_ns.map(|p| number(p as f64 / 1e9)).unwrap_or_default();
+    vec![c.node.clone(), c.kind.clone(), c.topic.clone().unwrap_or_default(), period, c.symbol.clone()]
+}
+
+fn pair_labels(topic: &str, p: &rostrace_analysis::report::PairReport) -> Vec<String> {
+    vec![topic.to_string(), p.publisher_node.clone(), p.subscription_node.clone()]
+}
+
+/// Sorted busiest first, so that the bound keeps the busiest series of their own.
+fn busiest_first<'a, T>(items: impl Iterator<Item = &'a T>, n: impl Fn(&T) -> u64) -> Vec<&'a T>
+where
+    T: 'a,
+{
+    let mut v: Vec<&T> = items.collect();
+    v.sort_by_key(|x| std::cmp::Reverse(n(x)));
+    v
+}
+
+impl State {
+    fn callbacks(&mut self, window: &Report, whole: &Report) -> Table {
+        let mut t = Table::new();
+        for c in busiest_first(whole.callbacks.iter(), |c| c.count) {
+            t.entry(self.callbacks.key(callback_labels(c))).or_default().add_total(&c.duration_ns);
+        }
+        for c in &window.callbacks {
+            t.entry(self.callbacks.key(callback_labels(c))).or_default().add_window(&c.duration_ns);
+        }
+        t
+    }
+
+    fn topics(&mut self, window: &Report, whole: &Report) -> Table {
+        let mut t = Table::new();
+        for x in busiest_first(whole.topics.iter(), |x| x.publishes) {
+            let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
+            s.add_total(&x.pub_to_callback_ns);
+            s.extra[0] += x.publishes;
+            s.extra[1] += x.takes;
+        }
+        for x in &window.topics {
+            let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
+            s.add_window(&x.pub_to_callback_ns);
+            s.gauges[0] = Some(s.gauges[0].unwrap_or(0) + x.unmatched);
+            if let Some(d) = x.dropped {
+                s.gauges[1] = Some(s.gauges[1].unwrap_or(0) + d);
+            }
+        }
+        t
+    }
+
+    fn pairs(&mut self, window: &Report, whole: &Report) -> Table {
+        let mut t = Table::new();
+        let all = |r: &Report| -> Vec<(String, rostrace_analysis::report::PairReport)> {
+            r.topics.iter().flat_map(|x| x.pairs.iter().map(|p| (x.name.clone(), p.clone()))).collect()
+        };
+        for (topic, p) in busiest_first(all(whole).iter(), |(_, p)| p.count) {
+            t.entry(self.pairs.key(pair_labels(topic, p))).or_default().add_total(&p.pub_to_callback_ns);
+        }
+        for (topic, p) in &all(window) {
+            t.entry(self.pairs.key(pair_labels(topic, p))).or_default().add_window(&p.pub_to_callback_ns);
+        }
+        t
+    }
+
+    fn render(&mut self, window: &Report, whole: &Report, span: Option<(i64, i64)>) -> String {
+        let secs = span.map_or(0.0, |(b, e)| (e - b).max(0) as f64 / 1e9);
+        let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let callbacks = self.callbacks(window, whole);
+        let topics = self.topics(window, whole);
+        let pairs = self.pairs(window, whole);
+        let mut o = Out { text: String::new(), served: &mut self.served };
+        o.family("rostrace_events_total", "counter", "Events read from the recording.");
+        o.counter("rostrace_events_total", &[], whole.events as f64);
+        o.family("rostrace_discarded_events_total", "counter", "Events the tracer discarded (buffers full).");
+        o.counter("rostrace_discarded_events_total", &[], whole.discarded_events as f64);
+        if let Some((_, e)) = span {
+            let last = "The last event of the snapshot (seconds since the epoch).";
+            o.family("rostrace_snapshot_timestamp_seconds", "gauge", last);
+            o.gauge("rostrace_snapshot_timestamp_seconds", &[], e as f64 / 1e9);
+            o.family("rostrace_window_seconds", "gauge", "The length of the snapshot's window (its events' span).");
+            o.gauge("rostrace_window_seconds", &[], secs);
+        }
+        let c_names = ["node", "kind", "topic", "period", "symbol"];
+        o.summary("rostrace_callback_duration_seconds", "Callback run time.", &c_names, &callbacks);
+        o.family("rostrace_callback_rate_hertz", "gauge", "Callback runs per second over the window.");
+        for (k, s) in &callbacks {
+            o.gauge("rostrace_callback_rate_hertz", &zip(&c_names, k), rate(s.window_count));
+        }
+        o.summary("rostrace_topic_latency_seconds", "Publish to subscription callback start.", &["topic"], &topics);
+        let counters = [
+            ("rostrace_topic_publishes_total", "Messages published."),
+            ("rostrace_topic_takes_total", "Messages taken by subscriptions."),
+        ];
+        for (i, (name, help)) in counters.iter().enumerate() {
+            o.family(name, "counter", help);
+            for (k, s) in &topics {
+                o.counter(name, &zip(&["topic"], k), s.extra[i] as f64);
+            }
+        }
+        let gauges = [
+            ("rostrace_topic_unmatched_takes", "Takes in the window not matched to their publication."),
+            ("rostrace_topic_dropped_messages", "Messages in the window a subscription never took."),
+        ];
+        for (i, (name, help)) in gauges.iter().enumerate() {
+            o.family(name, "gauge", help);
+            for (k, s) in &topics {
+                // Dropped messages are left out where they cannot be known.
+                if let Some(v) = s.gauges[i] {
+                    o.gauge(name, &zip(&["topic"], k), v as f64);
+                }
+            }
+        }
+        let p_names = ["topic", "publisher", "subscriber"];
+        o.summary(
+            "rostrace_pair_latency_seconds",
+            "Publish to callback start per publisher and subscriber node.",
+            &p_names,
+            &pairs,
+        );
+        o.family("rostrace_series_other", "gauge", "Label sets over --prometheus-max-series, summed into `other`.");
+        for (name, l) in [("callback", &self.callbacks), ("topic", &self.topics), ("pair", &self.pairs)] {
+            o.gauge("rostrace_series_other", &[("metric", name)], l.over.len() as f64);
+        }
+        o.text
+    }
+}
+
+fn zip<'a>(names: &[&'a str], values: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    names.iter().zip(values).filter(|(_, v)| !v.is_empty()).map(|(n, v)| (*n, v.as_str())).collect()
+}
+
+/// A number as Prometheus reads it.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A label value escaped as the exposition format asks: backslash, double quote, newline.
+fn escape(v: &str) -> String {
+    // Backslash first, so that the backslashes added after are not doubled.
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The exposition being written.
+struct Out<'a> {
+    text: String,
+    served: &'a mut HashMap<String, f64>,
+}
+
+impl Out<'_> {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    fn series(name: &str, labels: &[(&str, &str)]) -> String {
+        if labels.is_empty() {
+            return name.to_string();
+        }
+        let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+        format!("{name}{{{}}}", l.join(","))
+    }
+
+    fn gauge(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+        let _ = writeln!(self.text, "{} {}", Self::series(name, labels), number(v));
+    }
+
+    /// A counter: never less than what was served before.
+    fn counter(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+        let series = Self::series(name, labels);
+        let held = self.served.entry(series.clone()).or_insert(v);
+        *held = held.max(v);
+        let _ = writeln!(self.text, "{series} {}", number(*held));
+    }
+
+    /// A summary per series: quantiles 0.5, 0.99 and 1 (the largest) of the window (NaN when
+    /// it had none), `_count` and `_sum` of the whole recording.
+    fn summary(&mut self, name: &str, help: &str, names: &[&str], t: &Table) {
+        self.family(name, "summary", help);
+        for (k, s) in t {
+            let labels = zip(names, k);
+            for (q, v) in [("0.5", s.p50), ("0.99", s.p99), ("1", s.max)] {
+                let mut l = labels.clone();
+                l.push(("quantile", q));
+                let v = if s.window_count > 0 { v as f64 / 1e9 } else { f64::NAN };
+                self.gauge(name, &l, v);
+            }
+            self.counter(&format!("{name}_count"), &labels, s.total as f64);
+            self.counter(&format!("{name}_sum"), &labels, s.sum_ns as f64 / 1e9);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rostrace_analysis::report::PairReport;
+    use rostrace_analysis::{CallbackReport, TopicReport};
+
+    fn stats(count: u64, p50: i64, p99: i64, max: i64) -> Stats {
+        Stats { count, p50, p99, max, sum: (p50 as i128) * count as i128, ..Stats::default() }
+    }
+
+    fn callback(node: &str, count: u64, p99: i64) -> CallbackReport {
+        CallbackReport {
+            trace: 0,
+            vpid: 1,
+            procname: "p".into(),
+            address: 1,
+            symbol: "cb".into(),
+            node: node.into(),
+            kind: "timer".into(),
+            unknown_reason: None,
+            topic: None,
+            timer_period_ns: Some(100_000_000),
+            count,
+            unfinished: 0,
+            intra_process: 0,
+            duration_ns: stats(count, p99 / 2, p99, p99),
+            period_ns: Stats::default(),
+            jitter_ns: None,
+            total_ns: 0,
+            share: 0.0,
+        }
+    }
+
+    fn topic(name: &str, publishes: u64, publisher: &str, subscriber: &str) -> TopicReport {
+        let latency = stats(publishes, 1_000, 2_000, 3_000);
+        TopicReport {
+            name: name.into(),
+            publishers: vec![publisher.into()],
+            subscribers: vec![subscriber.into()],
+            publishes,
+            takes: publishes,
+            matched: publishes,
+            unmatched: 1,
+            unmatched_reasons: Vec::new(),
+            dropped: Some(2),
+            by_source_timestamp: publishes,
+            by_publish_window: 0,
+            intra_process: 0,
+            pub_to_take_ns: latency.clone(),
+            pub_to_callback_ns: latency.clone(),
+            take_to_callback_ns: latency.clone(),
+            pairs: vec![PairReport {
+                publisher_node: publisher.into(),
+                publisher_vpid: 1,
+                subscription_node: subscriber.into(),
+                subscription_vpid: 2,
+                count: publishes,
+                pub_to_take_ns: latency.clone(),
+                pub_to_callback_ns: latency,
+            }],
+        }
+    }
+
+    fn report(callbacks: Vec<CallbackReport>, topics: Vec<TopicReport>) -> Report {
+        Report { events: 100, callbacks, topics, ..Report::default() }
+    }
+
+    fn exporter(max: usize) -> Exporter {
+        let limit = Limit { max, ..Limit::default() };
+        let state = State { callbacks: limit.clone(), topics: limit.clone(), pairs: limit, ..State::default() };
+        Exporter { state: Arc::new(Mutex::new(state)), addr: ([127, 0, 0, 1], 0).into() }
+    }
+
+    fn line<'a>(body: &'a str, start: &str) -> &'a str {
+        body.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("no {start} in\n{body}"))
+    }
+
+    /// Label values are escaped (backslash, double quote, newline), and Prometheus' own checker
+    /// reads the exposition.
+    #[test]
+    fn hostile_names_are_escaped() {
+        let evil = "/evil\"node\\x\nnext";
+        let r = report(vec![callback(evil, 5, 2_000_000)], vec![topic("/t\"\\\n", 7, evil, "/sub")]);
+        let e = exporter(10);
+        e.update(&r, &r, Some((0, 2_000_000_000)));
+        let body = e.body();
+        let escaped = r#"node="/evil\"node\\x\nnext""#;
+        let count =
+            format!(r#"rostrace_callback_duration_seconds_count{{{escaped},kind="timer",period="0.1",symbol="cb"}} 5"#);
+        assert!(body.lines().any(|l| l == count), "{body}");
+        let pair = r#"rostrace_pair_latency_seconds_count{topic="/t\"\\\n",publisher="/evil\"node\\x\nnext",subscriber="/sub"} 7"#;
+        assert!(body.lines().any(|l| l == pair), "{body}");
+        assert!(body.lines().all(|l| l.starts_with("rostrace_") || l.starts_with("# ")), "{body}");
+        if rostrace_testkit::require(rostrace_testkit::have("promtool", "--version"), "promtool (Debian's prometheus)")
+        {
+            let mut child = std::process::Command::new("promtool")
+                .args(["check", "metrics"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}{}\n{body}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    /// Over the bound, the quietest label sets are summed into `other`, and an admitted set
+    /// stays admitted when others get busier.
+    #[test]
+    fn label_sets_are_bounded_and_stable() {
+        let e = exporter(2);
+        let cbs = |a: u64, d: u64| {
+            vec![callback("/a", a, 4), callback("/b", 30, 2), callback("/c", 20, 8), callback("/d", d, 6)]
+        };
+        let r = report(cbs(40, 10), vec![]);
+        e.update(&r, &r, Some((0, 1_000_000_000)));
+        let body = e.body();
+        let other = r#"node="other",kind="other",topic="other",period="other",symbol="other""#;
+        assert_eq!(
+            line(&body, &format!("rostrace_callback_duration_seconds_count{{{other}}}")).split(' ').nth(1),
+            Some("30")
+        );
+        let max = line(&body, &format!("rostrace_callback_duration_seconds{{{other},quantile=\"0.99\"}}"));
+        assert!(max.ends_with(" 0.000000008"), "{max}");
+        assert!(body.contains(r#"rostrace_series_other{metric="callback"} 2"#), "{body}");
+        assert!(!body.contains(r#"node="/c""#) && !body.contains(r#"node="/d""#), "{body}");
+        // /d becomes the busiest: still in `other`, whose series never moves.
+        let r = report(cbs(41, 500), vec![]);
+        e.update(&r, &r, Some((0, 1_000_000_000)));
+        let body = e.body();
+        assert!(body.contains(r#"node="/a""#) && body.contains(r#"node="/b""#) && !body.contains(r#"node="/d""#));
+        let n = line(&body, &format!("rostrace_callback_duration_seconds_count{{{other}}}"));
+        assert!(n.ends_with(" 520"), "{n}");
+    }
+
+    /// Counters come from the whole recording and never go down; quantiles from the window,
+    /// NaN when the window has no runs.
+    #[test]
+    fn counters_are_totals_and_quantiles_the_window() {
+        let e = exporter(10);
+        let whole = report(vec![callback("/a", 50, 4_000)], vec![topic("/t", 9, "/p", "/s")]);
+        let window = report(vec![callback("/a", 0, 0)], vec![]);
+        e.update(&window, &whole, Some((0, 1_000_000_000)));
+        let body = e.body();
+        assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
+        assert!(line(&body, "rostrace_callback_duration_seconds{").ends_with(" NaN"), "{body}");
+        assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
+        let fewer = report(vec![callback("/a", 40, 4_000)], vec![topic("/t", 3, "/p", "/s")]);
+        e.update(&fewer, &fewer, Some((0, 1_000_000_000)));
+        let body = e.body();
+        assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
+        assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
+        assert!(body.contains("rostrace_topic_unmatched_takes{topic=\"/t\"} 1\n"), "{body}");
+        assert!(line(&body, "rostrace_callback_duration_seconds{").ends_with(" 0.000002"), "{body}");
+    }
+
+    fn http(addr: SocketAddr, request: &str) -> String {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn serves_the_metrics_over_http() {
+        let opts = Options { prometheus: Some("127.0.0.1:0".into()), prometheus_max_series: 10 };
+        let e = serve(&opts).unwrap().unwrap();
+        let r = report(vec![callback("/a", 3, 10)], vec![]);
+        e.update(&r, &r, None);
+        let ok = http(e.addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (head, body) = ok.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(head.contains("Content-Type: text/plain; version=0.0.4"), "{head}");
+        assert!(head.contains(&format!("Content-Length: {}", body.len())), "{head}");
+        assert_eq!(body, e.body());
+        assert!(http(e.addr, "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(http(e.addr, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+        let taken = serve(&Options { prometheus: Some(e.addr.to_string()), prometheus_max_series: 10 });
+        assert!(taken.err().is_some_and(|m| m.starts_with(&format!("--prometheus {}: ", e.addr))));
+        let zero = serve(&Options { prometheus: Some("127.0.0.1:0".into()), prometheus_max_series: 0 });
+        assert!(zero.err().is_some_and(|m| m.contains("--prometheus-max-series")));
+    }
+}

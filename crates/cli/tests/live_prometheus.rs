@@ -1,0 +1,163 @@
+//! `rostrace live --prometheus` scraped by a real Prometheus: the demo's processes are recorded
+//! and followed, Prometheus scrapes the exporter every second, and its query API must return the
+//! demo's callback and topic series with their labels and counts, and counters that never reset.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::cell::RefCell;
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+
+/// A port free now (the listener is closed on return).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Prometheus, killed whatever the test's outcome.
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_prometheus(dir: &TempDir, exporter: u16, port: u16) -> Prometheus {
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: rostrace\n    static_configs:\n      - targets: ['127.0.0.1:{exporter}']\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    Prometheus(child)
+}
+
+/// The result of an instant query of Prometheus' HTTP API (`None` while it is not answering).
+fn query(port: u16, promql: &str) -> Option<Vec<Value>> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let q: String = promql
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    write!(s, "GET /api/v1/query?query={q} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (_, body) = out.split_once("\r\n\r\n")?;
+    let v: Value = serde_json::from_str(body).ok()?;
+    Some(v["data"]["result"].as_array()?.clone())
+}
+
+fn label<'a>(r: &'a Value, name: &str) -> &'a str {
+    r["metric"][name].as_str().unwrap_or("")
+}
+
+fn value(r: &Value) -> f64 {
+    r["value"][1].as_str().and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
+}
+
+/// What the test asks Prometheus, once it has scraped the demo's series a few times.
+#[derive(Default, Clone)]
+struct Seen {
+    callbacks: Vec<Value>,
+    publishes: Vec<Value>,
+    takes: Vec<Value>,
+    latency_p99: Vec<Value>,
+    pairs: Vec<Value>,
+    up: Vec<Value>,
+    resets: Vec<Value>,
+}
+
+fn ask(port: u16) -> Option<Seen> {
+    let scrapes = query(port, "count_over_time(rostrace_events_total[10m])")?;
+    let seen = Seen {
+        callbacks: query(port, "rostrace_callback_duration_seconds_count")?,
+        publishes: query(port, "rostrace_topic_publishes_total")?,
+        takes: query(port, "rostrace_topic_takes_total")?,
+        latency_p99: query(port, "rostrace_topic_latency_seconds{quantile=\"0.99\"}")?,
+        pairs: query(port, "rostrace_pair_latency_seconds_count")?,
+        up: query(port, "up{job=\"rostrace\"}")?,
+        resets: query(port, "resets(rostrace_callback_duration_seconds_count[10m])")?,
+    };
+    // Both processes' callbacks counted, over three scrapes at least.
+    let counted = |node: &str| seen.callbacks.iter().any(|r| label(r, "node") == node && value(r) > 0.0);
+    let enough = scrapes.first().is_some_and(|r| value(r) >= 3.0);
+    (enough && counted("/sensing/lidar") && counted("/control/actuator")).then_some(seen)
+}
+
+#[test]
+fn prometheus_scrapes_the_demo_followed_live() {
+    if !require(rostrace_testkit::have("prometheus", "--version"), "prometheus") {
+        return;
+    }
+    let dir = TempDir::new("live-prometheus");
+    let (exporter, web) = (free_port(), free_port());
+    let _prometheus = start_prometheus(&dir, exporter, web);
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    // Longer than the test waits: Ctrl-C ends it once Prometheus has the series.
+    let script = format!(
+        "{exe} demo --process sensing --duration 300 --domain 59 & \
+         {exe} demo --process control --duration 300 --domain 59; wait"
+    );
+    let seen = RefCell::new(None);
+    let mut live = rostrace();
+    live.args(["live", "--window", "2", "--interval", "0.5", "-s", "s", "-p"])
+        .arg(dir.path())
+        .arg("--prometheus")
+        .arg(format!("127.0.0.1:{exporter}"))
+        .args(["--", "sh", "-c", &script]);
+    let out = ctrl_c_when(&mut live, || {
+        *seen.borrow_mut() = ask(web);
+        seen.borrow().is_some()
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+    let seen = seen.into_inner().unwrap_or_else(|| panic!("Prometheus never had the series\n{stderr}\n{log}"));
+    assert!(stderr.contains(&format!("metrics at http://127.0.0.1:{exporter}/metrics")), "{stderr}");
+    assert!(stderr.contains("recorded into"), "{stderr}");
+    let target = format!("127.0.0.1:{exporter}");
+    assert!(seen.up.iter().any(|r| label(r, "instance") == target && value(r) == 1.0), "{:?}", seen.up);
+    // The demo's callbacks with their labels, counted.
+    let callback = |node: &str, kind: &str, key: &str, v: &str| {
+        seen.callbacks
+            .iter()
+            .any(|r| label(r, "node") == node && label(r, "kind") == kind && label(r, key) == v && value(r) > 0.0)
+    };
+    assert!(callback("/sensing/lidar", "timer", "period", "0.01"), "{:?}", seen.callbacks);
+    assert!(callback("/sensing/lidar_filter", "subscription", "topic", "/sensing/points_raw"), "{:?}", seen.callbacks);
+    assert!(callback("/control/actuator", "subscription", "topic", "/control/cmd_vel"), "{:?}", seen.callbacks);
+    assert!(seen.callbacks.iter().all(|r| label(r, "job") == "rostrace" && !label(r, "symbol").is_empty()));
+    // Topics: publishes and takes counted, a latency p99 over the window.
+    let topic = |rs: &[Value], name: &str| rs.iter().any(|r| label(r, "topic") == name && value(r) > 0.0);
+    assert!(topic(&seen.publishes, "/sensing/points_raw"), "{:?}", seen.publishes);
+    assert!(topic(&seen.takes, "/sensing/points_raw"), "{:?}", seen.takes);
+    assert!(topic(&seen.latency_p99, "/sensing/points_raw"), "{:?}", seen.latency_p99);
+    let pair = seen.pairs.iter().any(|r| {
+        label(r, "topic") == "/sensing/points_raw"
+            && label(r, "publisher") == "/sensing/lidar"
+            && label(r, "subscriber") == "/sensing/lidar_filter"
+            && value(r) > 0.0
+    });
+    assert!(pair, "{:?}", seen.pairs);
+    // The counters are totals: Prometheus never saw one go down.
+    assert!(!seen.resets.is_empty() && seen.resets.iter().all(|r| value(r) == 0.0), "{:?}", seen.resets);
+}
