@@ -4,6 +4,8 @@
 //! written as one JSON line. At the end (the command ended, or Ctrl-C) one analysis of the whole
 //! recording gives the final snapshot, whose counts are those of `rostrace analyze`.
 
+mod tui;
+
 use crate::out::fail;
 use rostrace_analysis::skip::PacketIndex;
 use rostrace_analysis::{Bound, Options, Processor, Report, Window};
@@ -11,7 +13,7 @@ use rostrace_ctf::TraceSet;
 use rostrace_session::{Message, Observer, Recording};
 use serde::Serialize;
 use std::ffi::OsString;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode, ExitStatus};
 use std::time::{Duration, Instant};
@@ -35,6 +37,10 @@ pub struct Args {
     /// the whole recording's (`"final": true`).
     #[arg(long, value_name = "FILE")]
     jsonl: Option<PathBuf>,
+    /// Print text snapshots, not the terminal UI (the default when standard output is not a
+    /// terminal).
+    #[arg(long)]
+    plain: bool,
     /// Stop following a session directory after this many seconds (default: Ctrl-C).
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
@@ -62,12 +68,16 @@ struct CallbackRow {
     p50_ns: i64,
     p99_ns: i64,
     max_ns: i64,
+    /// p99 of the time between starts minus the timer period (timers run twice or more).
+    jitter_p99_ns: Option<i64>,
 }
 
 /// One topic in a snapshot.
 #[derive(Serialize)]
 struct TopicRow {
     name: String,
+    publishers: Vec<String>,
+    subscribers: Vec<String>,
     publishes: u64,
     takes: u64,
     rate_hz: f64,
@@ -75,6 +85,19 @@ struct TopicRow {
     latency_p99_ns: i64,
     unmatched: u64,
     dropped: Option<u64>,
+}
+
+/// Callback time per thread in a snapshot, and its time on CPU when the trace has kernel events.
+#[derive(Serialize)]
+struct ThreadRow {
+    name: String,
+    vpid: i64,
+    vtid: Option<i64>,
+    runs: u64,
+    /// Callback time over the window.
+    busy: f64,
+    /// Time on CPU over the window (kernel `sched_switch`), when recorded.
+    cpu: Option<f64>,
 }
 
 /// What one interval (or the final analysis) shows.
@@ -90,6 +113,9 @@ struct Snapshot {
     processes: Vec<String>,
     callbacks: Vec<CallbackRow>,
     topics: Vec<TopicRow>,
+    threads: Vec<ThreadRow>,
+    /// Whether the trace has kernel scheduling events (the threads' CPU shares).
+    kernel: bool,
     alerts: Vec<String>,
     /// Read errors other than a stream file's last packet still being written.
     read_errors: Vec<String>,
@@ -138,6 +164,7 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
                 p50_ns: c.duration_ns.p50,
                 p99_ns: c.duration_ns.p99,
                 max_ns: c.duration_ns.max,
+                jitter_p99_ns: c.jitter_ns.as_ref().filter(|j| j.count > 0).map(|j| j.p99),
             }
         })
         .collect();
@@ -156,6 +183,8 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
             }
             TopicRow {
                 name: t.name.clone(),
+                publishers: t.publishers.clone(),
+                subscribers: t.subscribers.clone(),
                 publishes: t.publishes,
                 takes: t.takes,
                 rate_hz: rate(t.publishes),
@@ -178,10 +207,28 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
         processes: r.processes.iter().map(|p| p.procname.clone()).collect(),
         callbacks,
         topics,
+        threads: threads(r, secs),
+        kernel: r.system.cpu_time.is_some(),
         alerts,
         read_errors: errors.into_iter().cloned().collect(),
         partial_packets: partial.len(),
     }
+}
+
+fn threads(r: &Report, secs: f64) -> Vec<ThreadRow> {
+    let share = |ns: i64| if secs > 0.0 { ns as f64 / 1e9 / secs } else { 0.0 };
+    let cpu = r.system.cpu_time.as_ref();
+    r.per_thread
+        .iter()
+        .map(|t| ThreadRow {
+            name: t.name.clone(),
+            vpid: t.vpid,
+            vtid: t.vtid,
+            runs: t.runs,
+            busy: share(t.callback_ns),
+            cpu: cpu.map(|c| share(c.threads.iter().filter(|k| Some(k.tid) == t.vtid).map(|k| k.cpu_ns).sum())),
+        })
+        .collect()
 }
 
 /// Follows the session in `dir`: its analyses and their outputs.
@@ -195,6 +242,8 @@ struct Follower {
     /// The packets read before, and which hold initialization events: those before the window
     /// that hold none are passed over.
     packets: PacketIndex,
+    /// The terminal UI, which shows the snapshots instead of the text until it is dropped.
+    ui: Option<tui::Tui>,
     /// The end of the last snapshot's events, and when it was read: the next window ends
     /// about as much later as the time since.
     last_end: Option<(i64, Instant)>,
@@ -246,14 +295,16 @@ impl Follower {
         if let Some(e) = report.end_ns {
             self.last_end = Some((e, Instant::now()));
         }
-        if self.text {
-            print_text(&snap);
-        }
         if let Some(w) = self.jsonl.as_mut() {
             let line = serde_json::to_string(&snap).unwrap_or_default();
             if let Err(e) = writeln!(w, "{line}").and_then(|_| w.flush()) {
                 self.error.get_or_insert(format!("--jsonl: {e}"));
             }
+        }
+        match self.ui.as_mut() {
+            Some(ui) => ui.show(snap),
+            None if self.text => print_text(&snap),
+            None => {}
         }
     }
 
@@ -261,29 +312,40 @@ impl Follower {
     fn follow(&mut self, interval: Duration, mut done: impl FnMut() -> bool) {
         let mut next = Instant::now();
         loop {
-            if done() {
+            if done() || self.ui.as_ref().is_some_and(tui::Tui::done) {
                 break;
             }
             if Instant::now() >= next {
                 self.tick(false);
                 next = Instant::now() + interval;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            match self.ui.as_mut() {
+                Some(ui) => ui.input(Duration::from_millis(50)),
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
         }
+        // The final snapshot and the recording's messages go to the restored terminal.
+        self.ui = None;
+    }
+}
+
+impl Snapshot {
+    /// What the snapshot is of: the window or the whole recording, its events and processes.
+    fn summary(&self) -> String {
+        let span = self.window_ns.map_or(0.0, |(b, e)| (e - b) as f64 / 1e9);
+        format!(
+            "{} {:.1} s, {} events, {} processes, {} discarded",
+            if self.is_final { "whole recording" } else { "window" },
+            span,
+            self.events,
+            self.processes.len(),
+            self.discarded_events
+        )
     }
 }
 
 fn print_text(s: &Snapshot) {
-    let mut o = String::new();
-    let span = s.window_ns.map_or(0.0, |(b, e)| (e - b) as f64 / 1e9);
-    o.push_str(&format!(
-        "-- {} {:.1} s, {} events, {} processes, {} discarded\n",
-        if s.is_final { "whole recording" } else { "window" },
-        span,
-        s.events,
-        s.processes.len(),
-        s.discarded_events
-    ));
+    let mut o = format!("-- {}\n", s.summary());
     for c in &s.callbacks {
         o.push_str(&format!(
             "callback {} {} {:.1}/s p50 {:.3} ms p99 {:.3} ms max {:.3} ms\n",
@@ -377,6 +439,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let max_latency_ns = a.max_latency.map(|m| (m * 1e6) as i64);
     let text = a.jsonl.as_deref().is_none_or(|p| p.as_os_str() != "-");
+    let ui = text && !a.plain && std::io::stdout().is_terminal();
+    let stops_command = a.dir.is_none();
     let jsonl_path = a.jsonl.clone();
     let prometheus = match crate::prometheus::serve(&a.prometheus) {
         Ok(p) => p,
@@ -391,6 +455,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Err(e) => return Err(format!("--jsonl {}: {e}", p.display())),
             },
         };
+        let ui = if ui {
+            Some(tui::Tui::start(stops_command).map_err(|e| format!("terminal UI: {e} (--plain for text)"))?)
+        } else {
+            None
+        };
         Ok(Follower {
             dir: dir.to_path_buf(),
             window_ns: window.as_nanos() as i64,
@@ -399,6 +468,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             text,
             prometheus: prometheus.clone(),
             packets: PacketIndex::new(),
+            ui,
             last_end: None,
             error: None,
         })
