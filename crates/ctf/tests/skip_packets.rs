@@ -6,9 +6,11 @@ use rostrace_ctf::TraceSet;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// Each event as (name, time, stream file, packet offset), in the order read, and the
-/// events discarded by the tracer.
-fn read(set: &TraceSet, jobs: usize) -> (Vec<(String, Option<i64>, PathBuf, u64)>, u64) {
+/// An event: name, time, stream file, packet offset.
+type Ev = (String, Option<i64>, PathBuf, u64);
+
+/// Each event, in the order read, and the events discarded by the tracer.
+fn read(set: &TraceSet, jobs: usize) -> (Vec<Ev>, u64) {
     set.read().jobs(jobs).piped().run(|events| {
         let mut out = Vec::new();
         while let Some(r) = events.next() {
