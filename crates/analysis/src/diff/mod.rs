@@ -1,11 +1,12 @@
 //! Two runs of a system compared (`rostrace diff BASE NEW`): per callback (durations), per
 //! topic (publish → callback latency) and per end-to-end path (the longest paths of either run,
-//! followed in both: the latency of each message that went the whole way), the change of p50, p99, max and rate, with a
-//! Mann–Whitney U test on the per-run samples and an effect size, so that noise and
-//! big-sample trivial shifts are not called a change.
+//! followed in both: the latency of each message that went the whole way), the change of p50,
+//! p99, max and rate, with a Mann–Whitney U test on the per-run samples and an effect size, so
+//! that noise and big-sample trivial shifts are not called a change.
 //!
 //! Callbacks are matched across runs by name (node, kind, topic or timer period, symbol), topics
-//! by topic name, paths by their nodes' and topics' names: addresses and process ids differ from run to run.
+//! by topic name, paths by their nodes' and topics' names: addresses and process ids differ
+//! from run to run.
 //!
 //! ```no_run
 //! let (base, _) = rostrace_ctf::TraceSet::open(&["base/"]);
@@ -45,7 +46,7 @@ impl Default for Thresholds {
     }
 }
 
-/// One matched callback or topic, in the two runs.
+/// One matched callback, topic or path, in the two runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
     /// `callback` (duration), `topic` (publish → callback start latency) or `path` (end-to-end
@@ -90,7 +91,7 @@ pub struct OnlyIn {
 pub struct Diff {
     /// The thresholds applied.
     pub thresholds: Thresholds,
-    /// The matched callbacks and topics, significant ones first, then by |Cliff's delta|.
+    /// The matched callbacks, topics and paths, significant ones first, then by |Cliff's delta|.
     pub changes: Vec<Change>,
     /// In the base run only (gone).
     pub removed: Vec<OnlyIn>,
@@ -98,7 +99,8 @@ pub struct Diff {
     pub added: Vec<OnlyIn>,
 }
 
-/// The per-run samples of one analysis, by name: callback durations and topic latencies.
+/// The samples of one analysis, by name: callback durations and topic latencies (paths are
+/// followed in both runs apart, by [`path_samples`]).
 fn samples(a: &Analysis) -> BTreeMap<(&'static str, String), Vec<i64>> {
     let mut out: BTreeMap<(&'static str, String), Vec<i64>> = BTreeMap::new();
     // The report's callbacks are keyed by (trace, vpid, address), as the runs' slots are; the
