@@ -43,6 +43,12 @@ pub struct Args {
     /// timer, e.g. `/localization/fusion:/sensing/points_filtered=2`. Repeatable.
     #[arg(long, value_name = "CALLBACK[=FACTOR]", value_parser = rostrace_demo::work::parse_slow)]
     slow: Vec<(String, f64)>,
+    /// Shift every timer of the demo by MS milliseconds (below 10). The demo's timers tick at
+    /// fixed phases on the monotonic clock, the same in every run; two demos run side by side
+    /// (e.g. a base and a `--slow` run, to compare them under the same load) would otherwise wake
+    /// at the same instants and contend for the CPU.
+    #[arg(long, value_name = "MS", value_parser = rostrace_demo::work::parse_phase, default_value = "0")]
+    phase: Duration,
     /// Run one process of the demo (used by `rostrace demo` itself).
     #[arg(long, hide = true, value_name = "ROLE")]
     process: Option<String>,
@@ -62,8 +68,9 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// One process of the demo: runs, then prints its counts as one JSON line.
-fn child(role: &str, domain: u16, duration: Duration, slow: Vec<(String, f64)>) -> std::io::Result<ExitCode> {
-    rostrace_demo::work::set_slow(slow);
+fn child(role: &str, domain: u16, duration: Duration, a: Args) -> std::io::Result<ExitCode> {
+    rostrace_demo::work::set_slow(a.slow);
+    rostrace_demo::work::set_phase(a.phase);
     let Some(role) = Role::from_name(role) else { return fail(format!("unknown demo process {role:?}")) };
     let name = std::ffi::CString::new(role.name()).unwrap_or_default();
     // SAFETY: PR_SET_NAME reads a NUL-terminated string (truncated to 15 bytes); the handler only stores an atomic.
@@ -81,10 +88,19 @@ fn child(role: &str, domain: u16, duration: Duration, slow: Vec<(String, f64)>) 
     }
 }
 
-fn spawn(role: Role, rec: &Recording, domain: u16, duration: f64, slow: &[(String, f64)]) -> std::io::Result<Child> {
+fn spawn(role: Role, rec: &Recording, domain: u16, a: &Args) -> std::io::Result<Child> {
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["demo", "--process", role.name(), "--domain", &domain.to_string(), "--duration", &duration.to_string()]);
-    for (label, factor) in slow {
+    cmd.args([
+        "demo",
+        "--process",
+        role.name(),
+        "--domain",
+        &domain.to_string(),
+        "--duration",
+        &a.duration.to_string(),
+    ]);
+    cmd.arg(format!("--phase={}", a.phase.as_secs_f64() * 1e3));
+    for (label, factor) in &a.slow {
         cmd.arg(format!("--slow={label}={factor}"));
     }
     cmd.env_remove(tracetools::env::BACKEND).stdout(Stdio::piped());
@@ -256,7 +272,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     if let Some(role) = &a.process {
-        return child(role, domain, Duration::from_secs_f64(a.duration), a.slow);
+        let role = role.clone();
+        return child(&role, domain, Duration::from_secs_f64(a.duration), a);
     }
     // The demo's processes link rostrace's tracer: the library is preloaded into the user's command only.
     let lib = match a.command.is_empty() {
@@ -292,7 +309,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     crate::record::catch_ctrl_c();
     let mut children = Vec::new();
     for role in Role::ALL {
-        match spawn(role, &rec, domain, a.duration, &a.slow) {
+        match spawn(role, &rec, domain, &a) {
             Ok(c) => children.push((role, c)),
             Err(e) => {
                 for (_, mut c) in children {

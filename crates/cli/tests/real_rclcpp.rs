@@ -597,10 +597,9 @@ fn path_and_report(r: &Run, ns: &str, root: &Path) -> (String, Vec<String>) {
     let mut fails = Vec::new();
     let path = format!("{ns}/lidar,{ns}/fusion,{ns}/planner,{ns}/actuator");
     let out = rostrace().arg("e2e").arg(&r.dir).args(["--path", &path, "--json", "-"]).output().unwrap();
-    let lines;
-    if !out.status.success() {
+    let lines = if !out.status.success() {
         fails.push(format!("{}: e2e {path}: {}", r.label, String::from_utf8_lossy(&out.stderr)));
-        lines = String::new();
+        String::new()
     } else {
         let e: Value = serde_json::from_slice(&out.stdout).unwrap();
         let complete = e["complete"].as_u64().unwrap_or(0);
@@ -611,11 +610,11 @@ fn path_and_report(r: &Run, ns: &str, root: &Path) -> (String, Vec<String>) {
                 r.label
             ));
         }
-        lines = format!(
+        format!(
             "   e2e {path} ({}): {records} records, {complete} complete, latency {}\n",
             r.label, e["latency"]["mean"]
-        );
-    }
+        )
+    };
     if have_chromium() {
         let html = root.join(format!("{}.html", r.label));
         let out = rostrace().arg("report").arg(&r.dir).arg("-o").arg(&html).output().unwrap();

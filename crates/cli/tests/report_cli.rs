@@ -236,7 +236,7 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
         let d = n.to_string();
         let mut out = String::new();
         for (k, c) in d.chars().enumerate() {
-            if k > 0 && (d.len() - k) % 3 == 0 {
+            if k > 0 && (d.len() - k).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);

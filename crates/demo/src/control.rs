@@ -3,7 +3,7 @@
 use crate::msgs::{Header, Imu, PointCloud2, Pose, PoseStamped, Quaternion, Time, TriggerRequest, TriggerResponse};
 use crate::msgs::{Twist, TwistStamped, Vector3};
 use crate::tally::Counters;
-use crate::work::{busy, mean_of, Rng};
+use crate::work::{busy, mean_of, phase, Rng};
 use crate::Tally;
 use rostrace_ros2::{default_qos, Context, Executor, Result};
 use std::sync::atomic::AtomicBool;
@@ -85,7 +85,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     let (sent, asked, mut rng) =
         (counts.counter("published", cmd_pub.topic()), counts.counter("sent", "/map/speed_limit"), Rng::new(8));
     let mut tick = 0u64;
-    planner.create_timer(Duration::from_millis(50), move || {
+    planner.create_timer_aligned(Duration::from_millis(50), phase(Duration::from_millis(7)), move || {
         tick += 1;
         if tick.is_multiple_of(10) && client.send_request(TriggerRequest::default()).is_ok() {
             asked.add();

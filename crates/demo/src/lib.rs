@@ -10,7 +10,9 @@
 //!   latest pose → `/control/cmd_vel`, and a client of `/map/speed_limit` at 2 Hz) and
 //!   `/control/actuator` (the sink of `/control/cmd_vel`).
 //!
-//! Callbacks do simulated work of varying length. Each process counts what it published and
+//! Timers tick at fixed phases on the monotonic clock (lidar at 0, IMU at 5 ms, planner at 7 ms
+//! past the multiples of their periods), so that two runs see the same timer phases and
+//! `rostrace diff` compares like with like. Callbacks do simulated work of varying length. Each process counts what it published and
 //! received, so that a test can check every received message against the trace.
 
 mod control;

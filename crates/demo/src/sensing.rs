@@ -2,7 +2,7 @@
 
 use crate::msgs::{Header, Imu, PointCloud2, PointField, Quaternion, Time, TriggerRequest, TriggerResponse, Vector3};
 use crate::tally::Counters;
-use crate::work::{busy, mean_of, Rng};
+use crate::work::{busy, mean_of, phase, Rng};
 use crate::Tally;
 use rostrace_ros2::{default_qos, Context, Executor, Result};
 use std::sync::atomic::AtomicBool;
@@ -48,7 +48,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     let raw = lidar.create_publisher::<PointCloud2>("points_raw", "sensor_msgs/PointCloud2", &qos)?;
     let sent = counts.counter("published", raw.topic());
     let mut rng = Rng::new(1);
-    lidar.create_timer(Duration::from_millis(10), move || {
+    lidar.create_timer_aligned(Duration::from_millis(10), phase(Duration::ZERO), move || {
         let n = 200 + (rng.next_f64() * 400.0) as usize;
         let pts: Vec<[f32; 4]> = (0..n)
             .map(|_| {
@@ -68,7 +68,7 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     let sent = counts.counter("published", imu_pub.topic());
     let mut rng = Rng::new(2);
     let mut yaw = 0.0f64;
-    imu.create_timer(Duration::from_millis(20), move || {
+    imu.create_timer_aligned(Duration::from_millis(20), phase(Duration::from_millis(5)), move || {
         let rate = 0.2 * (rng.next_f64() - 0.5);
         yaw += rate * 0.02;
         let m = Imu {

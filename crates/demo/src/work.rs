@@ -85,3 +85,40 @@ pub fn mean_of(label: &str, mean_us: f64) -> f64 {
     let f: f64 = SLOW.get().map(|v| v.iter().filter(|(l, _)| l == label).map(|(_, f)| *f).product()).unwrap_or(1.0);
     mean_us * f
 }
+
+/// How far every timer of the demo is shifted (`rostrace demo --phase`), set once before the
+/// nodes start.
+static PHASE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+
+/// Parses `--phase`: milliseconds, at least 0 and below 10 (the shortest timer period).
+pub fn parse_phase(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(ms) if (0.0..10.0).contains(&ms) => Ok(Duration::from_secs_f64(ms / 1e3)),
+        _ => Err(format!("--phase {s}: give milliseconds, at least 0 and below 10")),
+    }
+}
+
+/// Shifts every timer by `phase` from now on; only the first call counts.
+pub fn set_phase(phase: Duration) {
+    let _ = PHASE.set(phase);
+}
+
+/// The offset of a timer that ticks `offset` past the multiples of its period, shifted by
+/// [`set_phase`].
+pub fn phase(offset: Duration) -> Duration {
+    offset + PHASE.get().copied().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phase_is_milliseconds_below_the_shortest_period() {
+        assert_eq!(parse_phase("5"), Ok(Duration::from_millis(5)));
+        assert_eq!(parse_phase("0.5"), Ok(Duration::from_micros(500)));
+        for bad in ["10", "-1", "x", "NaN"] {
+            assert!(parse_phase(bad).unwrap_err().contains("below 10"), "{bad}");
+        }
+    }
+}

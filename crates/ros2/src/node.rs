@@ -33,6 +33,15 @@ pub struct Node {
 
 /// The callback's type name and where it was registered, the Rust counterpart of the C++ symbol
 /// rclcpp registers (closures of one function share a type name; the location tells them apart).
+/// Nanoseconds from `clock` to the next tick of a timer of `period` that ticks at `phase` past
+/// its multiples (`0 <= phase < period`); a tick due right now is the next period's.
+fn aligned_wait(clock: i64, period: i64, phase: i64) -> i64 {
+    match (phase - clock).rem_euclid(period) {
+        0 => period,
+        w => w,
+    }
+}
+
 fn symbol<F>(at: &std::panic::Location<'_>) -> String {
     format!("{} ({}:{})", std::any::type_name::<F>(), at.file(), at.line())
 }
@@ -172,7 +181,40 @@ impl Node {
     where
         F: FnMut() + Send + 'static,
     {
+        self.add_timer(period, Instant::now() + period, std::panic::Location::caller(), callback)
+    }
+
+    /// A timer like [`Node::create_timer`] whose ticks fall at `offset` past the multiples of
+    /// `period` on the system's monotonic clock (the clock of the trace), starting with the next
+    /// one. Timers so created keep the same phase to one another in every run and across
+    /// processes: two runs of a system then see the same timer phases, so their latencies can be
+    /// compared (a message that waits for a timer of another node waits as long in both).
+    /// `offset` is taken modulo `period`.
+    #[track_caller]
+    pub fn create_timer_aligned<F>(&mut self, period: Duration, offset: Duration, callback: F) -> Result<()>
+    where
+        F: FnMut() + Send + 'static,
+    {
         let at = std::panic::Location::caller();
+        let p = period.as_nanos().min(i64::MAX as u128) as i64;
+        if p == 0 {
+            return self.add_timer(period, Instant::now(), at, callback);
+        }
+        let (now, clock) = (Instant::now(), caret::monotonic_ns());
+        let wait = aligned_wait(clock, p, (offset.as_nanos() % p as u128) as i64);
+        self.add_timer(period, now + Duration::from_nanos(wait as u64), at, callback)
+    }
+
+    fn add_timer<F>(
+        &mut self,
+        period: Duration,
+        first: Instant,
+        at: &'static std::panic::Location<'static>,
+        callback: F,
+    ) -> Result<()>
+    where
+        F: FnMut() + Send + 'static,
+    {
         if period.is_zero() {
             return Err(Error::Create { what: "timer".into(), why: "the period must be above zero".into() });
         }
@@ -182,7 +224,7 @@ impl Node {
         api::rclcpp_timer_link_node(handles.rcl(), self.handle());
         api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
         api::ros2_caret_callback_group_add_timer(self.callback_group(), handles.rcl(), caret::monotonic_ns());
-        self.timers.push(Timer { period, next: Instant::now() + period, handles, callback: Box::new(callback) });
+        self.timers.push(Timer { period, next: first, handles, callback: Box::new(callback) });
         Ok(())
     }
 
@@ -284,5 +326,26 @@ where
     /// The fully qualified service name.
     pub fn service_name(&self) -> &str {
         &self.shared.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aligned_wait;
+
+    #[test]
+    fn aligned_ticks_fall_at_the_phase_past_the_period() {
+        const MS: i64 = 1_000_000;
+        // Period 50 ms, phase 7 ms: ticks at 7, 57, 107 ... ms.
+        assert_eq!(aligned_wait(0, 50 * MS, 7 * MS), 7 * MS);
+        assert_eq!(aligned_wait(10 * MS, 50 * MS, 7 * MS), 47 * MS);
+        assert_eq!(aligned_wait(1_000 * MS + 6 * MS, 50 * MS, 7 * MS), MS);
+        // A tick due now is the next period's; phase 0 falls on the multiples themselves.
+        assert_eq!(aligned_wait(57 * MS, 50 * MS, 7 * MS), 50 * MS);
+        assert_eq!(aligned_wait(123 * MS, 10 * MS, 0), 7 * MS);
+        for clock in [1, 999_999_999, 12_345_678_901_234] {
+            let w = aligned_wait(clock, 20 * MS, 5 * MS);
+            assert!(w > 0 && w <= 20 * MS && (clock + w - 5 * MS) % (20 * MS) == 0, "{clock}: {w}");
+        }
     }
 }
