@@ -87,6 +87,23 @@ struct TopicRow {
     dropped: Option<u64>,
 }
 
+/// One publisher → subscriber pair of a topic in a snapshot: the analysis's messages matched
+/// between the two nodes. Unmatched takes and drops are the topic's: a take not matched has no
+/// publisher, and drops are counted per subscription of the topic.
+#[derive(Serialize)]
+struct PairRow {
+    topic: String,
+    publisher: String,
+    publisher_vpid: i64,
+    subscriber: String,
+    subscriber_vpid: i64,
+    /// Messages matched.
+    count: u64,
+    rate_hz: f64,
+    latency_p50_ns: i64,
+    latency_p99_ns: i64,
+}
+
 /// Callback time per thread in a snapshot, and its time on CPU when the trace has kernel events.
 #[derive(Serialize)]
 struct ThreadRow {
@@ -113,6 +130,7 @@ struct Snapshot {
     processes: Vec<String>,
     callbacks: Vec<CallbackRow>,
     topics: Vec<TopicRow>,
+    pairs: Vec<PairRow>,
     threads: Vec<ThreadRow>,
     /// Whether the trace has kernel scheduling events (the threads' CPU shares).
     kernel: bool,
@@ -207,12 +225,33 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
         processes: r.processes.iter().map(|p| p.procname.clone()).collect(),
         callbacks,
         topics,
+        pairs: pairs(r, &rate),
         threads: threads(r, secs),
         kernel: r.system.cpu_time.is_some(),
         alerts,
         read_errors: errors.into_iter().cloned().collect(),
         partial_packets: partial.len(),
     }
+}
+
+fn pairs(r: &Report, rate: &dyn Fn(u64) -> f64) -> Vec<PairRow> {
+    let of = |t: &rostrace_analysis::TopicReport| -> Vec<PairRow> {
+        t.pairs
+            .iter()
+            .map(|p| PairRow {
+                topic: t.name.clone(),
+                publisher: p.publisher_node.clone(),
+                publisher_vpid: p.publisher_vpid,
+                subscriber: p.subscription_node.clone(),
+                subscriber_vpid: p.subscription_vpid,
+                count: p.count,
+                rate_hz: rate(p.count),
+                latency_p50_ns: p.pub_to_callback_ns.p50,
+                latency_p99_ns: p.pub_to_callback_ns.p99,
+            })
+            .collect()
+    };
+    r.topics.iter().flat_map(of).collect()
 }
 
 fn threads(r: &Report, secs: f64) -> Vec<ThreadRow> {
@@ -365,6 +404,17 @@ fn print_text(s: &Snapshot) {
             t.latency_p50_ns as f64 / 1e6,
             t.latency_p99_ns as f64 / 1e6,
             t.unmatched
+        ));
+    }
+    for p in &s.pairs {
+        o.push_str(&format!(
+            "pair {} {} -> {} {:.1}/s latency p50 {:.3} ms p99 {:.3} ms\n",
+            p.topic,
+            p.publisher,
+            p.subscriber,
+            p.rate_hz,
+            p.latency_p50_ns as f64 / 1e6,
+            p.latency_p99_ns as f64 / 1e6
         ));
     }
     for a in &s.alerts {

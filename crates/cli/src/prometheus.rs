@@ -254,10 +254,15 @@ impl State {
             r.topics.iter().flat_map(|x| x.pairs.iter().map(|p| (x.name.clone(), p.clone()))).collect()
         };
         for (topic, p) in busiest_first(all(whole).iter(), |(_, p)| p.count) {
-            t.entry(self.pairs.key(pair_labels(topic, p))).or_default().add_total(&p.pub_to_callback_ns);
+            let s = t.entry(self.pairs.key(pair_labels(topic, p))).or_default();
+            s.add_total(&p.pub_to_callback_ns);
+            s.extra[0] += p.count;
         }
+        // The window's matched messages (in `gauges`), for the pair's rate.
         for (topic, p) in &all(window) {
-            t.entry(self.pairs.key(pair_labels(topic, p))).or_default().add_window(&p.pub_to_callback_ns);
+            let s = t.entry(self.pairs.key(pair_labels(topic, p))).or_default();
+            s.add_window(&p.pub_to_callback_ns);
+            s.gauges[0] = Some(s.gauges[0].unwrap_or(0) + p.count);
         }
         t
     }
@@ -317,6 +322,14 @@ impl State {
             &p_names,
             &pairs,
         );
+        o.family("rostrace_pair_messages_total", "counter", "Messages matched per publisher and subscriber node.");
+        for (k, s) in &pairs {
+            o.counter("rostrace_pair_messages_total", &zip(&p_names, k), s.extra[0] as f64);
+        }
+        o.family("rostrace_pair_rate_hertz", "gauge", "Messages matched per second over the window.");
+        for (k, s) in &pairs {
+            o.gauge("rostrace_pair_rate_hertz", &zip(&p_names, k), rate(s.gauges[0].unwrap_or(0)));
+        }
         o.family("rostrace_series_other", "gauge", "Label sets over --prometheus-max-series, summed into `other`.");
         for (name, l) in [("callback", &self.callbacks), ("topic", &self.topics), ("pair", &self.pairs)] {
             o.gauge("rostrace_series_other", &[("metric", name)], l.over.len() as f64);
@@ -555,6 +568,10 @@ mod tests {
         assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
         assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
         assert!(body.contains("rostrace_topic_unmatched_takes{topic=\"/t\"} 1\n"), "{body}");
+        // A pair's messages: a counter of the recording, a rate over the window.
+        let pair = r#"{topic="/t",publisher="/p",subscriber="/s"}"#;
+        assert!(body.contains(&format!("rostrace_pair_messages_total{pair} 9\n")), "{body}");
+        assert!(body.contains(&format!("rostrace_pair_rate_hertz{pair} 3\n")), "{body}");
         assert!(line(&body, "rostrace_callback_duration_seconds{").ends_with(" 0.000002"), "{body}");
     }
 

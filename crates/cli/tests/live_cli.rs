@@ -33,6 +33,35 @@ fn topics(v: &Value) -> BTreeMap<String, (u64, u64, u64)> {
         .collect()
 }
 
+/// Matched messages per publisher → subscriber pair of each topic: the snapshot's `pairs`, or
+/// the `pairs` of each of the analysis's topics.
+fn pairs(v: &Value) -> BTreeMap<(String, String, i64, String, i64), u64> {
+    let key = |topic: &str, p: &Value, names: [&str; 4]| {
+        let s = |k: &str| p[k].as_str().unwrap().to_string();
+        let n = |k: &str| p[k].as_i64().unwrap();
+        ((topic.to_string(), s(names[0]), n(names[1]), s(names[2]), n(names[3])), p["count"].as_u64().unwrap())
+    };
+    match v.get("pairs") {
+        Some(ps) => ps
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                key(p["topic"].as_str().unwrap(), p, ["publisher", "publisher_vpid", "subscriber", "subscriber_vpid"])
+            })
+            .collect(),
+        None => v["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| {
+                let names = ["publisher_node", "publisher_vpid", "subscription_node", "subscription_vpid"];
+                t["pairs"].as_array().unwrap().iter().map(move |p| key(t["name"].as_str().unwrap(), p, names))
+            })
+            .collect(),
+    }
+}
+
 #[test]
 fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     let dir = TempDir::new("live-demo");
@@ -84,6 +113,11 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     assert_eq!(callbacks(last), callbacks(&analyzed));
     assert!(callbacks(last).len() >= 9, "{:?}", callbacks(last));
     assert_eq!(topics(last), topics(&analyzed));
+    assert_eq!(pairs(last), pairs(&analyzed));
+    for (t, publisher, subscribers) in rostrace_demo::TOPICS {
+        let seen = pairs(last).into_iter().any(|(k, n)| k.0 == t && k.1 == publisher && k.3 == subscribers[0] && n > 0);
+        assert!(seen, "no pair {publisher} -> {} on {t}: {:?}", subscribers[0], pairs(last));
+    }
     // The recording is intact and finished: `rostrace info` reads it.
     let info = rostrace().arg("info").arg(&session).output().unwrap();
     assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));

@@ -83,6 +83,8 @@ struct Seen {
     takes: Vec<Value>,
     latency_p99: Vec<Value>,
     pairs: Vec<Value>,
+    pair_messages: Vec<Value>,
+    pair_rate: Vec<Value>,
     up: Vec<Value>,
     resets: Vec<Value>,
 }
@@ -95,6 +97,8 @@ fn ask(port: u16) -> Option<Seen> {
         takes: query(port, "rostrace_topic_takes_total")?,
         latency_p99: query(port, "rostrace_topic_latency_seconds{quantile=\"0.99\"}")?,
         pairs: query(port, "rostrace_pair_latency_seconds_count")?,
+        pair_messages: query(port, "rostrace_pair_messages_total")?,
+        pair_rate: query(port, "rostrace_pair_rate_hertz")?,
         up: query(port, "up{job=\"rostrace\"}")?,
         resets: query(port, "resets(rostrace_callback_duration_seconds_count[10m])")?,
     };
@@ -151,13 +155,20 @@ fn prometheus_scrapes_the_demo_followed_live() {
     assert!(topic(&seen.publishes, "/sensing/points_raw"), "{:?}", seen.publishes);
     assert!(topic(&seen.takes, "/sensing/points_raw"), "{:?}", seen.takes);
     assert!(topic(&seen.latency_p99, "/sensing/points_raw"), "{:?}", seen.latency_p99);
-    let pair = seen.pairs.iter().any(|r| {
-        label(r, "topic") == "/sensing/points_raw"
-            && label(r, "publisher") == "/sensing/lidar"
-            && label(r, "subscriber") == "/sensing/lidar_filter"
-            && value(r) > 0.0
-    });
-    assert!(pair, "{:?}", seen.pairs);
+    // Each of the demo's publisher → subscriber pairs: latencies, messages and a rate.
+    for (t, publisher, subscribers) in rostrace_demo::TOPICS {
+        let pair = |rs: &[Value]| {
+            rs.iter().any(|r| {
+                label(r, "topic") == t
+                    && label(r, "publisher") == publisher
+                    && label(r, "subscriber") == subscribers[0]
+                    && value(r) > 0.0
+            })
+        };
+        assert!(pair(&seen.pairs), "{t}: {:?}", seen.pairs);
+        assert!(pair(&seen.pair_messages), "{t}: {:?}", seen.pair_messages);
+        assert!(pair(&seen.pair_rate), "{t}: {:?}", seen.pair_rate);
+    }
     // The counters are totals: Prometheus never saw one go down.
     assert!(!seen.resets.is_empty() && seen.resets.iter().all(|r| value(r) == 0.0), "{:?}", seen.resets);
 }

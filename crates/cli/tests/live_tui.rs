@@ -1,6 +1,7 @@
-//! The terminal UI of `rostrace live`, driven in a tmux pane: the demo's nodes and topics shown
-//! while recorded, sorting, filtering, pause, q ending a second `live` that follows the session's
-//! directory, and q ending the recorded command and `live` cleanly with a finished recording.
+//! The terminal UI of `rostrace live`, driven in a tmux pane: the demo's nodes, topics and
+//! publisher → subscriber pairs shown while recorded, sorting, filtering, pause, q ending a second
+//! `live` that follows the session's directory, and q ending the recorded command and `live`
+//! cleanly with a finished recording.
 
 mod common;
 
@@ -112,6 +113,16 @@ fn live_tui_shows_sorts_filters_and_quits_cleanly() {
     tmux.until("the demo's topics", |s| {
         rostrace_demo::TOPICS.iter().all(|(t, _, _)| rows(s, "topic").iter().any(|r| first(r) == *t))
     });
+    // The next: each of the demo's publisher → subscriber pairs.
+    tmux.cmd(&["send-keys", "-t", "live", "Tab"]);
+    tmux.until("the demo's publisher → subscriber pairs", |s| {
+        s.contains("publisher → subscriber")
+            && rostrace_demo::TOPICS.iter().all(|(t, p, subs)| {
+                let ends = format!("{p} → {}", subs[0]);
+                rows(s, "topic").iter().any(|r| first(r) == *t && r.contains(&ends))
+            })
+    });
+    tmux.cmd(&["send-keys", "-t", "live", "BTab"]);
     tmux.cmd(&["send-keys", "-t", "live", "BTab"]);
 
     // Sorted by rate (largest first) by default; `1` sorts by node (A→Z), `s` moves to the next column.

@@ -1,6 +1,6 @@
-//! The terminal UI of `rostrace live`: the snapshots' callbacks, topics and threads as sortable,
-//! filterable tables, redrawn at each snapshot. It shows the numbers of the snapshot it is given
-//! and computes none of its own.
+//! The terminal UI of `rostrace live`: the snapshots' callbacks, topics, publisher → subscriber
+//! pairs and threads as sortable, filterable tables, redrawn at each snapshot. It shows the
+//! numbers of the snapshot it is given and computes none of its own.
 //!
 //! q and Ctrl-C on a recorded command act as Ctrl-C does without the UI: SIGINT to the process
 //! group, which ends the command (and so `live`, after its final analysis). Following a directory
@@ -69,6 +69,14 @@ const TOPICS: [Column; 7] = [
     num("unmatched", 1.0, 0),
     num("dropped", 1.0, 0),
 ];
+const PAIRS: [Column; 6] = [
+    text("topic", Constraint::Length(28)),
+    text("publisher → subscriber", Constraint::Fill(1)),
+    num("rate/s", 1.0, 1),
+    num("messages", 1.0, 0),
+    num("lat p50 ms", MS, 3),
+    num("lat p99 ms", MS, 3),
+];
 const THREADS: [Column; 6] = [
     text("thread", Constraint::Length(20)),
     num("tid", 1.0, 0),
@@ -79,7 +87,10 @@ const THREADS: [Column; 6] = [
 ];
 
 /// The tables, in Tab order.
-const TABLES: [(&str, &[Column]); 3] = [("Callbacks", &CALLBACKS), ("Topics", &TOPICS), ("Threads", &THREADS)];
+const TABLES: [(&str, &[Column]); 4] =
+    [("Callbacks", &CALLBACKS), ("Topics", &TOPICS), ("Pairs", &PAIRS), ("Threads", &THREADS)];
+/// The index of the threads' table in [`TABLES`].
+const THREADS_TABLE: usize = 3;
 
 fn ns(v: i64) -> Option<f64> {
     Some(v as f64)
@@ -119,6 +130,16 @@ fn rows(s: &Snapshot, t: usize) -> Vec<(Vec<Value>, String)> {
                 row(vec![t.name.clone(), ends], numbers, filter)
             })
             .collect(),
+        2 => s
+            .pairs
+            .iter()
+            .map(|p| {
+                let ends = format!("{} → {}", p.publisher, p.subscriber);
+                let filter = format!("{} {ends}", p.topic);
+                let numbers = vec![Some(p.rate_hz), Some(p.count as f64), ns(p.latency_p50_ns), ns(p.latency_p99_ns)];
+                row(vec![p.topic.clone(), ends], numbers, filter)
+            })
+            .collect(),
         _ => s
             .threads
             .iter()
@@ -147,7 +168,7 @@ pub(super) struct Tui {
     newest: Option<Snapshot>,
     table: usize,
     /// The sort column of each table.
-    sort: [usize; 3],
+    sort: [usize; TABLES.len()],
     filter: String,
     editing: bool,
     paused: bool,
@@ -167,7 +188,7 @@ impl Tui {
             shown: None,
             newest: None,
             table: 0,
-            sort: [3, 2, 4],
+            sort: [3, 2, 2, 4],
             filter: String::new(),
             editing: false,
             paused: false,
@@ -354,7 +375,7 @@ fn table<'a>(s: &Snapshot, v: &View) -> Table<'a> {
         Row::new(cells.iter().zip(columns).map(|(value, c)| Cell::from(value.show(c.unit, c.decimals))))
     });
     let mut t = Table::new(body, columns.iter().map(|c| c.width)).header(Row::new(header).bold());
-    if v.table == 2 && !s.kernel {
+    if v.table == THREADS_TABLE && !s.kernel {
         t = t.block(
             ratatui::widgets::Block::new()
                 .title_bottom("CPU %: no kernel events (record with --with-kernel for the threads' time on CPU)"),
