@@ -42,18 +42,9 @@ struct Out<'a> {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    let expect = match &a.expect {
-        None => None,
-        Some(p) => {
-            let text = match std::fs::read_to_string(p) {
-                Ok(t) => t,
-                Err(e) => return fail(format!("--expect {}: {e}", p.display())),
-            };
-            match check::parse(&text) {
-                Ok(x) => Some(x),
-                Err(e) => return fail(format!("{}: {e}", p.display())),
-            }
-        }
+    let expect = match a.expect.as_deref().map(read_expectations).transpose() {
+        Ok(x) => x,
+        Err(e) => return fail(e),
     };
     // The longest paths are only searched to suggest them.
     let options = rostrace_analysis::Options { longest_paths: a.suggest, ..Default::default() };
@@ -86,6 +77,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     }
     let all_pass = out.passed == outcomes.len();
     Ok(if all_pass && clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Reads and parses the expectation file `p`; the error names the file, and the line and the
+/// key when the file cannot be parsed.
+pub fn read_expectations(p: &Path) -> Result<check::Expectations, String> {
+    let text = std::fs::read_to_string(p).map_err(|e| format!("--expect {}: {e}", p.display()))?;
+    check::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 fn render(out: &Out<'_>) -> String {

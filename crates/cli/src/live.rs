@@ -7,8 +7,9 @@
 mod tui;
 
 use crate::out::fail;
+use rostrace_analysis::check::{Expectations, Metric, Outcome, Status};
 use rostrace_analysis::skip::PacketIndex;
-use rostrace_analysis::{Bound, Options, Processor, Report, Window};
+use rostrace_analysis::{Analysis, Bound, Options, Processor, Report, Window};
 use rostrace_ctf::TraceSet;
 use rostrace_session::{Message, Observer, Recording};
 use serde::Serialize;
@@ -33,6 +34,10 @@ pub struct Args {
     /// Alert when a topic's publish → callback latency (p99) is over this many milliseconds.
     #[arg(long, value_name = "MS")]
     max_latency: Option<f64>,
+    /// Alert on each expectation of FILE (the YAML `rostrace check --expect` reads) that the
+    /// window fails; a `runs` limit is judged on the whole recording, at the end.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
     /// Write each snapshot as one JSON line to FILE (`-` for standard output); the last line is
     /// the whole recording's (`"final": true`).
     #[arg(long, value_name = "FILE")]
@@ -135,6 +140,9 @@ struct Snapshot {
     /// Whether the trace has kernel scheduling events (the threads' CPU shares).
     kernel: bool,
     alerts: Vec<String>,
+    /// The expectations of `--expect` checked against the window (the whole recording at the end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    expectations: Vec<Outcome>,
     /// Read errors other than a stream file's last packet still being written.
     read_errors: Vec<String>,
     /// Stream files whose last packet was still being written (read up to it).
@@ -147,7 +155,7 @@ fn being_written(e: &str) -> bool {
     e.contains("file truncated")
 }
 
-fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot {
+fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectations: Vec<Outcome>) -> Snapshot {
     // The events' span inside the window: the window is open at its end (the last event read).
     let span = r.begin_ns.zip(r.end_ns).map(|(b, e)| match r.window_ns {
         Some((wb, we)) => (wb.max(b), we.min(e)),
@@ -216,6 +224,10 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
     if r.discarded_events > 0 {
         alerts.push(format!("{} events discarded by the tracer (buffers full)", r.discarded_events));
     }
+    for o in expectations.iter().filter(|o| o.status == Status::Fail) {
+        let subject = crate::format::name(&o.subject);
+        alerts.push(format!("expectation line {}: {subject}: {} {}", o.line, o.metric, o.verdict()));
+    }
     let (partial, errors): (Vec<&String>, Vec<&String>) = r.read_errors.iter().partition(|e| being_written(e));
     Snapshot {
         is_final,
@@ -229,6 +241,7 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>) -> Snapshot
         threads: threads(r, secs),
         kernel: r.system.cpu_time.is_some(),
         alerts,
+        expectations,
         read_errors: errors.into_iter().cloned().collect(),
         partial_packets: partial.len(),
     }
@@ -275,6 +288,7 @@ struct Follower {
     dir: PathBuf,
     window_ns: i64,
     max_latency_ns: Option<i64>,
+    expect: Option<Expectations>,
     jsonl: Option<Box<dyn std::io::Write>>,
     text: bool,
     prometheus: Option<crate::prometheus::Exporter>,
@@ -290,7 +304,7 @@ struct Follower {
 }
 
 impl Follower {
-    fn analyze(&mut self, window: Window) -> Option<Report> {
+    fn analyze(&mut self, window: Window) -> Option<Analysis> {
         // Before the first process writes its trace there is nothing to open: not an error.
         let (mut set, _) = TraceSet::open(&[&self.dir]);
         if set.traces.is_empty() {
@@ -306,7 +320,16 @@ impl Follower {
         let mut p = Processor::standard();
         // One thread: the followed processes keep the other cores.
         p.set_jobs(1);
-        Some(p.run(&set, &options, |_, _| {}).report)
+        Some(p.run(&set, &options, |_, _| {}))
+    }
+
+    /// The expectations of `--expect` checked against `a`. A window is judged on what it has:
+    /// a minimum of runs is meant for the whole recording, so it waits for the final analysis.
+    fn check(&self, a: &Analysis, is_final: bool) -> Vec<Outcome> {
+        let Some(all) = &self.expect else { return Vec::new() };
+        let items = all.items.iter().filter(|e| is_final || e.metric != Metric::Runs).cloned().collect();
+        // One thread, as the analysis.
+        rostrace_analysis::check::evaluate(a, &Expectations { items }, 1)
     }
 
     /// One interval: the window ending at the last event, or the whole recording when `is_final`.
@@ -319,13 +342,15 @@ impl Follower {
             _ => Window::default(),
         };
         let all = window.is_all();
-        let Some(report) = self.analyze(window) else { return };
-        let snap = snapshot(&report, is_final, self.max_latency_ns);
+        let Some(analysis) = self.analyze(window) else { return };
+        let report = &analysis.report;
+        let snap = snapshot(report, is_final, self.max_latency_ns, self.check(&analysis, is_final));
         if self.prometheus.is_some() {
             // Its counters are totals: the whole recording's, unless the window is all of it.
             let whole = if all { None } else { self.analyze(Window::default()) };
             if let Some(p) = &self.prometheus {
-                p.update(&report, whole.as_ref().unwrap_or(&report), snap.window_ns);
+                let whole = whole.as_ref().map_or(report, |w| &w.report);
+                p.update(report, whole, snap.window_ns, &snap.expectations);
             }
         }
         // The window analyzed runs on to the last event read; its start is the last end seen
@@ -488,6 +513,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let max_latency_ns = a.max_latency.map(|m| (m * 1e6) as i64);
+    // A bad expectation file is a usage error, found before anything starts.
+    let expect = match a.expect.as_deref().map(crate::check::read_expectations).transpose() {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("rostrace: error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let text = a.jsonl.as_deref().is_none_or(|p| p.as_os_str() != "-");
     let ui = text && !a.plain && std::io::stdout().is_terminal();
     let stops_command = a.dir.is_none();
@@ -514,6 +547,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             dir: dir.to_path_buf(),
             window_ns: window.as_nanos() as i64,
             max_latency_ns,
+            expect: expect.clone(),
             jsonl,
             text,
             prometheus: prometheus.clone(),

@@ -15,6 +15,7 @@
 //! The server is std's `TcpListener` on one thread, one connection at a time (a scrape is one
 //! small response): no HTTP dependency to build.
 
+use rostrace_analysis::check::{Outcome, Status};
 use rostrace_analysis::{Report, Stats};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -48,10 +49,11 @@ pub struct Exporter {
 struct State {
     /// The exposition served.
     body: String,
-    /// The callback, topic and pair label sets admitted.
+    /// The callback, topic, pair and expectation label sets admitted.
     callbacks: Limit,
     topics: Limit,
     pairs: Limit,
+    expectations: Limit,
     /// Each counter's value served, by its series: a counter never goes down, also when a later
     /// analysis counts less (a stream file being rewritten, a process's file not read).
     served: HashMap<String, f64>,
@@ -66,7 +68,7 @@ pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
     let listener = TcpListener::bind(addr).map_err(|e| format!("--prometheus {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| format!("--prometheus {addr}: {e}"))?;
     let limit = Limit { max: opts.prometheus_max_series, ..Limit::default() };
-    let state = State { callbacks: limit.clone(), topics: limit.clone(), pairs: limit, ..State::default() };
+    let state = State::new(limit);
     let exporter = Exporter { state: Arc::new(Mutex::new(state)), addr: bound };
     let shared = exporter.clone();
     std::thread::Builder::new()
@@ -84,10 +86,11 @@ pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
 
 impl Exporter {
     /// Makes the metrics of a snapshot: `window` is its analysis (quantiles, gauges), `whole` the
-    /// whole recording's (counters); `span` the window's events (ns since the epoch).
-    pub fn update(&self, window: &Report, whole: &Report, span: Option<(i64, i64)>) {
+    /// whole recording's (counters); `span` the window's events (ns since the epoch);
+    /// `expectations` those of `--expect` checked against the window.
+    pub fn update(&self, window: &Report, whole: &Report, span: Option<(i64, i64)>, expectations: &[Outcome]) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let body = st.render(window, whole, span);
+        let body = st.render(window, whole, span, expectations);
         st.body = body;
     }
 
@@ -218,6 +221,22 @@ where
 }
 
 impl State {
+    fn new(limit: Limit) -> Self {
+        let (callbacks, topics, pairs) = (limit.clone(), limit.clone(), limit.clone());
+        State { callbacks, topics, pairs, expectations: limit, ..State::default() }
+    }
+
+    /// Per expectation: 1 when the window fails it, 0 when it passes or cannot measure it; past
+    /// the bound, the failing ones are summed into `other`.
+    fn expectations(&mut self, outcomes: &[Outcome]) -> BTreeMap<Vec<String>, u64> {
+        let mut t = BTreeMap::new();
+        for o in outcomes {
+            let labels = vec![o.line.to_string(), o.subject.clone(), o.metric.clone()];
+            *t.entry(self.expectations.key(labels)).or_default() += u64::from(o.status == Status::Fail);
+        }
+        t
+    }
+
     fn callbacks(&mut self, window: &Report, whole: &Report) -> Table {
         let mut t = Table::new();
         for c in busiest_first(whole.callbacks.iter(), |c| c.count) {
@@ -267,12 +286,13 @@ impl State {
         t
     }
 
-    fn render(&mut self, window: &Report, whole: &Report, span: Option<(i64, i64)>) -> String {
+    fn render(&mut self, window: &Report, whole: &Report, span: Option<(i64, i64)>, outcomes: &[Outcome]) -> String {
         let secs = span.map_or(0.0, |(b, e)| (e - b).max(0) as f64 / 1e9);
         let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let callbacks = self.callbacks(window, whole);
         let topics = self.topics(window, whole);
         let pairs = self.pairs(window, whole);
+        let expectations = self.expectations(outcomes);
         let mut o = Out { text: String::new(), served: &mut self.served };
         o.family("rostrace_events_total", "counter", "Events read from the recording.");
         o.counter("rostrace_events_total", &[], whole.events as f64);
@@ -330,8 +350,19 @@ impl State {
         for (k, s) in &pairs {
             o.gauge("rostrace_pair_rate_hertz", &zip(&p_names, k), rate(s.gauges[0].unwrap_or(0)));
         }
+        if !outcomes.is_empty() {
+            let help = "Whether the window fails the expectation of --expect (1) or not (0).";
+            o.family("rostrace_expectation_failing", "gauge", help);
+            for (k, n) in &expectations {
+                o.gauge("rostrace_expectation_failing", &zip(&["line", "subject", "metric"], k), *n as f64);
+            }
+        }
         o.family("rostrace_series_other", "gauge", "Label sets over --prometheus-max-series, summed into `other`.");
-        for (name, l) in [("callback", &self.callbacks), ("topic", &self.topics), ("pair", &self.pairs)] {
+        let mut bounded = vec![("callback", &self.callbacks), ("topic", &self.topics), ("pair", &self.pairs)];
+        if !outcomes.is_empty() {
+            bounded.push(("expectation", &self.expectations));
+        }
+        for (name, l) in bounded {
             o.gauge("rostrace_series_other", &[("metric", name)], l.over.len() as f64);
         }
         o.text
@@ -476,8 +507,7 @@ mod tests {
     }
 
     fn exporter(max: usize) -> Exporter {
-        let limit = Limit { max, ..Limit::default() };
-        let state = State { callbacks: limit.clone(), topics: limit.clone(), pairs: limit, ..State::default() };
+        let state = State::new(Limit { max, ..Limit::default() });
         Exporter { state: Arc::new(Mutex::new(state)), addr: ([127, 0, 0, 1], 0).into() }
     }
 
@@ -492,7 +522,7 @@ mod tests {
         let evil = "/evil\"node\\x\nnext";
         let r = report(vec![callback(evil, 5, 2_000_000)], vec![topic("/t\"\\\n", 7, evil, "/sub")]);
         let e = exporter(10);
-        e.update(&r, &r, Some((0, 2_000_000_000)));
+        e.update(&r, &r, Some((0, 2_000_000_000)), &[outcome(4, evil, Status::Fail)]);
         let body = e.body();
         let escaped = r#"node="/evil\"node\\x\nnext""#;
         let count =
@@ -521,6 +551,43 @@ mod tests {
         }
     }
 
+    fn outcome(line: usize, subject: &str, status: Status) -> Outcome {
+        Outcome {
+            subject: format!("callback {subject}"),
+            metric: "duration max".into(),
+            status,
+            measured: Some(2e6),
+            unit: rostrace_analysis::check::Unit::Ns,
+            limit: rostrace_analysis::check::Bound { low: None, high: Some(1e6) },
+            line,
+            note: None,
+        }
+    }
+
+    /// An expectation's gauge is 1 while the window fails it, 0 else; past the bound the failing
+    /// ones are summed into `other`.
+    #[test]
+    fn expectations_are_bounded_gauges() {
+        let e = exporter(1);
+        let r = report(vec![], vec![]);
+        let outcomes = [outcome(3, "/a", Status::Pass), outcome(5, "/b", Status::Fail), outcome(7, "/c", Status::Fail)];
+        e.update(&r, &r, Some((0, 1_000_000_000)), &outcomes);
+        let body = e.body();
+        let labels = r#"line="3",subject="callback /a",metric="duration max""#;
+        assert!(body.contains(&format!("rostrace_expectation_failing{{{labels}}} 0\n")), "{body}");
+        let other = r#"line="other",subject="other",metric="other""#;
+        assert!(body.contains(&format!("rostrace_expectation_failing{{{other}}} 2\n")), "{body}");
+        assert!(body.contains("rostrace_series_other{metric=\"expectation\"} 2\n"), "{body}");
+        let outcomes = [outcome(3, "/a", Status::Fail), outcome(5, "/b", Status::Pass)];
+        e.update(&r, &r, Some((0, 1_000_000_000)), &outcomes);
+        let body = e.body();
+        assert!(body.contains(&format!("rostrace_expectation_failing{{{labels}}} 1\n")), "{body}");
+        assert!(body.contains(&format!("rostrace_expectation_failing{{{other}}} 0\n")), "{body}");
+        // Without --expect, none of it.
+        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
+        assert!(!e.body().contains("expectation"), "{}", e.body());
+    }
+
     /// Over the bound, the quietest label sets are summed into `other`, and an admitted set
     /// stays admitted when others get busier.
     #[test]
@@ -530,7 +597,7 @@ mod tests {
             vec![callback("/a", a, 4), callback("/b", 30, 2), callback("/c", 20, 8), callback("/d", d, 6)]
         };
         let r = report(cbs(40, 10), vec![]);
-        e.update(&r, &r, Some((0, 1_000_000_000)));
+        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         let other = r#"node="other",kind="other",topic="other",period="other",symbol="other""#;
         assert_eq!(
@@ -543,7 +610,7 @@ mod tests {
         assert!(!body.contains(r#"node="/c""#) && !body.contains(r#"node="/d""#), "{body}");
         // /d becomes the busiest: still in `other`, whose series never moves.
         let r = report(cbs(41, 500), vec![]);
-        e.update(&r, &r, Some((0, 1_000_000_000)));
+        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(body.contains(r#"node="/a""#) && body.contains(r#"node="/b""#) && !body.contains(r#"node="/d""#));
         let n = line(&body, &format!("rostrace_callback_duration_seconds_count{{{other}}}"));
@@ -557,13 +624,13 @@ mod tests {
         let e = exporter(10);
         let whole = report(vec![callback("/a", 50, 4_000)], vec![topic("/t", 9, "/p", "/s")]);
         let window = report(vec![callback("/a", 0, 0)], vec![]);
-        e.update(&window, &whole, Some((0, 1_000_000_000)));
+        e.update(&window, &whole, Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
         assert!(line(&body, "rostrace_callback_duration_seconds{").ends_with(" NaN"), "{body}");
         assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
         let fewer = report(vec![callback("/a", 40, 4_000)], vec![topic("/t", 3, "/p", "/s")]);
-        e.update(&fewer, &fewer, Some((0, 1_000_000_000)));
+        e.update(&fewer, &fewer, Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
         assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
@@ -588,7 +655,7 @@ mod tests {
         let opts = Options { prometheus: Some("127.0.0.1:0".into()), prometheus_max_series: 10 };
         let e = serve(&opts).unwrap().unwrap();
         let r = report(vec![callback("/a", 3, 10)], vec![]);
-        e.update(&r, &r, None);
+        e.update(&r, &r, None, &[]);
         let ok = http(e.addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         let (head, body) = ok.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");

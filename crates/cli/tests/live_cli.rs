@@ -1,6 +1,7 @@
 //! `rostrace live` end to end on the demo's processes: snapshots while the recording is written,
 //! a process started after `live` picked up, a window shorter than the recording, and a final
-//! snapshot with the counts of `rostrace analyze --json` of the same recording.
+//! snapshot with the counts of `rostrace analyze --json` of the same recording; alerts from an
+//! expectation file.
 
 mod common;
 
@@ -67,6 +68,12 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     let dir = TempDir::new("live-demo");
     let exe = env!("CARGO_BIN_EXE_rostrace");
     let jsonl = dir.join("live.jsonl");
+    // One expectation the demo fails, one it passes, and a minimum of runs for the end.
+    let expect = dir.join("expect.yaml");
+    let yaml = "callbacks:\n\
+                - node: /sensing/lidar\n  timer_period: 10ms\n  duration: {max: 1ns}\n  runs: 10\n\
+                - node: /sensing/imu\n  timer_period: 20ms\n  duration: {max: 10s}\n";
+    std::fs::write(&expect, yaml).unwrap();
     // The control process starts well after `live` and the sensing process: `live` must pick it up.
     let script = format!(
         "{exe} demo --process sensing --duration 5 --domain 57 & sleep 2; \
@@ -77,6 +84,8 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
         .arg(dir.path())
         .arg("--jsonl")
         .arg(&jsonl)
+        .arg("--expect")
+        .arg(&expect)
         .args(["--", "sh", "-c", &script])
         .output()
         .unwrap();
@@ -105,6 +114,23 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     for s in &lines {
         assert!(s["read_errors"].as_array().unwrap().is_empty(), "{s}");
     }
+    // The expectation failed is among the alerts, with its value and limit; the one passed never.
+    let alerts = |s: &Value| -> Vec<String> {
+        s["alerts"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+    };
+    let failed = "expectation line 4: callback /sensing/lidar timer ";
+    let with_failed = |s: &&Value| {
+        alerts(s).iter().any(|a| a.starts_with(failed) && a.contains(": duration max ") && a.contains("(at most "))
+    };
+    assert!(with_failed(&busiest) && with_failed(&last), "{:?}", alerts(busiest));
+    assert!(lines.iter().all(|s| alerts(s).iter().all(|a| !a.contains("/sensing/imu"))), "{lines:?}");
+    let status = |s: &Value, line: u64| {
+        s["expectations"].as_array().unwrap().iter().find(|o| o["line"] == line).map(|o| o["status"].clone())
+    };
+    assert_eq!(status(busiest, 8), Some("pass".into()), "{busiest}");
+    // A minimum of runs is judged on the whole recording only.
+    assert_eq!(status(busiest, 5), None, "{busiest}");
+    assert_eq!(status(last, 5), Some("pass".into()), "{last}");
     // The final snapshot: the counts of `rostrace analyze` of the same recording.
     let session = dir.join("s");
     let analyzed = analyze_json(&[], &[&session]);
@@ -118,7 +144,42 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
         let seen = pairs(last).into_iter().any(|(k, n)| k.0 == t && k.1 == publisher && k.3 == subscribers[0] && n > 0);
         assert!(seen, "no pair {publisher} -> {} on {t}: {:?}", subscribers[0], pairs(last));
     }
+    // The final snapshot's verdicts are those of `rostrace check` of the recording.
+    let check =
+        rostrace().arg("check").arg(&session).arg("--expect").arg(&expect).args(["--json", "-"]).output().unwrap();
+    let checked: Value = serde_json::from_slice(&check.stdout).unwrap();
+    let verdicts = |o: &Value| -> Vec<(Value, Value)> {
+        o.as_array().unwrap().iter().map(|o| (o["line"].clone(), o["status"].clone())).collect()
+    };
+    assert_eq!(verdicts(&last["expectations"]), verdicts(&checked["outcomes"]));
     // The recording is intact and finished: `rostrace info` reads it.
     let info = rostrace().arg("info").arg(&session).output().unwrap();
     assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+}
+
+/// A bad expectation file: `check`'s error, naming the line and the key, and exit code 2 before
+/// anything is recorded.
+#[test]
+fn live_rejects_a_bad_expectation_file_as_check_does() {
+    let dir = TempDir::new("live-bad-expect");
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "callbacks:\n- node: /a\n  durations: {max: 1ms}\n").unwrap();
+    let live = rostrace()
+        .arg("live")
+        .arg("--expect")
+        .arg(&bad)
+        .args(["-p"])
+        .arg(dir.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let check = rostrace().arg("check").arg(dir.path()).arg("--expect").arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&live.stderr);
+    assert_eq!(live.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 3") && err.contains("`durations`"), "{err}");
+    assert_eq!(err, String::from_utf8_lossy(&check.stderr));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().all(|e| e.unwrap().file_name() == "bad.yaml"),
+        "a recording was made"
+    );
 }
