@@ -213,7 +213,7 @@ fn analyze(
             let mut sink = ArrowSink::new();
             rostrace_export::write_tables(&an, "", &mut sink).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            errors.extend(an.report.read_errors.iter().cloned());
+            errors.extend(an.report.read_errors.iter().map(ToString::to_string));
             let arch = an.architecture().into_owned();
             Ok((tables(sink.take()), json, errors, Paths { an, arch, jobs }))
         })

@@ -129,7 +129,7 @@ pub(crate) struct Linked {
     pub(crate) events: u64,
     pub(crate) ros_events: u64,
     pub(crate) range: Option<(i64, i64)>,
-    pub(crate) errors: Vec<String>,
+    pub(crate) errors: Vec<crate::report::ReadError>,
     pub(crate) discarded: u64,
     pub(crate) window: Option<(i64, i64)>,
     pub(crate) unused_events: Vec<(String, u64)>,

@@ -158,7 +158,7 @@ pub struct Collected {
     /// First and last event time.
     pub range: Option<(i64, i64)>,
     /// Errors met while reading.
-    pub errors: Vec<String>,
+    pub errors: Vec<crate::report::ReadError>,
     /// Losses (discarded events, lost packets), as text.
     pub losses: Vec<String>,
     /// Discarded events in all.

@@ -149,12 +149,6 @@ struct Snapshot {
     partial_packets: usize,
 }
 
-/// Whether a read error is the one of a stream file whose last packet is still being written:
-/// expected while following a recording, so not an error of the trace.
-fn being_written(e: &str) -> bool {
-    e.contains("file truncated")
-}
-
 fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectations: Vec<Outcome>) -> Snapshot {
     // The events' span inside the window: the window is open at its end (the last event read).
     let span = r.begin_ns.zip(r.end_ns).map(|(b, e)| match r.window_ns {
@@ -228,7 +222,9 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectation
         let subject = crate::format::name(&o.subject);
         alerts.push(format!("expectation line {}: {subject}: {} {}", o.line, o.metric, o.verdict()));
     }
-    let (partial, errors): (Vec<&String>, Vec<&String>) = r.read_errors.iter().partition(|e| being_written(e));
+    // A stream file whose last packet is still being written is expected while following a
+    // recording: not an error of the trace.
+    let (partial, errors): (Vec<_>, Vec<_>) = r.read_errors.iter().partition(|e| e.truncated);
     Snapshot {
         is_final,
         window_ns: span,
@@ -242,7 +238,7 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectation
         kernel: r.system.cpu_time.is_some(),
         alerts,
         expectations,
-        read_errors: errors.into_iter().cloned().collect(),
+        read_errors: errors.into_iter().map(ToString::to_string).collect(),
         partial_packets: partial.len(),
     }
 }

@@ -49,6 +49,18 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A data stream file ends inside its last packet, which declares more bytes than the file
+    /// has: the packet is incomplete, as one still being written is. Its events before the end
+    /// were delivered. (The text is that of [`Error::Stream`].)
+    #[error("{}: cannot decode at byte {offset}: {message}", path.display())]
+    Truncated {
+        /// The data stream file.
+        path: PathBuf,
+        /// Byte offset in the file: its end.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// A file named `metadata` that is not CTF metadata (neither a metadata packet nor TSDL text).
     #[error("{}: not CTF metadata at byte {offset}: {message}", path.display())]
     NotMetadata {
@@ -74,9 +86,16 @@ impl Error {
             Error::Io { path, .. }
             | Error::Metadata { path, .. }
             | Error::Stream { path, .. }
+            | Error::Truncated { path, .. }
             | Error::NotMetadata { path, .. }
             | Error::NoTrace { path } => path,
         }
+    }
+
+    /// Whether the error is a stream file's incomplete last packet ([`Error::Truncated`]):
+    /// expected of a file still being written, whose next packets are not there yet.
+    pub fn is_truncated(&self) -> bool {
+        matches!(self, Error::Truncated { .. })
     }
 }
 

@@ -399,14 +399,15 @@ impl<'a> StreamReader<'a> {
             if self.pos >= self.content_end {
                 if self.truncated {
                     self.done = true;
-                    return Err(self.error(
-                        self.data.len() as u64,
-                        format!(
+                    return Err(Error::Truncated {
+                        path: self.path.to_path_buf(),
+                        offset: self.data.len() as u64,
+                        message: format!(
                             "file truncated: packet at byte {} declares {} bytes but the file ends first",
                             self.packet.offset,
                             self.packet.packet_bits / 8
                         ),
-                    ));
+                    });
                 }
                 if self.next_packet >= self.data.len() as u64 {
                     self.done = true;

@@ -67,6 +67,32 @@ fn truncated_stream_file_keeps_earlier_events() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A stream file that ends inside its last packet's padding, as one still being written: every
+/// event is delivered, then the error of its own kind, `Error::Truncated`, with the text of a
+/// stream error.
+#[test]
+fn incomplete_last_packet_is_a_truncated_error() {
+    rostrace_testkit::needs_test_data!();
+    let src = shared().join("traces/tc-ros2-example2");
+    let (full, _) = read_all(&src);
+    let dir = copy_trace(&src, "incomplete");
+    let victim = dir.join("ros2_0");
+    let len = std::fs::metadata(&victim).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&victim).unwrap().set_len(len - 1).unwrap();
+    let (n, errs) = read_all(&dir);
+    assert_eq!(n, full);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].is_truncated(), "{:?}", errs[0]);
+    assert_eq!(errs[0].path(), victim);
+    let text = errs[0].to_string();
+    let head = format!("{}: cannot decode at byte {}: file truncated: packet at byte ", victim.display(), len - 1);
+    assert!(text.starts_with(&head) && text.ends_with(" bytes but the file ends first"), "{text}");
+    // The other errors are not of that kind.
+    let (_, errs) = read_all(&shared().join("ctf-edge/tc-ctf-sequence-empty"));
+    assert!(errs.iter().all(|e| !e.is_truncated()), "{errs:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn truncated_metadata_is_an_error_with_offset() {
     rostrace_testkit::needs_test_data!();

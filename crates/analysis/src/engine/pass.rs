@@ -68,7 +68,7 @@ impl<'p> Pass<'p> {
                 self.read.is_multiple_of(65536)
             }
             Err(e) => {
-                self.c.errors.push(e.to_string());
+                self.c.errors.push(e.into());
                 false
             }
         }

@@ -103,7 +103,7 @@ impl Processor {
         errors.sort_by_key(|e| e.0);
         losses.sort_by_key(|l| l.0);
         let (mut c, maps, unused) = merge(parts_out);
-        c.errors = errors.into_iter().map(|e| e.1.to_string()).collect();
+        c.errors = errors.iter().map(|e| (&e.1).into()).collect();
         for (_, l) in &losses {
             c.add_loss(l);
         }

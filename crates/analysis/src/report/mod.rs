@@ -21,6 +21,35 @@ use crate::link::View;
 use crate::model::Process;
 use serde::Serialize;
 
+/// An error met while reading the traces: its text, and whether it is a stream file's incomplete
+/// last packet (the reader's [`rostrace_ctf::Error::Truncated`]), as of a file still being
+/// written. In JSON, its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    /// What the reader said.
+    pub message: String,
+    /// Whether the file ends inside its last packet.
+    pub truncated: bool,
+}
+
+impl From<&rostrace_ctf::Error> for ReadError {
+    fn from(e: &rostrace_ctf::Error) -> Self {
+        ReadError { message: e.to_string(), truncated: e.is_truncated() }
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Serialize for ReadError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
+    }
+}
+
 /// The whole result, for the terminal report and JSON.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
@@ -41,7 +70,7 @@ pub struct Report {
     /// What the trace cannot show, and why.
     pub notes: Vec<crate::notes::Note>,
     /// Errors met while reading (also among the warnings).
-    pub read_errors: Vec<String>,
+    pub read_errors: Vec<ReadError>,
     /// Processes.
     pub processes: Vec<Process>,
     /// Nodes.
