@@ -5,6 +5,7 @@ use crate::text::count;
 use crate::text::{render, sim_lines, width};
 use crate::TraceArgs;
 use regex::Regex;
+use rostrace_analysis::diff::Samples;
 use rostrace_analysis::{parse_time, Bound, Window};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +45,20 @@ pub struct Args {
     /// `--begin` and `--end`.
     #[arg(long, value_enum, default_value = "system", value_name = "BASE")]
     time: TimeBase,
+    /// Also save, in the JSON (as `diff_samples`), the samples `rostrace diff` compares (every
+    /// callback duration, topic latency and longest path's latency), so that this JSON can stand
+    /// for the trace as a run of `rostrace diff` or `rostrace report --baseline`.
+    #[arg(long, requires = "json")]
+    samples: bool,
+}
+
+/// The report as `--json` writes it, with the samples of `--samples`.
+#[derive(serde::Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    report: &'a rostrace_analysis::Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff_samples: Option<&'a Samples>,
 }
 
 /// The time base of `--time`.
@@ -68,6 +83,7 @@ impl Args {
             topics: None,
             wide: false,
             time: TimeBase::System,
+            samples: false,
         }
     }
 }
@@ -116,6 +132,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(1));
     };
+    let samples = a.samples.then(|| Samples::of(&an, &[]));
+    let diff_samples = samples.as_ref();
     let mut report = std::mem::take(&mut an.report);
     let r = &report;
     let width = width(a.wide);
@@ -139,14 +157,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let no_events = r.events == 0;
     let written = match sim {
-        None => emit(a.json.as_deref(), r, || render(r, a.top, width)),
+        None => emit(a.json.as_deref(), &Json { report: r, diff_samples }, || render(r, a.top, width)),
         Some(f) => {
             // The text in system time (with the sim time lines), the JSON in sim time: the
             // text is made before the report's times are mapped, when it is printed.
             let prints_text = a.json.as_deref().is_none_or(|p| p.as_os_str() != "-");
             let text = if prints_text { render(&report, a.top, width) } else { String::new() };
             report.map_times("sim", |t| f.to_sim(t));
-            emit(a.json.as_deref(), &report, || {
+            emit(a.json.as_deref(), &Json { report: &report, diff_samples }, || {
                 let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
                 format!("{head}\n{}{rest}", sim_lines(&report, f.slope, width))
             })

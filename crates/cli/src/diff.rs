@@ -12,10 +12,11 @@ use std::process::ExitCode;
 /// Arguments of `rostrace diff`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The base run: a trace directory (searched recursively) or metadata file.
+    /// The base run: a trace directory (searched recursively) or metadata file, or a JSON file
+    /// saved with `rostrace analyze TRACE --json FILE --samples`.
     #[arg(value_name = "BASE")]
     base: PathBuf,
-    /// The new run, compared with the base.
+    /// The new run (the same forms), compared with the base.
     #[arg(value_name = "NEW")]
     new: PathBuf,
     /// The p-value of the Mann–Whitney test below which a change can be significant.
@@ -50,16 +51,15 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if t.min_change.is_nan() || t.min_change < 0.0 {
         return fail(format!("--min-change {}: not a number at least 0", t.min_change));
     }
-    let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
-        match crate::load::analyze(std::slice::from_ref(p), a.jobs, &options) {
-            Some(l) => loaded.push(l),
-            None => return fail(format!("{arg} {}: no trace could be read", p.display())),
+        match crate::load::run(arg, p, a.jobs) {
+            Ok(r) => loaded.push(r),
+            Err(e) => return fail(e),
         }
     }
-    let d = diff::diff(&loaded[0].analysis, &loaded[1].analysis, &t);
-    let clean = loaded.iter().all(|l| l.clean);
+    let d = diff::diff_runs(loaded[0].as_diff_run(), loaded[1].as_diff_run(), &t);
+    let clean = loaded.iter().all(|l| l.clean());
     if let Err(e) = emit(a.json.as_deref(), &d, || render(&d, a.all))? {
         return fail(e);
     }
@@ -108,6 +108,9 @@ fn render(d: &Diff, all: bool) -> String {
         for o in v.iter() {
             let _ = writeln!(s, "{title}: {} {} ({} samples)", o.kind, esc(&o.name), o.count);
         }
+    }
+    for o in &d.not_compared {
+        let _ = writeln!(s, "not compared (not followed in the saved run): path {}", esc(&o.name));
     }
     s
 }

@@ -2,9 +2,10 @@
 //! on a terminal and every error printed.
 
 use crate::progress::Progress;
+use rostrace_analysis::diff::Samples;
 use rostrace_analysis::{Analysis, Options, Processor};
 use rostrace_ctf::TraceSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A trace set analysed.
 pub struct Loaded {
@@ -36,4 +37,68 @@ pub fn analyze(traces: &[PathBuf], jobs: usize, options: &Options) -> Option<Loa
     }
     let clean = errors.is_empty() && analysis.report.read_errors.is_empty();
     Some(Loaded { set, analysis, clean })
+}
+
+/// One run of `rostrace diff` (or `report --baseline`): a trace analysed, or the samples saved
+/// in a `rostrace analyze --json FILE --samples` file.
+pub enum Run {
+    /// A trace directory or metadata file, analysed.
+    Trace(Box<Loaded>),
+    /// A saved JSON file's samples.
+    Saved(Samples),
+}
+
+impl Run {
+    /// The run as the comparison takes it.
+    pub fn as_diff_run(&self) -> rostrace_analysis::diff::Run<'_> {
+        match self {
+            Run::Trace(l) => rostrace_analysis::diff::Run::Trace(&l.analysis),
+            Run::Saved(s) => rostrace_analysis::diff::Run::Saved(s),
+        }
+    }
+
+    /// Whether it was read without error (a saved run always is, once loaded).
+    pub fn clean(&self) -> bool {
+        match self {
+            Run::Trace(l) => l.clean,
+            Run::Saved(_) => true,
+        }
+    }
+}
+
+/// The run at `path` (`arg`: the argument it was given as, for errors): a JSON file (a file
+/// whose first character other than white space is `{`, which neither form of CTF metadata can
+/// begin with) is read as saved samples, anything else analysed as a trace.
+pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
+    if !is_json(path) {
+        let options = Options { longest_paths: true, ..Default::default() };
+        let loaded = analyze(std::slice::from_ref(&path.to_path_buf()), jobs, &options);
+        return loaded
+            .map(|l| Run::Trace(Box::new(l)))
+            .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
+    }
+    #[derive(serde::Deserialize)]
+    struct Saved {
+        diff_samples: Option<Samples>,
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{arg} {}: {e}", path.display()))?;
+    let saved: Saved = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{arg} {}: not a JSON file of rostrace analyze: {e}", path.display()))?;
+    saved.diff_samples.map(Run::Saved).ok_or_else(|| {
+        format!(
+            "{arg} {}: holds no samples to compare; save the run with `rostrace analyze TRACE --json FILE --samples`",
+            path.display()
+        )
+    })
+}
+
+fn is_json(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::with_capacity(256);
+    let _ = f.take(256).read_to_end(&mut head);
+    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }

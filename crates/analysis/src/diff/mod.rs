@@ -25,11 +25,11 @@ pub use mwu::{mann_whitney, MannWhitney};
 use crate::paths::{PathIndex, PathSpec};
 use crate::stats::Stats;
 use crate::Analysis;
-use serde::Serialize;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// When a change counts: all three must hold.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Thresholds {
     /// The Mann–Whitney p-value below which the two samples differ (two-sided).
     pub alpha: f64,
@@ -87,7 +87,7 @@ pub struct OnlyIn {
 }
 
 /// The comparison of two runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Diff {
     /// The thresholds applied.
     pub thresholds: Thresholds,
@@ -97,12 +97,87 @@ pub struct Diff {
     pub removed: Vec<OnlyIn>,
     /// In the new run only (appeared).
     pub added: Vec<OnlyIn>,
+    /// Paths of one run not followed in the other (saved without them): not compared.
+    pub not_compared: Vec<OnlyIn>,
 }
 
-/// The samples of one analysis, by name: callback durations and topic latencies (paths are
-/// followed in both runs apart, by [`path_samples`]).
-fn samples(a: &Analysis) -> BTreeMap<(&'static str, String), Vec<i64>> {
-    let mut out: BTreeMap<(&'static str, String), Vec<i64>> = BTreeMap::new();
+/// The samples of one run that a comparison needs, by name (what `rostrace analyze --samples`
+/// saves in its JSON, so that a run can be compared without its trace).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Samples {
+    /// The length of the trace (or of its window) in seconds, for rates.
+    pub seconds: f64,
+    /// Run durations (ns), by callback name (see [`Change::name`]).
+    pub callback: BTreeMap<String, Vec<i64>>,
+    /// Publish → subscription callback start latencies (ns), by topic.
+    pub topic: BTreeMap<String, Vec<i64>>,
+    /// End-to-end latencies (ns) of the messages that went the whole way, by path label.
+    pub path: BTreeMap<String, Vec<i64>>,
+    /// The paths followed in the run: those of `path`, and those it cannot follow or that no
+    /// message went the whole way through. A path of the other run that was not followed in
+    /// this one is not compared (not called gone or appeared).
+    pub paths_followed: Vec<PathSpec>,
+}
+
+/// The kinds of samples, in the order they are listed.
+const KINDS: [&str; 3] = ["callback", "topic", "path"];
+
+impl Samples {
+    /// The samples of `a`: its callbacks and topics, and its own longest paths (those of its
+    /// report) and `also` followed in it.
+    pub fn of(a: &Analysis, also: &[PathSpec]) -> Samples {
+        let mut s = Samples { seconds: seconds(a), ..Default::default() };
+        callback_and_topic_samples(a, &mut s);
+        let mut seen = BTreeSet::new();
+        let paths: Vec<PathSpec> =
+            own_paths(a).into_iter().chain(also.iter().cloned()).filter(|p| seen.insert(p.label())).collect();
+        path_samples(a, &paths, &mut s.path);
+        s.paths_followed = paths;
+        s
+    }
+
+    fn of_kind(&self, kind: &str) -> &BTreeMap<String, Vec<i64>> {
+        match kind {
+            "callback" => &self.callback,
+            "topic" => &self.topic,
+            _ => &self.path,
+        }
+    }
+
+    fn followed(&self, label: &str) -> bool {
+        self.paths_followed.iter().any(|p| p.label() == label)
+    }
+}
+
+/// One run to compare: its analysis, or samples saved from one.
+#[derive(Clone, Copy)]
+pub enum Run<'a> {
+    /// A trace's analysis: the other run's paths can be followed in it.
+    Trace(&'a Analysis),
+    /// Samples saved from an analysis: only its own paths were followed in it.
+    Saved(&'a Samples),
+}
+
+impl Run<'_> {
+    /// The paths the run contributes: its own longest paths.
+    fn paths(&self) -> Vec<PathSpec> {
+        match self {
+            Run::Trace(a) => own_paths(a),
+            Run::Saved(s) => s.paths_followed.clone(),
+        }
+    }
+
+    /// Its samples, with `other`'s paths followed in it when it is a trace.
+    fn samples(&self, other: &Run) -> std::borrow::Cow<'_, Samples> {
+        match self {
+            Run::Trace(a) => std::borrow::Cow::Owned(Samples::of(a, &other.paths())),
+            Run::Saved(s) => std::borrow::Cow::Borrowed(*s),
+        }
+    }
+}
+
+/// The callback durations and topic latencies of `a`, by name, into `s`.
+fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
     // The report's callbacks are keyed by (trace, vpid, address), as the runs' slots are; the
     // first report of a key names it (an address reused by another callback keeps the first).
     let mut names: BTreeMap<(u32, i64, u64), String> = BTreeMap::new();
@@ -112,15 +187,14 @@ fn samples(a: &Analysis) -> BTreeMap<(&'static str, String), Vec<i64>> {
     for (r, _) in &a.runs {
         let (Some(d), Some(k)) = (r.duration(), a.slots.get(r.slot())) else { continue };
         if let Some(n) = names.get(&(k.0, k.1, k.2)) {
-            out.entry(("callback", n.clone())).or_default().push(d);
+            s.callback.entry(n.clone()).or_default().push(d);
         }
     }
     for f in &a.flows {
         if let Some(l) = f.pub_to_callback_ns {
-            out.entry(("topic", f.topic.clone())).or_default().push(l);
+            s.topic.entry(f.topic.clone()).or_default().push(l);
         }
     }
-    out
 }
 
 /// A callback's name across runs: node, kind, topic or timer period, symbol.
@@ -148,22 +222,20 @@ fn seconds(a: &Analysis) -> f64 {
     (e - b).max(1) as f64 / 1e9
 }
 
-/// The report's longest end-to-end paths of either run, by label, in the first run's order.
-fn path_specs(runs: [&Analysis; 2]) -> Vec<&PathSpec> {
-    let mut seen = std::collections::BTreeSet::new();
-    let found = runs.into_iter().flat_map(|a| a.report.longest_paths.iter().flat_map(|lp| &lp.paths));
-    found.filter(|p| seen.insert(p.label.clone())).map(|p| &p.path).collect()
+/// The report's longest end-to-end paths of `a`, in its order.
+fn own_paths(a: &Analysis) -> Vec<PathSpec> {
+    a.report.longest_paths.iter().flat_map(|lp| lp.paths.iter().map(|p| p.path.clone())).collect()
 }
 
 /// The latencies of the records of `paths` that went the whole way in `a`, by label: the
 /// analysis's own records of its longest paths, and those it did not rank among them followed
 /// in it the same way; a path `a` cannot follow has none.
-fn path_samples(a: &Analysis, paths: &[&PathSpec], out: &mut BTreeMap<(&'static str, String), Vec<i64>>) {
+fn path_samples(a: &Analysis, paths: &[PathSpec], out: &mut BTreeMap<String, Vec<i64>>) {
     let own: Vec<&PathSpec> = a.report.longest_paths.iter().flat_map(|lp| lp.paths.iter().map(|p| &p.path)).collect();
     let (mut index, mut arch) = (None, None);
     for p in paths {
         let followed;
-        let rec = match own.iter().position(|o| o == p) {
+        let rec = match own.iter().position(|o| *o == p) {
             Some(i) => a.longest_path_records().get(i).and_then(Option::as_ref),
             None => {
                 let arch = arch.get_or_insert_with(|| a.architecture());
@@ -173,50 +245,105 @@ fn path_samples(a: &Analysis, paths: &[&PathSpec], out: &mut BTreeMap<(&'static 
             }
         };
         if let Some(rec) = rec.filter(|r| r.complete() > 0) {
-            out.insert(("path", p.label()), rec.latencies().into_iter().map(|(_, l)| l).collect());
+            out.insert(p.label(), rec.latencies().into_iter().map(|(_, l)| l).collect());
         }
     }
 }
 
-/// Compares the run `new` with the run `base`.
+/// Compares the run `new` with the run `base`, both traces' analyses.
 pub fn diff(base: &Analysis, new: &Analysis, t: &Thresholds) -> Diff {
-    let (mut sa, mut sb) = (samples(base), samples(new));
-    let paths = path_specs([base, new]);
-    path_samples(base, &paths, &mut sa);
-    path_samples(new, &paths, &mut sb);
-    let (ta, tb) = (seconds(base), seconds(new));
-    let mut changes = Vec::new();
-    let mut removed = Vec::new();
-    for (key, mut x) in std::mem::take(&mut sa) {
-        let Some(mut y) = sb.remove(&key) else {
-            removed.push(OnlyIn { kind: key.0, name: key.1, count: x.len() as u64 });
-            continue;
-        };
-        let test = mann_whitney(&x, &y);
-        let (bs, ns) = (Stats::of(&mut x), Stats::of(&mut y));
-        let median_ratio = if bs.p50 > 0 { ns.p50 as f64 / bs.p50 as f64 } else { f64::NAN };
-        let practical = median_ratio.is_finite() && (median_ratio - 1.0).abs() >= t.min_change;
-        let significant = test.p_value < t.alpha && test.cliff_delta.abs() >= t.min_delta && practical;
-        changes.push(Change {
-            kind: key.0,
-            name: key.1,
-            base_rate_hz: bs.count as f64 / ta,
-            new_rate_hz: ns.count as f64 / tb,
-            base: bs,
-            new: ns,
-            median_ratio,
-            p_value: test.p_value,
-            cliff_delta: test.cliff_delta,
-            test,
-            significant,
-        });
+    diff_runs(Run::Trace(base), Run::Trace(new), t)
+}
+
+/// Compares the run `new` with the run `base`, each a trace's analysis or saved samples: a trace
+/// follows the other run's paths too; saved samples hold their own paths only.
+pub fn diff_runs(base: Run, new: Run, t: &Thresholds) -> Diff {
+    compare(&base.samples(&new), &new.samples(&base), t)
+}
+
+/// Compares the samples `new` with the samples `base`.
+pub fn compare(base: &Samples, new: &Samples, t: &Thresholds) -> Diff {
+    let mut d = Diff { thresholds: t.clone(), ..Default::default() };
+    for kind in KINDS {
+        let (sa, sb) = (base.of_kind(kind), new.of_kind(kind));
+        for (name, x) in sa {
+            match sb.get(name) {
+                Some(y) => d.changes.push(change(kind, name, x, y, (base.seconds, new.seconds), t)),
+                None if kind == "path" && !new.followed(name) => d.not_compared.push(only(kind, name, x)),
+                None => d.removed.push(only(kind, name, x)),
+            }
+        }
+        for (name, y) in sb.iter().filter(|(n, _)| !sa.contains_key(*n)) {
+            if kind == "path" && !base.followed(name) {
+                d.not_compared.push(only(kind, name, y));
+            } else {
+                d.added.push(only(kind, name, y));
+            }
+        }
     }
-    let added = sb.into_iter().map(|(k, v)| OnlyIn { kind: k.0, name: k.1, count: v.len() as u64 }).collect();
-    changes.sort_by(|a, b| {
+    d.changes.sort_by(|a, b| {
         b.significant
             .cmp(&a.significant)
             .then(b.cliff_delta.abs().total_cmp(&a.cliff_delta.abs()))
             .then(a.name.cmp(&b.name))
     });
-    Diff { thresholds: t.clone(), changes, removed, added }
+    d
+}
+
+fn only(kind: &'static str, name: &str, v: &[i64]) -> OnlyIn {
+    OnlyIn { kind, name: name.to_string(), count: v.len() as u64 }
+}
+
+/// The change of one matched item, from its samples in the two runs and the runs' lengths (s).
+fn change(kind: &'static str, name: &str, x: &[i64], y: &[i64], secs: (f64, f64), t: &Thresholds) -> Change {
+    let test = mann_whitney(x, y);
+    let (bs, ns) = (Stats::of(&mut x.to_vec()), Stats::of(&mut y.to_vec()));
+    let median_ratio = if bs.p50 > 0 { ns.p50 as f64 / bs.p50 as f64 } else { f64::NAN };
+    let practical = median_ratio.is_finite() && (median_ratio - 1.0).abs() >= t.min_change;
+    let significant = test.p_value < t.alpha && test.cliff_delta.abs() >= t.min_delta && practical;
+    Change {
+        kind,
+        name: name.to_string(),
+        base_rate_hz: bs.count as f64 / secs.0,
+        new_rate_hz: ns.count as f64 / secs.1,
+        base: bs,
+        new: ns,
+        median_ratio,
+        p_value: test.p_value,
+        cliff_delta: test.cliff_delta,
+        test,
+        significant,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(nodes: &[&str], topics: &[&str]) -> PathSpec {
+        PathSpec {
+            nodes: nodes.iter().map(|s| s.to_string()).collect(),
+            topics: topics.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// A path in one run only is gone or appeared when the other run was searched for it, and
+    /// not compared when it was not (a run saved with its own paths only).
+    #[test]
+    fn a_path_not_followed_in_the_other_run_is_not_compared() {
+        let (p, q) = (path(&["/a", "/b"], &["/x"]), path(&["/b", "/c"], &["/y"]));
+        let mut base = Samples { seconds: 1.0, ..Default::default() };
+        base.path.insert(p.label(), vec![1, 2, 3]);
+        base.paths_followed = vec![p.clone()];
+        let mut new = Samples { seconds: 1.0, ..Default::default() };
+        new.path.insert(q.label(), vec![4, 5]);
+        new.paths_followed = vec![q.clone()];
+        let d = compare(&base, &new, &Thresholds::default());
+        let names = |v: &[OnlyIn]| v.iter().map(|o| o.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&d.not_compared), [p.label(), q.label()]);
+        assert!(d.removed.is_empty() && d.added.is_empty() && d.changes.is_empty());
+        new.paths_followed.push(p.clone());
+        let d = compare(&base, &new, &Thresholds::default());
+        assert_eq!((names(&d.removed), names(&d.not_compared)), (vec![p.label()], vec![q.label()]));
+    }
 }

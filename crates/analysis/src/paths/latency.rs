@@ -24,7 +24,7 @@ use crate::stats::Stats;
 use serde::Serialize;
 
 /// A path: nodes, and the topic from each to the next.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PathSpec {
     /// Node names, source first.
     pub nodes: Vec<String>,
