@@ -374,7 +374,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(code)
     })();
     let html = dir.join("report.html");
-    let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), 0);
+    let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), None, 0);
     if let Err(e) = &report {
         eprintln!("rostrace: error: {e}");
         failed = true;

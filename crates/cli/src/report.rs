@@ -1,6 +1,7 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
 use crate::TraceArgs;
+use rostrace_analysis::diff::{diff_runs, Run};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,14 +15,27 @@ pub struct Args {
     /// Title (default: the first trace's directory name).
     #[arg(long)]
     title: Option<String>,
+    /// Add a section comparing this run with BASE (as `rostrace diff BASE TRACE`): a trace
+    /// directory or metadata file, or a JSON file saved with `rostrace analyze --json FILE --samples`.
+    #[arg(long, value_name = "BASE")]
+    baseline: Option<PathBuf>,
 }
 
-/// Analyzes `traces` and writes the report to `out`; Ok(false) when a trace could not be read
-/// whole (the report still holds what could be).
-pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -> Result<bool, String> {
+/// Analyzes `traces` and writes the report to `out`, compared with the run `baseline` when
+/// given; Ok(false) when a trace could not be read whole (the report still holds what could be).
+pub fn write(
+    traces: &[PathBuf],
+    out: &Path,
+    title: Option<&str>,
+    baseline: Option<&Path>,
+    jobs: usize,
+) -> Result<bool, String> {
+    let base = baseline.map(|b| crate::load::run("--baseline", b, jobs)).transpose()?;
     let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
     let a = loaded.analysis;
+    let thresholds = rostrace_analysis::diff::Thresholds::default();
+    let diff = base.as_ref().map(|b| diff_runs(b.as_diff_run(), Run::Trace(&a), &thresholds));
     let title = match title {
         Some(t) => t.to_string(),
         None => {
@@ -29,14 +43,14 @@ pub fn write(traces: &[PathBuf], out: &Path, title: Option<&str>, jobs: usize) -
             p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
         }
     };
-    let html = rostrace_html::render(&a, &title);
+    let html = rostrace_html::render(&a, &title, diff.as_ref());
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
-    Ok(loaded.clean)
+    Ok(loaded.clean && base.is_none_or(|b| b.clean()))
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.traces.jobs) {
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref(), a.traces.jobs) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {

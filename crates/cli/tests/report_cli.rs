@@ -246,3 +246,48 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
     let want = format!("{} of {} callbacks", thousands(rostrace_html::ROWS), thousands(nodes));
     assert!(note.contains(&want), "{want}: {}", &note[..300.min(note.len())]);
 }
+
+/// `--baseline`: the report compares the run with a baseline, here the trace's own saved run with
+/// one callback's durations doubled, so that the report shows that callback halved (the one
+/// significant change, first) and everything else the same.
+#[test]
+fn report_with_a_baseline_shows_the_change() {
+    if !require(have_chromium(), "chromium") {
+        return;
+    }
+    let t = shared().join("traces/caret-demos-e2e-jazzy");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let dir = TempDir::new("report-baseline");
+    let saved = dir.join("run.json");
+    let out = rostrace().arg("analyze").arg(&t).arg("--json").arg(&saved).arg("--samples").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let callbacks = v["diff_samples"]["callback"].as_object_mut().unwrap();
+    let (name, durations) = callbacks.iter_mut().max_by_key(|(_, d)| d.as_array().unwrap().len()).unwrap();
+    let name = name.clone();
+    for d in durations.as_array_mut().unwrap() {
+        *d = Value::from(2 * d.as_i64().unwrap());
+    }
+    let base = dir.join("slower.json");
+    std::fs::write(&base, serde_json::to_vec(&v).unwrap()).unwrap();
+    let html = dir.join("report.html");
+    let out = rostrace().arg("report").arg(&t).arg("--baseline").arg(&base).arg("-o").arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = chromium_dom(&html);
+    assert!(dom.contains("data-rendered=\"ok\""), "the page rendered");
+    let section = &dom[dom.find("id=\"baseline\"").expect("the baseline section")..];
+    assert!(section.contains("1 significant change(s) of"), "{section:.2000}");
+    let esc = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let first = &section[section.find("<tbody>").unwrap()..];
+    let first = &first[..first.find("</tr>").unwrap()];
+    for cell in ["CHANGED", "callback", esc.as_str(), "x0.50"] {
+        assert!(first.contains(&format!(">{cell}</td>")), "{cell} in the first row: {first}");
+    }
+    // A baseline that cannot be read: an error naming it.
+    let out =
+        rostrace().arg("report").arg(&t).arg("--baseline").arg(&saved.with_file_name("none.json")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline"));
+}

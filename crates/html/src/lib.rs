@@ -3,6 +3,7 @@
 //! The data goes in as JSON: the report as `rostrace analyze --json` writes it, and the
 //! instances the plots need (callback runs, message flows) as compact columns.
 
+use rostrace_analysis::diff::Diff;
 use rostrace_analysis::{Analysis, Report};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -63,6 +64,8 @@ struct Data<'a> {
     paths: Vec<PathInstances>,
     /// The tables cut to [`ROWS`] rows in this page, each with its rows in the analysis.
     capped: Vec<Capped>,
+    /// This run compared with a baseline run (`rostrace report --baseline`).
+    baseline: Option<&'a Diff>,
 }
 
 /// Rows a table of the page holds at most: past it, the rows that weigh most (callback time,
@@ -232,12 +235,12 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
 }
 
 /// The analysis `a` (its report, with the longest paths when they were searched) as one HTML
-/// page.
-pub fn render(a: &Analysis, title: &str) -> String {
+/// page; with `baseline`, its comparison with a baseline run (`a` the new run) as a section.
+pub fn render(a: &Analysis, title: &str, baseline: Option<&Diff>) -> String {
     let r = &a.report;
     let (cut, capped) = capped_report(r);
     let report = cut.as_ref().unwrap_or(r);
-    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a), capped };
+    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a), capped, baseline };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(

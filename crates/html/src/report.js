@@ -555,6 +555,39 @@ function topics() {
   t.select(first < 0 ? 0 : first);
 }
 
+// The comparison with a baseline run (rostrace diff BASE THIS): significant changes first.
+function baseline() {
+  const d = D.baseline;
+  if (!d) return;
+  const b = section("baseline", "Compared with baseline", true);
+  const t = d.thresholds, n = d.changes.filter((c) => c.significant).length;
+  b.append(el("p", { "data-baseline-summary": "", text: `${n} significant change(s) of ${d.changes.length} matched callbacks, topics and paths ` +
+    `(p < ${t.alpha}, |Cliff's δ| ≥ ${t.min_delta}, median changed ≥ ${100 * t.min_change}%). ` +
+    "Callbacks: run duration; topics: publish → callback start; paths: end to end." }));
+  const ratio = (c) => (isFinite(c.median_ratio) ? "x" + c.median_ratio.toFixed(2) : "-");
+  b.append(table([
+    { h: "", f: (c) => (c.significant ? "CHANGED" : "same"), v: (c) => (c.significant ? 0 : 1) },
+    { h: "kind", f: (c) => c.kind },
+    { h: "name", w: 1, f: (c) => c.name },
+    { h: "base p50", n: 1, f: (c) => st(c.base, "p50"), v: (c) => c.base.p50 },
+    { h: "new p50", n: 1, f: (c) => st(c.new, "p50"), v: (c) => c.new.p50 },
+    { h: "change", n: 1, f: ratio, v: (c) => c.median_ratio, t: "new median over base median" },
+    { h: "base p99", n: 1, f: (c) => st(c.base, "p99"), v: (c) => c.base.p99 },
+    { h: "new p99", n: 1, f: (c) => st(c.new, "p99"), v: (c) => c.new.p99 },
+    { h: "rate", n: 1, f: (c) => `${c.base_rate_hz.toFixed(1)} → ${c.new_rate_hz.toFixed(1)} Hz`, v: (c) => c.new_rate_hz },
+    { h: "p", n: 1, f: (c) => c.p_value.toExponential(2), v: (c) => -c.p_value, t: "Mann–Whitney U, two-sided" },
+    { h: "δ", n: 1, f: (c) => (c.cliff_delta >= 0 ? "+" : "") + c.cliff_delta.toFixed(2), v: (c) => Math.abs(c.cliff_delta), t: "Cliff's delta: P(new > base) − P(new < base)" },
+  ], d.changes.slice(), null, "baseline").node);
+  const only = [["gone (in the baseline only)", d.removed], ["appeared (in this run only)", d.added], ["not compared (not followed in the saved run)", d.not_compared]]
+    .flatMap(([what, v]) => v.map((o) => ({ what, ...o })));
+  if (only.length) b.append(table([
+    { h: "", f: (o) => o.what },
+    { h: "kind", f: (o) => o.kind },
+    { h: "name", w: 1, f: (o) => o.name },
+    { h: "samples", n: 1, f: (o) => String(o.count), v: (o) => o.count },
+  ], only, null, "baseline-only").node);
+}
+
 function paths() {
   const lp = R.longest_paths;
   if (!lp || !lp.paths.length) return;
@@ -701,6 +734,7 @@ function executors() {
 }
 
 overview();
+baseline();
 callbacks();
 timeline();
 topics();
