@@ -1,5 +1,5 @@
 //! `rostrace diff` on real traces: a trace against itself changes nothing, in callbacks, topics
-//! and end-to-end paths, whether given as the trace or as its saved `analyze --json --samples`.
+//! publisher → subscriber pairs and end-to-end paths, whether given as the trace or as its saved `analyze --json --samples`.
 
 use serde_json::Value;
 use std::path::Path;
@@ -47,13 +47,23 @@ fn trace_against_itself_changes_nothing() {
     let Some(t) = shared_trace() else { return };
     let (v, code) = diff_json(&t, &t);
     assert_changes_nothing(&v, code);
+    // A topic's pairs split its messages: per topic, their counts add up to at most its own.
+    let changes = v["changes"].as_array().unwrap();
+    let count = |c: &Value| c["base"]["count"].as_u64().unwrap();
+    for topic in changes.iter().filter(|c| c["kind"] == "topic") {
+        let marker = format!(" -{}-> ", topic["name"].as_str().unwrap());
+        let pairs: Vec<&Value> =
+            changes.iter().filter(|c| c["kind"] == "pair" && c["name"].as_str().unwrap().contains(&marker)).collect();
+        assert!(!pairs.is_empty(), "no pair of {topic}");
+        assert!(pairs.iter().map(|c| count(c)).sum::<u64>() <= count(topic), "{topic}");
+    }
 }
 
 fn assert_changes_nothing(v: &Value, code: i32) {
     assert_eq!(code, 0, "{v}");
     let changes = v["changes"].as_array().unwrap();
     assert!(!changes.is_empty());
-    for kind in ["callback", "topic", "path"] {
+    for kind in ["callback", "topic", "pair", "path"] {
         assert!(changes.iter().any(|c| c["kind"] == kind), "no {kind} compared: {v}");
     }
     for c in changes {

@@ -287,7 +287,7 @@ fn report_with_a_baseline_shows_the_change() {
     }
     // A baseline that cannot be read: an error naming it.
     let out =
-        rostrace().arg("report").arg(&t).arg("--baseline").arg(&saved.with_file_name("none.json")).output().unwrap();
+        rostrace().arg("report").arg(&t).arg("--baseline").arg(saved.with_file_name("none.json")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline"));
 }

@@ -561,9 +561,9 @@ function baseline() {
   if (!d) return;
   const b = section("baseline", "Compared with baseline", true);
   const t = d.thresholds, n = d.changes.filter((c) => c.significant).length;
-  b.append(el("p", { "data-baseline-summary": "", text: `${n} significant change(s) of ${d.changes.length} matched callbacks, topics and paths ` +
+  b.append(el("p", { "data-baseline-summary": "", text: `${n} significant change(s) of ${d.changes.length} matched callbacks, topics, publisher → subscriber pairs and paths ` +
     `(p < ${t.alpha}, |Cliff's δ| ≥ ${t.min_delta}, median changed ≥ ${100 * t.min_change}%). ` +
-    "Callbacks: run duration; topics: publish → callback start; paths: end to end." }));
+    "Callbacks: run duration; topics and pairs: publish → callback start; paths: end to end." }));
   const ratio = (c) => (isFinite(c.median_ratio) ? "x" + c.median_ratio.toFixed(2) : "-");
   b.append(table([
     { h: "", f: (c) => (c.significant ? "CHANGED" : "same"), v: (c) => (c.significant ? 0 : 1) },

@@ -1,11 +1,12 @@
 //! Two runs of a system compared (`rostrace diff BASE NEW`): per callback (durations), per
-//! topic (publish → callback latency) and per end-to-end path (the longest paths of either run,
+//! topic (publish → callback latency), per publisher → subscriber pair of nodes of a topic (the
+//! same latencies, not pooled) and per end-to-end path (the longest paths of either run,
 //! followed in both: the latency of each message that went the whole way), the change of p50,
 //! p99, max and rate, with a Mann–Whitney U test on the per-run samples and an effect size, so
 //! that noise and big-sample trivial shifts are not called a change.
 //!
 //! Callbacks are matched across runs by name (node, kind, topic or timer period, symbol), topics
-//! by topic name, paths by their nodes' and topics' names: addresses and process ids differ
+//! by topic name, pairs and paths by their nodes' and topics' names: addresses and process ids differ
 //! from run to run.
 //!
 //! ```no_run
@@ -49,11 +50,12 @@ impl Default for Thresholds {
 /// One matched callback, topic or path, in the two runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
-    /// `callback` (duration), `topic` (publish → callback start latency) or `path` (end-to-end
-    /// latency of the messages that went the whole way).
+    /// `callback` (duration), `topic` (publish → callback start latency), `pair` (the same, of
+    /// one publisher node → subscriber node pair of a topic) or `path` (end-to-end latency of
+    /// the messages that went the whole way).
     pub kind: &'static str,
     /// What it is, by name: `node timer 100ms symbol`, `node subscription /topic symbol`, `/topic`,
-    /// `/node -/topic-> /node ...` (a path's label).
+    /// `/pub_node -/topic-> /sub_node` (a pair), `/node -/topic-> /node ...` (a path's label).
     pub name: String,
     /// The statistics in the base run.
     pub base: Stats,
@@ -78,7 +80,7 @@ pub struct Change {
 /// What is in one run only.
 #[derive(Debug, Clone, Serialize)]
 pub struct OnlyIn {
-    /// `callback`, `topic` or `path`.
+    /// `callback`, `topic`, `pair` or `path`.
     pub kind: &'static str,
     /// Its name (as in [`Change::name`]).
     pub name: String,
@@ -111,6 +113,10 @@ pub struct Samples {
     pub callback: BTreeMap<String, Vec<i64>>,
     /// Publish → subscription callback start latencies (ns), by topic.
     pub topic: BTreeMap<String, Vec<i64>>,
+    /// The same latencies per publisher → subscriber pair of nodes, by `PUB -/topic-> SUB`
+    /// (the messages whose two nodes are known).
+    #[serde(default)]
+    pub pair: BTreeMap<String, Vec<i64>>,
     /// End-to-end latencies (ns) of the messages that went the whole way, by path label.
     pub path: BTreeMap<String, Vec<i64>>,
     /// The paths followed in the run: those of `path`, and those it cannot follow or that no
@@ -120,7 +126,7 @@ pub struct Samples {
 }
 
 /// The kinds of samples, in the order they are listed.
-const KINDS: [&str; 3] = ["callback", "topic", "path"];
+const KINDS: [&str; 4] = ["callback", "topic", "pair", "path"];
 
 impl Samples {
     /// The samples of `a`: its callbacks and topics, and its own longest paths (those of its
@@ -140,6 +146,7 @@ impl Samples {
         match kind {
             "callback" => &self.callback,
             "topic" => &self.topic,
+            "pair" => &self.pair,
             _ => &self.path,
         }
     }
@@ -190,9 +197,16 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
             s.callback.entry(n.clone()).or_default().push(d);
         }
     }
+    let m = &a.model;
     for f in &a.flows {
-        if let Some(l) = f.pub_to_callback_ns {
-            s.topic.entry(f.topic.clone()).or_default().push(l);
+        let Some(l) = f.pub_to_callback_ns else { continue };
+        s.topic.entry(f.topic.clone()).or_default().push(l);
+        let publisher =
+            crate::link::pub_id(m, &a.pubs[f.publication as usize].0).and_then(|id| m.publishers.get(id).node);
+        let subscriber = a.takes[f.take as usize].1.and_then(|id| m.subscriptions.get(id).node);
+        if let (Some(p), Some(q)) = (publisher, subscriber) {
+            let name = format!("{} -{}-> {}", m.node_name(Some(p)), f.topic, m.node_name(Some(q)));
+            s.pair.entry(name).or_default().push(l);
         }
     }
 }
