@@ -51,3 +51,13 @@ pub use report::{CallbackReport, Report, TopicReport};
 pub use stats::Stats;
 pub use tables::Collected;
 pub use window::{parse_time, Bound, Window};
+
+/// Pushes `x` onto `v`, growing it by one while it is short: a node has one or two of most
+/// things (callbacks, publishers, runs of a callback object), and a system of very many nodes
+/// would otherwise hold room for four of each per node.
+pub(crate) fn push_small<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() && v.len() < 4 {
+        v.reserve_exact(1);
+    }
+    v.push(x);
+}

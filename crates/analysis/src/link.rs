@@ -200,20 +200,16 @@ fn link_runs_and_pubs(
 ) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<String>)>) {
     let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
     let link_runs = |runs: Vec<Run>| -> Vec<(Run, Option<u32>)> {
-        runs.into_iter()
-            .map(|r| {
-                let id = version_at(versions[r.slot()], r.start);
-                (r, id)
-            })
-            .collect()
+        map_from_end(runs, |r| {
+            let id = version_at(versions[r.slot()], r.start);
+            (r, id)
+        })
     };
     let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<String>)> {
-        pubs.into_iter()
-            .map(|p| {
-                let topic = pub_topic(m, &p);
-                (p, topic)
-            })
-            .collect()
+        map_from_end(pubs, |p| {
+            let topic = pub_topic(m, &p);
+            (p, topic)
+        })
     };
     if threads > 1 {
         std::thread::scope(|s| {
@@ -229,30 +225,42 @@ fn link_runs_and_pubs(
 
 /// Takes → subscriptions: by the rmw handle, or else by the callback that took the message.
 fn link_takes(m: &Model, runs: &[(Run, Option<u32>)], takes: Vec<Take>) -> Vec<(Take, Option<u32>)> {
-    takes
-        .into_iter()
-        .map(|t| {
-            let sub = if t.rmw_subscription != 0 {
-                m.subscriptions_by_rmw
-                    .at((t.trace, t.vpid, t.rmw_subscription), t.ts)
-                    .map(|i| *m.subscriptions_by_rmw.get(i))
+    map_from_end(takes, |t| {
+        let sub = if t.rmw_subscription != 0 {
+            m.subscriptions_by_rmw
+                .at((t.trace, t.vpid, t.rmw_subscription), t.ts)
+                .map(|i| *m.subscriptions_by_rmw.get(i))
+        } else {
+            None
+        };
+        let sub = sub.or_else(|| {
+            let cb = if t.callback != 0 {
+                m.callbacks.at((t.trace, t.vpid, t.callback), t.ts)
             } else {
-                None
+                t.run.and_then(|r| runs[r as usize].1)
             };
-            let sub = sub.or_else(|| {
-                let cb = if t.callback != 0 {
-                    m.callbacks.at((t.trace, t.vpid, t.callback), t.ts)
-                } else {
-                    t.run.and_then(|r| runs[r as usize].1)
-                };
-                match cb.and_then(|c| m.callbacks.get(c).owner) {
-                    Some(Owner::Subscription(s)) => Some(s),
-                    _ => None,
-                }
-            });
-            (t, sub)
-        })
-        .collect()
+            match cb.and_then(|c| m.callbacks.get(c).owner) {
+                Some(Owner::Subscription(s)) => Some(s),
+                _ => None,
+            }
+        });
+        (t, sub)
+    })
+}
+
+/// `v` mapped by `f` (called from the last item to the first), in order, without holding both
+/// whole: the input is taken from its end a block at a time and each block's room given back,
+/// so that a table of a long trace is not held twice while it is linked.
+fn map_from_end<A, B>(mut v: Vec<A>, mut f: impl FnMut(A) -> B) -> Vec<B> {
+    const BLOCK: usize = 1 << 16;
+    let mut out = Vec::with_capacity(v.len());
+    while !v.is_empty() {
+        let from = v.len().saturating_sub(BLOCK);
+        out.extend(v.drain(from..).rev().map(&mut f));
+        v.shrink_to_fit();
+    }
+    out.reverse();
+    out
 }
 
 /// The publications takes can be matched to, per topic: by source timestamp, by publish window,

@@ -5,6 +5,7 @@
 
 use crate::hash::HashMap;
 use serde::Serialize;
+use std::collections::hash_map::Entry;
 
 /// A handle: trace index, process id, address. Addresses are only unique within a process.
 pub type Key = (u32, i64, u64);
@@ -14,7 +15,7 @@ pub type Key = (u32, i64, u64);
 pub struct Registry<T> {
     /// The objects, in creation order.
     pub items: Vec<T>,
-    by_key: HashMap<Key, Vec<(i64, u32)>>,
+    by_key: HashMap<Key, Versions>,
     /// In a part of a split pass: the order (see [`crate::Context::order`]) of the event that
     /// created each object (see [`Model::stamp`]).
     orders: Vec<u128>,
@@ -30,15 +31,20 @@ impl<T> Registry<T> {
     /// Adds an object created at `ts` under `key`, unless the latest object of that key is the
     /// same (`same`), as with replayed initialization events: then that one is returned.
     pub fn insert(&mut self, key: Key, ts: i64, obj: T, same: impl Fn(&T, &T) -> bool) -> u32 {
-        let list = self.by_key.entry(key).or_default();
-        if let Some(&(_, id)) = list.last() {
-            if same(&self.items[id as usize], &obj) {
-                return id;
+        let id = self.items.len() as u32;
+        match self.by_key.entry(key) {
+            Entry::Occupied(mut e) => {
+                let last = e.get().last();
+                if same(&self.items[last as usize], &obj) {
+                    return last;
+                }
+                e.get_mut().push((ts, id));
+            }
+            Entry::Vacant(e) => {
+                e.insert(Versions::One([(ts, id)]));
             }
         }
-        let id = self.items.len() as u32;
         self.items.push(obj);
-        list.push((ts, id));
         id
     }
 
@@ -51,12 +57,12 @@ impl<T> Registry<T> {
     /// The objects of `key` with their creation times, for repeated [`version_at`] lookups
     /// without hashing the key each time.
     pub fn versions(&self, key: Key) -> Option<&[(i64, u32)]> {
-        self.by_key.get(&key).map(Vec::as_slice)
+        self.by_key.get(&key).map(Versions::as_slice)
     }
 
     /// The latest object of `key`.
     pub fn latest(&self, key: Key) -> Option<u32> {
-        self.by_key.get(&key)?.last().map(|(_, id)| *id)
+        self.by_key.get(&key).map(Versions::last)
     }
 
     /// Mutable access by id.
@@ -83,7 +89,7 @@ impl<T> Registry<T> {
         for r in &parts {
             let mut v = vec![((0, 0, 0), 0); r.items.len()];
             for (k, list) in &r.by_key {
-                for &(ts, id) in list {
+                for &(ts, id) in list.as_slice() {
                     v[id as usize] = (*k, ts);
                 }
             }
@@ -98,10 +104,47 @@ impl<T> Registry<T> {
                 maps[p][l] = id;
                 out.items.push(item);
                 let (k, ts) = keys[p][l];
-                out.by_key.entry(k).or_default().push((ts, id));
+                match out.by_key.entry(k) {
+                    Entry::Occupied(mut e) => e.get_mut().push((ts, id)),
+                    Entry::Vacant(e) => {
+                        e.insert(Versions::One([(ts, id)]));
+                    }
+                }
             }
         });
         (out, maps)
+    }
+}
+
+/// The objects of one key with their creation times, in creation order; one inline (most
+/// handles are initialized once), so that a registry is not a heap block per object.
+#[derive(Debug, Clone)]
+enum Versions {
+    One([(i64, u32); 1]),
+    Many(Vec<(i64, u32)>),
+}
+
+impl Versions {
+    fn as_slice(&self) -> &[(i64, u32)] {
+        match self {
+            Versions::One(v) => v,
+            Versions::Many(v) => v,
+        }
+    }
+
+    /// The latest object.
+    fn last(&self) -> u32 {
+        match self {
+            Versions::One([(_, id)]) => *id,
+            Versions::Many(v) => v.last().map_or(0, |v| v.1),
+        }
+    }
+
+    fn push(&mut self, v: (i64, u32)) {
+        match self {
+            Versions::One([first]) => *self = Versions::Many(vec![*first, v]),
+            Versions::Many(list) => list.push(v),
+        }
     }
 }
 

@@ -258,7 +258,7 @@ impl Architecture {
                 Some(Owner::Client(_)) | None => continue,
             };
             if let Some(n) = node_name(owner_node) {
-                cbs.entry(n).or_default().push((rank, cb.created_ns, id as u32));
+                crate::push_small(cbs.entry(n).or_default(), (rank, cb.created_ns, id as u32));
             }
         }
         // Callback id → (node name, callback name).
@@ -295,14 +295,17 @@ impl Architecture {
                 });
                 match same {
                     Some(c) => c.ids.push(id),
-                    None => nd.callbacks.push(ArchCallback {
-                        name: String::new(),
-                        kind,
-                        period_ns,
-                        topic,
-                        symbol: cb.symbol.clone(),
-                        ids: vec![id],
-                    }),
+                    None => crate::push_small(
+                        &mut nd.callbacks,
+                        ArchCallback {
+                            name: String::new(),
+                            kind,
+                            period_ns,
+                            topic,
+                            symbol: cb.symbol.clone(),
+                            ids: vec![id],
+                        },
+                    ),
                 }
             }
             name_callbacks(nd);
@@ -321,11 +324,10 @@ impl Architecture {
             let nd = node(&mut by_name, n);
             match nd.publishes.iter_mut().find(|x| x.topic == p.topic) {
                 Some(x) => x.publishers.push(id as u32),
-                None => nd.publishes.push(ArchPublish {
-                    topic: p.topic.clone(),
-                    callbacks: Vec::new(),
-                    publishers: vec![id as u32],
-                }),
+                None => crate::push_small(
+                    &mut nd.publishes,
+                    ArchPublish { topic: p.topic.clone(), callbacks: Vec::new(), publishers: vec![id as u32] },
+                ),
             }
         }
         for s in &m.subscriptions.items {
@@ -336,7 +338,7 @@ impl Architecture {
             let nd = node(&mut by_name, n);
             if !nd.subscribes.iter().any(|x| x.topic == s.topic) {
                 let callback = nd.subscription_callback(&s.topic).map(|c| c.name.clone());
-                nd.subscribes.push(ArchSubscribe { topic: s.topic.clone(), callback });
+                crate::push_small(&mut nd.subscribes, ArchSubscribe { topic: s.topic.clone(), callback });
             }
         }
         // Who publishes during which callback's runs.
@@ -352,13 +354,14 @@ impl Architecture {
         }
         for (n, topic, cbn) in &publishing {
             if let Some(x) = by_name.get_mut(n).and_then(|nd| nd.publishes.iter_mut().find(|x| &x.topic == topic)) {
-                x.callbacks.push(cbn.clone());
+                crate::push_small(&mut x.callbacks, cbn.clone());
             }
         }
         // Node paths: every input to every output.
         for nd in by_name.values_mut() {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
+            nd.paths.reserve_exact(nd.subscribes.len() * nd.publishes.len());
             for s in &nd.subscribes {
                 for p in &nd.publishes {
                     let chained = s.callback.as_ref().is_some_and(|c| p.callbacks.contains(c));
@@ -441,7 +444,7 @@ impl Architecture {
             // services, each in the order it names them: the order of their names.
             let mut callbacks: Vec<String> = members.iter().map(|(_, c)| c.to_string()).collect();
             callbacks.sort();
-            nd.groups.push(ArchGroup { name, kind, callbacks, executor: exec });
+            crate::push_small(&mut nd.groups, ArchGroup { name, kind, callbacks, executor: exec });
         }
         // caret_analyze numbers executors in the order of their addresses (a pandas groupby on
         // executor_addr) as its IDRemapper leaves them: the first executor registered at an

@@ -85,7 +85,7 @@ fn groups(a: &View<'_>) -> Vec<Group> {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
         match of_slot.iter_mut().find(|(k, _)| k == id) {
             Some((_, v)) => v.push(i as u32),
-            None => of_slot.push((*id, vec![i as u32])),
+            None => crate::push_small(of_slot, (*id, vec![i as u32])),
         }
     }
     let slots = &a.slots;
@@ -101,9 +101,10 @@ fn groups(a: &View<'_>) -> Vec<Group> {
 pub(super) fn section(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Section {
     let m = &a.model;
     let total_ns: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
-    let mut callbacks = Vec::new();
+    let groups = groups(a);
+    let mut callbacks = Vec::with_capacity(groups.len());
     let mut tally = Tally::default();
-    for ((key, id), idx) in &groups(a) {
+    for ((key, id), idx) in &groups {
         let idx: Vec<Run> = idx.iter().map(|&i| a.runs[i as usize].0).collect();
         let cb = id.map(|i| m.callbacks.get(i));
         callbacks.push(callback(m, *key, cb, &idx, total_ns, procname, &mut tally));

@@ -56,7 +56,7 @@ pub(super) fn section(m: &Model) -> Vec<NodeReport> {
         let mut by: Vec<Vec<&T>> = (0..n).map(|_| Vec::new()).collect();
         for x in items {
             if let Some(v) = node(x).and_then(|i| by.get_mut(i as usize)) {
-                v.push(x);
+                crate::push_small(v, x);
             }
         }
         by

@@ -83,7 +83,7 @@ pub struct TopicReport {
 fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
     let mut by: HashMap<&str, Vec<Option<u32>>> = HashMap::default();
     for p in items {
-        by.entry(p.topic.as_str()).or_default().push(p.node);
+        crate::push_small(by.entry(p.topic.as_str()).or_default(), p.node);
     }
     by
 }
@@ -100,10 +100,10 @@ pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
     }
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
     for f in a.flows {
-        flows_by_topic.entry(f.topic.as_str()).or_default().push(f);
+        crate::push_small(flows_by_topic.entry(f.topic.as_str()).or_default(), f);
     }
     let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
-    let mut topics = Vec::new();
+    let mut topics = Vec::with_capacity(topic_names.len());
     for name in topic_names.keys() {
         let fl = flows_by_topic.get(name.as_str()).map(|v| v.as_slice()).unwrap_or(&[]);
         let nodes_of = |of: &HashMap<&str, Vec<Option<u32>>>| {
