@@ -14,12 +14,12 @@ const BIN: &str = env!("CARGO_BIN_EXE_rostrace");
 const SLOWED: &str = "/planning/planner:timer";
 
 /// Whether a compared item is the planner's timer callback or downstream of it: the topic it
-/// publishes and every path through it.
+/// publishes, its publisher → subscriber pair and every path through it.
 fn downstream_of_planner_timer(kind: &str, name: &str) -> bool {
     match kind {
         "callback" => name.starts_with("/planning/planner timer "),
         "topic" => name == "/control/cmd_vel",
-        "path" => name.contains("/planning/planner -/control/cmd_vel->"),
+        "pair" | "path" => name.contains("/planning/planner -/control/cmd_vel->"),
         _ => false,
     }
 }
@@ -38,7 +38,7 @@ fn slowed_callback_is_flagged_with_what_is_downstream_and_nothing_else() {
             cmd.args([
                 "demo",
                 "--duration",
-                "10",
+                "30",
                 "--phase",
                 phase,
                 "--domain",

@@ -93,32 +93,6 @@ impl Abi {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog::TRACEPOINTS;
-
-    #[test]
-    fn event_counts_per_distro() {
-        let count = |n: &str| {
-            let a = by_name(n).unwrap();
-            TRACEPOINTS.iter().filter(|t| t.provider == "ros2" && a.has(t)).count()
-        };
-        assert_eq!(
-            [count("humble"), count("iron"), count("jazzy"), count("kilted"), count("rolling")],
-            [28, 35, 35, 40, 42]
-        );
-        assert_eq!(by_name("Lyrical").unwrap().name, "rolling");
-        assert!(by_name("foxy").unwrap_err().contains("humble, iron"));
-        let publish = TRACEPOINTS.iter().find(|t| t.name == "rmw_publish").unwrap();
-        let humble = by_name("humble").unwrap().fields(publish);
-        assert_eq!(humble.iter().map(|f| f.0).collect::<Vec<_>>(), ["message"]);
-        let init = TRACEPOINTS.iter().find(|t| t.name == "rmw_publisher_init").unwrap();
-        assert_eq!(by_name("jazzy").unwrap().fields(init)[1].1, FieldType::U8Array(24));
-        assert_eq!(by_name("kilted").unwrap().fields(init)[1].1, FieldType::U8Array(16));
-    }
-}
-
 /// The metadata declaration of a trace of a process with `abi`: its events (id = catalog
 /// index) with its layout.
 pub fn trace_decl(
@@ -144,5 +118,31 @@ pub fn trace_decl(
                 false => EventDecl { name: String::new(), fields: Vec::new() },
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::TRACEPOINTS;
+
+    #[test]
+    fn event_counts_per_distro() {
+        let count = |n: &str| {
+            let a = by_name(n).unwrap();
+            TRACEPOINTS.iter().filter(|t| t.provider == "ros2" && a.has(t)).count()
+        };
+        assert_eq!(
+            [count("humble"), count("iron"), count("jazzy"), count("kilted"), count("rolling")],
+            [28, 35, 35, 40, 42]
+        );
+        assert_eq!(by_name("Lyrical").unwrap().name, "rolling");
+        assert!(by_name("foxy").unwrap_err().contains("humble, iron"));
+        let publish = TRACEPOINTS.iter().find(|t| t.name == "rmw_publish").unwrap();
+        let humble = by_name("humble").unwrap().fields(publish);
+        assert_eq!(humble.iter().map(|f| f.0).collect::<Vec<_>>(), ["message"]);
+        let init = TRACEPOINTS.iter().find(|t| t.name == "rmw_publisher_init").unwrap();
+        assert_eq!(by_name("jazzy").unwrap().fields(init)[1].1, FieldType::U8Array(24));
+        assert_eq!(by_name("kilted").unwrap().fields(init)[1].1, FieldType::U8Array(16));
     }
 }
