@@ -19,15 +19,8 @@ pub struct Args {
     /// The new run (the same forms), compared with the base.
     #[arg(value_name = "NEW")]
     new: PathBuf,
-    /// The p-value of the Mann–Whitney test below which a change can be significant.
-    #[arg(long, value_name = "P", default_value_t = Thresholds::default().alpha)]
-    alpha: f64,
-    /// The least |Cliff's delta| (0..1) for a change to be significant.
-    #[arg(long, value_name = "D", default_value_t = Thresholds::default().min_delta)]
-    min_delta: f64,
-    /// The least relative change of the median for a change to be significant (0.1: 10 %).
-    #[arg(long, value_name = "R", default_value_t = Thresholds::default().min_change)]
-    min_change: f64,
+    #[command(flatten)]
+    thresholds: ThresholdArgs,
     /// Show every matched callback and topic, not only the significant changes.
     #[arg(long)]
     all: bool,
@@ -39,18 +32,43 @@ pub struct Args {
     jobs: usize,
 }
 
+/// The thresholds of a significant change, as `diff` and `report --baseline` take them.
+#[derive(clap::Args)]
+pub struct ThresholdArgs {
+    /// The p-value of the Mann–Whitney test below which a change can be significant.
+    #[arg(long, value_name = "P", default_value_t = Thresholds::default().alpha)]
+    alpha: f64,
+    /// The least |Cliff's delta| (0..1) for a change to be significant.
+    #[arg(long, value_name = "D", default_value_t = Thresholds::default().min_delta)]
+    min_delta: f64,
+    /// The least relative change of the median for a change to be significant (0.1: 10 %).
+    #[arg(long, value_name = "R", default_value_t = Thresholds::default().min_change)]
+    min_change: f64,
+}
+
+impl ThresholdArgs {
+    /// The thresholds, or the error naming the argument out of its range.
+    pub fn thresholds(&self) -> Result<Thresholds, String> {
+        let t = Thresholds { alpha: self.alpha, min_delta: self.min_delta, min_change: self.min_change };
+        if !(t.alpha > 0.0 && t.alpha <= 1.0) {
+            return Err(format!("--alpha {}: not in (0, 1]", t.alpha));
+        }
+        if !(0.0..=1.0).contains(&t.min_delta) {
+            return Err(format!("--min-delta {}: not in [0, 1]", t.min_delta));
+        }
+        if t.min_change.is_nan() || t.min_change < 0.0 {
+            return Err(format!("--min-change {}: not a number at least 0", t.min_change));
+        }
+        Ok(t)
+    }
+}
+
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    let t = Thresholds { alpha: a.alpha, min_delta: a.min_delta, min_change: a.min_change };
-    if !(t.alpha > 0.0 && t.alpha <= 1.0) {
-        return fail(format!("--alpha {}: not in (0, 1]", t.alpha));
-    }
-    if !(0.0..=1.0).contains(&t.min_delta) {
-        return fail(format!("--min-delta {}: not in [0, 1]", t.min_delta));
-    }
-    if t.min_change.is_nan() || t.min_change < 0.0 {
-        return fail(format!("--min-change {}: not a number at least 0", t.min_change));
-    }
+    let t = match a.thresholds.thresholds() {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
         match crate::load::run(arg, p, a.jobs) {

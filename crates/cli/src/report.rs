@@ -1,7 +1,7 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
 use crate::TraceArgs;
-use rostrace_analysis::diff::{diff_runs, Run};
+use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,6 +19,9 @@ pub struct Args {
     /// directory or metadata file, or a JSON file saved with `rostrace analyze --json FILE --samples`.
     #[arg(long, value_name = "BASE")]
     baseline: Option<PathBuf>,
+    /// With `--baseline`: when a change is significant (as for `rostrace diff`).
+    #[command(flatten)]
+    thresholds: crate::diff::ThresholdArgs,
 }
 
 /// Analyzes `traces` and writes the report to `out`, compared with the run `baseline` when
@@ -27,15 +30,14 @@ pub fn write(
     traces: &[PathBuf],
     out: &Path,
     title: Option<&str>,
-    baseline: Option<&Path>,
+    baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
 ) -> Result<bool, String> {
-    let base = baseline.map(|b| crate::load::run("--baseline", b, jobs)).transpose()?;
+    let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs).map(|r| (r, t))).transpose()?;
     let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
     let a = loaded.analysis;
-    let thresholds = rostrace_analysis::diff::Thresholds::default();
-    let diff = base.as_ref().map(|b| diff_runs(b.as_diff_run(), Run::Trace(&a), &thresholds));
+    let diff = base.as_ref().map(|(b, t)| diff_runs(b.as_diff_run(), Run::Trace(&a), t));
     let title = match title {
         Some(t) => t.to_string(),
         None => {
@@ -46,11 +48,16 @@ pub fn write(
     let html = rostrace_html::render(&a, &title, diff.as_ref());
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
     eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
-    Ok(loaded.clean && base.is_none_or(|b| b.clean()))
+    Ok(loaded.clean && base.is_none_or(|(b, _)| b.clean()))
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref(), a.traces.jobs) {
+    let t = match a.thresholds.thresholds() {
+        Ok(t) => t,
+        Err(e) => return crate::out::fail(e),
+    };
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref().map(|b| (b, &t)), a.traces.jobs)
+    {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {

@@ -285,9 +285,27 @@ fn report_with_a_baseline_shows_the_change() {
     for cell in ["CHANGED", "callback", esc.as_str(), "x0.50"] {
         assert!(first.contains(&format!(">{cell}</td>")), "{cell} in the first row: {first}");
     }
-    // A baseline that cannot be read: an error naming it.
-    let out =
-        rostrace().arg("report").arg(&t).arg("--baseline").arg(saved.with_file_name("none.json")).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline"));
+    // The thresholds are `diff`'s: a change of the median must be over 60 % here, so the halved
+    // callback (50 %) is no longer significant.
+    let mut cmd = rostrace();
+    cmd.arg("report").arg(&t).arg("--baseline").arg(&base).args(["--min-change", "0.6", "-o"]).arg(&html);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = chromium_dom(&html);
+    let section = &dom[dom.find("id=\"baseline\"").expect("the baseline section")..];
+    assert!(
+        section.contains("0 significant change(s) of") && section.contains("median changed ≥ 60%"),
+        "{section:.2000}"
+    );
+    // A baseline that cannot be read, or a threshold out of its range: an error naming it.
+    for (arg, bad) in [("--baseline", saved.with_file_name("none.json").into_os_string()), ("--alpha", "0".into())] {
+        let mut cmd = rostrace();
+        cmd.arg("report").arg(&t).arg("-o").arg(&html);
+        if arg != "--baseline" {
+            cmd.arg("--baseline").arg(&base);
+        }
+        let out = cmd.arg(arg).arg(bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(arg), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }
