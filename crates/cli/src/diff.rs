@@ -35,21 +35,28 @@ pub struct Args {
 /// The thresholds of a significant change, as `diff` and `report --baseline` take them.
 #[derive(clap::Args)]
 pub struct ThresholdArgs {
-    /// The p-value of the Mann–Whitney test below which a change can be significant.
-    #[arg(long, value_name = "P", default_value_t = Thresholds::default().alpha)]
-    alpha: f64,
-    /// The least |Cliff's delta| (0..1) for a change to be significant.
-    #[arg(long, value_name = "D", default_value_t = Thresholds::default().min_delta)]
-    min_delta: f64,
-    /// The least relative change of the median for a change to be significant (0.1: 10 %).
-    #[arg(long, value_name = "R", default_value_t = Thresholds::default().min_change)]
-    min_change: f64,
+    /// The p-value of the Mann–Whitney test below which a change can be significant
+    /// [default: 0.001].
+    #[arg(long, value_name = "P")]
+    alpha: Option<f64>,
+    /// The least |Cliff's delta| (0..1) for a change to be significant [default: 0.33].
+    #[arg(long, value_name = "D")]
+    min_delta: Option<f64>,
+    /// The least relative change of the median for a change to be significant (0.1: 10 %)
+    /// [default: 0.1].
+    #[arg(long, value_name = "R")]
+    min_change: Option<f64>,
 }
 
 impl ThresholdArgs {
     /// The thresholds, or the error naming the argument out of its range.
     pub fn thresholds(&self) -> Result<Thresholds, String> {
-        let t = Thresholds { alpha: self.alpha, min_delta: self.min_delta, min_change: self.min_change };
+        let d = Thresholds::default();
+        let t = Thresholds {
+            alpha: self.alpha.unwrap_or(d.alpha),
+            min_delta: self.min_delta.unwrap_or(d.min_delta),
+            min_change: self.min_change.unwrap_or(d.min_change),
+        };
         if !(t.alpha > 0.0 && t.alpha <= 1.0) {
             return Err(format!("--alpha {}: not in (0, 1]", t.alpha));
         }
@@ -60,6 +67,13 @@ impl ThresholdArgs {
             return Err(format!("--min-change {}: not a number at least 0", t.min_change));
         }
         Ok(t)
+    }
+
+    /// The first threshold argument given on the command line, if any.
+    pub fn given(&self) -> Option<&'static str> {
+        [("--alpha", self.alpha), ("--min-delta", self.min_delta), ("--min-change", self.min_change)]
+            .into_iter()
+            .find_map(|(name, v)| v.map(|_| name))
     }
 }
 

@@ -52,6 +52,11 @@ pub fn write(
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    if let Some(arg) = a.thresholds.given().filter(|_| a.baseline.is_none()) {
+        // A usage error, as clap's own.
+        eprintln!("rostrace: error: {arg} applies to the comparison with --baseline, which is not given");
+        return Ok(ExitCode::from(2));
+    }
     let t = match a.thresholds.thresholds() {
         Ok(t) => t,
         Err(e) => return crate::out::fail(e),

@@ -101,6 +101,27 @@ fn report_errors_name_the_output() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output /proc/rostrace/r.html"));
 }
 
+/// The thresholds of the comparison without `--baseline` would do nothing: refused, naming them;
+/// a value out of range is refused too.
+#[test]
+fn report_thresholds_need_a_baseline() {
+    let t = shared().join("traces/caret-demos-e2e-jazzy");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    for arg in ["--alpha", "--min-delta", "--min-change"] {
+        let out = rostrace().arg("report").arg(&t).args([arg, "0.5", "-o", "/dev/null"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(arg) && err.contains("--baseline"), "{arg}: {err}");
+    }
+    let mut cmd = rostrace();
+    let out =
+        cmd.arg("report").arg(&t).arg("--baseline").arg(&t).args(["--alpha", "2", "-o", "/dev/null"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--alpha 2: not in (0, 1]"));
+}
+
 /// Names that HTML's script parser reads specially (`<!--<script>` puts it in its "double
 /// escaped" state, where `</script>` no longer ends the element) do not blank the report: here
 /// in the trace directory's name, which the report shows as its title.
