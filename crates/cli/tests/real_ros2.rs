@@ -95,14 +95,17 @@ impl Setup<'_> {
 /// Run 1: upstream's library preloaded, under an LTTng session of our own.
 fn run_upstream(s: &Setup, root: &Path) -> Run {
     let lib = venv_root().join(format!("upstream-{}", s.distro.tracetools)).join("libtracetools.so");
-    let dir = root.join("upstream");
-    let name = format!("rostrace-real-{}-{}", s.distro.name, std::process::id());
-    let session = LttngSession::start(&name, &dir);
-    let mut cmd = Command::new("env");
-    s.system(&mut cmd, s.domain(0));
-    cmd.env("LD_PRELOAD", &lib);
-    let out = cmd.output().unwrap();
-    session.stop();
+    let (out, dir) = real::again_if_stuck("upstream", |attempt| {
+        let dir = root.join(format!("upstream-{attempt}"));
+        let name = format!("rostrace-real-{}-{}-{attempt}", s.distro.name, std::process::id());
+        let session = LttngSession::start(&name, &dir);
+        let mut cmd = Command::new("env");
+        s.system(&mut cmd, s.domain(0));
+        cmd.env("LD_PRELOAD", &lib);
+        let out = cmd.output().unwrap();
+        session.stop();
+        (out, dir)
+    });
     let system = system_report(&out, "upstream");
     let (events, caret, schema, others) = read_trace(&dir, &s.ns);
     Run { label: "upstream", dir, events, caret, schema, others, system }
@@ -110,14 +113,15 @@ fn run_upstream(s: &Setup, root: &Path) -> Run {
 
 /// Runs 2 and 3: `rostrace record [--backend lttng]`.
 fn run_rostrace(s: &Setup, root: &Path, backend: &str, run: u32) -> Run {
-    let name = format!("rostrace-real-{}-{backend}-{}", s.distro.name, std::process::id());
-    let _session = LttngSession(name.clone());
-    let mut cmd = rostrace();
-    cmd.args(["record", "--backend", backend, "-s", &name, "-p"]).arg(root).arg("--");
-    s.system(&mut cmd, s.domain(run));
-    let out = cmd.output().unwrap();
+    let (out, dir) = real::again_if_stuck(backend, |attempt| {
+        let name = format!("rostrace-real-{}-{backend}-{}-{attempt}", s.distro.name, std::process::id());
+        let _session = LttngSession(name.clone());
+        let mut cmd = rostrace();
+        cmd.args(["record", "--backend", backend, "-s", &name, "-p"]).arg(root).arg("--");
+        s.system(&mut cmd, s.domain(run));
+        (cmd.output().unwrap(), root.join(&name))
+    });
     let system = system_report(&out, backend);
-    let dir = root.join(&name);
     let (mut events, caret, mut schema, others) = read_trace(&dir, &s.ns);
     // rostrace's rclpy instrumentation adds callback events that upstream's rclpy has no
     // counterpart for: compared without them (rclpy_callbacks.rs checks them).

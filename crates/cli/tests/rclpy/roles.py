@@ -19,12 +19,14 @@ calls before the other side is matched, and nobody leaves before the other side 
   done; timer 70 ms.
 - client: node `client` calling `toggle` exactly M times, one after the other; timer 30 ms.
 
-Each process prints what it counted as one JSON line and exits with 0 when it did its part
-(1 otherwise, e.g. after the deadline). The executor is only ever spun without a timeout (each
+Each process prints what it counted as one JSON line, before its teardown (destroying its
+nodes, shutting rclpy down), and exits with 0 when it did its part (1 otherwise, e.g. after the
+deadline). The executor is only ever spun without a timeout (each
 process's own timer wakes it), so the timers initialized are exactly the ones above.
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import sys
@@ -43,6 +45,9 @@ def main():
     ap.add_argument("--idle-spins", type=int, default=4)
     ap.add_argument("--recreated-timers", type=int, default=6)
     a = ap.parse_args()
+    # A process still alive well past its deadline is stuck (in a shutdown, say): its Python
+    # stacks go to stderr, into the test's output.
+    faulthandler.dump_traceback_later(DEADLINE_S + 10)
 
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -191,7 +196,10 @@ def main():
             answered = 0
             ready = wait_until(cli.service_is_ready)
             if ready:
-                time.sleep(0.2)  # the response path (server's writer, our reader) matches too
+                # The response path (the server's writer, our reader) matches too: ready says only
+                # that our side knows the server's endpoints, and a response sent before the
+                # server's writer knows our reader is lost (seen on a loaded machine).
+                time.sleep(1.0)
                 for i in range(a.calls):
                     fut = cli.call_async(SetBool.Request(data=bool(i % 2)))
                     if not wait_until(fut.done, ex.spin_once):
@@ -202,13 +210,15 @@ def main():
             ex.shutdown()
             report.update(responses=answered, timers=[0.03])
             ok = ready and answered == a.calls
+        report["ok"] = ok
+        report["seconds"] = round(time.monotonic() - start, 3)
+        # Said before the teardown: a process that hangs in it (system.py kills it) has still
+        # said what it did.
+        print(json.dumps(report), flush=True)
     finally:
         for n in nodes:
             n.destroy_node()
         rclpy.try_shutdown()
-    report["ok"] = ok
-    report["seconds"] = round(time.monotonic() - start, 3)
-    print(json.dumps(report), flush=True)
     return 0 if ok else 1
 
 
