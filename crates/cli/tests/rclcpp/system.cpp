@@ -294,6 +294,10 @@ int control(const Options & o)
   bool fresh = false;
   std::atomic<int> got_poses{0}, cmds{0}, answered{0};
   std::atomic<bool> pending{false};
+  // When the planner may call (0: not yet): a while after the client sees the service, because
+  // the response path (the server's writer, this client's reader) may match later than the
+  // request path, and a response sent before is lost (seen on a loaded machine).
+  std::atomic<Clock::rep> calls_from{0};
   auto pose_sub = planner->create_subscription<String>(
     "pose", reliable(5), [&](const String & m) {
       runs.add("planner pose");
@@ -316,7 +320,10 @@ int control(const Options & o)
           fresh = false;
         }
       }
-      if (flagged(o, "control.ready") && answered < o.calls && !pending.exchange(true)) {
+      auto from = calls_from.load();
+      if (from != 0 && Clock::now().time_since_epoch().count() >= from && answered < o.calls &&
+        !pending.exchange(true))
+      {
         client->async_send_request(
           std::make_shared<Trigger::Request>(),
           [&](rclcpp::Client<Trigger>::SharedFuture f) {
@@ -347,6 +354,7 @@ int control(const Options & o)
       client->service_is_ready();
     });
   if (ready) {
+    calls_from = (Clock::now() + 1s).time_since_epoch().count();
     flag(o, "control.ready");
   }
   bool done = ready && wait_until(
