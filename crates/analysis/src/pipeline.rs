@@ -1,11 +1,11 @@
-//! The pipeline, in order: the pass ([`crate::engine`]) → linking ([`crate::link`]) → the report
-//! ([`crate::report`], with the longest paths searched beside it) → the filter by node and
-//! topic. Its one product is the [`Analysis`], which every consumer (text, HTML, exports,
+//! The pipeline, in order: the pass ([`crate::engine`]) → linking ([`crate::link`]) → the longest
+//! paths, when asked for ([`crate::paths`]) → the report ([`crate::report`]) → the filter by node
+//! and topic. Its one product is the [`Analysis`], which every consumer (text, HTML, exports,
 //! Python) reads.
 
 use crate::engine::Handlers;
 use crate::handler::Handler;
-use crate::link::{link, Flow, Tables, View};
+use crate::link::{link, Flow, Linked, Tables, View};
 use crate::model::{Key, Model};
 use crate::paths::Architecture;
 use crate::report::{report, Report};
@@ -159,12 +159,18 @@ impl Processor {
     /// One pass over `set` (runtime events inside `window`), then the report of the ROS 2 model
     /// and of the standard handlers that are registered. `progress(done, total)` is called now
     /// and then with bytes read.
-    pub fn analyze(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
-        let c = self.collect(set, window, progress);
-        let (tables, linked) = link(c, rostrace_threads::threads(self.jobs));
-        let mut an = Analysis::new(tables, self.handlers);
+    pub fn analyze(self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
+        let (mut an, linked) = self.linked(set, window, progress);
         an.report = report(&View::from(&an), linked);
         an
+    }
+
+    /// One pass over `set`, its tables linked: the analysis with the report still empty, and
+    /// what the report needs besides the tables.
+    fn linked(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> (Analysis, Linked) {
+        let c = self.collect(set, window, progress);
+        let (tables, linked) = link(c, rostrace_threads::threads(self.jobs));
+        (Analysis::new(tables, self.handlers), linked)
     }
 
     /// [`Processor::analyze`], and `side(&analysis)` (say, a path search) on a thread of its own
@@ -172,16 +178,14 @@ impl Processor {
     /// thread): `side` sees the model and the linked tables (runs, publications, takes, flows),
     /// not the report, which is still empty then.
     pub fn analyze_with<T: Send>(
-        mut self,
+        self,
         set: &TraceSet,
         window: Window,
         progress: impl FnMut(u64, u64),
         side: impl FnOnce(&Analysis) -> T + Send,
     ) -> (Analysis, T) {
-        let c = self.collect(set, window, progress);
         let threads = rostrace_threads::threads(self.jobs);
-        let (tables, linked) = link(c, threads);
-        let mut an = Analysis::new(tables, self.handlers);
+        let (mut an, linked) = self.linked(set, window, progress);
         let (report, t) = if threads > 1 {
             let an = &an;
             std::thread::scope(|s| {
@@ -199,7 +203,8 @@ impl Processor {
     }
 
     /// [`analyze`](Self::analyze) with the report's ten longest paths (those `keep` accepts, see
-    /// [`crate::paths::longest_of`]), searched while the report is made.
+    /// [`crate::paths::longest_of`]), searched before the report is made: the search's index
+    /// and the report's working tables, each as large as the system, are not held at once.
     pub fn analyze_with_paths(
         self,
         set: &TraceSet,
@@ -208,8 +213,9 @@ impl Processor {
         keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
     ) -> Analysis {
         let jobs = self.jobs;
-        let (mut an, (lp, arch)) =
-            self.analyze_with(set, window, progress, |an| crate::paths::longest_with_architecture(an, keep, jobs));
+        let (mut an, linked) = self.linked(set, window, progress);
+        let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
+        an.report = report(&View::from(&an), linked);
         an.report.longest_paths = Some(lp);
         an.architecture = Some(arch);
         an

@@ -55,8 +55,8 @@ pub struct CallbackReport {
 pub(super) struct Tally {
     /// (runs, ns) per (trace, vpid, node name).
     pub(super) per_node: HashMap<(u32, i64, String), (u64, i64)>,
-    /// The threads each node's callbacks ran on.
-    pub(super) node_threads: HashMap<(u32, i64, String), HashSet<i32>>,
+    /// The threads each node's callbacks ran on (a few: a list, not a set of its own each).
+    pub(super) node_threads: HashMap<(u32, i64, String), Vec<i32>>,
     /// (runs, ns) per (trace, vpid, vtid).
     pub(super) per_thread: HashMap<(u32, i64, i64), (u64, i64)>,
     /// (runs, ns) per (trace, vpid).
@@ -183,7 +183,12 @@ fn callback(
             None => on.push((r.vtid, n, ns)),
         }
     }
-    tally.node_threads.entry((key.0, key.1, node_name.clone())).or_default().extend(on.iter().map(|x| x.0));
+    let threads = tally.node_threads.entry((key.0, key.1, node_name.clone())).or_default();
+    for &(vtid, _, _) in &on {
+        if !threads.contains(&vtid) {
+            crate::push_small(threads, vtid);
+        }
+    }
     for &(vtid, n, ns) in on.iter().filter(|x| x.1 > 0) {
         let x = tally.per_thread.entry((key.0, key.1, vtid as i64)).or_default();
         (x.0, x.1) = (x.0 + n, x.1 + ns);

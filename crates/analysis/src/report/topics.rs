@@ -7,7 +7,7 @@ use crate::link::{pub_node, Flow, MatchBy, TopicTally};
 use crate::model::{Endpoint, Model};
 use crate::stats::Stats;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// A reason and how many times it applied.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -91,38 +91,33 @@ fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
 /// Every topic a publisher or subscription of the model names, by name.
 pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
     let m = &a.model;
-    let mut topic_names: BTreeMap<String, ()> = BTreeMap::new();
-    for p in &m.publishers.items {
-        topic_names.insert(p.topic.clone(), ());
-    }
-    for s in &m.subscriptions.items {
-        topic_names.insert(s.topic.clone(), ());
-    }
+    let topic_names: BTreeSet<&str> =
+        m.publishers.items.iter().chain(&m.subscriptions.items).map(|e| e.topic.as_str()).collect();
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
     for f in a.flows {
         crate::push_small(flows_by_topic.entry(f.topic.as_str()).or_default(), f);
     }
     let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
     let mut topics = Vec::with_capacity(topic_names.len());
-    for name in topic_names.keys() {
-        let fl = flows_by_topic.get(name.as_str()).map(|v| v.as_slice()).unwrap_or(&[]);
+    for name in topic_names {
+        let fl = flows_by_topic.get(name).map(|v| v.as_slice()).unwrap_or(&[]);
         let nodes_of = |of: &HashMap<&str, Vec<Option<u32>>>| {
-            let mut v: Vec<String> = of.get(name.as_str()).into_iter().flatten().map(|n| m.node_name(*n)).collect();
+            let mut v: Vec<String> = of.get(name).into_iter().flatten().map(|n| m.node_name(*n)).collect();
             v.sort();
             v.dedup();
             v
         };
         let count = |by: MatchBy| fl.iter().filter(|f| f.by == by).count() as u64;
         topics.push(TopicReport {
-            name: name.clone(),
+            name: name.to_string(),
             publishers: nodes_of(&publishers_of),
             subscribers: nodes_of(&subscribers_of),
-            publishes: tally.pub_count.get(name.as_str()).copied().unwrap_or(0),
+            publishes: tally.pub_count.get(name).copied().unwrap_or(0),
             takes: tally.takes.get(name).copied().unwrap_or(0),
             matched: fl.len() as u64,
             unmatched: tally.unmatched.get(name).copied().unwrap_or(0),
             unmatched_reasons: reasons(tally, name),
-            dropped: tally.dropped.get(name.as_str()).copied(),
+            dropped: tally.dropped.get(name).copied(),
             by_source_timestamp: count(MatchBy::SourceTimestamp),
             by_publish_window: count(MatchBy::PublishWindow),
             intra_process: count(MatchBy::IntraProcess),
@@ -154,22 +149,34 @@ fn reasons(tally: &TopicTally, name: &str) -> Vec<ReasonCount> {
     v
 }
 
-/// The latencies of a topic's flows `fl` per publisher → subscription pair.
+/// The latencies of a topic's flows `fl` per publisher → subscription pair (by process and node
+/// name: the flows are grouped by node first, and each group's names made once).
 fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
-    type PairKey = (i64, String, i64, String);
-    let mut pair_map: BTreeMap<PairKey, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+    type Latencies = (Vec<i64>, Vec<i64>);
+    let mut by_node: HashMap<(i64, Option<u32>, i64, Option<u32>), Latencies> = HashMap::default();
     for f in fl {
         let p = &a.pubs[f.publication as usize].0;
         let (t, sub) = &a.takes[f.take as usize];
-        let pk =
-            (p.vpid, m.node_name(pub_node(m, p)), t.vpid, m.node_name(sub.and_then(|s| m.subscriptions.get(s).node)));
-        let e = pair_map.entry(pk).or_default();
+        let e =
+            by_node.entry((p.vpid, pub_node(m, p), t.vpid, sub.and_then(|s| m.subscriptions.get(s).node))).or_default();
         e.0.push(f.pub_to_take_ns);
         if let Some(x) = f.pub_to_callback_ns {
             e.1.push(x);
         }
     }
-    pair_map
+    let mut named: Vec<((i64, String, i64, String), Latencies)> =
+        by_node.into_iter().map(|((pv, pn, sv, sn), l)| ((pv, m.node_name(pn), sv, m.node_name(sn)), l)).collect();
+    named.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+    // Nodes of the same name (one created again) are one pair.
+    named.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 .0.append(&mut next.1 .0);
+            kept.1 .1.append(&mut next.1 .1);
+        }
+        same
+    });
+    named
         .into_iter()
         .map(|((pv, pn, sv, sn), (mut a, mut b))| PairReport {
             publisher_node: pn,
