@@ -6,6 +6,7 @@ use crate::schema::{EventClass, Schema, StreamClass};
 use crate::types::Ty;
 use crate::value::{value_at, FieldValue, StructRef};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Magic number of a data packet header.
@@ -77,6 +78,42 @@ pub struct PacketInfo {
     pub stream_instance_id: Option<u64>,
 }
 
+/// A packet of a stream file as an indexer read it: where it is, its header's values, and the
+/// state of a reader before and after it (see `StreamReader::index_packets`).
+#[derive(Debug, Clone)]
+pub(crate) struct Indexed {
+    offset: u64,
+    /// The next packet's offset.
+    next: u64,
+    /// Its end time (ns), for the packet filter.
+    end_ns: Option<i64>,
+    info: PacketInfo,
+    /// Position of its stream class in the schema.
+    stream_class: usize,
+    before: Links,
+    after: Links,
+    /// The losses its counters report.
+    losses: Vec<Loss>,
+}
+
+/// What a reader carries from one packet's header to the next one's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Links {
+    prev_discarded: Option<u64>,
+    prev_seq: Option<u64>,
+    prev_end_ns: Option<i64>,
+    floor: u64,
+    clock: u64,
+}
+
+/// Where an indexer of a stream file left off: the next packet to read, and what it carries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resume {
+    next_packet: u64,
+    stream_class: Option<u64>,
+    links: Links,
+}
+
 /// Reads the packets and events of one data stream file.
 pub struct StreamReader<'a> {
     /// The data file path.
@@ -85,6 +122,11 @@ pub struct StreamReader<'a> {
     schema: &'a Schema,
     /// Packets whose events are passed over.
     skip: Option<&'a PacketFilter>,
+    /// The file's packets indexed before (see [`Indexed`]): those the filter passes over are
+    /// stepped over without reading their headers again.
+    index: &'a [Indexed],
+    /// Counts the packet headers this reader decodes.
+    counter: Option<&'a AtomicU64>,
     /// Position of the trace in its set.
     pub trace_index: usize,
     sc: Option<&'a StreamClass>,
@@ -161,6 +203,8 @@ impl<'a> StreamReader<'a> {
             data,
             schema,
             skip: None,
+            index: &[],
+            counter: None,
             trace_index,
             sc: None,
             clock_offset_ns: None,
@@ -247,6 +291,8 @@ impl<'a> StreamReader<'a> {
     pub(crate) fn part(&self, warm: u64, start: u64, end: u64) -> StreamReader<'a> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
         r.skip = self.skip;
+        r.index = self.index;
+        r.counter = self.counter;
         r.page = self.page;
         r.step = self.step;
         // Pages before the part are another reader's to give back.
@@ -424,6 +470,9 @@ impl<'a> StreamReader<'a> {
                     self.release(self.limit);
                     return Ok(false);
                 }
+                if self.step_over_indexed() {
+                    continue;
+                }
                 match self.read_packet() {
                     Ok(()) => {
                         self.skip_if_filtered();
@@ -478,7 +527,133 @@ impl<'a> StreamReader<'a> {
         self.skip = f;
     }
 
+    /// Sets the packets of the file indexed before ([`Indexed`]), to step over those the
+    /// filter passes over without reading them, and a counter of the packet headers read.
+    pub(crate) fn set_index(&mut self, index: &'a [Indexed], counter: Option<&'a AtomicU64>) {
+        self.index = index;
+        self.counter = counter;
+    }
+
+    /// Makes `sc` the stream class of the packets read, with its clock.
+    fn enter(&mut self, sc: &'a StreamClass) {
+        if self.sc.map(|p| p.id) != Some(sc.id) {
+            self.sc = Some(sc);
+            match sc.clock {
+                Some(ci) => {
+                    let clock = &self.schema.clocks[ci];
+                    self.clock_offset_ns = Some(clock.offset_ns());
+                    self.clock_freq = clock.freq;
+                }
+                None => self.clock_offset_ns = None,
+            }
+        }
+    }
+
+    /// What the reader carries to the next packet's losses and checks.
+    fn links(&self) -> Links {
+        Links {
+            prev_discarded: self.prev_discarded,
+            prev_seq: self.prev_seq,
+            prev_end_ns: self.prev_end_ns,
+            floor: self.floor,
+            clock: self.st.clock,
+        }
+    }
+
+    fn set_links(&mut self, l: Links) {
+        self.prev_discarded = l.prev_discarded;
+        self.prev_seq = l.prev_seq;
+        self.prev_end_ns = l.prev_end_ns;
+        self.floor = l.floor;
+        self.st.clock = l.clock;
+    }
+
+    /// Steps over the next packet when it was indexed, the filter passes over it, and the
+    /// reader comes to it as the indexer did (so that reading its header again would leave the
+    /// reader as the index says): its losses are counted, its header is not read again.
+    fn step_over_indexed(&mut self) -> bool {
+        let Some(f) = self.skip else { return false };
+        let at = self.next_packet;
+        let i = self.index.partition_point(|p| p.offset < at);
+        let Some(p) = self.index.get(i).filter(|p| p.offset == at) else { return false };
+        // A packet beginning before the last event read would be damaged for this reader.
+        // (A packet with a begin time sets the clock: the clock before it does not matter.)
+        let mut mine = self.links();
+        if p.info.ts_begin.is_some() {
+            mine.clock = p.before.clock;
+        }
+        let same = p.before == mine && p.info.ts_begin.is_none_or(|b| b >= self.ts);
+        if !same || p.next > self.limit || !f(self.path, at, p.end_ns) {
+            return false;
+        }
+        let Some(sc) = self.schema.streams.get(p.stream_class) else { return false };
+        self.enter(sc);
+        self.set_links(p.after);
+        self.packet = p.info;
+        self.next_packet = p.next;
+        self.truncated = false;
+        self.pos = 0;
+        self.content_end = 0;
+        for loss in &p.losses {
+            self.push_loss(loss.clone());
+        }
+        true
+    }
+
+    /// Where an indexer of the file stands, to go on later from there (see
+    /// [`index_packets`](Self::index_packets)).
+    pub(crate) fn resume_point(&self) -> Resume {
+        Resume { next_packet: self.next_packet, stream_class: self.sc.map(|s| s.id), links: self.links() }
+    }
+
+    /// Puts a new reader of the file where an indexer left off.
+    pub(crate) fn resume(&mut self, r: &Resume) {
+        if let Some(sc) = r.stream_class.and_then(|id| self.schema.stream(id)) {
+            self.enter(sc);
+        }
+        self.set_links(r.links);
+        self.next_packet = r.next_packet;
+        self.done = r.next_packet >= self.data.len() as u64;
+    }
+
+    /// Reads the headers of the whole packets from where the reader is, and appends each
+    /// sound one to `out`, with the reader's state before and after it; stops before a packet
+    /// still being written (or one that cannot be read: it is examined again by the next
+    /// indexing). Returns how many packet headers it read.
+    pub(crate) fn index_packets(&mut self, out: &mut Vec<Indexed>) -> u64 {
+        let mut n = 0;
+        while self.next_packet < self.data.len() as u64 {
+            let (at, back) = (self.next_packet, self.resume_point());
+            n += 1;
+            let r = self.read_packet();
+            if self.truncated || matches!(r, Err(PacketError::Fatal(_))) {
+                self.losses.clear();
+                self.resume(&back);
+                break;
+            }
+            let losses = std::mem::take(&mut self.losses);
+            if r.is_ok() {
+                let sc = self.sc.expect("packet read");
+                let stream_class = self.schema.streams.iter().position(|s| s.id == sc.id).unwrap_or(usize::MAX);
+                out.push(Indexed {
+                    offset: at,
+                    next: self.next_packet,
+                    end_ns: self.packet.ts_end.and_then(|e| self.to_ns(e)),
+                    info: self.packet,
+                    stream_class,
+                    before: back.links,
+                    after: self.links(),
+                    losses,
+                });
+            }
+        }
+        n
+    }
+
     fn read_packet(&mut self) -> Result<(), PacketError> {
+        if let Some(c) = self.counter {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
         if self.st.regs.len() != self.schema.registers {
             // Made here, by the thread that reads, rather than by the one that made the reader:
             // the registers and the node buffers (which grow as the events need) then lie in
@@ -516,17 +691,7 @@ impl<'a> StreamReader<'a> {
                 ))
             }
         };
-        if self.sc.map(|p| p.id) != Some(sc.id) {
-            self.sc = Some(sc);
-            match sc.clock {
-                Some(ci) => {
-                    let clock = &self.schema.clocks[ci];
-                    self.clock_offset_ns = Some(clock.offset_ns());
-                    self.clock_freq = clock.freq;
-                }
-                None => self.clock_offset_ns = None,
-            }
-        }
+        self.enter(sc);
         if let Some(t) = &sc.packet_context {
             decode(t, &mut c, &mut self.st, &mut self.pkt_nodes)
                 .map_err(|e| self.error(start + e.bit / 8, format!("packet context: {}", e.message)))?;

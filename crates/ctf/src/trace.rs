@@ -5,13 +5,14 @@ use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
 use crate::parallel::{FileRef, ParStreams, Piped};
 use crate::schema::Schema;
-use crate::stream::{Event, Loss, PacketFilter, StreamReader, PACKET_MAGIC};
+use crate::stream::{Event, Indexed, Loss, PacketFilter, Resume, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
 use memmap2::Mmap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// One data stream file of a trace.
@@ -19,6 +20,11 @@ pub struct StreamFile {
     /// Its path.
     pub path: PathBuf,
     map: Option<Mmap>,
+    /// Its whole packets indexed so far ([`TraceSet::refresh`]), and where the indexing goes on.
+    index: Vec<Indexed>,
+    resume: Option<Resume>,
+    /// The file's size when it was last indexed.
+    indexed_len: u64,
 }
 
 impl StreamFile {
@@ -38,6 +44,8 @@ pub struct Trace {
     pub metadata: MetadataText,
     /// Data stream files, sorted by name.
     pub streams: Vec<StreamFile>,
+    /// The size of the metadata file read.
+    metadata_len: u64,
 }
 
 /// A set of traces read together.
@@ -48,6 +56,11 @@ pub struct TraceSet {
     budget: u64,
     /// Packets whose events every reader of the set passes over.
     skip: Option<std::sync::Arc<PacketFilter>>,
+    /// The paths the set was opened on, where [`refresh`](Self::refresh) looks for new traces.
+    roots: Vec<PathBuf>,
+    /// Packet headers read by the set's readers, and by its indexing.
+    packets_read: AtomicU64,
+    packets_indexed: u64,
 }
 
 /// Finds every directory holding a CTF `metadata` file at or below `path`, sorted. When there is
@@ -139,56 +152,151 @@ impl Trace {
 
     /// Opens the trace in `dir`: parses its metadata and maps its data stream files.
     pub fn open(dir: &Path) -> Result<Trace> {
+        let metadata_len = file_len(&dir.join("metadata"));
         let (schema, metadata) = read_metadata(&dir.join("metadata"))?;
-        let rd = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-        let mut names: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false) || e.path().is_file())
-            .map(|e| e.path())
-            .filter(|p| {
-                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                n != "metadata" && !n.starts_with('.') && !n.ends_with(".idx")
-            })
-            .collect();
-        names.sort();
+        let mut streams = Vec::new();
+        for path in stream_names(dir)? {
+            if let Some(s) = StreamFile::open(path, &schema)? {
+                streams.push(s);
+            }
+        }
+        Ok(Trace { dir: dir.to_path_buf(), schema: Arc::new(schema), metadata, streams, metadata_len })
+    }
+
+    /// Reads the metadata again when it grew (LTTng appends to it as classes are declared),
+    /// maps the stream files that grew again and adds those that appeared.
+    fn refresh(&mut self, errors: &mut Vec<Error>) {
+        let path = self.dir.join("metadata");
+        let len = file_len(&path);
+        if len != self.metadata_len {
+            match read_metadata(&path) {
+                Ok((schema, metadata)) => {
+                    (self.schema, self.metadata, self.metadata_len) = (Arc::new(schema), metadata, len);
+                }
+                // (Read again at the next refresh: it may be being written.)
+                Err(e) => errors.push(e),
+            }
+        }
+        let names = match stream_names(&self.dir) {
+            Ok(n) => n,
+            Err(e) => return errors.push(e),
+        };
+        for path in names {
+            match self.streams.binary_search_by(|s| s.path.cmp(&path)) {
+                Ok(i) => {
+                    if let Err(e) = self.streams[i].remap() {
+                        errors.push(e);
+                    }
+                }
+                Err(i) => match StreamFile::open(path, &self.schema) {
+                    Ok(Some(s)) => self.streams.insert(i, s),
+                    Ok(None) => {}
+                    Err(e) => errors.push(e),
+                },
+            }
+        }
+    }
+}
+
+/// The size of the file at `path` (0 when it cannot be known).
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The files of `dir` that may be data streams, sorted.
+fn stream_names(dir: &Path) -> Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    let mut names: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false) || e.path().is_file())
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n != "metadata" && !n.starts_with('.') && !n.ends_with(".idx")
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Maps `len` bytes of `file`.
+fn map_file(file: &std::fs::File, path: &Path, len: u64) -> Result<Mmap> {
+    // (A file larger than the address space is refused, as memmap2 refuses it.)
+    usize::try_from(len)
+        .map_err(|_| std::io::Error::other("memory map length overflows usize"))
+        // SAFETY: the file is only read, and only up to `len`: a recording being written only
+        // appends to its files.
+        .and_then(|len| unsafe { memmap2::MmapOptions::new().len(len).map(file) })
+        .map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}
+
+impl StreamFile {
+    /// Maps the file at `path` when it is a data stream of a trace with `schema` (`None`: it
+    /// is empty, or not a data stream).
+    fn open(path: PathBuf, schema: &Schema) -> Result<Option<StreamFile>> {
+        let file = std::fs::File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len == 0 {
+            return Ok(None);
+        }
+        let map = map_file(&file, &path, len)?;
         let has_magic =
             schema.packet_header.as_ref().and_then(|t| t.as_struct()).is_some_and(|s| s.index_of("magic") == Some(0));
-        let mut streams = Vec::new();
-        for path in names {
-            let file = std::fs::File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if len == 0 {
-                continue;
+        if has_magic {
+            // A file that does not start with the packet magic is not a data stream (a cache, notes).
+            // (Read from the file, not the mapping: touching the mapping would map its first
+            // pages on this thread, before the reading threads start.)
+            let mut m = [0u8; 4];
+            if len < 4 || first_bytes(&file, &mut m).is_err() {
+                return Ok(None);
             }
-            // (A file larger than the address space is refused, as memmap2 refuses it.)
-            let map = usize::try_from(len)
-                .map_err(|_| std::io::Error::other("memory map length overflows usize"))
-                // SAFETY: the file is only read; traces are not modified while being read.
-                .and_then(|len| unsafe { memmap2::MmapOptions::new().len(len).map(&file) })
-                .map_err(|source| Error::Io { path: path.clone(), source })?;
-            if has_magic {
-                // A file that does not start with the packet magic is not a data stream (a cache, notes).
-                // (Read from the file, not the mapping: touching the mapping would map its first
-                // pages on this thread, before the reading threads start.)
-                let mut m = [0u8; 4];
-                if len < 4 || first_bytes(&file, &mut m).is_err() {
-                    continue;
-                }
-                let v = match schema.byte_order {
-                    ByteOrder::Little => u32::from_le_bytes(m),
-                    ByteOrder::Big => u32::from_be_bytes(m),
-                } as u64;
-                if v != PACKET_MAGIC {
-                    continue;
-                }
-            } else if !looks_binary_stream(&path) {
-                continue;
+            let v = match schema.byte_order {
+                ByteOrder::Little => u32::from_le_bytes(m),
+                ByteOrder::Big => u32::from_be_bytes(m),
+            } as u64;
+            if v != PACKET_MAGIC {
+                return Ok(None);
             }
-            #[cfg(unix)]
-            let _ = map.advise(memmap2::Advice::Sequential);
-            streams.push(StreamFile { path, map: Some(map) });
+        } else if !looks_binary_stream(&path) {
+            return Ok(None);
         }
-        Ok(Trace { dir: dir.to_path_buf(), schema: Arc::new(schema), metadata, streams })
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(Some(StreamFile { path, map: Some(map), index: Vec::new(), resume: None, indexed_len: 0 }))
+    }
+
+    /// Maps the file again when its size changed; a file that shrank is indexed again.
+    fn remap(&mut self) -> Result<()> {
+        let file = std::fs::File::open(&self.path).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let old = self.data().len() as u64;
+        if len == old {
+            return Ok(());
+        }
+        if len < old {
+            self.index.clear();
+            self.resume = None;
+            self.indexed_len = 0;
+        }
+        self.map = if len == 0 { None } else { Some(map_file(&file, &self.path, len)?) };
+        Ok(())
+    }
+
+    /// Indexes the packets written since the last indexing; returns how many packet headers
+    /// it read.
+    fn index(&mut self, schema: &Schema) -> u64 {
+        let data = self.map.as_deref().unwrap_or(&[]);
+        if data.len() as u64 == self.indexed_len {
+            return 0;
+        }
+        self.indexed_len = data.len() as u64;
+        let mut r = StreamReader::new(&self.path, data, schema, 0);
+        if let Some(at) = &self.resume {
+            r.resume(at);
+        }
+        let n = r.index_packets(&mut self.index);
+        self.resume = Some(r.resume_point());
+        n
     }
 }
 
@@ -252,7 +360,63 @@ impl TraceSet {
                 Err(e) => errors.push(e),
             }
         }
-        (TraceSet { traces, budget: RESIDENT_BUDGET, skip: None }, errors)
+        let roots = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+        let set = TraceSet {
+            traces,
+            budget: RESIDENT_BUDGET,
+            skip: None,
+            roots,
+            packets_read: AtomicU64::new(0),
+            packets_indexed: 0,
+        };
+        (set, errors)
+    }
+
+    /// Brings the set up to date with its traces being written: finds the traces that
+    /// appeared under the paths it was opened on, reads metadata that grew again, maps the
+    /// stream files that grew again, adds those that appeared, and indexes the packets written
+    /// since the last refresh (the first refresh indexes them all; the last packet of a file,
+    /// still being written, is examined again by the next one). Readings of the set then step
+    /// over the indexed packets that the packet filter passes over without reading them again,
+    /// so that a reader of the recent packets of a growing recording reads those, whatever
+    /// its length. Returns the errors met (a trace that cannot be opened, metadata being
+    /// written).
+    pub fn refresh(&mut self) -> Vec<Error> {
+        let mut errors = Vec::new();
+        let mut dirs = Vec::new();
+        for root in &self.roots {
+            // (Finding no trace is not an error here: the set may be waiting for its first one.)
+            let (d, e) = find_traces_all(root);
+            dirs.extend(d);
+            errors.extend(e.into_iter().filter(|e| !matches!(e, Error::NoTrace { .. })));
+        }
+        for t in &mut self.traces {
+            t.refresh(&mut errors);
+        }
+        for d in dirs {
+            if let Err(i) = self.traces.binary_search_by(|t| t.dir.cmp(&d)) {
+                match Trace::open(&d) {
+                    Ok(t) => self.traces.insert(i, t),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        for t in &mut self.traces {
+            for s in &mut t.streams {
+                self.packets_indexed += s.index(&t.schema);
+            }
+        }
+        errors
+    }
+
+    /// Packet headers read by the readings of the set so far (not by its indexing).
+    pub fn packets_read(&self) -> u64 {
+        self.packets_read.load(Ordering::Relaxed)
+    }
+
+    /// Packet headers read by [`refresh`](Self::refresh) so far.
+    pub fn packets_indexed(&self) -> u64 {
+        self.packets_indexed
     }
 
     /// Total size of the data stream files.
@@ -290,6 +454,7 @@ impl TraceSet {
             for s in &t.streams {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
                 r.set_packet_filter(self.skip.as_deref());
+                r.set_index(&s.index, Some(&self.packets_read));
                 if let (Some(step), Some(_)) = (step, &s.map) {
                     // SAFETY: a read-only mapping of the file (traces are not written while read).
                     unsafe { r.set_mapped(step) };
