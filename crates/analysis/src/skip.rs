@@ -18,10 +18,17 @@ struct Stream {
     init: BTreeSet<u64>,
 }
 
+/// What [`PacketIndex::learn`] sees of a stream file: its path, the last packet read, the
+/// packets with an initialization event, the events before the last packet and in it.
+type Seen = (PathBuf, u64, BTreeSet<u64>, [u64; 2]);
+
 /// The packets of a recording known to hold no initialization event.
 #[derive(Debug, Default)]
 pub struct PacketIndex {
     streams: Arc<HashMap<PathBuf, Stream>>,
+    /// Events of the packets learnt, and of the last packets read after them.
+    events: u64,
+    last_events: u64,
 }
 
 impl PacketIndex {
@@ -37,16 +44,22 @@ impl PacketIndex {
         let known = Arc::clone(&self.streams);
         set.skip_packets(move |path, offset, _| known.get(path).is_some_and(|s| offset < s.learnt));
         // Per stream file (by the address of its path in the set): its path, the last packet
-        // seen, the packets with an initialization event.
-        let mut seen: HashMap<*const Path, (PathBuf, u64, BTreeSet<u64>)> = HashMap::new();
+        // seen, the packets with an initialization event, the events of that last packet and
+        // of those before it.
+        let mut seen: HashMap<*const Path, Seen> = HashMap::new();
         let mut is_init: HashMap<(usize, usize), bool> = HashMap::new();
         set.read().run(|events| {
             while let Some(r) = events.next() {
                 let Ok(ev) = r else { continue };
                 let path = ev.stream_path();
-                let s = seen.entry(path as *const Path).or_insert_with(|| (path.to_path_buf(), 0, BTreeSet::new()));
+                let s =
+                    seen.entry(path as *const Path).or_insert_with(|| (path.to_path_buf(), 0, BTreeSet::new(), [0, 0]));
                 let offset = ev.packet_offset();
-                s.1 = s.1.max(offset);
+                if offset > s.1 {
+                    (s.3[0], s.3[1]) = (s.3[0] + s.3[1], 0);
+                    s.1 = offset;
+                }
+                s.3[1] += 1;
                 let init = *is_init
                     .entry((ev.trace_index(), ev.class().index))
                     .or_insert_with(|| Kind::of(ev.name()).is_some_and(Kind::is_init));
@@ -57,11 +70,20 @@ impl PacketIndex {
         });
         set.clear_packet_filter();
         let streams = Arc::make_mut(&mut self.streams);
-        for (_, (path, last, init)) in seen {
+        self.last_events = 0;
+        for (_, (path, last, init, [before, at_last])) in seen {
+            self.events += before;
+            self.last_events += at_last;
             let s = streams.entry(path).or_default();
             s.learnt = s.learnt.max(last);
             s.init.extend(init.into_iter().filter(|&o| o < last));
         }
+    }
+
+    /// The events of the packets read so far: those of the recording as it was at the last
+    /// [`learn`](Self::learn).
+    pub fn events(&self) -> u64 {
+        self.events + self.last_events
     }
 
     /// Passes over, in `set`, the packets learnt to hold no initialization event that end

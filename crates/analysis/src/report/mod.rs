@@ -133,6 +133,37 @@ impl Report {
     }
 }
 
+/// The name of a process of the model, by trace and vpid (empty when unknown).
+fn procname_in(m: &crate::model::Model) -> impl Fn(u32, i64) -> String + '_ {
+    |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default()
+}
+
+/// The callbacks and topics of what `a` holds from `from` (inclusive) to `to` (exclusive), the
+/// rest of the report left empty: each callback's runs that started then; each topic's
+/// publications and takes made then, and the messages (matched publications and takes, and
+/// their latencies) published then. Consecutive slices of time add up to the counts of the
+/// whole time: a follower of a recording being written keeps its totals so, from analyses of
+/// its recent events, each slice taken once what starts in it is complete.
+pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
+    let inside = |t: i64| from <= t && t < to;
+    let runs: Vec<_> = a.runs.iter().filter(|(r, _)| inside(r.start)).copied().collect();
+    let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &procname_in(a.model)).callbacks;
+    let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].0.ts)).cloned().collect();
+    let mut tally = crate::link::TopicTally::default();
+    for (p, topic) in a.pubs {
+        if let Some(topic) = topic.as_ref().filter(|_| inside(p.ts)) {
+            *tally.pub_count.entry(topic.clone()).or_default() += 1;
+        }
+    }
+    for (t, sub) in a.takes {
+        if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
+            *tally.takes.entry(a.model.subscriptions.get(s).topic.clone()).or_default() += 1;
+        }
+    }
+    let topics = topics::section(&View { flows: &flows, ..*a }, &tally);
+    Report { callbacks, topics, ..Report::default() }
+}
+
 /// The report of linked tables (see [`crate::link`]) and of the standard handlers among the
 /// analysis's.
 pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
@@ -150,7 +181,7 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
     } = l;
     let m = &a.model;
     let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
-    let procname = |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
+    let procname = procname_in(m);
 
     let cbs = callbacks::section(a, &procname);
     for cb in &cbs.callbacks {
