@@ -7,7 +7,9 @@
 mod tui;
 
 use crate::out::fail;
+use crate::prometheus::Totals;
 use rostrace_analysis::check::{Expectations, Metric, Outcome, Status};
+use rostrace_analysis::link::View;
 use rostrace_analysis::skip::PacketIndex;
 use rostrace_analysis::{Analysis, Bound, Options, Processor, Report, Window};
 use rostrace_ctf::TraceSet;
@@ -18,6 +20,10 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode, ExitStatus};
 use std::time::{Duration, Instant};
+
+/// How long after a message is published its take is waited for before the counters count
+/// it (at most a quarter of the window).
+const SETTLE_NS: i64 = 1_000_000_000;
 
 /// Arguments of `rostrace live`.
 #[derive(clap::Args)]
@@ -147,9 +153,18 @@ struct Snapshot {
     read_errors: Vec<String>,
     /// Stream files whose last packet was still being written (read up to it).
     partial_packets: usize,
+    /// Packet headers read for this snapshot: those of the packets written since the last one
+    /// and of its window (and those holding initialization events), not the whole recording's.
+    packets_read: u64,
 }
 
-fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectations: Vec<Outcome>) -> Snapshot {
+fn snapshot(
+    r: &Report,
+    is_final: bool,
+    max_latency_ns: Option<i64>,
+    expectations: Vec<Outcome>,
+    packets_read: u64,
+) -> Snapshot {
     // The events' span inside the window: the window is open at its end (the last event read).
     let span = r.begin_ns.zip(r.end_ns).map(|(b, e)| match r.window_ns {
         Some((wb, we)) => (wb.max(b), we.min(e)),
@@ -240,6 +255,7 @@ fn snapshot(r: &Report, is_final: bool, max_latency_ns: Option<i64>, expectation
         expectations,
         read_errors: errors.into_iter().map(ToString::to_string).collect(),
         partial_packets: partial.len(),
+        packets_read,
     }
 }
 
@@ -288,9 +304,19 @@ struct Follower {
     jsonl: Option<Box<dyn std::io::Write>>,
     text: bool,
     prometheus: Option<crate::prometheus::Exporter>,
+    /// The session's traces, kept open and refreshed at each interval: only the packets
+    /// written since are indexed.
+    set: Option<TraceSet>,
     /// The packets read before, and which hold initialization events: those before the window
     /// that hold none are passed over.
     packets: PacketIndex,
+    /// Packet headers read by the last analysis.
+    packets_read: u64,
+    /// The counters served with `--prometheus`, added up slice of time by slice of time.
+    totals: Totals,
+    /// Where the slices added to `totals` end: what started (or was published) before it is
+    /// counted.
+    cut: Option<i64>,
     /// The terminal UI, which shows the snapshots instead of the text until it is dropped.
     ui: Option<tui::Tui>,
     /// The end of the last snapshot's events, and when it was read: the next window ends
@@ -300,23 +326,70 @@ struct Follower {
 }
 
 impl Follower {
-    fn analyze(&mut self, window: Window) -> Option<Analysis> {
+    /// The analysis of `window`; of the whole recording, opened afresh, when `is_final`.
+    fn analyze(&mut self, window: Window, is_final: bool) -> Option<Analysis> {
         // Before the first process writes its trace there is nothing to open: not an error.
-        let (mut set, _) = TraceSet::open(&[&self.dir]);
+        let set = match self.set.as_mut() {
+            _ if is_final => self.set.insert(TraceSet::open(&[&self.dir]).0),
+            Some(set) => {
+                // (Its errors are those of traces being written; the analysis reports the rest.)
+                let _ = set.refresh();
+                set
+            }
+            None => {
+                let set = self.set.insert(TraceSet::open(&[&self.dir]).0);
+                let _ = set.refresh();
+                set
+            }
+        };
         if set.traces.is_empty() {
             return None;
         }
         // Each packet is read whole once; later, those before the window are passed over when
-        // they declare nothing, so an interval reads about its window, not the recording.
-        if let Some(Bound::Absolute(begin)) = window.begin {
-            self.packets.learn(&mut set);
-            self.packets.skip_before(&mut set, begin);
+        // they declare nothing (without reading them again: the set indexed them), so an
+        // interval reads about its window, not the recording.
+        match window.begin {
+            Some(Bound::Absolute(begin)) => {
+                self.packets.learn(set);
+                self.packets.skip_before(set, begin);
+            }
+            _ => set.clear_packet_filter(),
         }
         let options = Options { window, nodes: None, topics: None, longest_paths: false };
         let mut p = Processor::standard();
         // One thread: the followed processes keep the other cores.
         p.set_jobs(1);
-        Some(p.run(&set, &options, |_, _| {}))
+        let before = set.packets_read();
+        let analysis = p.run(set, &options, |_, _| {});
+        self.packets_read = set.packets_read() - before;
+        Some(analysis)
+    }
+
+    /// Where the next slice of the counters ends, after one from `from`: before the start of
+    /// any run still running at the last event read and a settling time before that event (so
+    /// that the messages published before it have been taken), but no further back than half a
+    /// window (a run whose end was lost holds the counters back no longer).
+    fn next_cut(&self, a: &Analysis, from: i64) -> i64 {
+        let Some(end) = a.report.end_ns else { return from };
+        let settle = (self.window_ns / 4).min(SETTLE_NS);
+        let running = a.runs.iter().filter(|(r, _)| r.end().is_none()).map(|(r, _)| r.start).min();
+        (end - settle).min(running.unwrap_or(i64::MAX)).max(end - self.window_ns / 2).max(from)
+    }
+
+    /// The counters after analysis `a` (of the whole recording when `all`): those of the next
+    /// slice of time added; the whole recording's at the end.
+    fn count(&mut self, a: &Analysis, all: bool, is_final: bool) {
+        if is_final {
+            self.totals = Totals::of(&a.report);
+            return;
+        }
+        let from = self.cut.unwrap_or(i64::MIN);
+        let to = self.next_cut(a, from);
+        self.totals.add(&rostrace_analysis::report::slice(&View::from(a), from, to));
+        self.cut = Some(to);
+        // Events read so far (the discarded ones are counted by every analysis, whatever its window).
+        self.totals.events = if all { a.report.events } else { self.packets.events() };
+        self.totals.discarded = a.report.discarded_events;
     }
 
     /// The expectations of `--expect` checked against `a`. A window is judged on what it has:
@@ -333,20 +406,24 @@ impl Follower {
         let window = match (is_final, self.last_end) {
             (false, Some((end, at))) => {
                 let since = at.elapsed().as_nanos() as i64;
-                Window { begin: Some(Bound::Absolute(end + since - self.window_ns)), end: None }
+                let mut begin = end + since - self.window_ns;
+                // The counters' next slice begins at the last cut: its runtime events are read.
+                if let Some(cut) = self.cut.filter(|_| self.prometheus.is_some()) {
+                    begin = begin.min(cut);
+                }
+                Window { begin: Some(Bound::Absolute(begin)), end: None }
             }
             _ => Window::default(),
         };
         let all = window.is_all();
-        let Some(analysis) = self.analyze(window) else { return };
+        let Some(analysis) = self.analyze(window, is_final) else { return };
         let report = &analysis.report;
-        let snap = snapshot(report, is_final, self.max_latency_ns, self.check(&analysis, is_final));
+        let expectations = self.check(&analysis, is_final);
+        let snap = snapshot(report, is_final, self.max_latency_ns, expectations, self.packets_read);
         if self.prometheus.is_some() {
-            // Its counters are totals: the whole recording's, unless the window is all of it.
-            let whole = if all { None } else { self.analyze(Window::default()) };
+            self.count(&analysis, all, is_final);
             if let Some(p) = &self.prometheus {
-                let whole = whole.as_ref().map_or(report, |w| &w.report);
-                p.update(report, whole, snap.window_ns, &snap.expectations);
+                p.update(report, &self.totals, snap.window_ns, &snap.expectations);
             }
         }
         // The window analyzed runs on to the last event read; its start is the last end seen
@@ -547,7 +624,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             jsonl,
             text,
             prometheus: prometheus.clone(),
+            set: None,
             packets: PacketIndex::new(),
+            packets_read: 0,
+            totals: Totals::default(),
+            cut: None,
             ui,
             last_end: None,
             error: None,

@@ -85,12 +85,12 @@ pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
 }
 
 impl Exporter {
-    /// Makes the metrics of a snapshot: `window` is its analysis (quantiles, gauges), `whole` the
-    /// whole recording's (counters); `span` the window's events (ns since the epoch);
-    /// `expectations` those of `--expect` checked against the window.
-    pub fn update(&self, window: &Report, whole: &Report, span: Option<(i64, i64)>, expectations: &[Outcome]) {
+    /// Makes the metrics of a snapshot: `window` is its analysis (quantiles, gauges), `totals`
+    /// the counters' values; `span` the window's events (ns since the epoch); `expectations`
+    /// those of `--expect` checked against the window.
+    pub fn update(&self, window: &Report, totals: &Totals, span: Option<(i64, i64)>, expectations: &[Outcome]) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let body = st.render(window, whole, span, expectations);
+        let body = st.render(window, totals, span, expectations);
         st.body = body;
     }
 
@@ -168,12 +168,66 @@ impl Limit {
 /// `/`, so it is never a real one).
 const OTHER: &str = "other";
 
-/// One series' values: totals from the whole recording, the rest from the window.
+/// The counters' values: per callback, topic and pair label set, the runs or messages with
+/// their time (a summary's `_count` and `_sum`) and the other counters (a topic's publishes and
+/// takes, a pair's messages); and the events read and discarded. Added up from the reports of
+/// consecutive slices of time ([`Totals::add`]), or the whole recording's ([`Totals::of`]).
+#[derive(Default, Clone)]
+pub struct Totals {
+    callbacks: BTreeMap<Vec<String>, Total>,
+    topics: BTreeMap<Vec<String>, Total>,
+    pairs: BTreeMap<Vec<String>, Total>,
+    /// Events read.
+    pub events: u64,
+    /// Events the tracer discarded.
+    pub discarded: u64,
+}
+
+/// One label set's counters (see [`Totals`]).
+#[derive(Default, Clone, Copy)]
+struct Total {
+    count: u64,
+    sum_ns: i128,
+    extra: [u64; 2],
+}
+
+impl Total {
+    fn add(&mut self, s: &Stats, extra: [u64; 2]) {
+        self.count += s.count;
+        self.sum_ns += s.sum;
+        self.extra[0] += extra[0];
+        self.extra[1] += extra[1];
+    }
+}
+
+impl Totals {
+    /// The counters of the whole recording, from its report.
+    pub fn of(whole: &Report) -> Totals {
+        let mut t = Totals { events: whole.events, discarded: whole.discarded_events, ..Totals::default() };
+        t.add(whole);
+        t
+    }
+
+    /// Adds the callbacks and topics of `r` (a slice of time: [`rostrace_analysis::report::slice`]).
+    pub fn add(&mut self, r: &Report) {
+        for c in &r.callbacks {
+            self.callbacks.entry(callback_labels(c)).or_default().add(&c.duration_ns, [0, 0]);
+        }
+        for x in &r.topics {
+            self.topics.entry(vec![x.name.clone()]).or_default().add(&x.pub_to_callback_ns, [x.publishes, x.takes]);
+            for p in &x.pairs {
+                self.pairs.entry(pair_labels(&x.name, p)).or_default().add(&p.pub_to_callback_ns, [p.count, 0]);
+            }
+        }
+    }
+}
+
+/// One series' values: the counters' totals, the rest from the window.
 #[derive(Default)]
 struct Series {
     total: u64,
     sum_ns: i128,
-    /// Counters besides `total` (publishes, takes), from the whole recording.
+    /// Counters besides `total` (publishes, takes).
     extra: [u64; 2],
     window_count: u64,
     p50: i64,
@@ -184,9 +238,11 @@ struct Series {
 }
 
 impl Series {
-    fn add_total(&mut self, s: &Stats) {
-        self.total += s.count;
-        self.sum_ns += s.sum;
+    fn add_total(&mut self, t: &Total) {
+        self.total += t.count;
+        self.sum_ns += t.sum_ns;
+        self.extra[0] += t.extra[0];
+        self.extra[1] += t.extra[1];
     }
     /// Merged quantiles are the largest of the merged: an upper bound.
     fn add_window(&mut self, s: &Stats) {
@@ -211,12 +267,9 @@ fn pair_labels(topic: &str, p: &rostrace_analysis::report::PairReport) -> Vec<St
 }
 
 /// Sorted busiest first, so that the bound keeps the busiest series of their own.
-fn busiest_first<'a, T>(items: impl Iterator<Item = &'a T>, n: impl Fn(&T) -> u64) -> Vec<&'a T>
-where
-    T: 'a,
-{
-    let mut v: Vec<&T> = items.collect();
-    v.sort_by_key(|x| std::cmp::Reverse(n(x)));
+fn busiest_first(totals: &BTreeMap<Vec<String>, Total>, n: impl Fn(&Total) -> u64) -> Vec<(&Vec<String>, &Total)> {
+    let mut v: Vec<_> = totals.iter().collect();
+    v.sort_by_key(|(_, x)| std::cmp::Reverse(n(x)));
     v
 }
 
@@ -237,10 +290,10 @@ impl State {
         t
     }
 
-    fn callbacks(&mut self, window: &Report, whole: &Report) -> Table {
+    fn callbacks(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
-        for c in busiest_first(whole.callbacks.iter(), |c| c.count) {
-            t.entry(self.callbacks.key(callback_labels(c))).or_default().add_total(&c.duration_ns);
+        for (labels, total) in busiest_first(&totals.callbacks, |x| x.count) {
+            t.entry(self.callbacks.key(labels.clone())).or_default().add_total(total);
         }
         for c in &window.callbacks {
             t.entry(self.callbacks.key(callback_labels(c))).or_default().add_window(&c.duration_ns);
@@ -248,13 +301,10 @@ impl State {
         t
     }
 
-    fn topics(&mut self, window: &Report, whole: &Report) -> Table {
+    fn topics(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
-        for x in busiest_first(whole.topics.iter(), |x| x.publishes) {
-            let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
-            s.add_total(&x.pub_to_callback_ns);
-            s.extra[0] += x.publishes;
-            s.extra[1] += x.takes;
+        for (labels, total) in busiest_first(&totals.topics, |x| x.extra[0]) {
+            t.entry(self.topics.key(labels.clone())).or_default().add_total(total);
         }
         for x in &window.topics {
             let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
@@ -267,37 +317,34 @@ impl State {
         t
     }
 
-    fn pairs(&mut self, window: &Report, whole: &Report) -> Table {
+    fn pairs(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
-        let all = |r: &Report| -> Vec<(String, rostrace_analysis::report::PairReport)> {
-            r.topics.iter().flat_map(|x| x.pairs.iter().map(|p| (x.name.clone(), p.clone()))).collect()
-        };
-        for (topic, p) in busiest_first(all(whole).iter(), |(_, p)| p.count) {
-            let s = t.entry(self.pairs.key(pair_labels(topic, p))).or_default();
-            s.add_total(&p.pub_to_callback_ns);
-            s.extra[0] += p.count;
+        for (labels, total) in busiest_first(&totals.pairs, |x| x.extra[0]) {
+            t.entry(self.pairs.key(labels.clone())).or_default().add_total(total);
         }
         // The window's matched messages (in `gauges`), for the pair's rate.
-        for (topic, p) in &all(window) {
-            let s = t.entry(self.pairs.key(pair_labels(topic, p))).or_default();
-            s.add_window(&p.pub_to_callback_ns);
-            s.gauges[0] = Some(s.gauges[0].unwrap_or(0) + p.count);
+        for x in &window.topics {
+            for p in &x.pairs {
+                let s = t.entry(self.pairs.key(pair_labels(&x.name, p))).or_default();
+                s.add_window(&p.pub_to_callback_ns);
+                s.gauges[0] = Some(s.gauges[0].unwrap_or(0) + p.count);
+            }
         }
         t
     }
 
-    fn render(&mut self, window: &Report, whole: &Report, span: Option<(i64, i64)>, outcomes: &[Outcome]) -> String {
+    fn render(&mut self, window: &Report, totals: &Totals, span: Option<(i64, i64)>, outcomes: &[Outcome]) -> String {
         let secs = span.map_or(0.0, |(b, e)| (e - b).max(0) as f64 / 1e9);
         let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let callbacks = self.callbacks(window, whole);
-        let topics = self.topics(window, whole);
-        let pairs = self.pairs(window, whole);
+        let callbacks = self.callbacks(window, totals);
+        let topics = self.topics(window, totals);
+        let pairs = self.pairs(window, totals);
         let expectations = self.expectations(outcomes);
         let mut o = Out { text: String::new(), served: &mut self.served };
         o.family("rostrace_events_total", "counter", "Events read from the recording.");
-        o.counter("rostrace_events_total", &[], whole.events as f64);
+        o.counter("rostrace_events_total", &[], totals.events as f64);
         o.family("rostrace_discarded_events_total", "counter", "Events the tracer discarded (buffers full).");
-        o.counter("rostrace_discarded_events_total", &[], whole.discarded_events as f64);
+        o.counter("rostrace_discarded_events_total", &[], totals.discarded as f64);
         if let Some((_, e)) = span {
             let last = "The last event of the snapshot (seconds since the epoch).";
             o.family("rostrace_snapshot_timestamp_seconds", "gauge", last);
@@ -522,7 +569,7 @@ mod tests {
         let evil = "/evil\"node\\x\nnext";
         let r = report(vec![callback(evil, 5, 2_000_000)], vec![topic("/t\"\\\n", 7, evil, "/sub")]);
         let e = exporter(10);
-        e.update(&r, &r, Some((0, 2_000_000_000)), &[outcome(4, evil, Status::Fail)]);
+        e.update(&r, &Totals::of(&r), Some((0, 2_000_000_000)), &[outcome(4, evil, Status::Fail)]);
         let body = e.body();
         let escaped = r#"node="/evil\"node\\x\nnext""#;
         let count =
@@ -571,7 +618,7 @@ mod tests {
         let e = exporter(1);
         let r = report(vec![], vec![]);
         let outcomes = [outcome(3, "/a", Status::Pass), outcome(5, "/b", Status::Fail), outcome(7, "/c", Status::Fail)];
-        e.update(&r, &r, Some((0, 1_000_000_000)), &outcomes);
+        e.update(&r, &Totals::of(&r), Some((0, 1_000_000_000)), &outcomes);
         let body = e.body();
         let labels = r#"line="3",subject="callback /a",metric="duration max""#;
         assert!(body.contains(&format!("rostrace_expectation_failing{{{labels}}} 0\n")), "{body}");
@@ -579,12 +626,12 @@ mod tests {
         assert!(body.contains(&format!("rostrace_expectation_failing{{{other}}} 2\n")), "{body}");
         assert!(body.contains("rostrace_series_other{metric=\"expectation\"} 2\n"), "{body}");
         let outcomes = [outcome(3, "/a", Status::Fail), outcome(5, "/b", Status::Pass)];
-        e.update(&r, &r, Some((0, 1_000_000_000)), &outcomes);
+        e.update(&r, &Totals::of(&r), Some((0, 1_000_000_000)), &outcomes);
         let body = e.body();
         assert!(body.contains(&format!("rostrace_expectation_failing{{{labels}}} 1\n")), "{body}");
         assert!(body.contains(&format!("rostrace_expectation_failing{{{other}}} 0\n")), "{body}");
         // Without --expect, none of it.
-        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
+        e.update(&r, &Totals::of(&r), Some((0, 1_000_000_000)), &[]);
         assert!(!e.body().contains("expectation"), "{}", e.body());
     }
 
@@ -597,7 +644,7 @@ mod tests {
             vec![callback("/a", a, 4), callback("/b", 30, 2), callback("/c", 20, 8), callback("/d", d, 6)]
         };
         let r = report(cbs(40, 10), vec![]);
-        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
+        e.update(&r, &Totals::of(&r), Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         let other = r#"node="other",kind="other",topic="other",period="other",symbol="other""#;
         assert_eq!(
@@ -610,7 +657,7 @@ mod tests {
         assert!(!body.contains(r#"node="/c""#) && !body.contains(r#"node="/d""#), "{body}");
         // /d becomes the busiest: still in `other`, whose series never moves.
         let r = report(cbs(41, 500), vec![]);
-        e.update(&r, &r, Some((0, 1_000_000_000)), &[]);
+        e.update(&r, &Totals::of(&r), Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(body.contains(r#"node="/a""#) && body.contains(r#"node="/b""#) && !body.contains(r#"node="/d""#));
         let n = line(&body, &format!("rostrace_callback_duration_seconds_count{{{other}}}"));
@@ -624,13 +671,13 @@ mod tests {
         let e = exporter(10);
         let whole = report(vec![callback("/a", 50, 4_000)], vec![topic("/t", 9, "/p", "/s")]);
         let window = report(vec![callback("/a", 0, 0)], vec![]);
-        e.update(&window, &whole, Some((0, 1_000_000_000)), &[]);
+        e.update(&window, &Totals::of(&whole), Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
         assert!(line(&body, "rostrace_callback_duration_seconds{").ends_with(" NaN"), "{body}");
         assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
         let fewer = report(vec![callback("/a", 40, 4_000)], vec![topic("/t", 3, "/p", "/s")]);
-        e.update(&fewer, &fewer, Some((0, 1_000_000_000)), &[]);
+        e.update(&fewer, &Totals::of(&fewer), Some((0, 1_000_000_000)), &[]);
         let body = e.body();
         assert!(line(&body, "rostrace_callback_duration_seconds_count{").ends_with(" 50"), "{body}");
         assert!(body.contains("rostrace_topic_publishes_total{topic=\"/t\"} 9\n"), "{body}");
@@ -655,7 +702,7 @@ mod tests {
         let opts = Options { prometheus: Some("127.0.0.1:0".into()), prometheus_max_series: 10 };
         let e = serve(&opts).unwrap().unwrap();
         let r = report(vec![callback("/a", 3, 10)], vec![]);
-        e.update(&r, &r, None, &[]);
+        e.update(&r, &Totals::of(&r), None, &[]);
         let ok = http(e.addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         let (head, body) = ok.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");

@@ -8,13 +8,8 @@ use common::*;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-
-/// A port free now (the listener is closed on return).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// Prometheus, killed whatever the test's outcome.
 struct Prometheus(Child);

@@ -59,6 +59,11 @@ pub fn ctrl_c_when(cmd: &mut Command, ready: impl Fn() -> bool) -> std::process:
     child.wait_with_output().unwrap()
 }
 
+/// A port free now (the listener is closed on return).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// The rostrace binary under test.
 pub fn rostrace() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rostrace"))
