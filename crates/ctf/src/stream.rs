@@ -78,8 +78,9 @@ pub struct PacketInfo {
     pub stream_instance_id: Option<u64>,
 }
 
-/// A packet of a stream file as an indexer read it: where it is, its header's values, and the
-/// state of a reader before and after it (see `StreamReader::index_packets`).
+/// A packet of a stream file as an indexer read it: where it is, what of its header a reader
+/// passing over it needs, and the state of the reader after it (see
+/// `StreamReader::index_packets`). Kept small: there is one per packet of a recording followed.
 #[derive(Debug, Clone)]
 pub(crate) struct Indexed {
     offset: u64,
@@ -87,17 +88,20 @@ pub(crate) struct Indexed {
     next: u64,
     /// Its end time (ns), for the packet filter.
     end_ns: Option<i64>,
-    info: PacketInfo,
+    /// `timestamp_begin`, in cycles.
+    ts_begin: Option<u64>,
     /// Position of its stream class in the schema.
-    stream_class: usize,
-    before: Links,
+    stream_class: u32,
+    /// Whether the indexer came to it in the state the packet before it in the index left (the
+    /// initial state for the file's first packet): false after a packet left out (damaged).
+    chained: bool,
     after: Links,
     /// The losses its counters report.
-    losses: Vec<Loss>,
+    losses: Box<[Loss]>,
 }
 
 /// What a reader carries from one packet's header to the next one's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Links {
     prev_discarded: Option<u64>,
     prev_seq: Option<u64>,
@@ -575,21 +579,22 @@ impl<'a> StreamReader<'a> {
         let Some(f) = self.skip else { return false };
         let at = self.next_packet;
         let i = self.index.partition_point(|p| p.offset < at);
-        let Some(p) = self.index.get(i).filter(|p| p.offset == at) else { return false };
+        let Some(p) = self.index.get(i).filter(|p| p.offset == at && p.chained) else { return false };
+        let before = if i == 0 { Links::default() } else { self.index[i - 1].after };
         // A packet beginning before the last event read would be damaged for this reader.
         // (A packet with a begin time sets the clock: the clock before it does not matter.)
         let mut mine = self.links();
-        if p.info.ts_begin.is_some() {
-            mine.clock = p.before.clock;
+        if p.ts_begin.is_some() {
+            mine.clock = before.clock;
         }
-        let same = p.before == mine && p.info.ts_begin.is_none_or(|b| b >= self.ts);
+        let same = before == mine && p.ts_begin.is_none_or(|b| b >= self.ts);
         if !same || p.next > self.limit || !f(self.path, at, p.end_ns) {
             return false;
         }
-        let Some(sc) = self.schema.streams.get(p.stream_class) else { return false };
+        let Some(sc) = self.schema.streams.get(p.stream_class as usize) else { return false };
         self.enter(sc);
         self.set_links(p.after);
-        self.packet = p.info;
+        self.packet = PacketInfo { offset: at, ..PacketInfo::default() };
         self.next_packet = p.next;
         self.truncated = false;
         self.pos = 0;
@@ -631,17 +636,21 @@ impl<'a> StreamReader<'a> {
                 self.resume(&back);
                 break;
             }
-            let losses = std::mem::take(&mut self.losses);
+            let losses = std::mem::take(&mut self.losses).into_boxed_slice();
             if r.is_ok() {
                 let sc = self.sc.expect("packet read");
-                let stream_class = self.schema.streams.iter().position(|s| s.id == sc.id).unwrap_or(usize::MAX);
+                let stream_class = self.schema.streams.iter().position(|s| s.id == sc.id).unwrap_or(u32::MAX as usize);
+                let chained = match out.last() {
+                    Some(last) => last.next == at && last.after == back.links,
+                    None => at == 0 && back.links == Links::default(),
+                };
                 out.push(Indexed {
                     offset: at,
                     next: self.next_packet,
                     end_ns: self.packet.ts_end.and_then(|e| self.to_ns(e)),
-                    info: self.packet,
-                    stream_class,
-                    before: back.links,
+                    ts_begin: self.packet.ts_begin,
+                    stream_class: stream_class as u32,
+                    chained,
                     after: self.links(),
                     losses,
                 });

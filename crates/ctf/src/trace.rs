@@ -267,12 +267,12 @@ impl StreamFile {
 
     /// Maps the file again when its size changed; a file that shrank is indexed again.
     fn remap(&mut self) -> Result<()> {
-        let file = std::fs::File::open(&self.path).map_err(|source| Error::Io { path: self.path.clone(), source })?;
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         let old = self.data().len() as u64;
-        if len == old {
+        if file_len(&self.path) == old {
             return Ok(());
         }
+        let file = std::fs::File::open(&self.path).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len < old {
             self.index.clear();
             self.resume = None;
