@@ -1,7 +1,7 @@
-//! `rostrace live`: follows a recording while it is written. Every interval the session's traces
-//! are opened again (a new stream file is a new process) and the standard analysis runs over the
-//! last `--window` of events; a snapshot of callbacks and topics is printed and, with `--jsonl`,
-//! written as one JSON line. At the end (the command ended, or Ctrl-C) one analysis of the whole
+//! `rostrace live`: follows a recording while it is written. The session's traces are kept open
+//! and refreshed every interval (new stream files, new processes, and the packets written since
+//! indexed) and the standard analysis runs over the last `--window` of events; a snapshot of
+//! callbacks and topics is printed and, with `--jsonl`, written as one JSON line. At the end (the command ended, or Ctrl-C) one analysis of the whole
 //! recording gives the final snapshot, whose counts are those of `rostrace analyze`.
 
 mod tui;

@@ -1,9 +1,11 @@
 //! `rostrace live --prometheus ADDR`: the snapshots' metrics in Prometheus' text exposition
 //! format (0.0.4) at `http://ADDR/metrics`.
 //!
-//! Counters (`_total`, and a summary's `_count` and `_sum`) are totals over the recording so far,
-//! from an analysis of the whole recording at each snapshot; a summary's quantiles and the gauges
-//! are over the snapshot's window. Summaries, not histograms: the analysis gives nearest-rank
+//! Counters (`_total`, and a summary's `_count` and `_sum`) are totals over the recording so far
+//! ([`Totals`]): `live` adds up, at each snapshot, the slice of time from the last cut to a new
+//! one out of the snapshot's own analysis (runs by their start, messages by their publication),
+//! and sets them from the whole recording's analysis at the end; a summary's quantiles and the
+//! gauges are over the snapshot's window. Summaries, not histograms: the analysis gives nearest-rank
 //! quantiles of the window (those `live` prints), not bucket counts, and Prometheus cannot
 //! compute a window's p99 from buckets as exactly.
 //!
