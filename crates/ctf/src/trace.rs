@@ -419,6 +419,19 @@ impl TraceSet {
         self.packets_indexed
     }
 
+    /// Gives back the pages of the stream files' mappings that are resident (a reading that
+    /// comes after reads them from the files again): for a reader done with a pass, so that the
+    /// data it went over does not stay in its memory while it works on what it kept.
+    pub fn release_pages(&self) {
+        for s in self.traces.iter().flat_map(|t| &t.streams) {
+            if let Some(m) = &s.map {
+                // SAFETY: a read-only shared mapping of a file: a page given back is read from
+                // the file again when next touched, with the same bytes.
+                let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            }
+        }
+    }
+
     /// Total size of the data stream files.
     pub fn total_bytes(&self) -> u64 {
         self.traces.iter().map(Trace::bytes).sum()

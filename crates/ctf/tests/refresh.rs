@@ -151,3 +151,21 @@ fn a_refreshed_set_reads_what_a_fresh_one_reads() {
     assert_eq!(set.packets_read() - read_before, packets.len() as u64);
     assert!(unindexed.packets_read() - indexed_before > packets.len() as u64);
 }
+
+/// Pages given back after a reading ([`TraceSet::release_pages`]) are read from the files again:
+/// the next reading reads the same events.
+#[test]
+fn a_set_that_gave_its_pages_back_reads_the_same() {
+    let tmp = TempDir::new("ctf-release");
+    let t = tmp.join("ust/a");
+    std::fs::create_dir_all(&t).unwrap();
+    append(&t.join("metadata"), &metadata_packets(0, 3));
+    append(&t.join("chan_0"), &stream(0, 3000, 100));
+    append(&t.join("chan_1"), &stream(1, 2000, 0));
+    let (set, errors) = TraceSet::open(&[tmp.path()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let before = events(&set);
+    assert_eq!(before.0.len(), 5000);
+    set.release_pages();
+    assert_eq!(events(&set), before);
+}

@@ -121,6 +121,8 @@ impl Processor {
     }
 
     pub(super) fn finish(&mut self, mut c: Collected, set: &TraceSet) -> Collected {
+        // The events are read: what follows works on what the pass kept.
+        set.release_pages();
         c.traces = set.traces.iter().map(|t| (t.dir.clone(), t.hostname())).collect();
         c.runs.shrink_to_fit();
         c.pubs.shrink_to_fit();
