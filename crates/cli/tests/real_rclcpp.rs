@@ -135,15 +135,18 @@ impl Setup {
 /// Run 1: upstream's library first in `LD_LIBRARY_PATH`, under an LTTng session of our own.
 fn run_upstream(s: &Setup, root: &Path) -> Run {
     let lib = venv_root().join(format!("upstream-{TRACETOOLS}"));
-    let dir = root.join("upstream");
-    let name = format!("rostrace-rclcpp-{}", std::process::id());
-    let session = LttngSession::start(&name, &dir);
-    let mut cmd = Command::new("env");
-    s.system(&mut cmd, 0);
-    let path = s.env.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").map(|(_, v)| v.as_str()).unwrap_or("");
-    cmd.env("LD_LIBRARY_PATH", format!("{}:{path}", lib.display()));
-    let out = cmd.output().unwrap();
-    session.stop();
+    let (out, dir) = real::again_if_stuck("upstream", |attempt| {
+        let dir = root.join(format!("upstream-{attempt}"));
+        let name = format!("rostrace-rclcpp-{}-{attempt}", std::process::id());
+        let session = LttngSession::start(&name, &dir);
+        let mut cmd = Command::new("env");
+        s.system(&mut cmd, 0);
+        let path = s.env.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").map(|(_, v)| v.as_str()).unwrap_or("");
+        cmd.env("LD_LIBRARY_PATH", format!("{}:{path}", lib.display()));
+        let out = cmd.output().unwrap();
+        session.stop();
+        (out, dir)
+    });
     let system = system_report(&out, "upstream");
     let (events, caret, schema, others) = read_trace(&dir, &s.ns);
     Run { label: "upstream", dir, events, caret, schema, others, system }
@@ -151,14 +154,15 @@ fn run_upstream(s: &Setup, root: &Path) -> Run {
 
 /// Runs 2 and 3: `rostrace record [--backend lttng]`.
 fn run_rostrace(s: &Setup, root: &Path, backend: &str, run: u32) -> Run {
-    let name = format!("rostrace-rclcpp-{backend}-{}", std::process::id());
-    let _session = LttngSession(name.clone());
-    let mut cmd = rostrace();
-    cmd.args(["record", "--backend", backend, "-s", &name, "-p"]).arg(root).arg("--");
-    s.system(&mut cmd, run);
-    let out = cmd.output().unwrap();
+    let (out, dir) = real::again_if_stuck(backend, |attempt| {
+        let name = format!("rostrace-rclcpp-{backend}-{}-{attempt}", std::process::id());
+        let _session = LttngSession(name.clone());
+        let mut cmd = rostrace();
+        cmd.args(["record", "--backend", backend, "-s", &name, "-p"]).arg(root).arg("--");
+        s.system(&mut cmd, run);
+        (cmd.output().unwrap(), root.join(&name))
+    });
     let system = system_report(&out, backend);
-    let dir = root.join(&name);
     let (events, caret, schema, others) = read_trace(&dir, &s.ns);
     let label = if backend == "embedded" { "embedded" } else { "lttng" };
     Run { label, dir, events, caret, schema, others, system }

@@ -41,6 +41,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -565,8 +566,27 @@ int launch(int argc, char ** argv, const Options & o)
     close(fds[1]);
     children.push_back({role, pid, fds[0]});
   }
+  // A child that did its part can still hang in its teardown (Fast DDS destroying its
+  // participant): past the deadline and a grace, the children not reaped yet are killed, and
+  // those whose report says they did their part are named as stuck in their teardown.
+  std::mutex reaping;
+  std::vector<bool> reaped(children.size(), false);
+  std::atomic<bool> all_reaped{false};
+  std::thread watchdog([&]() {
+      auto until = start + std::chrono::duration<double>(o.timeout + 15.0);
+      while (!all_reaped && Clock::now() < until) {
+        std::this_thread::sleep_for(50ms);
+      }
+      std::lock_guard<std::mutex> lock(reaping);
+      for (size_t i = 0; i < children.size() && !all_reaped; ++i) {
+        if (!reaped[i]) {
+          kill(children[i].pid, SIGKILL);
+        }
+      }
+    });
   bool ok = true;
   std::ostringstream procs;
+  std::ostringstream stuck;
   for (size_t i = 0; i < children.size(); ++i) {
     std::string out;
     char buf[4096];
@@ -577,6 +597,10 @@ int launch(int argc, char ** argv, const Options & o)
     close(children[i].out);
     int status = 0;
     waitpid(children[i].pid, &status, 0);
+    {
+      std::lock_guard<std::mutex> lock(reaping);
+      reaped[i] = true;
+    }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     ok = ok && code == 0;
     // The child's last line: its report.
@@ -587,17 +611,22 @@ int launch(int argc, char ** argv, const Options & o)
     if (line.empty() || line[0] != '{') {
       line = "{\"role\": \"" + children[i].role + "\"}";
     }
+    if (code == 128 + SIGKILL && line.find("\"ok\": true") != std::string::npos) {
+      stuck << (stuck.tellp() > 0 ? ", " : "") << "\"" << children[i].role << "\"";
+    }
     line.pop_back();
     procs << (i ? ", " : "") << line << ", \"exit\": " << code << "}";
   }
+  all_reaped = true;
+  watchdog.join();
   for (const char * f : {"control.ready", "control.done"}) {
     std::remove((std::string(sync) + "/" + f).c_str());
   }
   rmdir(sync);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf(
-    "{\"ok\": %s, \"seconds\": %.3f, \"processes\": [%s]}\n", ok ? "true" : "false", seconds,
-    procs.str().c_str());
+    "{\"ok\": %s, \"seconds\": %.3f, \"processes\": [%s], \"stuck_in_teardown\": [%s]}\n",
+    ok ? "true" : "false", seconds, procs.str().c_str(), stuck.str().c_str());
   (void)o;
   return ok ? 0 : 1;
 }

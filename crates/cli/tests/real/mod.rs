@@ -154,9 +154,9 @@ pub fn system_report(out: &Output, what: &str) -> serde_json::Value {
 
 /// Runs the system (`attempt(1)`), and once more (`attempt(2)`) when its only failure was
 /// processes that did their part and said so, then hung in their teardown (destroying their
-/// nodes, shutting rclpy and Fast DDS down: seen rarely, on a loaded machine). Their Python
-/// stacks are in the output (roles.py's faulthandler); a second hang, or any other failure,
-/// fails the test as before.
+/// nodes: seen rarely, on a loaded machine, with the main thread in Fast DDS's participant
+/// deletion waiting on a discovery callback). An rclpy process's Python stacks are in the
+/// output (roles.py's faulthandler); a second hang, or any other failure, fails the test.
 pub fn again_if_stuck<T>(what: &str, mut attempt: impl FnMut(u32) -> (Output, T)) -> (Output, T) {
     let (out, t) = attempt(1);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -173,7 +173,7 @@ pub fn again_if_stuck<T>(what: &str, mut attempt: impl FnMut(u32) -> (Output, T)
     }
     let roles: Vec<&str> = stuck.iter().filter_map(|r| r.as_str()).collect();
     eprintln!(
-        "{what}: {} did their part, then hung in their teardown (stacks below); the system runs again, once\n{}",
+        "{what}: {} did their part, then hung in their teardown; the system runs again, once\n{}",
         roles.join(", "),
         String::from_utf8_lossy(&out.stderr)
     );
