@@ -329,19 +329,15 @@ impl Follower {
     /// The analysis of `window`; of the whole recording, opened afresh, when `is_final`.
     fn analyze(&mut self, window: Window, is_final: bool) -> Option<Analysis> {
         // Before the first process writes its trace there is nothing to open: not an error.
-        let set = match self.set.as_mut() {
-            _ if is_final => self.set.insert(TraceSet::open(&[&self.dir]).0),
-            Some(set) => {
-                // (Its errors are those of traces being written; the analysis reports the rest.)
-                let _ = set.refresh();
-                set
-            }
-            None => {
-                let set = self.set.insert(TraceSet::open(&[&self.dir]).0);
-                let _ = set.refresh();
-                set
-            }
-        };
+        // The final analysis opens the finished recording afresh; the others refresh the set
+        // kept open (its errors are those of traces being written: the analysis reports the rest).
+        if is_final || self.set.is_none() {
+            self.set = Some(TraceSet::open(&[&self.dir]).0);
+        }
+        let set = self.set.as_mut()?;
+        if !is_final {
+            let _ = set.refresh();
+        }
         if set.traces.is_empty() {
             return None;
         }
