@@ -184,29 +184,31 @@ fn live_rejects_a_bad_expectation_file_as_check_does() {
     );
 }
 
-/// A stream file ending inside its last packet, as one being written: `live` counts it in
-/// `partial_packets`, not among the read errors, by the reader's error kind; `rostrace info`
-/// still reports it, with the reader's text.
+/// A stream file ending inside its last packet, as one being written (in its padding, or
+/// inside an event): `live` counts it in `partial_packets`, not among the read errors, by the
+/// reader's error kind; `rostrace info` still reports it, with the reader's text.
 #[test]
 fn live_counts_an_incomplete_last_packet_as_partial() {
     rostrace_testkit::needs_test_data!();
     let dir = TempDir::new("live-partial");
-    let trace = dir.join("t");
-    rostrace_testkit::copy_writable(&shared().join("traces/tc-ros2-example2"), &trace);
-    let victim = trace.join("ros2_0");
-    let len = std::fs::metadata(&victim).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&victim).unwrap().set_len(len - 1).unwrap();
-    let out = rostrace().arg("live").arg(&trace).args(["--duration", "0.3", "--jsonl", "-"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(!lines.is_empty());
-    for s in &lines {
-        assert_eq!(s["partial_packets"], 1, "{s}");
-        assert!(s["read_errors"].as_array().unwrap().is_empty(), "{s}");
+    let len = std::fs::metadata(shared().join("traces/tc-ros2-example2/ros2_0")).unwrap().len();
+    for cut in [len - 1, len / 2 + 13] {
+        let trace = dir.join(format!("t{cut}"));
+        rostrace_testkit::copy_writable(&shared().join("traces/tc-ros2-example2"), &trace);
+        let victim = trace.join("ros2_0");
+        std::fs::OpenOptions::new().write(true).open(&victim).unwrap().set_len(cut).unwrap();
+        let out = rostrace().arg("live").arg(&trace).args(["--duration", "0.3", "--jsonl", "-"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(!lines.is_empty());
+        for s in &lines {
+            assert_eq!(s["partial_packets"], 1, "cut at {cut}: {s}");
+            assert!(s["read_errors"].as_array().unwrap().is_empty(), "cut at {cut}: {s}");
+        }
+        let info = rostrace().arg("info").arg(&trace).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&info.stdout), String::from_utf8_lossy(&info.stderr));
+        let said = format!("{}: cannot decode at byte {cut}: file truncated: packet at byte ", victim.display());
+        assert!(text.contains(&said), "{text}");
     }
-    let info = rostrace().arg("info").arg(&trace).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&info.stdout), String::from_utf8_lossy(&info.stderr));
-    let said = format!("{}: cannot decode at byte {}: file truncated: packet at byte ", victim.display(), len - 1);
-    assert!(text.contains(&said), "{text}");
 }

@@ -55,10 +55,18 @@ pub struct DecodeError {
     pub bit: u64,
     /// What went wrong.
     pub message: String,
+    /// Whether a value went past the end of the content read: damage, or a file that ends
+    /// before its packet does (one still being written).
+    pub past_end: bool,
 }
 
 fn err<T>(bit: u64, message: impl Into<String>) -> Result<T, DecodeError> {
-    Err(DecodeError { bit, message: message.into() })
+    Err(DecodeError { bit, message: message.into(), past_end: false })
+}
+
+/// A value going past the end of the content read.
+fn short<T>(bit: u64, message: impl Into<String>) -> Result<T, DecodeError> {
+    Err(DecodeError { bit, message: message.into(), past_end: true })
 }
 
 /// Values carried from one field to later ones: lengths, tags, the clock, the event id.
@@ -111,7 +119,7 @@ impl<'a> Cursor<'a> {
         if a > 1 {
             let p = (self.pos + a - 1) & !(a - 1);
             if p > self.end {
-                return err(self.pos, "alignment padding goes past the end of the packet content");
+                return short(self.pos, "alignment padding goes past the end of the packet content");
             }
             self.pos = p;
         }
@@ -124,7 +132,7 @@ impl<'a> Cursor<'a> {
         self.align(t.align)?;
         let n = t.size as u64;
         if self.pos + n > self.end {
-            return err(self.pos, format!("{n}-bit integer goes past the end of the packet content"));
+            return short(self.pos, format!("{n}-bit integer goes past the end of the packet content"));
         }
         let v = match t.read {
             IntRead::LeBytes(k) => {
@@ -257,7 +265,7 @@ pub fn decode(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> R
                     out.push(Node { bits: start as u64, aux: n as u32, kind: NodeKind::Str });
                     c.pos += (n as u64 + 1) * 8;
                 }
-                None => return err(c.pos, "string not terminated before the end of the packet content"),
+                None => return short(c.pos, "string not terminated before the end of the packet content"),
             }
         }
         Ty::TextArray { len, align, .. } => text(c, *len, *align, out)?,
@@ -332,7 +340,7 @@ fn decode_flat(align: u32, fl: &FlatLayout, c: &mut Cursor, out: &mut Vec<Node>)
     c.align(align)?;
     let need = fl.size as u64 * 8;
     if c.pos + need > c.end {
-        return err(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
+        return short(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
     }
     let start = c.base + (c.pos >> 3) as usize;
     let d = &c.data[start..start + fl.size as usize];
@@ -383,7 +391,7 @@ pub fn decode_scope(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>
 fn array(elem: &Ty, len: u64, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> Result<(), DecodeError> {
     c.align(elem.align())?;
     if len > (c.end - c.pos).max(1 << 16) {
-        return err(c.pos, format!("array of {len} elements cannot fit in the packet content"));
+        return short(c.pos, format!("array of {len} elements cannot fit in the packet content"));
     }
     let at = out.len();
     out.push(Node { bits: len, aux: 0, kind: NodeKind::Array });
@@ -400,7 +408,7 @@ fn array(elem: &Ty, len: u64, c: &mut Cursor, st: &mut State, out: &mut Vec<Node
 fn text(c: &mut Cursor, len: u64, align: u32, out: &mut Vec<Node>) -> Result<(), DecodeError> {
     c.align(align.max(8))?;
     if len.saturating_mul(8) > c.end - c.pos {
-        return err(c.pos, format!("text of {len} bytes goes past the end of the packet content"));
+        return short(c.pos, format!("text of {len} bytes goes past the end of the packet content"));
     }
     let start = c.base + (c.pos >> 3) as usize;
     let bytes = &c.data[start..start + len as usize];

@@ -420,6 +420,17 @@ impl<'a> StreamReader<'a> {
         Error::Stream { path: self.path.to_path_buf(), offset: byte, message: message.into() }
     }
 
+    /// The error of a file that ends inside the packet at `offset` of `packet_bits` bits:
+    /// [`Error::Truncated`], at the file's end.
+    fn truncated_error(&self, offset: u64, packet_bits: u64) -> Error {
+        let declares = if packet_bits > 0 { format!("declares {} bytes", packet_bits / 8) } else { "is cut".into() };
+        Error::Truncated {
+            path: self.path.to_path_buf(),
+            offset: self.data.len() as u64,
+            message: format!("file truncated: packet at byte {offset} {declares} but the file ends first"),
+        }
+    }
+
     fn decode_error(&self, e: DecodeError) -> Error {
         self.error(self.packet.offset + e.bit / 8, e.message)
     }
@@ -449,15 +460,7 @@ impl<'a> StreamReader<'a> {
             if self.pos >= self.content_end {
                 if self.truncated {
                     self.done = true;
-                    return Err(Error::Truncated {
-                        path: self.path.to_path_buf(),
-                        offset: self.data.len() as u64,
-                        message: format!(
-                            "file truncated: packet at byte {} declares {} bytes but the file ends first",
-                            self.packet.offset,
-                            self.packet.packet_bits / 8
-                        ),
-                    });
+                    return Err(self.truncated_error(self.packet.offset, self.packet.packet_bits));
                 }
                 if self.next_packet >= self.data.len() as u64 {
                     self.done = true;
@@ -503,7 +506,13 @@ impl<'a> StreamReader<'a> {
                     return Err(self.error(self.packet.offset + start / 8, "event of size zero: cannot make progress"));
                 }
                 Err(e) => {
-                    let e = self.decode_error(e);
+                    // An event cut by the end of the file is that of a file still being written.
+                    let cut = self.packet.content_bits > self.content_end;
+                    let e = if cut && e.past_end {
+                        self.truncated_error(self.packet.offset, self.packet.packet_bits)
+                    } else {
+                        self.decode_error(e)
+                    };
                     // Skip the rest of this packet; framing tells where the next one starts.
                     self.pos = self.content_end;
                     if self.truncated {
@@ -659,6 +668,16 @@ impl<'a> StreamReader<'a> {
         n
     }
 
+    /// A packet header or context that cannot be read: the file ends inside it (still being
+    /// written), or it is damaged.
+    fn header_error(&self, start: u64, scope: &str, e: DecodeError) -> Error {
+        if e.past_end {
+            self.truncated_error(start, 0)
+        } else {
+            self.error(start + e.bit / 8, format!("packet {scope}: {}", e.message))
+        }
+    }
+
     fn read_packet(&mut self) -> Result<(), PacketError> {
         if let Some(c) = self.counter {
             c.fetch_add(1, Ordering::Relaxed);
@@ -678,8 +697,7 @@ impl<'a> StreamReader<'a> {
         self.pkt_nodes.clear();
         let mut info = PacketInfo { offset: start, ..Default::default() };
         if let Some(t) = &self.schema.packet_header {
-            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes)
-                .map_err(|e| self.error(start + e.bit / 8, format!("packet header: {}", e.message)))?;
+            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes).map_err(|e| self.header_error(start, "header", e))?;
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
             if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
                 if m != PACKET_MAGIC {
@@ -702,8 +720,7 @@ impl<'a> StreamReader<'a> {
         };
         self.enter(sc);
         if let Some(t) = &sc.packet_context {
-            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes)
-                .map_err(|e| self.error(start + e.bit / 8, format!("packet context: {}", e.message)))?;
+            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes).map_err(|e| self.header_error(start, "context", e))?;
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.pkt_nodes, self.data);
             let get = |n: &str| s.field(n).and_then(|v| v.as_u64());
             info.content_bits = get("content_size").unwrap_or(0);
@@ -856,6 +873,7 @@ impl<'a> StreamReader<'a> {
                 return Err(DecodeError {
                     bit: self.pos,
                     message: format!("unknown event class id {id} in stream class {}", sc.id),
+                    past_end: false,
                 })
             }
         };
@@ -882,6 +900,7 @@ impl<'a> StreamReader<'a> {
                     "damaged event timestamp {} (before the stream's previous event); the rest of the packet is skipped",
                     st.clock
                 ),
+                past_end: false,
             });
         }
         self.class = Some(class);

@@ -52,10 +52,11 @@ fn truncated_stream_file_keeps_earlier_events() {
     let (n, errs) = read_all(&dir);
     assert!(n > 0 && n < full, "{n} of {full}");
     assert_eq!(errs.len(), 1, "{errs:?}");
+    // A file cut inside a packet is one whose end is not written yet.
     match &errs[0] {
-        Error::Stream { path, offset, message } => {
+        Error::Truncated { path, offset, message } => {
             assert_eq!(path, &victim);
-            assert!(*offset <= cut, "offset {offset} past the cut {cut}");
+            assert_eq!(*offset, cut);
             let text = errs[0].to_string();
             assert!(text.contains("ros2_0") && text.contains(&format!("byte {offset}")), "{text}: {message}");
         }
@@ -91,6 +92,53 @@ fn incomplete_last_packet_is_a_truncated_error() {
     let (_, errs) = read_all(&shared().join("ctf-edge/tc-ctf-sequence-empty"));
     assert!(errs.iter().all(|e| !e.is_truncated()), "{errs:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the last packet of `file` (a stream file of the trace in `dir`) starts, where its
+/// content ends (bytes), and how many events it holds.
+fn last_packet(dir: &Path, file: &Path) -> (u64, u64, usize) {
+    let (set, _) = TraceSet::open(&[dir]);
+    let mut events = set.events();
+    let (mut at, mut end, mut n) = (0, 0, 0);
+    while let Some(r) = events.next() {
+        let Ok(ev) = r else { continue };
+        if ev.stream_path() != file {
+            continue;
+        }
+        if ev.packet_offset() != at || n == 0 {
+            let ctx = ev.packet_context().expect("LTTng packets have a context");
+            let content = ctx.field("content_size").and_then(|v| v.as_u64()).expect("content_size");
+            (at, end, n) = (ev.packet_offset(), ev.packet_offset() + content / 8, 0);
+        }
+        n += 1;
+    }
+    (at, end, n)
+}
+
+/// A stream file that ends inside its last event, or inside its last packet's header, as one
+/// being written can: the events before are delivered, then one `Error::Truncated` at the
+/// file's end (not an error of damaged data).
+#[test]
+fn file_ending_inside_an_event_or_a_header_is_truncated() {
+    rostrace_testkit::needs_test_data!();
+    let src = shared().join("traces/tc-ros2-example2");
+    let (full, _) = read_all(&src);
+    let (at, end, in_last) = last_packet(&src, &src.join("ros2_0"));
+    assert!(in_last > 1 && end > at, "{at} {end} {in_last}");
+    // Inside the last event (one byte short of it), then inside the header (in its uuid).
+    for (cut, lost) in [(end - 1, 1), (at + 8, in_last)] {
+        let dir = copy_trace(&src, &format!("cut-{cut}"));
+        let victim = dir.join("ros2_0");
+        std::fs::OpenOptions::new().write(true).open(&victim).unwrap().set_len(cut).unwrap();
+        let (n, errs) = read_all(&dir);
+        assert_eq!(n, full - lost, "cut at {cut}");
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].is_truncated(), "cut at {cut}: {:?}", errs[0]);
+        let text = errs[0].to_string();
+        let head = format!("{}: cannot decode at byte {cut}: file truncated: packet at byte {at} ", victim.display());
+        assert!(text.starts_with(&head) && text.ends_with(" but the file ends first"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 #[test]
