@@ -156,6 +156,16 @@ struct Snapshot {
     /// Packet headers read for this snapshot: those of the packets written since the last one
     /// and of its window (and those holding initialization events), not the whole recording's.
     packets_read: u64,
+    /// Entries of the packet index of the traces kept open (0 for the final snapshot, which
+    /// opens the recording afresh): one per run of packets passed over and per packet after.
+    index_entries: usize,
+}
+
+/// What reading the traces for a snapshot took.
+#[derive(Clone, Copy, Default)]
+struct Reading {
+    packets_read: u64,
+    index_entries: usize,
 }
 
 fn snapshot(
@@ -163,7 +173,7 @@ fn snapshot(
     is_final: bool,
     max_latency_ns: Option<i64>,
     expectations: Vec<Outcome>,
-    packets_read: u64,
+    reading: Reading,
 ) -> Snapshot {
     // The events' span inside the window: the window is open at its end (the last event read).
     let span = r.begin_ns.zip(r.end_ns).map(|(b, e)| match r.window_ns {
@@ -255,7 +265,8 @@ fn snapshot(
         expectations,
         read_errors: errors.into_iter().map(ToString::to_string).collect(),
         partial_packets: partial.len(),
-        packets_read,
+        packets_read: reading.packets_read,
+        index_entries: reading.index_entries,
     }
 }
 
@@ -310,8 +321,8 @@ struct Follower {
     /// The packets read before, and which hold initialization events: those before the window
     /// that hold none are passed over.
     packets: PacketIndex,
-    /// Packet headers read by the last analysis.
-    packets_read: u64,
+    /// What the last analysis read.
+    reading: Reading,
     /// The counters served with `--prometheus`, added up slice of time by slice of time.
     totals: Totals,
     /// Where the slices added to `totals` end: what started (or was published) before it is
@@ -348,6 +359,9 @@ impl Follower {
             Some(Bound::Absolute(begin)) => {
                 self.packets.learn(set);
                 self.packets.skip_before(set, begin);
+                // The window only moves on: what is passed over now always will be, so the
+                // index keeps one entry for it, not one per packet.
+                set.join_passed_over();
             }
             _ => set.clear_packet_filter(),
         }
@@ -357,7 +371,7 @@ impl Follower {
         p.set_jobs(1);
         let before = set.packets_read();
         let analysis = p.run(set, &options, |_, _| {});
-        self.packets_read = set.packets_read() - before;
+        self.reading = Reading { packets_read: set.packets_read() - before, index_entries: set.index_entries() };
         Some(analysis)
     }
 
@@ -415,7 +429,7 @@ impl Follower {
         let Some(analysis) = self.analyze(window, is_final) else { return };
         let report = &analysis.report;
         let expectations = self.check(&analysis, is_final);
-        let snap = snapshot(report, is_final, self.max_latency_ns, expectations, self.packets_read);
+        let snap = snapshot(report, is_final, self.max_latency_ns, expectations, self.reading);
         if self.prometheus.is_some() {
             self.count(&analysis, all, is_final);
             if let Some(p) = &self.prometheus {
@@ -622,7 +636,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             prometheus: prometheus.clone(),
             set: None,
             packets: PacketIndex::new(),
-            packets_read: 0,
+            reading: Reading::default(),
             totals: Totals::default(),
             cut: None,
             ui,

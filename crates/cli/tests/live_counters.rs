@@ -1,7 +1,8 @@
 //! `rostrace live --prometheus` on the demo's processes, scraped while they run: its counters
 //! (added up slice of time by slice of time, not from analyses of the whole recording) never
 //! exceed those of `rostrace analyze` of the finished recording; and an interval reads the
-//! packets of its window and those written since the last one, not the whole recording's.
+//! packets of its window and those written since the last one, not the whole recording's, with
+//! an index of about the window's packets.
 
 mod common;
 
@@ -129,7 +130,11 @@ fn live_counters_never_exceed_the_final_analysis_and_intervals_read_their_window
     let all = last["packets_read"].as_u64().unwrap();
     let late = &live[live.len() * 2 / 3..];
     assert!(late.len() >= 3, "{} snapshots", live.len());
+    // And the index of the traces kept open holds about the window's packets, not one entry
+    // per packet of the recording.
     for s in late {
         assert!(s["packets_read"].as_u64().unwrap() * 2 < all, "{} of {all} packets read", s["packets_read"]);
+        let entries = s["index_entries"].as_u64().unwrap();
+        assert!(entries > 0 && entries * 3 < all, "{entries} index entries for {all} packets");
     }
 }

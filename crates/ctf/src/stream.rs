@@ -100,6 +100,55 @@ pub(crate) struct Indexed {
     losses: Box<[Loss]>,
 }
 
+impl Indexed {
+    /// Whether `f` passes over the packet (a joined run: its first, with the run's end time).
+    pub(crate) fn passed_over(&self, path: &Path, f: &PacketFilter) -> bool {
+        f(path, self.offset, self.end_ns)
+    }
+
+    /// Whether `next`, indexed right after this one, can be joined to it into one entry that
+    /// a reader steps over at once as it would over both: it follows on in the state this one
+    /// left, in the same stream class, and begins no earlier.
+    fn joins(&self, next: &Indexed) -> bool {
+        next.chained
+            && next.offset == self.next
+            && next.stream_class == self.stream_class
+            && next.ts_begin.zip(self.ts_begin).is_none_or(|(b, a)| b >= a)
+            && next.end_ns.is_some()
+            && self.end_ns.is_some()
+    }
+}
+
+/// Joins, in `index` (a file's packets as indexed), each run of packets that `passed_over`
+/// names into one entry: its first packet's offset and state before, its last one's end and
+/// state after, their losses, the latest end time. A reader whose packet filter passes over
+/// an entry's first packet with that end time steps over the run at once. Returns how many
+/// entries are gone.
+pub(crate) fn join_runs(index: &mut Vec<Indexed>, passed_over: impl Fn(&Indexed) -> bool) -> usize {
+    let before = index.len();
+    let mut out: Vec<Indexed> = Vec::with_capacity(before);
+    let mut open = false;
+    for p in index.drain(..) {
+        let over = passed_over(&p);
+        match out.last_mut() {
+            Some(run) if open && over && run.joins(&p) => {
+                run.next = p.next;
+                run.end_ns = run.end_ns.max(p.end_ns);
+                run.after = p.after;
+                if !p.losses.is_empty() {
+                    run.losses = run.losses.iter().chain(p.losses.iter()).cloned().collect();
+                }
+            }
+            _ => {
+                out.push(p);
+                open = over;
+            }
+        }
+    }
+    *index = out;
+    before - index.len()
+}
+
 /// What a reader carries from one packet's header to the next one's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Links {

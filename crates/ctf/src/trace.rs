@@ -409,6 +409,26 @@ impl TraceSet {
         errors
     }
 
+    /// Joins, in each stream file's index, each run of packets that the packet filter passes
+    /// over into one entry, which readings then step over at once: for a reader of a moving
+    /// window of a recording being followed, whose index would otherwise keep an entry per
+    /// packet and be walked entry by entry at each reading. Right only when every later filter
+    /// passes over what this one does (a window that moves on). Returns how many entries are gone.
+    pub fn join_passed_over(&mut self) -> usize {
+        let Some(f) = self.skip.clone() else { return 0 };
+        let mut gone = 0;
+        for s in self.traces.iter_mut().flat_map(|t| &mut t.streams) {
+            let path = s.path.clone();
+            gone += crate::stream::join_runs(&mut s.index, |p| p.passed_over(&path, &*f));
+        }
+        gone
+    }
+
+    /// Entries in the stream files' indexes (see [`join_passed_over`](Self::join_passed_over)).
+    pub fn index_entries(&self) -> usize {
+        self.traces.iter().flat_map(|t| &t.streams).map(|s| s.index.len()).sum()
+    }
+
     /// Packet headers read by the readings of the set so far (not by its indexing).
     pub fn packets_read(&self) -> u64 {
         self.packets_read.load(Ordering::Relaxed)

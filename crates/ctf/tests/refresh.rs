@@ -169,3 +169,55 @@ fn a_set_that_gave_its_pages_back_reads_the_same() {
     set.release_pages();
     assert_eq!(events(&set), before);
 }
+
+/// Runs of packets passed over, joined into one index entry each ([`TraceSet::join_passed_over`])
+/// as a window moves on over a recording being written: readings read the same events and
+/// losses, and the same packet headers, as a set whose index keeps an entry per packet, and
+/// the index keeps an entry per run, not per packet.
+#[test]
+fn joined_runs_read_as_the_packets_they_join() {
+    let tmp = TempDir::new("ctf-join");
+    let t = tmp.join("ust/a");
+    std::fs::create_dir_all(&t).unwrap();
+    append(&t.join("metadata"), &metadata_packets(0, 3));
+    let (s0, s1) = (stream(0, 4000, 100), stream(1, 3000, 0));
+    let (c0, c1) = (s0.len() / 2 + 100, s1.len() / 2);
+    append(&t.join("chan_0"), &s0[..c0]);
+    append(&t.join("chan_1"), &s1[..c1]);
+    let (mut joined, _) = TraceSet::open(&[tmp.path()]);
+    let (mut plain, _) = TraceSet::open(&[tmp.path()]);
+    let mut gone = 0;
+    for step in 0..2 {
+        if step == 1 {
+            append(&t.join("chan_0"), &s0[c0..]);
+            append(&t.join("chan_1"), &s1[c1..]);
+        }
+        for s in [&mut joined, &mut plain] {
+            assert!(s.refresh().is_empty());
+        }
+        let (all, _) = events(&plain);
+        // The window: the last third of what is there.
+        let begin = all[all.len() * 2 / 3].1.unwrap();
+        for s in [&mut joined, &mut plain] {
+            s.skip_packets(move |_, _, end| end.is_some_and(|e| e < begin));
+        }
+        gone += joined.join_passed_over();
+        assert!(gone > 0);
+        assert_eq!(joined.index_entries() + gone, plain.index_entries());
+        let (read_joined, read_plain) = (joined.packets_read(), plain.packets_read());
+        let (late, discarded) = events(&joined);
+        assert!(discarded > 0 && late.len() < all.len());
+        let (want, want_discarded) = events(&plain);
+        assert!(late == want, "step {step}: {} events read, {} without joining", late.len(), want.len());
+        assert_eq!(discarded, want_discarded, "step {step}");
+        assert_eq!(joined.packets_read() - read_joined, plain.packets_read() - read_plain);
+        // One entry for each file's run before the window, one for each packet after.
+        let packets: BTreeSet<(PathBuf, u64)> = late.iter().map(|e| (e.2.clone(), e.3)).collect();
+        assert!(joined.index_entries() <= packets.len() + 2, "{} entries", joined.index_entries());
+    }
+    // The filter off: every event again.
+    for s in [&mut joined, &mut plain] {
+        s.clear_packet_filter();
+    }
+    assert!(events(&joined) == events(&plain));
+}
