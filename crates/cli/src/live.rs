@@ -666,7 +666,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none"),
     };
     let mut live = Live { follower: None, make: &make, interval, error: None };
-    let r = rostrace_session::record(&a.record.to_options(), None, &a.command, &lib, None, &mut live);
+    let mut options = a.record.to_options();
+    if options.backend == rostrace_session::Backend::Lttng && options.flush_interval.is_none() {
+        // LTTng writes a sub-buffer out when it is full: a quiet process's events would reach
+        // the files (and the screen) only at the end.
+        options.flush_interval = Some(interval / 4);
+    }
+    let r = rostrace_session::record(&options, None, &a.command, &lib, None, &mut live);
     let recorded = match r {
         Ok(r) => r,
         Err(e) => return fail(e),

@@ -117,6 +117,12 @@ pub struct RecordOptions {
     /// Number of sub-buffers per buffer (LTTng).
     #[arg(long, value_name = "N")]
     num_subbuf: Option<u32>,
+    /// LTTng backend: write the sub-buffers out every SECONDS however full (the channel's
+    /// switch timer), so that `rostrace live` following the recording sees each event within
+    /// about that long (default: when full; `live -- COMMAND` sets a quarter of its interval).
+    /// The embedded tracer writes its buffers every 20 ms.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    flush_interval: Option<std::time::Duration>,
     /// Flight recorder: keep only the last events in memory (see --snapshot-size) and write them
     /// on `rostrace snapshot NAME` and at exit.
     #[arg(long)]
@@ -181,6 +187,7 @@ impl RecordOptions {
             append: self.append,
             buffer_size: self.buffer_size.clone(),
             num_subbuf: self.num_subbuf,
+            flush_interval: self.flush_interval,
             snapshot_mode: self.snapshot_mode,
             snapshot_size: self.snapshot_size.clone(),
             select_nodes: self.select_nodes.clone(),
@@ -196,6 +203,14 @@ impl RecordOptions {
             record_clock: self.record_clock,
             rclpy: true,
         }
+    }
+}
+
+/// Seconds, above 0.
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => Ok(std::time::Duration::from_secs_f64(v)),
+        _ => Err(format!("{s:?}: give seconds, above 0 and at most 3600")),
     }
 }
 

@@ -157,6 +157,46 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
 }
 
+/// Under the LTTng backend (`live --backend lttng -- COMMAND`), LTTng's channels are flushed on
+/// a timer (`--flush-interval`, set by `live` when not given): the demo's callbacks show while
+/// it runs, not only at the end, and the final snapshot has `analyze`'s counts. The embedded
+/// backend, which flushes on its own, refuses the option.
+#[test]
+fn live_follows_an_lttng_recording_while_it_runs() {
+    if !require(have_lttng(), "LTTng") {
+        return;
+    }
+    let _lttng = lttng_lock();
+    let dir = TempDir::new("live-lttng");
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    let jsonl = dir.join("live.jsonl");
+    let script = format!(
+        "{exe} demo --process sensing --duration 4 --domain 58 & \
+         {exe} demo --process control --duration 4 --domain 58; wait"
+    );
+    let out = rostrace()
+        .args(["live", "--backend", "lttng", "--window", "1.5", "--interval", "0.5", "-s", "s", "-p"])
+        .arg(dir.path())
+        .arg("--jsonl")
+        .arg(&jsonl)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (last, live) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true);
+    let showing = live.iter().filter(|s| callbacks(s).keys().any(|k| k.0 == "/sensing/lidar")).count();
+    assert!(showing >= 3, "{showing} of {} snapshots show the demo's callbacks while it runs", live.len());
+    let analyzed = analyze_json(&[], &[&dir.join("s")]);
+    assert_eq!(last["events"], analyzed["events"]);
+    assert_eq!(callbacks(last), callbacks(&analyzed));
+    let embedded = rostrace().args(["record", "--flush-interval", "0.2", "--", "true"]).output().unwrap();
+    let err = String::from_utf8_lossy(&embedded.stderr);
+    assert!(!embedded.status.success() && err.contains("--flush-interval sets LTTng's switch timer"), "{err}");
+}
+
 /// A bad expectation file: `check`'s error, naming the line and the key, and exit code 2 before
 /// anything is recorded.
 #[test]

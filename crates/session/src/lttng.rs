@@ -55,10 +55,20 @@ fn enable(name: &str, o: &Options) -> Result<(), String> {
     let mut chan = vec!["enable-channel", "-u", "-s", name];
     let sub = o.buffer_size.clone().unwrap_or_else(|| "8M".into());
     let num = o.num_subbuf.unwrap_or(2).to_string();
-    chan.extend(["--subbuf-size", &sub, "--num-subbuf", &num, "rostrace"]);
+    chan.extend(["--subbuf-size", &sub, "--num-subbuf", &num]);
+    let switch = o.flush_interval.map(|f| f.as_micros().max(1).to_string());
+    if let Some(us) = &switch {
+        chan.extend(["--switch-timer", us]);
+    }
+    chan.push("rostrace");
     let (_, helper_events) = o.helpers()?;
     let ust = o.ust_events();
     if !ust.is_empty() || !helper_events.is_empty() {
+        if let Some(us) = &switch {
+            // The metadata has a channel of its own, written when full too: without it, a
+            // reader following the data would not know its events until the end.
+            lttng(&["enable-channel", "-u", "-s", name, "--switch-timer", us, "metadata"])?;
+        }
         lttng(&chan)?;
         for e in ust.iter().chain(&helper_events) {
             lttng(&["enable-event", "-u", "-s", name, "-c", "rostrace", e])?;

@@ -45,6 +45,11 @@ pub struct Options {
     pub buffer_size: Option<String>,
     /// Number of sub-buffers per buffer (LTTng).
     pub num_subbuf: Option<u32>,
+    /// How often LTTng writes its sub-buffers out, however full (the channel's switch timer), so
+    /// that a reader following the recording sees each event within about this long; `None`:
+    /// when a sub-buffer is full (LTTng's default). The embedded tracer writes its buffers every
+    /// 20 ms whatever this says.
+    pub flush_interval: Option<std::time::Duration>,
     /// Flight recorder: keep only the last events in memory, written on a snapshot and at exit.
     pub snapshot_mode: bool,
     /// Memory of the flight recorder per process (embedded backend).
@@ -90,6 +95,7 @@ impl Default for Options {
             append: false,
             buffer_size: None,
             num_subbuf: None,
+            flush_interval: None,
             snapshot_mode: false,
             snapshot_size: "64M".into(),
             select_nodes: None,
@@ -252,6 +258,11 @@ impl Options {
                 "node, topic and process filters are applied by the embedded tracer: use --backend embedded".into()
             );
         }
+        if let Some(f) = self.flush_interval {
+            if f.is_zero() || f.as_micros() > u32::MAX as u128 {
+                return Err(format!("invalid --flush-interval {} s: give seconds, above 0", f.as_secs_f64()));
+            }
+        }
         if self.backend == Backend::Embedded {
             self.check_embedded()?;
         }
@@ -260,6 +271,12 @@ impl Options {
 
     /// What the embedded tracer cannot record.
     fn check_embedded(&self) -> Result<(), String> {
+        if self.flush_interval.is_some() {
+            return Err(
+                "--flush-interval sets LTTng's switch timer (the embedded tracer writes its buffers every 20 ms): use --backend lttng"
+                    .into(),
+            );
+        }
         if !self.kernel.is_empty() || self.syscall || self.with_kernel {
             return Err("kernel events need the LTTng kernel tracer: use --backend lttng".into());
         }
