@@ -1,11 +1,11 @@
 //! What `rostrace live` costs while it follows a recording: its CPU beside the traced system's,
 //! how late an event reaches its output, and whether its memory grows with the events.
 //!
-//! `cargo bench -p rostrace --bench live [-- SECONDS]` (default 30): the demo's two processes
-//! (`rostrace demo --process sensing|control`) recorded by `rostrace record` for SECONDS, once
-//! as one system (the demo's event rate) and once as ten systems at once on ten DDS domains
-//! (ten times the rate), each followed by `rostrace live SESSION --jsonl` (interval 1 s, window
-//! 10 s) in a process of its own. Measured, per run:
+//! `cargo bench -p rostrace --bench live [-- SECONDS [N...]]` (default 30 s; 1 3 10): the demo's
+//! two processes (`rostrace demo --process sensing|control`) recorded by `rostrace record` for
+//! SECONDS, as N systems at once on N DDS domains (N times the demo's event rate), each
+//! followed by `rostrace live SESSION --jsonl` (interval 1 s, window 10 s) in a process of its
+//! own. Measured, per run:
 //!
 //! - CPU, as a share of one core: `live`'s own (from `/proc/PID/stat`, from its third second to
 //!   its last), and the recorded system's (`rostrace record` and everything it ran, from
@@ -15,7 +15,8 @@
 //!   line's last event up to its own; taken as spread evenly in time): p50 and p99. It holds the
 //!   tracer's flush, the interval and the analysis.
 //! - Memory: `live`'s resident size at a quarter of the run and at its end (`/proc/PID/status`),
-//!   their ratio, and its peak (`wait4`).
+//!   their ratio, and its peak (`wait4`); the entries of its packet index at its last snapshot,
+//!   beside the recording's packets.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -71,6 +72,8 @@ struct Run {
     rss_quarter: f64,
     rss_end: f64,
     peak_mb: f64,
+    /// The last snapshot's packet index entries, and the packets of the recording then.
+    index: (u64, u64),
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -120,7 +123,7 @@ fn run(systems: usize, secs: f64) -> Run {
         .spawn()
         .expect("rostrace live");
     let pid = live.id();
-    let (mut arrivals, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut arrivals, mut cpu, mut rss, mut index) = (Vec::new(), Vec::new(), Vec::new(), (0, 0));
     let mut reader: Option<BufReader<std::fs::File>> = None;
     while started.elapsed().as_secs_f64() < secs - 0.3 {
         std::thread::sleep(Duration::from_millis(50));
@@ -146,6 +149,7 @@ fn run(systems: usize, secs: f64) -> Run {
             if let Some(end) = v["window_ns"][1].as_i64() {
                 arrivals.push((now_ns(), end));
             }
+            index.0 = v["index_entries"].as_u64().unwrap_or(0);
         }
     }
     let (_, peak_mb, live_ok) = reap(live);
@@ -153,6 +157,10 @@ fn run(systems: usize, secs: f64) -> Run {
     assert!(live_ok && record_ok, "live {live_ok}, record {record_ok}");
     let info = Command::new(&exe).args(["info", "--json"]).arg(&session).output().expect("rostrace info");
     let info: serde_json::Value = serde_json::from_slice(&info.stdout).expect("info --json");
+    // The final snapshot reads every packet of the recording.
+    let last = std::fs::read_to_string(&jsonl).ok().and_then(|t| t.lines().last().map(str::to_string));
+    let last: Option<serde_json::Value> = last.and_then(|l| serde_json::from_str(&l).ok());
+    index.1 = last.and_then(|v| v["packets_read"].as_u64()).unwrap_or(0);
     let _ = std::fs::remove_dir_all(&dir);
 
     // Latency: the events each line covers first, spread evenly from the previous line's end to its own.
@@ -180,6 +188,7 @@ fn run(systems: usize, secs: f64) -> Run {
         rss_quarter: at(0.25),
         rss_end: rss.last().map_or(f64::NAN, |r| r.1),
         peak_mb,
+        index,
     }
 }
 
@@ -187,7 +196,7 @@ fn main() {
     let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(30.0);
     println!("rostrace live following a recording of the demo, {secs} s, interval 1 s, window 10 s");
     println!(
-        "{:>8} {:>10} {:>9} {:>10} {:>11} {:>7} {:>8} {:>8} {:>11} {:>11} {:>8}",
+        "{:>8} {:>10} {:>9} {:>10} {:>11} {:>7} {:>8} {:>8} {:>11} {:>11} {:>8} {:>13}",
         "rate",
         "events",
         "events/s",
@@ -198,13 +207,15 @@ fn main() {
         "lat p99",
         "RSS at 1/4",
         "RSS at end",
-        "growth"
+        "growth",
+        "index/packets"
     );
     let mut rows = Vec::new();
-    for systems in [1, 10] {
+    let rates: Vec<usize> = std::env::args().skip(2).filter_map(|s| s.parse().ok()).collect();
+    for systems in if rates.is_empty() { vec![1, 3, 10] } else { rates } {
         let r = run(systems, secs);
         println!(
-            "{:>7}x {:>10} {:>9.0} {:>9.1}% {:>10.1}% {:>7.3} {:>5.0} ms {:>5.0} ms {:>8.1} MB {:>8.1} MB {:>8.2}",
+            "{:>7}x {:>10} {:>9.0} {:>9.1}% {:>10.1}% {:>7.3} {:>5.0} ms {:>5.0} ms {:>8.1} MB {:>8.1} MB {:>8.2} {:>7}/{}",
             systems,
             r.events,
             r.events as f64 / secs,
@@ -215,13 +226,16 @@ fn main() {
             r.latency_ms.1,
             r.rss_quarter,
             r.rss_end,
-            r.rss_end / r.rss_quarter
+            r.rss_end / r.rss_quarter,
+            r.index.0,
+            r.index.1
         );
-        rows.push(r);
+        rows.push((systems, r));
     }
-    if let [one, ten] = rows.as_slice() {
+    if let (Some((_, one)), Some((n, ten))) = (rows.first(), rows.last().filter(|_| rows.len() > 1)) {
         println!(
-            "10x the rate: live's CPU x{:.2}, its peak memory x{:.2} ({:.1} MB, {:.1} MB)",
+            "{}x the rate: live's CPU x{:.2}, its peak memory x{:.2} ({:.1} MB, {:.1} MB)",
+            n,
             ten.live_cpu / one.live_cpu,
             ten.peak_mb / one.peak_mb,
             one.peak_mb,
