@@ -63,11 +63,28 @@ fn pairs(v: &Value) -> BTreeMap<(String, String, i64, String, i64), u64> {
     }
 }
 
+/// `rostrace live ARGS -s s -p DIR --jsonl DIR/live.jsonl -- sh -c SCRIPT`, which must succeed:
+/// its snapshots.
+fn live_lines(dir: &TempDir, args: &[&str], script: &str) -> Vec<Value> {
+    let jsonl = dir.join("live.jsonl");
+    let out = rostrace()
+        .arg("live")
+        .args(args)
+        .args(["-s", "s", "-p"])
+        .arg(dir.path())
+        .arg("--jsonl")
+        .arg(&jsonl)
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 #[test]
 fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     let dir = TempDir::new("live-demo");
     let exe = env!("CARGO_BIN_EXE_rostrace");
-    let jsonl = dir.join("live.jsonl");
     // One expectation the demo fails, one it passes, and a minimum of runs for the end.
     let expect = dir.join("expect.yaml");
     let yaml = "callbacks:\n\
@@ -79,19 +96,8 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
         "{exe} demo --process sensing --duration 5 --domain 57 & sleep 2; \
          {exe} demo --process control --duration 2.5 --domain 57; wait"
     );
-    let out = rostrace()
-        .args(["live", "--window", "1.5", "--interval", "0.5", "-s", "s", "-p"])
-        .arg(dir.path())
-        .arg("--jsonl")
-        .arg(&jsonl)
-        .arg("--expect")
-        .arg(&expect)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<Value> =
-        std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines =
+        live_lines(&dir, &["--window", "1.5", "--interval", "0.5", "--expect", expect.to_str().unwrap()], &script);
     assert!(lines.len() >= 4, "{} snapshots", lines.len());
     let (last, live) = lines.split_last().unwrap();
     assert_eq!(last["final"], true);
@@ -169,22 +175,11 @@ fn live_follows_an_lttng_recording_while_it_runs() {
     let _lttng = lttng_lock();
     let dir = TempDir::new("live-lttng");
     let exe = env!("CARGO_BIN_EXE_rostrace");
-    let jsonl = dir.join("live.jsonl");
     let script = format!(
         "{exe} demo --process sensing --duration 4 --domain 58 & \
          {exe} demo --process control --duration 4 --domain 58; wait"
     );
-    let out = rostrace()
-        .args(["live", "--backend", "lttng", "--window", "1.5", "--interval", "0.5", "-s", "s", "-p"])
-        .arg(dir.path())
-        .arg("--jsonl")
-        .arg(&jsonl)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<Value> =
-        std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines = live_lines(&dir, &["--backend", "lttng", "--window", "1.5", "--interval", "0.5"], &script);
     let (last, live) = lines.split_last().unwrap();
     assert_eq!(last["final"], true);
     let showing = live.iter().filter(|s| callbacks(s).keys().any(|k| k.0 == "/sensing/lidar")).count();
