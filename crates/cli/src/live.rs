@@ -333,6 +333,8 @@ struct Follower {
     /// The end of the last snapshot's events, and when it was read: the next window ends
     /// about as much later as the time since.
     last_end: Option<(i64, Instant)>,
+    /// The start of the last window.
+    window_begin: Option<i64>,
     error: Option<String>,
 }
 
@@ -421,6 +423,11 @@ impl Follower {
                 if let Some(cut) = self.cut.filter(|_| self.prometheus.is_some()) {
                     begin = begin.min(cut);
                 }
+                // Never back (after an interval that took long, the estimate can be): what the
+                // last window passed over is joined in the index as passed over for good. The
+                // cut is never before the last window's start, so this keeps it in.
+                begin = begin.max(self.window_begin.unwrap_or(i64::MIN));
+                self.window_begin = Some(begin);
                 Window { begin: Some(Bound::Absolute(begin)), end: None }
             }
             _ => Window::default(),
@@ -641,6 +648,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             cut: None,
             ui,
             last_end: None,
+            window_begin: None,
             error: None,
         })
     };
