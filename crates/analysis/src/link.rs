@@ -7,6 +7,7 @@ use crate::model::*;
 use crate::tables::{Collected, Publication, Run, Take};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How a flow's publication and take were matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,8 +29,9 @@ pub struct Flow {
     pub publication: u32,
     /// Index in [`crate::Analysis::takes`].
     pub take: u32,
-    /// Topic.
-    pub topic: String,
+    /// Topic (its name shared by the flows of the topic).
+    #[serde(serialize_with = "shared_str")]
+    pub topic: Arc<str>,
     /// How they were matched.
     pub by: MatchBy,
     /// publish → take (ns).
@@ -38,19 +40,39 @@ pub struct Flow {
     pub pub_to_callback_ns: Option<i64>,
 }
 
-fn pub_topic(m: &Model, p: &Publication) -> Option<String> {
-    if p.publisher != 0 {
-        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
-            return Some(m.publishers.get(id).topic.clone());
-        }
+/// The model's topic names, each held once and shared: by the publications and the flows of a
+/// topic, and the tallies, rather than a copy per message (a long trace has far more messages
+/// than topics).
+struct TopicNames {
+    /// By publisher id.
+    of_publisher: Vec<Arc<str>>,
+    /// By subscription id.
+    of_subscription: Vec<Arc<str>>,
+    /// Those of the DDS writers, by name.
+    of_writers: HashMap<String, Arc<str>>,
+}
+
+impl TopicNames {
+    fn of<'m>(m: &'m Model) -> TopicNames {
+        let mut names: HashMap<&'m str, Arc<str>> = HashMap::default();
+        let mut name = |t: &'m str| names.entry(t).or_insert_with(|| Arc::from(t)).clone();
+        let of_publisher = m.publishers.items.iter().map(|p| name(&p.topic)).collect();
+        let of_subscription = m.subscriptions.items.iter().map(|s| name(&s.topic)).collect();
+        let of_writers = m.writer_topics.values().map(|t| (t.clone(), name(t))).collect();
+        TopicNames { of_publisher, of_subscription, of_writers }
     }
-    if p.rmw_publisher != 0 {
-        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
-            return Some(m.publishers.get(*m.publishers_by_rmw.get(id)).topic.clone());
-        }
+}
+
+fn shared_str<S: serde::Serializer>(s: &Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s)
+}
+
+fn pub_topic(m: &Model, names: &TopicNames, p: &Publication) -> Option<Arc<str>> {
+    if let Some(id) = pub_id(m, p) {
+        return Some(names.of_publisher[id as usize].clone());
     }
     if p.writer != 0 {
-        return m.writer_topics.get(&(p.trace, p.vpid, p.writer)).cloned();
+        return m.writer_topics.get(&(p.trace, p.vpid, p.writer)).map(|t| names.of_writers[t].clone());
     }
     None
 }
@@ -71,17 +93,7 @@ pub(crate) fn pub_id(m: &Model, p: &Publication) -> Option<u32> {
 }
 
 pub(crate) fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
-    if p.publisher != 0 {
-        if let Some(id) = m.publishers.at((p.trace, p.vpid, p.publisher), p.ts) {
-            return m.publishers.get(id).node;
-        }
-    }
-    if p.rmw_publisher != 0 {
-        if let Some(id) = m.publishers_by_rmw.at((p.trace, p.vpid, p.rmw_publisher), p.ts) {
-            return m.publishers.get(*m.publishers_by_rmw.get(id)).node;
-        }
-    }
-    None
+    pub_id(m, p).and_then(|id| m.publishers.get(id).node)
 }
 
 /// The linked tables (see [`crate::Analysis`], which holds them).
@@ -90,7 +102,7 @@ pub(crate) struct Tables {
     pub(crate) traces: Vec<(std::path::PathBuf, String)>,
     pub(crate) runs: Vec<(Run, Option<u32>)>,
     pub(crate) slots: Vec<Key>,
-    pub(crate) pubs: Vec<(Publication, Option<String>)>,
+    pub(crate) pubs: Vec<(Publication, Option<Arc<str>>)>,
     pub(crate) takes: Vec<(Take, Option<u32>)>,
     pub(crate) flows: Vec<Flow>,
 }
@@ -106,7 +118,7 @@ pub struct View<'a> {
     /// Callback handles of the runs.
     pub slots: &'a [Key],
     /// Publications, with their topics.
-    pub pubs: &'a [(Publication, Option<String>)],
+    pub pubs: &'a [(Publication, Option<Arc<str>>)],
     /// Takes, with their subscriptions.
     pub takes: &'a [(Take, Option<u32>)],
     /// Matched flows.
@@ -140,11 +152,11 @@ pub(crate) struct Linked {
 /// Per topic: publications, takes, unmatched takes (with their reasons) and drops.
 #[derive(Default)]
 pub(crate) struct TopicTally {
-    pub(crate) pub_count: HashMap<String, u64>,
-    pub(crate) takes: HashMap<String, u64>,
-    pub(crate) unmatched: HashMap<String, u64>,
-    pub(crate) reasons: HashMap<String, BTreeMap<&'static str, u64>>,
-    pub(crate) dropped: HashMap<String, u64>,
+    pub(crate) pub_count: HashMap<Arc<str>, u64>,
+    pub(crate) takes: HashMap<Arc<str>, u64>,
+    pub(crate) unmatched: HashMap<Arc<str>, u64>,
+    pub(crate) reasons: HashMap<Arc<str>, BTreeMap<&'static str, u64>>,
+    pub(crate) dropped: HashMap<Arc<str>, u64>,
 }
 
 /// The collected instances linked: callback runs to their callbacks, takes to their
@@ -171,9 +183,10 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     } = c;
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
-    let (runs, pubs) = link_runs_and_pubs(&m, &slots, runs, pubs, threads);
+    let names = TopicNames::of(&m);
+    let (runs, pubs) = link_runs_and_pubs(&m, &names, &slots, runs, pubs, threads);
     let takes = link_takes(&m, &runs, takes);
-    let (flows, topics) = match_flows(&m, &runs, &pubs, &takes);
+    let (flows, topics) = match_flows(&m, &names, &runs, &pubs, &takes);
     let linked = Linked {
         unmatched_ends,
         events,
@@ -193,11 +206,12 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
 #[allow(clippy::type_complexity)]
 fn link_runs_and_pubs(
     m: &Model,
+    names: &TopicNames,
     slots: &[Key],
     runs: Vec<Run>,
     pubs: Vec<Publication>,
     threads: usize,
-) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<String>)>) {
+) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<Arc<str>>)>) {
     let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
     let link_runs = |runs: Vec<Run>| -> Vec<(Run, Option<u32>)> {
         map_from_end(runs, |r| {
@@ -205,9 +219,9 @@ fn link_runs_and_pubs(
             (r, id)
         })
     };
-    let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<String>)> {
+    let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<Arc<str>>)> {
         map_from_end(pubs, |p| {
-            let topic = pub_topic(m, &p);
+            let topic = pub_topic(m, names, &p);
             (p, topic)
         })
     };
@@ -275,30 +289,30 @@ struct Matchable<'a> {
 }
 
 impl<'a> Matchable<'a> {
-    fn of(pubs: &'a [(Publication, Option<String>)]) -> Matchable<'a> {
+    fn of(pubs: &'a [(Publication, Option<Arc<str>>)]) -> Matchable<'a> {
         let mut x = Matchable::default();
         for (i, (p, topic)) in pubs.iter().enumerate() {
             let Some(topic) = topic else { continue };
-            *x.pub_count.entry(topic.as_str()).or_default() += 1;
+            *x.pub_count.entry(&**topic).or_default() += 1;
             if p.intra {
                 continue;
             }
             let span = match p.source_ts {
                 Some(s) if s != 0 => {
-                    x.by_source.entry((topic.as_str(), s)).or_insert(i as u32);
+                    x.by_source.entry((&**topic, s)).or_insert(i as u32);
                     Some((s, s))
                 }
                 _ => match (p.ts_rmw, p.ts_after) {
                     (Some(a), Some(b)) => {
-                        x.windows.entry(topic.as_str()).or_default().push((a, b, i as u32));
+                        x.windows.entry(&**topic).or_default().push((a, b, i as u32));
                         Some((a, b))
                     }
                     _ => None,
                 },
             };
             if let Some((a, b)) = span {
-                x.matchable.entry(topic.as_str()).or_default().push(i as u32);
-                let r = x.source_range.entry(topic.as_str()).or_insert((a, b));
+                x.matchable.entry(&**topic).or_default().push(i as u32);
+                let r = x.source_range.entry(&**topic).or_insert((a, b));
                 r.0 = r.0.min(a);
                 r.1 = r.1.max(b);
             }
@@ -310,7 +324,7 @@ impl<'a> Matchable<'a> {
     }
 
     /// The publication a take of `topic` took, and how it was found.
-    fn find(&self, t: &Take, topic: &str, pubs: &[(Publication, Option<String>)]) -> Option<(u32, MatchBy)> {
+    fn find(&self, t: &Take, topic: &str, pubs: &[(Publication, Option<Arc<str>>)]) -> Option<(u32, MatchBy)> {
         if t.intra {
             // Same message object, and it was published on this subscription's topic.
             t.intra_pub.filter(|p| pubs[*p as usize].1.as_deref() == Some(topic)).map(|p| (p, MatchBy::IntraProcess))
@@ -330,8 +344,9 @@ impl<'a> Matchable<'a> {
 /// Takes matched to their publications (the flows), and the tallies per topic.
 fn match_flows(
     m: &Model,
+    names: &TopicNames,
     runs: &[(Run, Option<u32>)],
-    pubs: &[(Publication, Option<String>)],
+    pubs: &[(Publication, Option<Arc<str>>)],
     takes: &[(Take, Option<u32>)],
 ) -> (Vec<Flow>, TopicTally) {
     let x = Matchable::of(pubs);
@@ -342,7 +357,7 @@ fn match_flows(
         if !t.taken {
             continue;
         }
-        let topic = sub.map(|s| m.subscriptions.get(s).topic.clone());
+        let topic = sub.map(|s| names.of_subscription[s as usize].clone());
         let Some(topic) = topic else { continue };
         *tally.takes.entry(topic.clone()).or_default() += 1;
         match x.find(t, &topic, pubs) {
@@ -360,18 +375,17 @@ fn match_flows(
             None => {
                 let reason = unmatched_reason(
                     t,
-                    x.pub_count.get(topic.as_str()).copied().unwrap_or(0),
-                    published_topics.contains(topic.as_str()),
-                    x.source_range.get(topic.as_str()).copied(),
+                    x.pub_count.get(&*topic).copied().unwrap_or(0),
+                    published_topics.contains(&*topic),
+                    x.source_range.get(&*topic).copied(),
                 );
                 *tally.reasons.entry(topic.clone()).or_default().entry(reason).or_default() += 1;
                 *tally.unmatched.entry(topic).or_default() += 1;
             }
         }
     }
-    tally.dropped =
-        dropped(pubs, takes, &flows, &x.matchable, m).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    tally.pub_count = x.pub_count.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    tally.dropped = dropped(pubs, takes, &flows, &x.matchable, m).into_iter().map(|(k, v)| (Arc::from(k), v)).collect();
+    tally.pub_count = x.pub_count.into_iter().map(|(k, v)| (Arc::from(k), v)).collect();
     (flows, tally)
 }
 
@@ -404,7 +418,7 @@ fn unmatched_reason(t: &Take, published: u64, has_publisher: bool, range: Option
 
 /// Messages dropped per topic (see [`crate::TopicReport::dropped`]).
 fn dropped<'a>(
-    pubs: &[(Publication, Option<String>)],
+    pubs: &[(Publication, Option<Arc<str>>)],
     takes: &[(Take, Option<u32>)],
     flows: &[Flow],
     matchable: &HashMap<&'a str, Vec<u32>>,

@@ -77,7 +77,7 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
         .iter()
         .find(|f| a.takes[f.take as usize].0.ts == take.ts && a.takes[f.take as usize].0.source_ts == source)
         .expect("the first /topic_a take is matched");
-    assert_eq!(f.topic, "/topic_a");
+    assert_eq!(&*f.topic, "/topic_a");
     assert_eq!(f.by, MatchBy::SourceTimestamp);
     assert_eq!(f.pub_to_take_ns, expected);
     assert_eq!(a.pubs[f.publication as usize].0.ts_dds, Some(ev[wi].ts));
@@ -85,7 +85,7 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
     for f in &a.flows {
         let (p, topic) = &a.pubs[f.publication as usize];
         let (t, _) = &a.takes[f.take as usize];
-        assert_eq!(topic.as_deref(), Some(f.topic.as_str()));
+        assert_eq!(topic.as_deref(), Some(&*f.topic));
         assert_eq!(p.source_ts, Some(t.source_ts));
         assert!(f.pub_to_take_ns > 0);
     }

@@ -341,7 +341,7 @@ fn tracks<'a, W: Write>(
     }
     // A counter track per topic with matched messages.
     let mut topic_uuid: HashMap<&str, u64> = HashMap::new();
-    let mut topics: Vec<&str> = a.flows.iter().map(|f| f.topic.as_str()).collect();
+    let mut topics: Vec<&str> = a.flows.iter().map(|f| &*f.topic).collect();
     topics.sort_unstable();
     topics.dedup();
     for t in topics {
@@ -496,7 +496,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
             Item::Latency(i) => {
                 let f = &a.flows[i as usize];
                 let v = f.pub_to_callback_ns.unwrap_or(f.pub_to_take_ns);
-                w.event(ts, TYPE_COUNTER, topic_uuid[f.topic.as_str()], None, &[], &[], &[], Some(v))?;
+                w.event(ts, TYPE_COUNTER, topic_uuid[&*f.topic], None, &[], &[], &[], Some(v))?;
                 stats.counter_values += 1;
             }
         }

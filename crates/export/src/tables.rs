@@ -387,7 +387,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
             rec(),
             Cell::I64(f.publication as i64),
             Cell::I64(f.take as i64),
-            f.topic.as_str().into(),
+            (&*f.topic).into(),
             by.into(),
             Cell::I64(p.ts),
             Cell::I64(k.ts),

@@ -204,7 +204,7 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     let mut flows: Vec<&rostrace_analysis::Flow> = a.flows.iter().collect();
     flows.sort_by_key(|f| a.pubs[f.publication as usize].0.ts);
     for f in flows {
-        if shown_topics.as_ref().is_some_and(|s| !s.contains(f.topic.as_str())) {
+        if shown_topics.as_ref().is_some_and(|s| !s.contains(&*f.topic)) {
             inst.flows_left_out += 1;
             continue;
         }
@@ -220,8 +220,8 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
             None => (k.ts, thread(&mut inst, (k.trace, k.vpid, k.vtid))),
         };
         let n = topic_ids.len() as u32;
-        let topic = *topic_ids.entry(f.topic.as_str()).or_insert_with(|| {
-            inst.topics.push(f.topic.clone());
+        let topic = *topic_ids.entry(&*f.topic).or_insert_with(|| {
+            inst.topics.push(f.topic.to_string());
             n
         });
         inst.fl_p.push(us(p.ts));

@@ -200,7 +200,7 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
     let m = &a.model;
     for f in &a.flows {
         let Some(l) = f.pub_to_callback_ns else { continue };
-        s.topic.entry(f.topic.clone()).or_default().push(l);
+        s.topic.entry(f.topic.to_string()).or_default().push(l);
         let publisher =
             crate::link::pub_id(m, &a.pubs[f.publication as usize].0).and_then(|id| m.publishers.get(id).node);
         let subscriber = a.takes[f.take as usize].1.and_then(|id| m.subscriptions.get(id).node);

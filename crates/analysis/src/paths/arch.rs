@@ -342,19 +342,9 @@ impl Architecture {
             }
         }
         // Who publishes during which callback's runs.
-        let mut publishing: std::collections::BTreeSet<(String, String, String)> = Default::default();
-        for (p, topic) in a.pubs {
-            let (Some(topic), Some(run)) = (topic, p.in_run) else { continue };
-            if ignored(topic) {
-                continue;
-            }
-            if let Some((n, cbn)) = a.runs[run as usize].1.and_then(|c| cb_name.get(&c)) {
-                publishing.insert((n.clone(), topic.clone(), cbn.clone()));
-            }
-        }
-        for (n, topic, cbn) in &publishing {
-            if let Some(x) = by_name.get_mut(n).and_then(|nd| nd.publishes.iter_mut().find(|x| &x.topic == topic)) {
-                crate::push_small(&mut x.callbacks, cbn.clone());
+        for (n, topic, cbn) in publishing(a, &cb_name, ignored) {
+            if let Some(x) = by_name.get_mut(n).and_then(|nd| nd.publishes.iter_mut().find(|x| &*x.topic == topic)) {
+                crate::push_small(&mut x.callbacks, cbn.to_string());
             }
         }
         // Node paths: every input to every output.
@@ -428,7 +418,7 @@ impl Architecture {
                 .filter_map(|(w, h)| member.get(&(g.key.0, g.key.1, w.as_str(), *h)).copied())
                 .collect();
             let Some(&(node_name, _)) = members.first() else { continue };
-            let Some(nd) = self.nodes.iter_mut().find(|n| n.name == node_name) else { continue };
+            let Some(nd) = self.node(node_name).map(|i| &mut self.nodes[i]) else { continue };
             let exec = (g.key.0, g.key.1, g.executor);
             if g.executor != 0 && !executors.contains(&exec) {
                 executors.push(exec);
@@ -544,4 +534,30 @@ impl Architecture {
         self.named_paths.extend(last.into_iter().map(|i| file.named_paths[i].clone()));
         unapplied
     }
+}
+
+/// Who publishes during which callback's runs: (node, topic, callback) names, each once, in
+/// their order. A publication is a pair of a callback object and a topic, most of them repeats:
+/// those are set apart by the pair (the topic's name is shared, see [`crate::link::Flow::topic`])
+/// before any name is compared.
+fn publishing<'a>(
+    a: &View<'a>,
+    cb_name: &'a HashMap<u32, (String, String)>,
+    ignored: impl Fn(&str) -> bool,
+) -> Vec<(&'a str, &'a str, &'a str)> {
+    let mut seen: crate::hash::HashSet<(u32, *const u8)> = Default::default();
+    let mut out = Vec::new();
+    for (p, topic) in a.pubs {
+        let (Some(topic), Some(run)) = (topic, p.in_run) else { continue };
+        let Some(cb) = a.runs[run as usize].1 else { continue };
+        if !seen.insert((cb, topic.as_ptr())) || ignored(topic) {
+            continue;
+        }
+        if let Some((n, cbn)) = cb_name.get(&cb) {
+            out.push((n.as_str(), &**topic, cbn.as_str()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }

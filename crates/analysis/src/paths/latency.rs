@@ -206,7 +206,7 @@ impl<'a> PathIndex<'a> {
             let Some(topic) = topic else { continue };
             let node = crate::link::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
             if let Some(n) = node {
-                pubs.entry((name_of[n as usize], topic.as_str())).or_default().push(i as u32);
+                pubs.entry((name_of[n as usize], &**topic)).or_default().push(i as u32);
             }
         }
         let key = |i: &u32| {

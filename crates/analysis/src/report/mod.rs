@@ -157,7 +157,7 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     }
     for (t, sub) in a.takes {
         if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
-            *tally.takes.entry(a.model.subscriptions.get(s).topic.clone()).or_default() += 1;
+            *tally.takes.entry(a.model.subscriptions.get(s).topic.as_str().into()).or_default() += 1;
         }
     }
     let topics = topics::section(&View { flows: &flows, ..*a }, &tally);

@@ -95,7 +95,7 @@ pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
         m.publishers.items.iter().chain(&m.subscriptions.items).map(|e| e.topic.as_str()).collect();
     let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
     for f in a.flows {
-        crate::push_small(flows_by_topic.entry(f.topic.as_str()).or_default(), f);
+        crate::push_small(flows_by_topic.entry(&*f.topic).or_default(), f);
     }
     let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
     let mut topics = Vec::with_capacity(topic_names.len());
