@@ -28,7 +28,7 @@ pub struct Analysis {
     /// Callback handles of the runs (see `Run::slot`).
     pub slots: Vec<Key>,
     /// Publications, with their topic.
-    pub pubs: Vec<(Publication, Option<String>)>,
+    pub pubs: Vec<(Publication, Option<std::sync::Arc<str>>)>,
     /// Takes, with their subscription.
     pub takes: Vec<(Take, Option<u32>)>,
     /// Matched flows.
@@ -122,6 +122,11 @@ pub struct Options {
     pub topics: Option<Regex>,
     /// Search the report's ten longest paths ([`crate::paths::longest_of`]).
     pub longest_paths: bool,
+    /// Give the architecture the longest paths were searched in back once they are found, before
+    /// the report is made, when nothing asks for it afterwards: the report's rows and the
+    /// architecture, each as large as the system, are then not held at once
+    /// ([`Analysis::architecture`] builds it again if asked for).
+    pub release_architecture: bool,
 }
 
 impl Options {
@@ -148,7 +153,8 @@ impl Processor {
     /// bytes read.
     pub fn run(self, set: &TraceSet, options: &Options, progress: impl FnMut(u64, u64)) -> Analysis {
         let mut an = if options.longest_paths {
-            self.analyze_with_paths(set, options.window, progress, |p| options.keeps_path(p))
+            let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
+            self.with_paths(set, options.window, progress, keep, !options.release_architecture)
         } else {
             self.analyze(set, options.window, progress)
         };
@@ -212,12 +218,25 @@ impl Processor {
         progress: impl FnMut(u64, u64),
         keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
     ) -> Analysis {
+        self.with_paths(set, window, progress, keep, true)
+    }
+
+    /// [`analyze_with_paths`](Self::analyze_with_paths), the architecture kept in the analysis
+    /// or given back before the report is made (`keep_architecture`).
+    fn with_paths(
+        self,
+        set: &TraceSet,
+        window: Window,
+        progress: impl FnMut(u64, u64),
+        keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
+        keep_architecture: bool,
+    ) -> Analysis {
         let jobs = self.jobs;
         let (mut an, linked) = self.linked(set, window, progress);
         let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
+        an.architecture = keep_architecture.then_some(arch);
         an.report = report(&View::from(&an), linked);
         an.report.longest_paths = Some(lp);
-        an.architecture = Some(arch);
         an
     }
 }

@@ -126,7 +126,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
     }
     let [nodes, topics] = res;
-    let options = rostrace_analysis::Options { window, nodes, topics, longest_paths: true };
+    // Nothing here asks for the architecture once the paths are found.
+    let options = rostrace_analysis::Options { window, nodes, topics, longest_paths: true, release_architecture: true };
     let Some(crate::load::Loaded { set, analysis: mut an, clean }) =
         crate::load::analyze(&a.traces.traces, a.traces.jobs, &options)
     else {
