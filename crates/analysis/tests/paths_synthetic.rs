@@ -325,3 +325,29 @@ fn superseded_and_lost_apart() {
     let e = rostrace_analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
     assert_eq!((e.dropped, e.superseded, e.lost, e.in_flight), (6, 5, 1, 2));
 }
+
+/// Giving the architecture back before the report is made (as `analyze` does) changes nothing
+/// the analysis shows: the same report, and the same architecture and path records, built again
+/// when asked for.
+#[test]
+fn architecture_given_back_is_built_again_the_same() {
+    let tmp = rostrace_testkit::TempDir::new("paths-synthetic-release");
+    let root = tmp.join("trace");
+    build(&root);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = |release_architecture| {
+        let o = rostrace_analysis::Options { longest_paths: true, release_architecture, ..Default::default() };
+        rostrace_analysis::Processor::standard().run(&set, &o, |_, _| {})
+    };
+    let (kept, released) = (run(false), run(true));
+    assert!(kept.architecture.is_some() && released.architecture.is_none());
+    assert!(!kept.report.longest_paths.as_ref().unwrap().paths.is_empty());
+    assert_eq!(json(&kept.report), json(&released.report));
+    assert_eq!(json(&*kept.architecture()), json(&*released.architecture()));
+    assert_eq!(json(kept.longest_path_records()), json(released.longest_path_records()));
+}
+
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap()
+}
