@@ -194,11 +194,16 @@ struct Total {
 }
 
 impl Total {
-    fn add(&mut self, s: &Stats, extra: [u64; 2]) {
-        self.count += s.count;
-        self.sum_ns += s.sum;
-        self.extra[0] += extra[0];
-        self.extra[1] += extra[1];
+    fn add(&mut self, t: &Total) {
+        self.count += t.count;
+        self.sum_ns += t.sum_ns;
+        self.extra[0] += t.extra[0];
+        self.extra[1] += t.extra[1];
+    }
+
+    /// A summary's runs or messages and their time, with the other counters.
+    fn of(s: &Stats, extra: [u64; 2]) -> Total {
+        Total { count: s.count, sum_ns: s.sum, extra }
     }
 }
 
@@ -213,12 +218,13 @@ impl Totals {
     /// Adds the callbacks and topics of `r` (a slice of time: [`rostrace_analysis::report::slice`]).
     pub fn add(&mut self, r: &Report) {
         for c in &r.callbacks {
-            self.callbacks.entry(callback_labels(c)).or_default().add(&c.duration_ns, [0, 0]);
+            self.callbacks.entry(callback_labels(c)).or_default().add(&Total::of(&c.duration_ns, [0, 0]));
         }
         for x in &r.topics {
-            self.topics.entry(vec![x.name.clone()]).or_default().add(&x.pub_to_callback_ns, [x.publishes, x.takes]);
+            let total = Total::of(&x.pub_to_callback_ns, [x.publishes, x.takes]);
+            self.topics.entry(vec![x.name.clone()]).or_default().add(&total);
             for p in &x.pairs {
-                self.pairs.entry(pair_labels(&x.name, p)).or_default().add(&p.pub_to_callback_ns, [p.count, 0]);
+                self.pairs.entry(pair_labels(&x.name, p)).or_default().add(&Total::of(&p.pub_to_callback_ns, [p.count, 0]));
             }
         }
     }
@@ -227,10 +233,8 @@ impl Totals {
 /// One series' values: the counters' totals, the rest from the window.
 #[derive(Default)]
 struct Series {
-    total: u64,
-    sum_ns: i128,
-    /// Counters besides `total` (publishes, takes).
-    extra: [u64; 2],
+    /// The counters (`extra`: publishes and takes, or a pair's messages).
+    total: Total,
     window_count: u64,
     p50: i64,
     p99: i64,
@@ -240,12 +244,6 @@ struct Series {
 }
 
 impl Series {
-    fn add_total(&mut self, t: &Total) {
-        self.total += t.count;
-        self.sum_ns += t.sum_ns;
-        self.extra[0] += t.extra[0];
-        self.extra[1] += t.extra[1];
-    }
     /// Merged quantiles are the largest of the merged: an upper bound.
     fn add_window(&mut self, s: &Stats) {
         if s.count > 0 {
@@ -295,7 +293,7 @@ impl State {
     fn callbacks(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
         for (labels, total) in busiest_first(&totals.callbacks, |x| x.count) {
-            t.entry(self.callbacks.key(labels.clone())).or_default().add_total(total);
+            t.entry(self.callbacks.key(labels.clone())).or_default().total.add(total);
         }
         for c in &window.callbacks {
             t.entry(self.callbacks.key(callback_labels(c))).or_default().add_window(&c.duration_ns);
@@ -306,7 +304,7 @@ impl State {
     fn topics(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
         for (labels, total) in busiest_first(&totals.topics, |x| x.extra[0]) {
-            t.entry(self.topics.key(labels.clone())).or_default().add_total(total);
+            t.entry(self.topics.key(labels.clone())).or_default().total.add(total);
         }
         for x in &window.topics {
             let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
@@ -322,7 +320,7 @@ impl State {
     fn pairs(&mut self, window: &Report, totals: &Totals) -> Table {
         let mut t = Table::new();
         for (labels, total) in busiest_first(&totals.pairs, |x| x.extra[0]) {
-            t.entry(self.pairs.key(labels.clone())).or_default().add_total(total);
+            t.entry(self.pairs.key(labels.clone())).or_default().total.add(total);
         }
         // The window's matched messages (in `gauges`), for the pair's rate.
         for x in &window.topics {
@@ -368,7 +366,7 @@ impl State {
         for (i, (name, help)) in counters.iter().enumerate() {
             o.family(name, "counter", help);
             for (k, s) in &topics {
-                o.counter(name, &zip(&["topic"], k), s.extra[i] as f64);
+                o.counter(name, &zip(&["topic"], k), s.total.extra[i] as f64);
             }
         }
         let gauges = [
@@ -393,7 +391,7 @@ impl State {
         );
         o.family("rostrace_pair_messages_total", "counter", "Messages matched per publisher and subscriber node.");
         for (k, s) in &pairs {
-            o.counter("rostrace_pair_messages_total", &zip(&p_names, k), s.extra[0] as f64);
+            o.counter("rostrace_pair_messages_total", &zip(&p_names, k), s.total.extra[0] as f64);
         }
         o.family("rostrace_pair_rate_hertz", "gauge", "Messages matched per second over the window.");
         for (k, s) in &pairs {
@@ -482,8 +480,8 @@ impl Out<'_> {
                 let v = if s.window_count > 0 { v as f64 / 1e9 } else { f64::NAN };
                 self.gauge(name, &l, v);
             }
-            self.counter(&format!("{name}_count"), &labels, s.total as f64);
-            self.counter(&format!("{name}_sum"), &labels, s.sum_ns as f64 / 1e9);
+            self.counter(&format!("{name}_count"), &labels, s.total.count as f64);
+            self.counter(&format!("{name}_sum"), &labels, s.total.sum_ns as f64 / 1e9);
         }
     }
 }
