@@ -179,50 +179,10 @@ impl Processor {
         (Analysis::new(tables, self.handlers), linked)
     }
 
-    /// [`Processor::analyze`], and `side(&analysis)` (say, a path search) on a thread of its own
-    /// while the report is made (in the calling thread when [`Processor::set_jobs`] asked for one
-    /// thread): `side` sees the model and the linked tables (runs, publications, takes, flows),
-    /// not the report, which is still empty then.
-    pub fn analyze_with<T: Send>(
-        self,
-        set: &TraceSet,
-        window: Window,
-        progress: impl FnMut(u64, u64),
-        side: impl FnOnce(&Analysis) -> T + Send,
-    ) -> (Analysis, T) {
-        let threads = rostrace_threads::threads(self.jobs);
-        let (mut an, linked) = self.linked(set, window, progress);
-        let (report, t) = if threads > 1 {
-            let an = &an;
-            std::thread::scope(|s| {
-                let h = rostrace_threads::spawn_off(s, 1, || side(an));
-                rostrace_threads::let_started_move();
-                let report = report(&View::from(an), linked);
-                (report, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            })
-        } else {
-            let t = side(&an);
-            (report(&View::from(&an), linked), t)
-        };
-        an.report = report;
-        (an, t)
-    }
-
     /// [`analyze`](Self::analyze) with the report's ten longest paths (those `keep` accepts, see
-    /// [`crate::paths::longest_of`]), searched before the report is made: the search's index
-    /// and the report's working tables, each as large as the system, are not held at once.
-    pub fn analyze_with_paths(
-        self,
-        set: &TraceSet,
-        window: Window,
-        progress: impl FnMut(u64, u64),
-        keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
-    ) -> Analysis {
-        self.with_paths(set, window, progress, keep, true)
-    }
-
-    /// [`analyze_with_paths`](Self::analyze_with_paths), the architecture kept in the analysis
-    /// or given back before the report is made (`keep_architecture`).
+    /// [`crate::paths::longest_of`]), searched before the report is made (the search's index
+    /// and the report's working tables, each as large as the system, are not held at once); the
+    /// architecture kept in the analysis, or given back before the report is made.
     fn with_paths(
         self,
         set: &TraceSet,

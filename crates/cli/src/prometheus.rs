@@ -224,7 +224,10 @@ impl Totals {
             let total = Total::of(&x.pub_to_callback_ns, [x.publishes, x.takes]);
             self.topics.entry(vec![x.name.clone()]).or_default().add(&total);
             for p in &x.pairs {
-                self.pairs.entry(pair_labels(&x.name, p)).or_default().add(&Total::of(&p.pub_to_callback_ns, [p.count, 0]));
+                self.pairs
+                    .entry(pair_labels(&x.name, p))
+                    .or_default()
+                    .add(&Total::of(&p.pub_to_callback_ns, [p.count, 0]));
             }
         }
     }

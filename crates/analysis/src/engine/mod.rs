@@ -36,12 +36,11 @@ impl Processor {
     }
 
     /// Threads (0, the default: one per core; 1: the calling thread only): for a set of several
-    /// traces, the pass shared out by trace (see [`Processor::collect`]), and
-    /// [`Processor::analyze_with`]'s side work while the report is made. The pass over one
-    /// trace (or a set that cannot be shared out) reads, decodes and merges the events on a
-    /// second thread, which hands them over merged, in batches, while the calling thread
-    /// handles them ([`TraceSet::with_events_piped`]); the handlers stay on one thread. The
-    /// results are the same whatever the number.
+    /// traces, the pass shared out by trace (see [`Processor::collect`]), and the longest
+    /// paths' search. The pass over one trace (or a set that cannot be shared out) reads,
+    /// decodes and merges the events on a second thread, which hands them over merged, in
+    /// batches, while the calling thread handles them ([`TraceSet::with_events_piped`]); the
+    /// handlers stay on one thread. The results are the same whatever the number.
     pub fn set_jobs(&mut self, jobs: usize) -> &mut Processor {
         self.jobs = jobs;
         self
