@@ -472,7 +472,8 @@ impl<'a> StreamReader<'a> {
     /// The error of a file that ends inside the packet at `offset` of `packet_bits` bits:
     /// [`Error::Truncated`], at the file's end.
     fn truncated_error(&self, offset: u64, packet_bits: u64) -> Error {
-        let declares = if packet_bits > 0 { format!("declares {} bytes", packet_bits / 8) } else { "is cut".into() };
+        let declares =
+            if packet_bits > 0 { format!("declares {} bytes", packet_bits / 8) } else { "starts its header".into() };
         Error::Truncated {
             path: self.path.to_path_buf(),
             offset: self.data.len() as u64,
