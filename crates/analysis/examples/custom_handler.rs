@@ -53,7 +53,7 @@ fn main() {
         .report
         .callbacks
         .iter()
-        .map(|c| ((c.trace, c.vpid, c.address), (c.node.as_str(), c.symbol.as_str())))
+        .map(|c| ((c.trace, c.vpid, c.address), (c.node.as_ref(), c.symbol.as_ref())))
         .collect();
     let mut rows: Vec<_> = h.delays.iter().collect();
     rows.sort_by_key(|(k, _)| **k);

@@ -149,14 +149,19 @@ pub(crate) struct Linked {
     pub(crate) topics: TopicTally,
 }
 
-/// Per topic: publications, takes, unmatched takes (with their reasons) and drops.
+/// Per topic (by its shared name): publications, takes, unmatched takes (with their reasons)
+/// and drops.
+pub(crate) type TopicTally = HashMap<Arc<str>, TopicCount>;
+
+/// One topic's counts of [`TopicTally`].
 #[derive(Default)]
-pub(crate) struct TopicTally {
-    pub(crate) pub_count: HashMap<Arc<str>, u64>,
-    pub(crate) takes: HashMap<Arc<str>, u64>,
-    pub(crate) unmatched: HashMap<Arc<str>, u64>,
-    pub(crate) reasons: HashMap<Arc<str>, BTreeMap<&'static str, u64>>,
-    pub(crate) dropped: HashMap<Arc<str>, u64>,
+pub(crate) struct TopicCount {
+    pub(crate) pubs: u64,
+    pub(crate) takes: u64,
+    pub(crate) unmatched: u64,
+    pub(crate) reasons: BTreeMap<&'static str, u64>,
+    /// See [`crate::TopicReport::dropped`].
+    pub(crate) dropped: Option<u64>,
 }
 
 /// The collected instances linked: callback runs to their callbacks, takes to their
@@ -164,7 +169,7 @@ pub(crate) struct TopicTally {
 /// flows). The report is made of these tables and the rest. With `threads` > 1, the runs and the publications are linked at the same time.
 pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     let Collected {
-        model: m,
+        model: mut m,
         runs,
         slots,
         pubs,
@@ -181,6 +186,7 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         traces,
         ..
     } = c;
+    m.shrink_to_fit();
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
     let names = TopicNames::of(&m);
@@ -278,14 +284,13 @@ fn map_from_end<A, B>(mut v: Vec<A>, mut f: impl FnMut(A) -> B) -> Vec<B> {
 }
 
 /// The publications takes can be matched to, per topic: by source timestamp, by publish window,
-/// the matchable ones and the range of their source times, and the count of all.
+/// the matchable ones and the range of their source times.
 #[derive(Default)]
 struct Matchable<'a> {
     by_source: HashMap<(&'a str, i64), u32>,
     windows: HashMap<&'a str, Vec<(i64, i64, u32)>>,
     matchable: HashMap<&'a str, Vec<u32>>,
     source_range: HashMap<&'a str, (i64, i64)>,
-    pub_count: HashMap<&'a str, u64>,
 }
 
 impl<'a> Matchable<'a> {
@@ -293,16 +298,15 @@ impl<'a> Matchable<'a> {
         let mut x = Matchable::default();
         for (i, (p, topic)) in pubs.iter().enumerate() {
             let Some(topic) = topic else { continue };
-            *x.pub_count.entry(&**topic).or_default() += 1;
             if p.intra {
                 continue;
             }
-            let span = match p.source_ts {
+            let span = match p.source_ts() {
                 Some(s) if s != 0 => {
                     x.by_source.entry((&**topic, s)).or_insert(i as u32);
                     Some((s, s))
                 }
-                _ => match (p.ts_rmw, p.ts_after) {
+                _ => match (p.ts_rmw(), p.ts_after()) {
                     (Some(a), Some(b)) => {
                         x.windows.entry(&**topic).or_default().push((a, b, i as u32));
                         Some((a, b))
@@ -353,20 +357,30 @@ fn match_flows(
     let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     let mut flows = Vec::new();
     let mut tally = TopicTally::default();
+    for topic in pubs.iter().filter_map(|(_, topic)| topic.as_ref()) {
+        if let Some(c) = tally.get_mut(&**topic) {
+            c.pubs += 1;
+        } else {
+            tally.insert(topic.clone(), TopicCount { pubs: 1, ..TopicCount::default() });
+        }
+    }
     for (ti, (t, sub)) in takes.iter().enumerate() {
         if !t.taken {
             continue;
         }
-        let topic = sub.map(|s| names.of_subscription[s as usize].clone());
-        let Some(topic) = topic else { continue };
-        *tally.takes.entry(topic.clone()).or_default() += 1;
-        match x.find(t, &topic, pubs) {
+        let Some(topic) = sub.map(|s| &names.of_subscription[s as usize]) else { continue };
+        let count = match tally.get_mut(&**topic) {
+            Some(c) => c,
+            None => tally.entry(topic.clone()).or_default(),
+        };
+        count.takes += 1;
+        match x.find(t, topic, pubs) {
             Some((p, by)) => {
                 let pt = pubs[p as usize].0.ts;
                 flows.push(Flow {
                     publication: p,
                     take: ti as u32,
-                    topic,
+                    topic: topic.clone(),
                     by,
                     pub_to_take_ns: t.ts - pt,
                     pub_to_callback_ns: t.run.map(|r| runs[r as usize].0.start - pt),
@@ -375,17 +389,25 @@ fn match_flows(
             None => {
                 let reason = unmatched_reason(
                     t,
-                    x.pub_count.get(&*topic).copied().unwrap_or(0),
-                    published_topics.contains(&*topic),
-                    x.source_range.get(&*topic).copied(),
+                    count.pubs,
+                    published_topics.contains(&**topic),
+                    x.source_range.get(&**topic).copied(),
                 );
-                *tally.reasons.entry(topic.clone()).or_default().entry(reason).or_default() += 1;
-                *tally.unmatched.entry(topic).or_default() += 1;
+                *count.reasons.entry(reason).or_default() += 1;
+                count.unmatched += 1;
             }
         }
     }
-    tally.dropped = dropped(pubs, takes, &flows, &x.matchable, m).into_iter().map(|(k, v)| (Arc::from(k), v)).collect();
-    tally.pub_count = x.pub_count.into_iter().map(|(k, v)| (Arc::from(k), v)).collect();
+    // Grown by doubling: the table is kept to the end, its spare room need not be.
+    flows.shrink_to_fit();
+    for (name, n) in dropped(pubs, takes, &flows, &x.matchable, m) {
+        match tally.get_mut(name) {
+            Some(c) => c.dropped = Some(n),
+            None => {
+                tally.insert(name.into(), TopicCount { dropped: Some(n), ..TopicCount::default() });
+            }
+        }
+    }
     (flows, tally)
 }
 

@@ -77,6 +77,11 @@ impl<T> Registry<T> {
 }
 
 impl<T> Registry<T> {
+    /// Gives back the spare room of the objects' table (grown by doubling during the pass).
+    fn shrink_to_fit(&mut self) {
+        self.items.shrink_to_fit();
+    }
+
     /// The objects added since the last stamp were created by the event of `order`.
     fn stamp(&mut self, order: u128) {
         self.orders.resize(self.items.len(), order);
@@ -416,6 +421,24 @@ impl Process {
 }
 
 impl Model {
+    /// Gives back the spare room of the registries' tables once the pass has made them: they
+    /// are kept to the end, and grew by doubling.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.publishers.shrink_to_fit();
+        self.publishers_by_rmw.shrink_to_fit();
+        self.subscriptions.shrink_to_fit();
+        self.subscriptions_by_rmw.shrink_to_fit();
+        self.subscriptions_by_rclcpp.shrink_to_fit();
+        self.timers.shrink_to_fit();
+        self.services.shrink_to_fit();
+        self.clients.shrink_to_fit();
+        self.callbacks.shrink_to_fit();
+        self.executors.shrink_to_fit();
+        self.groups.shrink_to_fit();
+        self.lifecycles.shrink_to_fit();
+    }
+
     /// In a part of a split pass: the objects added since the last stamp, in any registry,
     /// were created by the event of `order` (an initialization event).
     pub(crate) fn stamp(&mut self, order: u128) {

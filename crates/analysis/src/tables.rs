@@ -62,11 +62,15 @@ impl Run {
     }
 }
 
-/// One publication of a message, across the rclcpp/rcl/rmw/DDS layers of one thread.
-#[derive(Debug, Clone, Default)]
+/// One publication of a message, across the rclcpp/rcl/rmw/DDS layers of one thread. Compact
+/// (136 bytes: the layers' times are read through methods, an absent one held as a sentinel
+/// rather than an `Option` of twice its size), as there is one per message of the trace.
+#[derive(Debug, Clone)]
 pub struct Publication {
     /// Trace.
     pub trace: u32,
+    /// The callback run ([`Publication::in_run`]), or [`NO_RUN`].
+    pub(crate) in_run: u32,
     /// Process.
     pub vpid: i64,
     /// Thread.
@@ -81,25 +85,108 @@ pub struct Publication {
     pub message: u64,
     /// Time of the first layer's event.
     pub ts: i64,
-    /// Time of `rclcpp_publish`.
-    pub ts_rclcpp: Option<i64>,
-    /// Time of `rcl_publish`.
-    pub ts_rcl: Option<i64>,
-    /// Time of `rmw_publish`.
-    pub ts_rmw: Option<i64>,
-    /// Time of the DDS write event.
-    pub ts_dds: Option<i64>,
-    /// DDS source timestamp of the sample.
-    pub source_ts: Option<i64>,
-    /// Time of the publishing thread's next event after `rmw_publish` (bounds the DDS write).
-    pub ts_after: Option<i64>,
-    /// Intra-process publication.
-    pub intra: bool,
+    /// The times of [`Layer`]s, [`NO_TIME`] when absent.
+    pub(crate) times: [i64; 6],
     /// Ring buffer and index of an intra-process publication (the first subscription's buffer
     /// it went into).
     pub ring: Option<(u64, u64)>,
+    /// Intra-process publication.
+    pub intra: bool,
+}
+
+const NO_TIME: i64 = i64::MIN;
+const NO_RUN: u32 = u32::MAX;
+
+/// The times a [`Publication`] holds besides its first event's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Layer {
+    Rclcpp,
+    Rcl,
+    Rmw,
+    Dds,
+    /// The DDS source timestamp of the sample.
+    Source,
+    /// The publishing thread's next event after `rmw_publish`.
+    After,
+}
+
+impl Default for Publication {
+    fn default() -> Self {
+        Publication {
+            trace: 0,
+            in_run: NO_RUN,
+            vpid: 0,
+            vtid: 0,
+            publisher: 0,
+            rmw_publisher: 0,
+            writer: 0,
+            message: 0,
+            ts: 0,
+            times: [NO_TIME; 6],
+            ring: None,
+            intra: false,
+        }
+    }
+}
+
+impl Publication {
+    #[inline]
+    fn time(&self, l: Layer) -> Option<i64> {
+        let t = self.times[l as usize];
+        (t != NO_TIME).then_some(t)
+    }
+
+    /// Sets the time of a layer (`NO_TIME` is not a time a trace can hold: before 1678).
+    #[inline]
+    pub(crate) fn set(&mut self, l: Layer, ts: i64) {
+        self.times[l as usize] = ts;
+    }
+
+    /// Whether the publication has the time of a layer.
+    #[inline]
+    pub(crate) fn has(&self, l: Layer) -> bool {
+        self.times[l as usize] != NO_TIME
+    }
+
+    /// Time of `rclcpp_publish`.
+    pub fn ts_rclcpp(&self) -> Option<i64> {
+        self.time(Layer::Rclcpp)
+    }
+
+    /// Time of `rcl_publish`.
+    pub fn ts_rcl(&self) -> Option<i64> {
+        self.time(Layer::Rcl)
+    }
+
+    /// Time of `rmw_publish`.
+    pub fn ts_rmw(&self) -> Option<i64> {
+        self.time(Layer::Rmw)
+    }
+
+    /// Time of the DDS write event.
+    pub fn ts_dds(&self) -> Option<i64> {
+        self.time(Layer::Dds)
+    }
+
+    /// DDS source timestamp of the sample.
+    pub fn source_ts(&self) -> Option<i64> {
+        self.time(Layer::Source)
+    }
+
+    /// Time of the publishing thread's next event after `rmw_publish` (bounds the DDS write).
+    pub fn ts_after(&self) -> Option<i64> {
+        self.time(Layer::After)
+    }
+
     /// Callback run on this thread during which it was published.
-    pub in_run: Option<u32>,
+    pub fn in_run(&self) -> Option<u32> {
+        (self.in_run != NO_RUN).then_some(self.in_run)
+    }
+
+    /// Sets [`Publication::in_run`] (runs are fewer than `u32::MAX`: their indices are `u32`s).
+    pub(crate) fn set_in_run(&mut self, run: Option<u32>) {
+        self.in_run = run.unwrap_or(NO_RUN);
+    }
 }
 
 /// One take of a message by a subscription (or a CARET dispatch).

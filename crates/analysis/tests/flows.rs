@@ -80,13 +80,13 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
     assert_eq!(&*f.topic, "/topic_a");
     assert_eq!(f.by, MatchBy::SourceTimestamp);
     assert_eq!(f.pub_to_take_ns, expected);
-    assert_eq!(a.pubs[f.publication as usize].0.ts_dds, Some(ev[wi].ts));
+    assert_eq!(a.pubs[f.publication as usize].0.ts_dds(), Some(ev[wi].ts));
     // Every flow: same topic and same source timestamp on both sides.
     for f in &a.flows {
         let (p, topic) = &a.pubs[f.publication as usize];
         let (t, _) = &a.takes[f.take as usize];
         assert_eq!(topic.as_deref(), Some(&*f.topic));
-        assert_eq!(p.source_ts, Some(t.source_ts));
+        assert_eq!(p.source_ts(), Some(t.source_ts));
         assert!(f.pub_to_take_ns > 0);
     }
     // Unmatched takes are exactly those whose source timestamp no dds:write in the trace carries.
@@ -116,13 +116,13 @@ fn publish_window_flows_in_pingpong() {
     let ev = raw("traces/rosworld2021-pingpong");
     let a = analyze("traces/rosworld2021-pingpong");
     assert_eq!(a.report.flows_unmatched, 0);
-    let ping = a.report.topics.iter().find(|t| t.name == "/ping").unwrap();
+    let ping = a.report.topics.iter().find(|t| &*t.name == "/ping").unwrap();
     assert_eq!((ping.takes, ping.matched), (15, 15));
     for f in &a.flows {
         let (p, _) = &a.pubs[f.publication as usize];
         let (t, _) = &a.takes[f.take as usize];
         assert_eq!(f.by, MatchBy::PublishWindow);
-        assert!(p.ts_rmw.unwrap() <= t.source_ts && t.source_ts <= p.ts_after.unwrap());
+        assert!(p.ts_rmw().unwrap() <= t.source_ts && t.source_ts <= p.ts_after().unwrap());
     }
     // By hand: the first /ping take; its publication is the last rmw_publish before its source timestamp.
     let rmw_ping: HashSet<u64> = ev
@@ -142,7 +142,7 @@ fn publish_window_flows_in_pingpong() {
         .unwrap();
     assert_eq!(rclcpp.u["message"], rmw_publish.u["message"], "same message through the layers");
     let f = a.flows.iter().find(|f| a.takes[f.take as usize].0.ts == take.ts).unwrap();
-    assert_eq!(a.pubs[f.publication as usize].0.ts_rmw, Some(rmw_publish.ts));
+    assert_eq!(a.pubs[f.publication as usize].0.ts_rmw(), Some(rmw_publish.ts));
     assert_eq!(f.pub_to_take_ns, take.ts - rclcpp.ts);
 }
 
@@ -157,7 +157,7 @@ fn caret_flows() {
         let (p, _) = &a.pubs[f.publication as usize];
         let (t, _) = &a.takes[f.take as usize];
         match f.by {
-            MatchBy::SourceTimestamp => assert_eq!(p.source_ts, Some(t.source_ts)),
+            MatchBy::SourceTimestamp => assert_eq!(p.source_ts(), Some(t.source_ts)),
             MatchBy::IntraProcess => assert_eq!(p.message, t.message),
             MatchBy::PublishWindow => panic!("CARET traces carry source timestamps"),
         }
@@ -176,7 +176,7 @@ fn caret_flows() {
 fn model_of_the_end_to_end_demo() {
     rostrace_testkit::needs_test_data!();
     let a = analyze("traces/caret-demos-e2e-jazzy");
-    let names: Vec<&str> = a.report.nodes.iter().map(|n| n.name.as_str()).collect();
+    let names: Vec<&str> = a.report.nodes.iter().map(|n| n.name.as_ref()).collect();
     for n in [
         "/actuator_dummy_node",
         "/drive_node",

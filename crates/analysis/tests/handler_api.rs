@@ -74,8 +74,8 @@ fn a_users_handler_runs_in_the_pass() {
     // Publications during callback runs: as the ROS 2 pass links them.
     let mut linked: HashMap<u32, u64> = HashMap::new();
     for (pubn, _) in &a.pubs {
-        if pubn.ts_rmw.is_some() {
-            if let Some(run) = pubn.in_run {
+        if pubn.ts_rmw().is_some() {
+            if let Some(run) = pubn.in_run() {
                 *linked.entry(run).or_default() += 1;
             }
         }

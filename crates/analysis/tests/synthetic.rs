@@ -279,24 +279,24 @@ fn analyze() -> rostrace_analysis::Analysis {
 #[test]
 fn model_keys_by_process_address_and_time() {
     let a = analyze();
-    let names: Vec<(&str, i64)> = a.report.nodes.iter().map(|n| (n.name.as_str(), n.vpid)).collect();
+    let names: Vec<(&str, i64)> = a.report.nodes.iter().map(|n| (n.name.as_ref(), n.vpid)).collect();
     // Same address 0x10 in both processes; reused in A by talker2; CARET replay deduplicated.
     assert_eq!(names, [("/listener", 200), ("/ns/talker2", 100), ("/talker", 100)]);
-    let talker = a.report.nodes.iter().find(|n| n.name == "/talker").unwrap();
-    assert_eq!(talker.publishes, ["/chatter", "/lossy"]);
+    let talker = a.report.nodes.iter().find(|n| &*n.name == "/talker").unwrap();
+    assert_eq!(talker.publishes, ["/chatter".into(), "/lossy".into()]);
     assert_eq!(talker.timers_ns, [1_000_000]);
-    let talker2 = a.report.nodes.iter().find(|n| n.name == "/ns/talker2").unwrap();
-    assert_eq!(talker2.publishes, ["/other"]);
+    let talker2 = a.report.nodes.iter().find(|n| &*n.name == "/ns/talker2").unwrap();
+    assert_eq!(talker2.publishes, ["/other".into()]);
     assert_eq!(talker2.clients, ["/add"]);
-    let listener = a.report.nodes.iter().find(|n| n.name == "/listener").unwrap();
-    assert_eq!(listener.subscribes, ["/bag", "/chatter", "/intra", "/lossy"]);
+    let listener = a.report.nodes.iter().find(|n| &*n.name == "/listener").unwrap();
+    assert_eq!(listener.subscribes, ["/bag", "/chatter", "/intra", "/lossy"].map(Into::into));
     assert_eq!(listener.services, ["/add"]);
     // CARET's replayed node keeps its original time, corrected with caret_init.
-    let node = a.model.nodes.items.iter().find(|n| n.name == "listener").unwrap();
+    let node = a.model.nodes.items.iter().find(|n| &*n.name == "listener").unwrap();
     assert_eq!(node.created_ns, OFFSET + 1_100);
     assert_eq!(a.report.lifecycle_transitions.len(), 1);
     assert_eq!(a.report.lifecycle_transitions[0].node, "/talker");
-    let other = a.report.topics.iter().find(|t| t.name == "/other").unwrap();
+    let other = a.report.topics.iter().find(|t| &*t.name == "/other").unwrap();
     assert_eq!(other.publishes, 1);
 }
 
@@ -305,7 +305,7 @@ fn callbacks_periods_and_unfinished_runs() {
     let a = analyze();
     let timer = a.report.callbacks.iter().find(|c| c.address == 0x50).unwrap();
     assert_eq!(timer.kind, "timer");
-    assert_eq!(timer.node, "/talker");
+    assert_eq!(&*timer.node, "/talker");
     assert_eq!(timer.count, 5);
     assert_eq!(timer.unfinished, 1);
     assert_eq!(timer.duration_ns.mean, 200_000.0);
@@ -316,14 +316,11 @@ fn callbacks_periods_and_unfinished_runs() {
     let j = timer.jitter_ns.as_ref().unwrap();
     assert_eq!((j.min, j.max), (0, 3_990_000));
     let sub = a.report.callbacks.iter().find(|c| c.address == 0x51).unwrap();
-    assert_eq!(
-        (sub.kind.as_str(), sub.node.as_str(), sub.topic.as_deref()),
-        ("subscription", "/listener", Some("/chatter"))
-    );
-    assert_eq!(sub.symbol, "Listener::on_msg");
+    assert_eq!((sub.kind, sub.node.as_ref(), sub.topic.as_deref()), ("subscription", "/listener", Some("/chatter")));
+    assert_eq!(&*sub.symbol, "Listener::on_msg");
     assert_eq!((sub.count, sub.duration_ns.mean as i64), (5, 100_000));
     let srv = a.report.callbacks.iter().find(|c| c.address == 0x52).unwrap();
-    assert_eq!((srv.kind.as_str(), srv.count, srv.duration_ns.max), ("service", 1, 189_500));
+    assert_eq!((srv.kind, srv.count, srv.duration_ns.max), ("service", 1, 189_500));
     let intra = a.report.callbacks.iter().find(|c| c.address == 0x53).unwrap();
     assert_eq!((intra.intra_process, intra.count), (1, 1));
     assert!(a.report.warnings.iter().any(|w| w.contains("without ending")));
@@ -337,7 +334,7 @@ fn callbacks_periods_and_unfinished_runs() {
 #[test]
 fn flows_across_traces_and_intra_process() {
     let a = analyze();
-    let chatter = a.report.topics.iter().find(|t| t.name == "/chatter").unwrap();
+    let chatter = a.report.topics.iter().find(|t| &*t.name == "/chatter").unwrap();
     assert_eq!((chatter.publishes, chatter.takes, chatter.matched, chatter.unmatched), (5, 6, 5, 1));
     assert_eq!(chatter.by_source_timestamp, 5);
     // publish (rclcpp_publish at t0+1us) → take (t0+50us): 49 us; → callback start: 50 us.
@@ -346,17 +343,17 @@ fn flows_across_traces_and_intra_process() {
     assert_eq!(chatter.take_to_callback_ns.p50, 1_000);
     assert_eq!(chatter.pairs.len(), 1);
     assert_eq!(
-        (chatter.pairs[0].publisher_node.as_str(), chatter.pairs[0].subscription_node.as_str()),
+        (chatter.pairs[0].publisher_node.as_ref(), chatter.pairs[0].subscription_node.as_ref()),
         ("/talker", "/listener")
     );
-    let intra = a.report.topics.iter().find(|t| t.name == "/intra").unwrap();
+    let intra = a.report.topics.iter().find(|t| &*t.name == "/intra").unwrap();
     assert_eq!((intra.matched, intra.intra_process), (1, 1));
     assert_eq!(intra.pub_to_callback_ns.p50, 100_100);
     for f in &a.flows {
         let (pb, _) = &a.pubs[f.publication as usize];
         let (tk, _) = &a.takes[f.take as usize];
         match f.by {
-            MatchBy::SourceTimestamp => assert_eq!(pb.source_ts, Some(tk.source_ts)),
+            MatchBy::SourceTimestamp => assert_eq!(pb.source_ts(), Some(tk.source_ts)),
             MatchBy::IntraProcess => assert_eq!(pb.ring, Some((0xB0, 3))),
             MatchBy::PublishWindow => panic!("Jazzy+ traces carry the source timestamp"),
         }
@@ -370,7 +367,7 @@ fn service_requests_and_responses() {
     let a = analyze();
     assert_eq!(a.report.services.len(), 1);
     let s = &a.report.services[0];
-    assert_eq!((s.name.as_str(), s.server_node.as_str(), s.server_vpid), ("/add", "/listener", 200));
+    assert_eq!((s.name.as_ref(), s.server_node.as_str(), s.server_vpid), ("/add", "/listener", 200));
     assert_eq!((s.requests_sent, s.requests_served, s.responses_received), (1, 1, 1));
     assert_eq!((s.requests_matched, s.responses_matched), (1, 1));
     assert_eq!(s.request_ns.p50, 100_000);
@@ -386,7 +383,7 @@ fn reasons(t: &rostrace_analysis::TopicReport) -> Vec<(String, u64)> {
 #[test]
 fn unmatched_reasons_and_drops() {
     let a = analyze();
-    let topic = |n: &str| a.report.topics.iter().find(|t| t.name == n).unwrap();
+    let topic = |n: &str| a.report.topics.iter().find(|t| &*t.name == n).unwrap();
     // The /chatter take whose source timestamp is before the trace.
     assert_eq!(reasons(topic("/chatter")), [("published before the trace (or window) began".to_string(), 1)]);
     assert_eq!(topic("/chatter").dropped, Some(0));
@@ -439,8 +436,8 @@ fn time_window() {
     assert_eq!(a.report.window_ns, Some((OFFSET + 1_501_000, OFFSET + 3_501_000)));
     let timer = a.report.callbacks.iter().find(|c| c.address == 0x50).unwrap();
     // Initialization events before the window still declare the timer and its node.
-    assert_eq!((timer.kind.as_str(), timer.node.as_str(), timer.count), ("timer", "/talker", 2));
-    let chatter = a.report.topics.iter().find(|t| t.name == "/chatter").unwrap();
+    assert_eq!((timer.kind, timer.node.as_ref(), timer.count), ("timer", "/talker", 2));
+    let chatter = a.report.topics.iter().find(|t| &*t.name == "/chatter").unwrap();
     assert_eq!((chatter.publishes, chatter.takes, chatter.matched), (2, 2, 2));
     assert_eq!(a.report.begin_ns, Some(OFFSET + 2_010_000));
     assert_eq!(b.report.window_ns, a.report.window_ns);

@@ -19,6 +19,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode, ExitStatus};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long after a message is published its take is waited for before the counters count
@@ -67,12 +68,12 @@ pub struct Args {
 /// One callback in a snapshot.
 #[derive(Serialize)]
 struct CallbackRow {
-    node: String,
-    procname: String,
+    node: Arc<str>,
+    procname: Arc<str>,
     vpid: i64,
-    kind: String,
-    symbol: String,
-    topic: Option<String>,
+    kind: &'static str,
+    symbol: Arc<str>,
+    topic: Option<Arc<str>>,
     timer_period_ns: Option<i64>,
     count: u64,
     rate_hz: f64,
@@ -86,9 +87,9 @@ struct CallbackRow {
 /// One topic in a snapshot.
 #[derive(Serialize)]
 struct TopicRow {
-    name: String,
-    publishers: Vec<String>,
-    subscribers: Vec<String>,
+    name: Arc<str>,
+    publishers: Vec<Arc<str>>,
+    subscribers: Vec<Arc<str>>,
     publishes: u64,
     takes: u64,
     rate_hz: f64,
@@ -103,10 +104,10 @@ struct TopicRow {
 /// publisher, and drops are counted per subscription of the topic.
 #[derive(Serialize)]
 struct PairRow {
-    topic: String,
-    publisher: String,
+    topic: Arc<str>,
+    publisher: Arc<str>,
     publisher_vpid: i64,
-    subscriber: String,
+    subscriber: Arc<str>,
     subscriber_vpid: i64,
     /// Messages matched.
     count: u64,
@@ -118,7 +119,7 @@ struct PairRow {
 /// Callback time per thread in a snapshot, and its time on CPU when the trace has kernel events.
 #[derive(Serialize)]
 struct ThreadRow {
-    name: String,
+    name: Arc<str>,
     vpid: i64,
     vtid: Option<i64>,
     runs: u64,
@@ -200,7 +201,7 @@ fn snapshot(
                 node: c.node.clone(),
                 procname: c.procname.clone(),
                 vpid: c.vpid,
-                kind: c.kind.clone(),
+                kind: c.kind,
                 symbol: c.symbol.clone(),
                 topic: c.topic.clone(),
                 timer_period_ns: c.timer_period_ns,
@@ -504,7 +505,7 @@ fn print_text(s: &Snapshot) {
         o.push_str(&format!(
             "callback {} {} {:.1}/s p50 {:.3} ms p99 {:.3} ms max {:.3} ms\n",
             c.node,
-            c.topic.as_deref().unwrap_or(&c.kind),
+            c.topic.as_deref().unwrap_or(c.kind),
             c.rate_hz,
             c.p50_ns as f64 / 1e6,
             c.p99_ns as f64 / 1e6,

@@ -222,7 +222,7 @@ impl Totals {
         }
         for x in &r.topics {
             let total = Total::of(&x.pub_to_callback_ns, [x.publishes, x.takes]);
-            self.topics.entry(vec![x.name.clone()]).or_default().add(&total);
+            self.topics.entry(vec![x.name.to_string()]).or_default().add(&total);
             for p in &x.pairs {
                 self.pairs
                     .entry(pair_labels(&x.name, p))
@@ -262,11 +262,17 @@ type Table = BTreeMap<Vec<String>, Series>;
 
 fn callback_labels(c: &rostrace_analysis::CallbackReport) -> Vec<String> {
     let period = c.timer_period_ns.map(|p| number(p as f64 / 1e9)).unwrap_or_default();
-    vec![c.node.clone(), c.kind.clone(), c.topic.clone().unwrap_or_default(), period, c.symbol.clone()]
+    vec![
+        c.node.to_string(),
+        c.kind.to_string(),
+        c.topic.as_deref().unwrap_or_default().to_string(),
+        period,
+        c.symbol.to_string(),
+    ]
 }
 
 fn pair_labels(topic: &str, p: &rostrace_analysis::report::PairReport) -> Vec<String> {
-    vec![topic.to_string(), p.publisher_node.clone(), p.subscription_node.clone()]
+    vec![topic.to_string(), p.publisher_node.to_string(), p.subscription_node.to_string()]
 }
 
 /// Sorted busiest first, so that the bound keeps the busiest series of their own.
@@ -310,7 +316,7 @@ impl State {
             t.entry(self.topics.key(labels.clone())).or_default().total.add(total);
         }
         for x in &window.topics {
-            let s = t.entry(self.topics.key(vec![x.name.clone()])).or_default();
+            let s = t.entry(self.topics.key(vec![x.name.to_string()])).or_default();
             s.add_window(&x.pub_to_callback_ns);
             s.gauges[0] = Some(s.gauges[0].unwrap_or(0) + x.unmatched);
             if let Some(d) = x.dropped {
@@ -507,7 +513,7 @@ mod tests {
             address: 1,
             symbol: "cb".into(),
             node: node.into(),
-            kind: "timer".into(),
+            kind: "timer",
             unknown_reason: None,
             topic: None,
             timer_period_ns: Some(100_000_000),

@@ -51,7 +51,7 @@ fn run_nodes(a: &rostrace_analysis::Analysis) -> Vec<String> {
                 .callbacks
                 .iter()
                 .find(|c| (c.trace, c.vpid, c.address) == k)
-                .map_or(String::new(), |c| c.node.clone())
+                .map_or(String::new(), |c| c.node.to_string())
         })
         .collect()
 }
@@ -87,7 +87,7 @@ fn perfetto_export_decodes_with_perfettos_protos() {
             let owner = match (&c.topic, c.timer_period_ns) {
                 (Some(t), _) => format!("{} {t}", c.kind),
                 (None, Some(_)) => "timer".into(),
-                _ => c.kind.clone(),
+                _ => c.kind.to_string(),
             };
             *want.entry(format!("{} {owner}", c.node)).or_default() += c.count + c.unfinished;
         }
@@ -153,7 +153,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
         }
         // Every column of the schema, in order.
         for def in rostrace_export::schema::tables() {
-            let cols: Vec<&str> = def.columns.iter().map(|c| c.name.as_str()).collect();
+            let cols: Vec<&str> = def.columns.iter().map(|c| c.name.as_ref()).collect();
             assert_eq!(table(def.name)["columns"], serde_json::json!(cols), "{format} {}", def.name);
         }
         // Values: sums of times and durations, nulls where the analysis has none.
@@ -165,7 +165,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
         assert_eq!(table("flows")["sums"]["pub_to_take_ns"], lat, "{format}");
         let no_cb = a.flows.iter().filter(|f| f.pub_to_callback_ns.is_none()).count();
         assert_eq!(table("flows")["nulls"]["pub_to_callback_ns"], no_cb, "{format}");
-        let no_src = a.pubs.iter().filter(|(p, _)| p.source_ts.is_none()).count();
+        let no_src = a.pubs.iter().filter(|(p, _)| p.source_ts().is_none()).count();
         assert_eq!(table("publications")["nulls"]["source_timestamp_ns"], no_src, "{format}");
         let total: i64 = a.report.callbacks.iter().map(|c| c.total_ns).sum();
         assert_eq!(table("callbacks")["sums"]["total_ns"], total, "{format}");

@@ -407,7 +407,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
                 let owner = match (&c.topic, c.timer_period_ns) {
                     (Some(t), _) => format!("{} {t}", c.kind),
                     (None, Some(p)) => format!("timer {}", period(p)),
-                    _ => c.kind.clone(),
+                    _ => c.kind.to_string(),
                 };
                 if c.node.is_empty() {
                     owner
@@ -468,7 +468,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
                 let track = thread_uuid[&(p.trace, p.vpid, p.vtid)];
                 let name = format!("publish {}", topic.as_deref().unwrap_or("?"));
                 let mut ann = vec![("message", Ann::Pointer(p.message))];
-                if let Some(s) = p.source_ts {
+                if let Some(s) = p.source_ts() {
                     ann.push(("source_timestamp", Ann::Int(s)));
                 }
                 let flows = pub_flows.get(&i).map_or(none, Vec::as_slice);

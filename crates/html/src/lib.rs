@@ -112,9 +112,9 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
     cap(&mut cut.per_process, "per_process", &mut capped, |x| x.callback_ns);
     cap(&mut cut.per_thread, "per_thread", &mut capped, |x| x.callback_ns);
     // Nodes: those with the most callback time first.
-    let time: HashMap<&str, i64> = cut.per_node.iter().map(|x| (x.name.as_str(), x.callback_ns)).collect();
+    let time: HashMap<&str, i64> = cut.per_node.iter().map(|x| (&*x.name, x.callback_ns)).collect();
     let mut nodes = std::mem::take(&mut cut.nodes);
-    cap(&mut nodes, "nodes", &mut capped, |n| time.get(n.name.as_str()).copied().unwrap_or(-1));
+    cap(&mut nodes, "nodes", &mut capped, |n| time.get(&*n.name).copied().unwrap_or(-1));
     cut.nodes = nodes;
     cap(&mut cut.topics, "topics", &mut capped, |t| t.publishes + t.takes);
     cap(&mut cut.services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
@@ -173,7 +173,7 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     let left_out: std::collections::HashSet<(u32, i64, u64)> =
         full.callbacks.iter().map(|c| (c.trace, c.vpid, c.address)).filter(|k| !by_key.contains_key(k)).collect();
     let shown_topics: Option<std::collections::HashSet<&str>> =
-        (r.topics.len() < full.topics.len()).then(|| r.topics.iter().map(|t| t.name.as_str()).collect());
+        (r.topics.len() < full.topics.len()).then(|| r.topics.iter().map(|t| &*t.name).collect());
     let procname: HashMap<(u32, i64), &str> =
         a.model.processes.values().map(|p| ((p.trace, p.vpid), p.procname.as_str())).collect();
     let mut threads: HashMap<(u32, i64, i64), u32> = HashMap::new();

@@ -35,9 +35,9 @@ fn panic_of(f: impl FnOnce()) -> String {
 fn assertions_pass_on_a_traced_process_and_fail_with_the_measured_value() {
     let dir = TempDir::new("testing-ticker");
     let Some(t) = ticked(&dir) else { return };
-    let cb = t.analysis.report.callbacks.iter().find(|c| c.node == "/ticker").expect("the timer's callback");
+    let cb = t.analysis.report.callbacks.iter().find(|c| &*c.node == "/ticker").expect("the timer's callback");
     assert_eq!(
-        (cb.symbol.as_str(), cb.timer_period_ns, cb.duration_ns.count),
+        (cb.symbol.as_ref(), cb.timer_period_ns, cb.duration_ns.count),
         ("Ticker::on_tick", Some(100_000_000), 20)
     );
 

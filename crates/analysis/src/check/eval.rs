@@ -86,7 +86,7 @@ fn matches(s: &Subject, c: &CallbackReport) -> bool {
     let owner = |kind: &str, want: &Option<String>| {
         want.as_ref().is_none_or(|w| c.kind == kind && c.topic.as_deref() == Some(w.as_str()))
     };
-    c.node == *node
+    *c.node == **node
         && owner("subscription", topic)
         && owner("service", service)
         && timer_period_ns.is_none_or(|p| c.timer_period_ns == Some(p))
@@ -128,7 +128,7 @@ fn span_s(r: &Report) -> Option<f64> {
 
 fn topic(r: &Report, e: &Expectation) -> Values {
     let Subject::Topic { topic, publisher, subscriber } = &e.subject else { return Err(String::new()) };
-    let t = r.topics.iter().find(|t| t.name == *topic).ok_or("no such topic in the trace")?;
+    let t = r.topics.iter().find(|t| *t.name == **topic).ok_or("no such topic in the trace")?;
     let rate = |n: u64| span_s(r).map(|s| n as f64 / s).ok_or_else(|| "the trace has no duration".to_string());
     let latency = |s: &crate::Stats, st: super::model::Stat| -> Result<f64, String> {
         if s.count == 0 {
@@ -151,8 +151,8 @@ fn topic(r: &Report, e: &Expectation) -> Values {
     let pairs: Vec<_> = t
         .pairs
         .iter()
-        .filter(|p| publisher.as_ref().is_none_or(|n| p.publisher_node == *n))
-        .filter(|p| subscriber.as_ref().is_none_or(|n| p.subscription_node == *n))
+        .filter(|p| publisher.as_ref().is_none_or(|n| *p.publisher_node == **n))
+        .filter(|p| subscriber.as_ref().is_none_or(|n| *p.subscription_node == **n))
         .collect();
     if pairs.is_empty() {
         return Err("no matched message between these nodes on this topic".into());
@@ -192,7 +192,7 @@ fn path(arch: &Architecture, index: &PathIndex<'_>, e: &Expectation) -> Values {
 }
 
 fn shares(v: &[TimeShare], name: &str, what: &str, metric: Metric) -> Values {
-    let of: Vec<&TimeShare> = v.iter().filter(|s| s.name == name).collect();
+    let of: Vec<&TimeShare> = v.iter().filter(|s| &*s.name == name).collect();
     if of.is_empty() {
         return Err(format!("no {what} of that name ran callbacks in the trace"));
     }

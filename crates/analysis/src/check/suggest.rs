@@ -9,6 +9,7 @@ use crate::yaml_io::q;
 use crate::{Analysis, Stats};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// How far a suggested limit is from the value measured: upper limits are the value times this,
 /// lower limits the value divided by it.
@@ -46,7 +47,7 @@ fn stats_line(o: &mut String, ind: &str, key: &str, stats: &[&Stats]) {
 }
 
 /// Node, topic, timer period, service.
-type Identity = (String, Option<String>, Option<i64>, Option<String>);
+type Identity = (Arc<str>, Option<Arc<str>>, Option<i64>, Option<Arc<str>>);
 
 /// A callback's identity in the file, as the check matches it: node, and the topic, timer
 /// period or service it serves. Callbacks sharing one are checked together (the worst).
@@ -54,7 +55,7 @@ fn identity(c: &CallbackReport) -> Option<Identity> {
     if c.node.is_empty() || c.topic.as_deref().is_some_and(|t| INFRASTRUCTURE.contains(&t)) {
         return None;
     }
-    match c.kind.as_str() {
+    match c.kind {
         "subscription" => Some((c.node.clone(), c.topic.clone(), None, None)),
         "service" => Some((c.node.clone(), None, None, c.topic.clone())),
         "timer" if c.timer_period_ns.is_some() => Some((c.node.clone(), None, c.timer_period_ns, None)),
@@ -111,7 +112,7 @@ fn topics(o: &mut String, a: &Analysis) {
     for t in r
         .topics
         .iter()
-        .filter(|t| !INFRASTRUCTURE.contains(&t.name.as_str()))
+        .filter(|t| !INFRASTRUCTURE.contains(&&*t.name))
         .filter(|t| t.publishes > 0 || t.pub_to_callback_ns.count > 0)
     {
         if !any {

@@ -214,11 +214,11 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
 /// A callback's name across runs: node, kind, topic or timer period, symbol.
 fn callback_name(c: &crate::CallbackReport) -> String {
     let what = match (&c.topic, c.timer_period_ns) {
-        (Some(t), _) => t.clone(),
+        (Some(t), _) => t.to_string(),
         (None, Some(p)) => format!("{}ms", p as f64 / 1e6),
         (None, None) => String::new(),
     };
-    [c.node.as_str(), c.kind.as_str(), what.as_str(), c.symbol.as_str()]
+    [&*c.node, c.kind, what.as_str(), &*c.symbol]
         .iter()
         .filter(|s| !s.is_empty())
         .copied()

@@ -40,7 +40,7 @@ pub(super) fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<V
     interleave(&of(|o| &o.pubs), |p, l| {
         if let Some(mut x) = from[p].next() {
             pubs[p][l] = c.pubs.len() as u32;
-            x.in_run = x.in_run.map(|r| runs[p][r as usize]);
+            x.set_in_run(x.in_run().map(|r| runs[p][r as usize]));
             c.pubs.push(x);
         }
     });

@@ -548,7 +548,7 @@ fn publishing<'a>(
     let mut seen: crate::hash::HashSet<(u32, *const u8)> = Default::default();
     let mut out = Vec::new();
     for (p, topic) in a.pubs {
-        let (Some(topic), Some(run)) = (topic, p.in_run) else { continue };
+        let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
         let Some(cb) = a.runs[run as usize].1 else { continue };
         if !seen.insert((cb, topic.as_ptr())) || ignored(topic) {
             continue;

@@ -211,7 +211,7 @@ impl<'a> PathIndex<'a> {
         }
         let key = |i: &u32| {
             let p = &a.pubs[*i as usize].0;
-            (p.ts_rclcpp.unwrap_or(p.ts), *i)
+            (p.ts_rclcpp().unwrap_or(p.ts), *i)
         };
         for v in pubs.values_mut() {
             v.sort_by_key(key);
@@ -395,7 +395,7 @@ impl<'a> PathIndex<'a> {
                     .map(|(_, r)| *r)
                     .min_by_key(|r| self.run_start(*r))
             });
-            ([Some(pb.ts_rclcpp.unwrap_or(pb.ts)), pb.ts_rcl, pb.ts_dds, run.map(|r| self.run_start(r))], run)
+            ([Some(pb.ts_rclcpp().unwrap_or(pb.ts)), pb.ts_rcl(), pb.ts_dds(), run.map(|r| self.run_start(r))], run)
         };
         let pubs_of = |k: usize| -> &[u32] {
             self.pubs.get(&(node_ids[k], path.topics[k].as_str())).map(|v| v.as_slice()).unwrap_or(&[])
@@ -412,7 +412,7 @@ impl<'a> PathIndex<'a> {
             let (cells, run) = comm(0, p);
             if opt.include_first_callback {
                 let pb = &a.pubs[p as usize].0;
-                let at = pb.ts_rclcpp.unwrap_or(pb.ts);
+                let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                 let first = self.runs_on.get(&(pb.trace, pb.vpid, pb.vtid)).and_then(|v| {
                     let i = v.partition_point(|&r| self.run_start(r) <= at);
                     v.get(i.checked_sub(1)?).map(|&r| self.run_start(r))
@@ -438,7 +438,7 @@ impl<'a> PathIndex<'a> {
                 Context::CallbackChain => {
                     for &q in pubs_of(k) {
                         let pb = &a.pubs[q as usize].0;
-                        if let Some(r) = pb.in_run {
+                        if let Some(r) = pb.in_run() {
                             if a.runs[r as usize].1.is_some_and(|c| input.ids.contains(&c)) {
                                 outputs.entry(self.run_start(r)).or_default().push(q);
                             }
@@ -449,7 +449,7 @@ impl<'a> PathIndex<'a> {
                     let starts: Vec<i64> = self.runs(&input.ids).iter().map(|&r| self.run_start(r)).collect();
                     for &q in pubs_of(k) {
                         let pb = &a.pubs[q as usize].0;
-                        let at = pb.ts_rclcpp.unwrap_or(pb.ts);
+                        let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                         let i = starts.partition_point(|&s| s <= at);
                         if let Some(&s) = i.checked_sub(1).and_then(|i| starts.get(i)) {
                             outputs.entry(s).or_default().push(q);

@@ -1,6 +1,7 @@
 //! The callbacks section: each callback's runs, durations, periods and owner, and the tallies
 //! per node, thread and process that the time shares and the notes are made of.
 
+use super::names::Names;
 use crate::hash::{HashMap, HashSet};
 use crate::link::View;
 use crate::model::{Callback, Key, Model, Owner, OwnerRef};
@@ -8,6 +9,7 @@ use crate::stats::Stats;
 use crate::tables::Run;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One callback's results.
 #[derive(Debug, Clone, Serialize)]
@@ -17,19 +19,19 @@ pub struct CallbackReport {
     /// Process.
     pub vpid: i64,
     /// Process name.
-    pub procname: String,
+    pub procname: Arc<str>,
     /// Address of the callback object.
     pub address: u64,
     /// Symbol.
-    pub symbol: String,
+    pub symbol: Arc<str>,
     /// Owning node, `/ns/name`.
-    pub node: String,
-    /// `subscription`, `timer`, `service` or `unknown`.
-    pub kind: String,
+    pub node: Arc<str>,
+    /// `subscription`, `timer`, `service`, `client` or `unknown`.
+    pub kind: &'static str,
     /// Why the kind is `unknown`: which initialization event is not in the trace.
-    pub unknown_reason: Option<String>,
+    pub unknown_reason: Option<&'static str>,
     /// Topic (subscription) or service name.
-    pub topic: Option<String>,
+    pub topic: Option<Arc<str>>,
     /// Timer period (ns).
     pub timer_period_ns: Option<i64>,
     /// Completed runs.
@@ -54,9 +56,9 @@ pub struct CallbackReport {
 #[derive(Default)]
 pub(super) struct Tally {
     /// (runs, ns) per (trace, vpid, node name).
-    pub(super) per_node: HashMap<(u32, i64, String), (u64, i64)>,
+    pub(super) per_node: HashMap<(u32, i64, Arc<str>), (u64, i64)>,
     /// The threads each node's callbacks ran on (a few: a list, not a set of its own each).
-    pub(super) node_threads: HashMap<(u32, i64, String), Vec<i32>>,
+    pub(super) node_threads: HashMap<(u32, i64, Arc<str>), Vec<i32>>,
     /// (runs, ns) per (trace, vpid, vtid).
     pub(super) per_thread: HashMap<(u32, i64, i64), (u64, i64)>,
     /// (runs, ns) per (trace, vpid).
@@ -98,7 +100,7 @@ fn groups(a: &View<'_>) -> Vec<Group> {
     groups
 }
 
-pub(super) fn section(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Section {
+pub(super) fn section<'m>(a: &View<'m>, names: &Names<'m>) -> Section {
     let m = &a.model;
     let total_ns: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
     let groups = groups(a);
@@ -107,14 +109,14 @@ pub(super) fn section(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Se
     for ((key, id), idx) in &groups {
         let idx: Vec<Run> = idx.iter().map(|&i| a.runs[i as usize].0).collect();
         let cb = id.map(|i| m.callbacks.get(i));
-        callbacks.push(callback(m, *key, cb, &idx, total_ns, procname, &mut tally));
+        callbacks.push(callback(m, *key, cb, &idx, total_ns, names, &mut tally));
     }
     callbacks.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.vpid.cmp(&b.vpid)).then(a.address.cmp(&b.address)));
     Section { callbacks, tally, total_ns }
 }
 
 /// Why a callback's kind is unknown: which initialization event is not in the trace.
-fn unknown_reason(cb: Option<&Callback>) -> String {
+fn unknown_reason(cb: Option<&Callback>) -> &'static str {
     match cb {
         None => "no rclcpp_callback_register nor rclcpp_*_callback_added for it: created before tracing started",
         Some(c) => match c.owner_ref {
@@ -130,17 +132,16 @@ fn unknown_reason(cb: Option<&Callback>) -> String {
             Some(OwnerRef::Service(_)) => "its service's initialization (rcl_service_init) is not in the trace",
         },
     }
-    .to_string()
 }
 
 /// One callback's report from its runs `idx`, tallied into `tally`.
-fn callback(
-    m: &Model,
+fn callback<'m>(
+    m: &'m Model,
     key: Key,
-    cb: Option<&Callback>,
+    cb: Option<&'m Callback>,
     idx: &[Run],
     total_cb: i64,
-    procname: &dyn Fn(u32, i64) -> String,
+    names: &Names<'m>,
     tally: &mut Tally,
 ) -> CallbackReport {
     let mut durations: Vec<i64> = idx.iter().filter_map(|r| r.duration()).collect();
@@ -148,10 +149,10 @@ fn callback(
     starts.sort_unstable();
     let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     let (kind, topic, timer_period) = match cb.and_then(|c| c.owner) {
-        Some(Owner::Subscription(s)) => ("subscription", Some(m.subscriptions.get(s).topic.clone()), None),
+        Some(Owner::Subscription(s)) => ("subscription", Some(names.text(&m.subscriptions.get(s).topic)), None),
         Some(Owner::Timer(t)) => ("timer", None, Some(m.timers.get(t).period_ns)),
-        Some(Owner::Service(s)) => ("service", Some(m.services.get(s).name.clone()), None),
-        Some(Owner::Client(c)) => ("client", Some(m.clients.get(c).name.clone()), None),
+        Some(Owner::Service(s)) => ("service", Some(names.text(&m.services.get(s).name)), None),
+        Some(Owner::Client(c)) => ("client", Some(names.text(&m.clients.get(c).name)), None),
         None => ("unknown", None, None),
     };
     let unknown_reason = (kind == "unknown").then(|| unknown_reason(cb));
@@ -169,7 +170,7 @@ fn callback(
     let jitter = timer_period.map(|tp| Stats::of(&mut periods.iter().map(|p| p - tp).collect::<Vec<_>>()));
     let node = cb.and_then(|c| m.callback_node(c));
     let total: i64 = durations.iter().sum();
-    let node_name = m.node_name(node);
+    let node_name = names.node(node);
     let e = tally.per_node.entry((key.0, key.1, node_name.clone())).or_default();
     e.0 += durations.len() as u64;
     e.1 += total;
@@ -198,11 +199,11 @@ fn callback(
     CallbackReport {
         trace: key.0,
         vpid: key.1,
-        procname: procname(key.0, key.1),
+        procname: names.process(key.0, key.1),
         address: key.2,
-        symbol: cb.map(|c| c.symbol.clone()).unwrap_or_default(),
+        symbol: cb.map_or_else(|| names.text(""), |c| names.text(&c.symbol)),
         node: node_name,
-        kind: kind.to_string(),
+        kind,
         unknown_reason,
         topic,
         timer_period_ns: timer_period,

@@ -24,8 +24,8 @@ impl Report {
             r.topics.retain(|t| re.is_match(&t.name));
             r.callbacks.retain(|c| c.kind == "subscription" && c.topic.as_deref().is_some_and(|t| re.is_match(t)));
             r.nodes.retain(|n| n.publishes.iter().chain(&n.subscribes).any(|t| re.is_match(t)));
-            let names: HashSet<(u32, i64, &str)> = r.nodes.iter().map(|n| (n.trace, n.vpid, n.name.as_str())).collect();
-            r.per_node.retain(|n| names.contains(&(n.trace, n.vpid, n.name.as_str())));
+            let names: HashSet<(u32, i64, &str)> = r.nodes.iter().map(|n| (n.trace, n.vpid, &*n.name)).collect();
+            r.per_node.retain(|n| names.contains(&(n.trace, n.vpid, &*n.name)));
             let pids: HashSet<(u32, i64)> = r.nodes.iter().map(|n| (n.trace, n.vpid)).collect();
             r.per_process.retain(|p| pids.contains(&(p.trace, p.vpid)));
             r.per_thread.retain(|p| pids.contains(&(p.trace, p.vpid)));

@@ -5,6 +5,7 @@
 
 mod callbacks;
 mod filter;
+mod names;
 mod nodes;
 mod services;
 mod threads;
@@ -133,11 +134,6 @@ impl Report {
     }
 }
 
-/// The name of a process of the model, by trace and vpid (empty when unknown).
-fn procname_in(m: &crate::model::Model) -> impl Fn(u32, i64) -> String + '_ {
-    |t: u32, vpid: i64| m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default()
-}
-
 /// The callbacks and topics of what `a` holds from `from` (inclusive) to `to` (exclusive), the
 /// rest of the report left empty: each callback's runs that started then; each topic's
 /// publications and takes made then, and the messages (matched publications and takes, and
@@ -147,20 +143,21 @@ fn procname_in(m: &crate::model::Model) -> impl Fn(u32, i64) -> String + '_ {
 pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     let inside = |t: i64| from <= t && t < to;
     let runs: Vec<_> = a.runs.iter().filter(|(r, _)| inside(r.start)).copied().collect();
-    let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &procname_in(a.model)).callbacks;
+    let names = names::Names::new(a.model);
+    let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &names).callbacks;
     let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].0.ts)).cloned().collect();
     let mut tally = crate::link::TopicTally::default();
     for (p, topic) in a.pubs {
         if let Some(topic) = topic.as_ref().filter(|_| inside(p.ts)) {
-            *tally.pub_count.entry(topic.clone()).or_default() += 1;
+            tally.entry(topic.clone()).or_default().pubs += 1;
         }
     }
     for (t, sub) in a.takes {
         if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
-            *tally.takes.entry(a.model.subscriptions.get(s).topic.as_str().into()).or_default() += 1;
+            tally.entry(a.model.subscriptions.get(s).topic.as_str().into()).or_default().takes += 1;
         }
     }
-    let topics = topics::section(&View { flows: &flows, ..*a }, &tally);
+    let topics = topics::section(&View { flows: &flows, ..*a }, &tally, &names);
     Report { callbacks, topics, ..Report::default() }
 }
 
@@ -181,9 +178,9 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
     } = l;
     let m = &a.model;
     let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
-    let procname = procname_in(m);
+    let names = names::Names::new(m);
 
-    let cbs = callbacks::section(a, &procname);
+    let cbs = callbacks::section(a, &names);
     for cb in &cbs.callbacks {
         if cb.unfinished > 0 {
             warnings.push(format!(
@@ -199,12 +196,7 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
             if window.is_some() { "the window" } else { "the trace" }
         ));
     }
-    let shares = threads::time_shares(&cbs.tally, cbs.total_ns, duration, &procname);
-    let topics = topics::section(a, &tally);
-    let flows_unmatched: u64 = tally.unmatched.values().sum();
-    if flows_unmatched > 0 {
-        warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
-    }
+    let shares = threads::time_shares(&cbs.tally, cbs.total_ns, duration, &names);
     let notes = crate::notes::notes(
         m,
         &crate::notes::Inputs {
@@ -215,12 +207,24 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
             service_runs: &cbs.tally.service_runs,
         },
     );
+    let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
+    let system = {
+        let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
+            cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
+        crate::system::SystemReport::of(a.handlers, run_key, &names)
+    };
+    // The sections' working tables are given back before the next section is made, so that
+    // the largest of them is not held beside the rows of all the others.
+    let callbacks = cbs.callbacks;
+    drop(cbs.tally);
+    let topics = topics::section(a, &tally, &names);
+    let flows_unmatched: u64 = tally.values().map(|t| t.unmatched).sum();
+    drop(tally);
+    if flows_unmatched > 0 {
+        warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
+    }
     let mut processes: Vec<Process> = m.processes.values().cloned().collect();
     processes.sort_by_key(|p| (p.trace, p.vpid));
-    let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
-    let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
-        cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (c.node.as_str(), c.symbol.as_str()))).collect();
-    let system = crate::system::SystemReport::of(a.handlers, run_key, &names);
     Report {
         system,
         longest_paths: None,
@@ -233,16 +237,16 @@ pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
         notes,
         read_errors: errors,
         processes,
-        nodes: nodes::section(m),
+        nodes: nodes::section(m, &names),
         flows_matched: a.flows.len() as u64,
         flows_unmatched,
         topics,
-        callbacks: cbs.callbacks,
+        callbacks,
         per_process: shares.per_process,
         per_node: shares.per_node,
         per_thread: shares.per_thread,
         executors: nodes::executors(m),
-        executor_threads: threads::executor_threads(a, &procname),
+        executor_threads: threads::executor_threads(a, &names),
         services: services::section(a),
         lifecycle_transitions: nodes::lifecycle_transitions(m),
         unmatched_callback_ends: unmatched_total,

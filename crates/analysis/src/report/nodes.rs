@@ -1,7 +1,9 @@
 //! Nodes with what each owns, executors with their callback groups, lifecycle transitions.
 
+use super::names::Names;
 use crate::model::{Endpoint, Model, Service};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A node as reported.
 #[derive(Debug, Clone, Serialize)]
@@ -11,11 +13,11 @@ pub struct NodeReport {
     /// Process.
     pub vpid: i64,
     /// `/ns/name`.
-    pub name: String,
+    pub name: Arc<str>,
     /// Topics published.
-    pub publishes: Vec<String>,
+    pub publishes: Vec<Arc<str>>,
     /// Topics subscribed.
-    pub subscribes: Vec<String>,
+    pub subscribes: Vec<Arc<str>>,
     /// Timer periods (ns).
     pub timers_ns: Vec<i64>,
     /// Services offered.
@@ -51,7 +53,7 @@ pub struct TransitionReport {
 }
 
 /// The nodes, with what each owns (in creation order), by name.
-pub(super) fn section(m: &Model) -> Vec<NodeReport> {
+pub(super) fn section<'m>(m: &'m Model, names: &Names<'m>) -> Vec<NodeReport> {
     fn by_node<T>(n: usize, items: &[T], node: impl Fn(&T) -> Option<u32>) -> Vec<Vec<&T>> {
         let mut by: Vec<Vec<&T>> = (0..n).map(|_| Vec::new()).collect();
         for x in items {
@@ -67,35 +69,43 @@ pub(super) fn section(m: &Model) -> Vec<NodeReport> {
     let mut timers_of = by_node(n, &m.timers.items, |p| p.node);
     let mut services_of = by_node(n, &m.services.items, |p| p.node);
     let mut clients_of = by_node(n, &m.clients.items, |p| p.node);
-    let mut nodes: Vec<NodeReport> = m
-        .nodes
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let take =
-                |v: &mut Vec<Vec<&Endpoint>>| std::mem::take(&mut v[i]).into_iter().map(|p| p.topic.clone()).collect();
-            let names =
+    // In order of name, trace and process (then creation), sorted before the rows are made:
+    // sorting the rows would need room for half of them again.
+    let mut order: Vec<(Arc<str>, u32)> = (0..m.nodes.items.len() as u32).map(|i| (names.node(Some(i)), i)).collect();
+    order.sort_unstable_by(|(a, i), (b, j)| {
+        let (x, y) = (&m.nodes.items[*i as usize].key, &m.nodes.items[*j as usize].key);
+        a.cmp(b).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)).then(i.cmp(j))
+    });
+    order
+        .into_iter()
+        .map(|(name, i)| {
+            let (i, n) = (i as usize, &m.nodes.items[i as usize]);
+            let take = |v: &mut Vec<Vec<&'m Endpoint>>| {
+                std::mem::take(&mut v[i]).into_iter().map(|p| names.text(&p.topic)).collect()
+            };
+            let services =
                 |v: &mut Vec<Vec<&Service>>| std::mem::take(&mut v[i]).into_iter().map(|p| p.name.clone()).collect();
             let mut r = NodeReport {
                 trace: n.key.0,
                 vpid: n.key.1,
-                name: n.full_name(),
+                name,
                 publishes: take(&mut publishes_of),
                 subscribes: take(&mut subscribes_of),
                 timers_ns: std::mem::take(&mut timers_of[i]).into_iter().map(|p| p.period_ns).collect(),
-                services: names(&mut services_of),
-                clients: names(&mut clients_of),
+                services: services(&mut services_of),
+                clients: services(&mut clients_of),
             };
-            for v in [&mut r.publishes, &mut r.subscribes, &mut r.services, &mut r.clients] {
+            for v in [&mut r.publishes, &mut r.subscribes] {
+                v.sort();
+                v.dedup();
+            }
+            for v in [&mut r.services, &mut r.clients] {
                 v.sort();
                 v.dedup();
             }
             r
         })
-        .collect();
-    nodes.sort_by(|a, b| a.name.cmp(&b.name).then(a.trace.cmp(&b.trace)).then(a.vpid.cmp(&b.vpid)));
-    nodes
+        .collect()
 }
 
 /// The executors, each with its callback groups.

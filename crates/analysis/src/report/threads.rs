@@ -1,9 +1,11 @@
 //! Callback time per process, node and thread, and the executor phases per thread.
 
 use super::callbacks::Tally;
+use super::names::Names;
 use crate::hash::HashMap;
 use crate::link::View;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Callback time of one process, node or thread.
 #[derive(Debug, Clone, Serialize)]
@@ -13,7 +15,7 @@ pub struct TimeShare {
     /// Process.
     pub vpid: i64,
     /// Thread, node or process name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Thread id (threads only).
     pub vtid: Option<i64>,
     /// Callback runs.
@@ -37,7 +39,7 @@ pub struct ExecutorThread {
     /// Thread.
     pub vtid: i64,
     /// Process name.
-    pub procname: String,
+    pub procname: Arc<str>,
     /// Getting the next ready executable (ns).
     pub get_next_ns: i64,
     /// Waiting for work (ns).
@@ -57,18 +59,13 @@ pub(super) struct Shares {
 
 /// The time shares of the callbacks' tallies; `total_cb`: all callback time, `duration`: the
 /// trace's (or window's).
-pub(super) fn time_shares(
-    tally: &Tally,
-    total_cb: i64,
-    duration: i64,
-    procname: &dyn Fn(u32, i64) -> String,
-) -> Shares {
+pub(super) fn time_shares(tally: &Tally, total_cb: i64, duration: i64, names: &Names<'_>) -> Shares {
     let mut proc_threads: HashMap<(u32, i64), u64> = HashMap::default();
     for (t, p, _) in tally.per_thread.keys() {
         *proc_threads.entry((*t, *p)).or_default() += 1;
     }
     let share =
-        |trace: u32, vpid: i64, name: String, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| TimeShare {
+        |trace: u32, vpid: i64, name: Arc<str>, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| TimeShare {
             trace,
             vpid,
             name,
@@ -80,11 +77,11 @@ pub(super) fn time_shares(
             threads,
         };
     let mut per_thread: Vec<TimeShare> =
-        tally.per_thread.iter().map(|(&(t, p, tid), &v)| share(t, p, procname(t, p), Some(tid), 1, v)).collect();
+        tally.per_thread.iter().map(|(&(t, p, tid), &v)| share(t, p, names.process(t, p), Some(tid), 1, v)).collect();
     let mut per_process: Vec<TimeShare> = tally
         .per_proc
         .iter()
-        .map(|(&(t, p), &v)| share(t, p, procname(t, p), None, proc_threads.get(&(t, p)).copied().unwrap_or(0), v))
+        .map(|(&(t, p), &v)| share(t, p, names.process(t, p), None, proc_threads.get(&(t, p)).copied().unwrap_or(0), v))
         .collect();
     let mut per_node: Vec<TimeShare> = tally
         .per_node
@@ -105,7 +102,7 @@ pub(super) fn time_shares(
 }
 
 /// Time each thread's executor spent per phase, by process and thread.
-pub(super) fn executor_threads(a: &View<'_>, procname: &dyn Fn(u32, i64) -> String) -> Vec<ExecutorThread> {
+pub(super) fn executor_threads(a: &View<'_>, names: &Names<'_>) -> Vec<ExecutorThread> {
     let no_executor = HashMap::default();
     let executor = a.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
     // By process and thread, then trace (the order does not depend on the map's).
@@ -116,7 +113,7 @@ pub(super) fn executor_threads(a: &View<'_>, procname: &dyn Fn(u32, i64) -> Stri
         .map(|((t, p, tid), ph)| ExecutorThread {
             vpid: *p,
             vtid: *tid,
-            procname: procname(*t, *p),
+            procname: names.process(*t, *p),
             get_next_ns: ph.get_next_ns,
             wait_ns: ph.wait_ns,
             execute_ns: ph.execute_ns,

@@ -1,13 +1,15 @@
 //! The topics section: each topic's publishers and subscribers, messages matched and not (with
 //! why), drops, and latencies, also per publisher → subscription pair.
 
+use super::names::Names;
 use crate::hash::HashMap;
 use crate::link::View;
-use crate::link::{pub_node, Flow, MatchBy, TopicTally};
+use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
 use crate::model::{Endpoint, Model};
 use crate::stats::Stats;
 use serde::Serialize;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A reason and how many times it applied.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -22,11 +24,11 @@ pub struct ReasonCount {
 #[derive(Debug, Clone, Serialize)]
 pub struct PairReport {
     /// Publishing node.
-    pub publisher_node: String,
+    pub publisher_node: Arc<str>,
     /// Publisher process.
     pub publisher_vpid: i64,
     /// Subscribing node.
-    pub subscription_node: String,
+    pub subscription_node: Arc<str>,
     /// Subscriber process.
     pub subscription_vpid: i64,
     /// Matched messages.
@@ -41,11 +43,11 @@ pub struct PairReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct TopicReport {
     /// Name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Publishing nodes.
-    pub publishers: Vec<String>,
+    pub publishers: Vec<Arc<str>>,
     /// Subscribing nodes.
-    pub subscribers: Vec<String>,
+    pub subscribers: Vec<Arc<str>>,
     /// Publications seen.
     pub publishes: u64,
     /// Takes that took a message.
@@ -89,7 +91,7 @@ fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
 }
 
 /// Every topic a publisher or subscription of the model names, by name.
-pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
+pub(super) fn section<'m>(a: &View<'m>, tally: &TopicTally, names: &Names<'m>) -> Vec<TopicReport> {
     let m = &a.model;
     let topic_names: BTreeSet<&str> =
         m.publishers.items.iter().chain(&m.subscriptions.items).map(|e| e.topic.as_str()).collect();
@@ -102,22 +104,23 @@ pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
     for name in topic_names {
         let fl = flows_by_topic.get(name).map(|v| v.as_slice()).unwrap_or(&[]);
         let nodes_of = |of: &HashMap<&str, Vec<Option<u32>>>| {
-            let mut v: Vec<String> = of.get(name).into_iter().flatten().map(|n| m.node_name(*n)).collect();
+            let mut v: Vec<Arc<str>> = of.get(name).into_iter().flatten().map(|n| names.node(*n)).collect();
             v.sort();
             v.dedup();
             v
         };
         let count = |by: MatchBy| fl.iter().filter(|f| f.by == by).count() as u64;
+        let tally = tally.get(name);
         topics.push(TopicReport {
-            name: name.to_string(),
+            name: names.text(name),
             publishers: nodes_of(&publishers_of),
             subscribers: nodes_of(&subscribers_of),
-            publishes: tally.pub_count.get(name).copied().unwrap_or(0),
-            takes: tally.takes.get(name).copied().unwrap_or(0),
+            publishes: tally.map_or(0, |t| t.pubs),
+            takes: tally.map_or(0, |t| t.takes),
             matched: fl.len() as u64,
-            unmatched: tally.unmatched.get(name).copied().unwrap_or(0),
-            unmatched_reasons: reasons(tally, name),
-            dropped: tally.dropped.get(name).copied(),
+            unmatched: tally.map_or(0, |t| t.unmatched),
+            unmatched_reasons: tally.map(reasons).unwrap_or_default(),
+            dropped: tally.and_then(|t| t.dropped),
             by_source_timestamp: count(MatchBy::SourceTimestamp),
             by_publish_window: count(MatchBy::PublishWindow),
             intra_process: count(MatchBy::IntraProcess),
@@ -132,26 +135,23 @@ pub(super) fn section(a: &View<'_>, tally: &TopicTally) -> Vec<TopicReport> {
                     })
                     .collect::<Vec<_>>(),
             ),
-            pairs: pairs(a, m, fl),
+            pairs: pairs(a, m, fl, names),
         });
     }
     topics
 }
 
 /// Why a topic's takes were not matched, the most frequent first.
-fn reasons(tally: &TopicTally, name: &str) -> Vec<ReasonCount> {
-    let mut v: Vec<ReasonCount> = tally
-        .reasons
-        .get(name)
-        .map(|r| r.iter().map(|(k, n)| ReasonCount { reason: k.to_string(), count: *n }).collect())
-        .unwrap_or_default();
+fn reasons(tally: &TopicCount) -> Vec<ReasonCount> {
+    let mut v: Vec<ReasonCount> =
+        tally.reasons.iter().map(|(k, n)| ReasonCount { reason: k.to_string(), count: *n }).collect();
     v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
     v
 }
 
 /// The latencies of a topic's flows `fl` per publisher → subscription pair (by process and node
 /// name: the flows are grouped by node first, and each group's names made once).
-fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
+fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairReport> {
     type Latencies = (Vec<i64>, Vec<i64>);
     let mut by_node: HashMap<(i64, Option<u32>, i64, Option<u32>), Latencies> = HashMap::default();
     for f in fl {
@@ -164,8 +164,9 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow]) -> Vec<PairReport> {
             e.1.push(x);
         }
     }
-    let mut named: Vec<((i64, String, i64, String), Latencies)> =
-        by_node.into_iter().map(|((pv, pn, sv, sn), l)| ((pv, m.node_name(pn), sv, m.node_name(sn)), l)).collect();
+    type Named = (i64, Arc<str>, i64, Arc<str>);
+    let mut named: Vec<(Named, Latencies)> =
+        by_node.into_iter().map(|((pv, pn, sv, sn), l)| ((pv, names.node(pn), sv, names.node(sn)), l)).collect();
     named.sort_unstable_by(|x, y| x.0.cmp(&y.0));
     // Nodes of the same name (one created again) are one pair.
     named.dedup_by(|next, kept| {

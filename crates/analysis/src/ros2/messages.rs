@@ -7,7 +7,7 @@ use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::hash::HashMap;
 use crate::model::Key;
-use crate::tables::{Collected, Publication, Take};
+use crate::tables::{Collected, Layer, Publication, Take};
 use rostrace_ctf::Event;
 
 /// What a thread is in the middle of.
@@ -60,7 +60,7 @@ impl Messages {
             return;
         }
         if let Some(p) = self.take_awaiting((t, vpid, vtid)) {
-            c.pubs[p as usize].ts_after = Some(ts);
+            c.pubs[p as usize].set(Layer::After, ts);
         }
     }
 
@@ -102,13 +102,13 @@ impl Messages {
         match info.kind {
             Kind::RclcppPublish | Kind::RclcppIntraPublish => {
                 let intra = info.kind == Kind::RclcppIntraPublish;
-                let p = Publication {
+                let mut p = Publication {
                     publisher: info.u(ev, F::PublisherHandle),
                     message: info.u(ev, F::Message),
-                    ts_rclcpp: Some(ts),
                     intra,
                     ..new_pub(t, vpid, vtid, ts)
                 };
+                p.set(Layer::Rclcpp, ts);
                 let id = self.push_pub(c, p);
                 if intra {
                     self.intra_by_message.insert(key(info.u(ev, F::Message)), id);
@@ -118,18 +118,17 @@ impl Messages {
                 let publisher = info.u(ev, F::PublisherHandle);
                 let msg = info.u(ev, F::Message);
                 match self.last_pub(c, t, vpid, vtid, |p| {
-                    p.ts_rcl.is_none() && !p.intra && p.ts_rmw.is_none() && p.ts_dds.is_none()
+                    !p.has(Layer::Rcl) && !p.intra && !p.has(Layer::Rmw) && !p.has(Layer::Dds)
                 }) {
                     Some(id) => {
                         let p = &mut c.pubs[id as usize];
-                        p.ts_rcl = Some(ts);
+                        p.set(Layer::Rcl, ts);
                         p.publisher = publisher;
                     }
                     None => {
-                        self.push_pub(
-                            c,
-                            Publication { publisher, message: msg, ts_rcl: Some(ts), ..new_pub(t, vpid, vtid, ts) },
-                        );
+                        let mut p = Publication { publisher, message: msg, ..new_pub(t, vpid, vtid, ts) };
+                        p.set(Layer::Rcl, ts);
+                        self.push_pub(c, p);
                     }
                 }
             }
@@ -137,18 +136,18 @@ impl Messages {
                 let rmw = info.u(ev, F::RmwPublisherHandle);
                 let source = info.i(ev, F::Timestamp);
                 let id =
-                    match self.last_pub(c, t, vpid, vtid, |p| p.ts_rmw.is_none() && !p.intra && p.ts_dds.is_none()) {
+                    match self.last_pub(c, t, vpid, vtid, |p| !p.has(Layer::Rmw) && !p.intra && !p.has(Layer::Dds)) {
                         Some(id) => id,
                         None => self
                             .push_pub(c, Publication { message: info.u(ev, F::Message), ..new_pub(t, vpid, vtid, ts) }),
                     };
                 let p = &mut c.pubs[id as usize];
-                p.ts_rmw = Some(ts);
+                p.set(Layer::Rmw, ts);
                 if rmw != 0 {
                     p.rmw_publisher = rmw;
                 }
                 if let Some(s) = source {
-                    p.source_ts = Some(s);
+                    p.set(Layer::Source, s);
                 }
                 if self.threads.entry((t, vpid, vtid)).or_default().awaiting_next.replace(id).is_none() {
                     self.awaiting += 1;
@@ -158,12 +157,12 @@ impl Messages {
                 // dds:write(writer, data, timestamp), CARET dds_write(message [, rmw_publisher_handle, timestamp]).
                 let writer = info.u(ev, F::Writer);
                 let source = info.i(ev, F::Timestamp);
-                let id = match self.last_pub(c, t, vpid, vtid, |p| p.ts_dds.is_none() && !p.intra) {
+                let id = match self.last_pub(c, t, vpid, vtid, |p| !p.has(Layer::Dds) && !p.intra) {
                     Some(id) => id,
                     None => self.push_pub(c, new_pub(t, vpid, vtid, ts)),
                 };
                 let p = &mut c.pubs[id as usize];
-                p.ts_dds = Some(ts);
+                p.set(Layer::Dds, ts);
                 p.writer = writer;
                 if info.has(F::Message) {
                     p.message = info.u(ev, F::Message);
@@ -173,7 +172,7 @@ impl Messages {
                     p.rmw_publisher = rmw;
                 }
                 if let Some(s) = source {
-                    p.source_ts = Some(s);
+                    p.set(Layer::Source, s);
                 }
                 self.take_awaiting((t, vpid, vtid));
             }
@@ -181,9 +180,9 @@ impl Messages {
                 let addr = info.u(ev, F::Addr);
                 let stamp = info.u(ev, F::SourceStamp) as i64;
                 if let Some(id) = self.last_pub(c, t, vpid, vtid, |p| {
-                    p.source_ts.is_none() && (addr == 0 || p.message == addr || p.ts_dds.is_some())
+                    !p.has(Layer::Source) && (addr == 0 || p.message == addr || p.has(Layer::Dds))
                 }) {
-                    c.pubs[id as usize].source_ts = Some(stamp);
+                    c.pubs[id as usize].set(Layer::Source, stamp);
                 }
             }
             _ => {}
@@ -277,7 +276,7 @@ impl Messages {
     }
 
     fn push_pub(&mut self, c: &mut Collected, mut p: Publication) -> u32 {
-        p.in_run = c.running(p.trace, p.vpid, p.vtid);
+        p.set_in_run(c.running(p.trace, p.vpid, p.vtid));
         let thread = (p.trace, p.vpid, p.vtid);
         let id = c.push_pub(p);
         self.threads.entry(thread).or_default().last_pub = Some(id);

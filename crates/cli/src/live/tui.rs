@@ -109,14 +109,14 @@ fn rows(s: &Snapshot, t: usize) -> Vec<(Vec<Value>, String)> {
             .iter()
             .map(|c| {
                 let what = match (&c.topic, c.timer_period_ns) {
-                    (Some(t), _) => t.clone(),
+                    (Some(t), _) => t.to_string(),
                     (None, Some(p)) => format!("timer {:.0} ms", p as f64 / MS),
-                    (None, None) => c.kind.clone(),
+                    (None, None) => c.kind.to_string(),
                 };
                 let filter = format!("{} {what}", c.node);
                 let durations = [c.p50_ns, c.p99_ns, c.max_ns].map(ns);
                 let numbers = [&[Some(c.rate_hz)], &durations[..], &[c.jitter_p99_ns.and_then(ns)]].concat();
-                row(vec![c.node.clone(), what, c.procname.clone()], numbers, filter)
+                row(vec![c.node.to_string(), what, c.procname.to_string()], numbers, filter)
             })
             .collect(),
         1 => s
@@ -127,7 +127,7 @@ fn rows(s: &Snapshot, t: usize) -> Vec<(Vec<Value>, String)> {
                 let filter = format!("{} {ends}", t.name);
                 let counts = [Some(t.unmatched as f64), t.dropped.map(|d| d as f64)];
                 let numbers = [&[Some(t.rate_hz), ns(t.latency_p50_ns), ns(t.latency_p99_ns)], &counts[..]].concat();
-                row(vec![t.name.clone(), ends], numbers, filter)
+                row(vec![t.name.to_string(), ends], numbers, filter)
             })
             .collect(),
         2 => s
@@ -137,7 +137,7 @@ fn rows(s: &Snapshot, t: usize) -> Vec<(Vec<Value>, String)> {
                 let ends = format!("{} → {}", p.publisher, p.subscriber);
                 let filter = format!("{} {ends}", p.topic);
                 let numbers = vec![Some(p.rate_hz), Some(p.count as f64), ns(p.latency_p50_ns), ns(p.latency_p99_ns)];
-                row(vec![p.topic.clone(), ends], numbers, filter)
+                row(vec![p.topic.to_string(), ends], numbers, filter)
             })
             .collect(),
         _ => s
@@ -145,7 +145,7 @@ fn rows(s: &Snapshot, t: usize) -> Vec<(Vec<Value>, String)> {
             .iter()
             .map(|t| {
                 let numbers = vec![t.vtid.and_then(ns), ns(t.vpid), Some(t.runs as f64), Some(t.busy), t.cpu];
-                row(vec![t.name.clone()], numbers, t.name.clone())
+                row(vec![t.name.to_string()], numbers, t.name.to_string())
             })
             .collect(),
     }

@@ -80,7 +80,7 @@ pub(crate) fn wrap(o: &mut String, text: &str, width: usize, first: &str, indent
 }
 
 /// At most `n` names, then how many more.
-pub(crate) fn names(v: &[String], n: usize) -> String {
+pub(crate) fn names(v: &[std::sync::Arc<str>], n: usize) -> String {
     let shown: Vec<_> = v.iter().take(n).map(|s| if s.is_empty() { "?".into() } else { esc(s) }).collect();
     if v.len() > n {
         format!("{} +{}", shown.join(" "), v.len() - n)

@@ -189,7 +189,7 @@ fn callbacks(o: &mut String, r: &Report, top: usize, width: usize) {
     }
     let unknown = r.callbacks.iter().filter(|c| c.kind == "unknown").count();
     if unknown > 0 {
-        let mut why: Vec<&str> = r.callbacks.iter().filter_map(|c| c.unknown_reason.as_deref()).collect();
+        let mut why: Vec<&str> = r.callbacks.iter().filter_map(|c| c.unknown_reason).collect();
         why.sort_unstable();
         why.dedup();
         wrap(
@@ -438,7 +438,7 @@ pub fn sim_lines(sim: &Report, slope: f64, width: usize) -> String {
 
 /// What a callback belongs to: `sub /topic`, `timer 50.00 ms`, `srv /name`, `unknown`.
 fn owner(c: &rostrace_analysis::CallbackReport) -> String {
-    match (c.kind.as_str(), &c.topic, c.timer_period_ns) {
+    match (c.kind, &c.topic, c.timer_period_ns) {
         ("subscription", Some(t), _) => format!("sub {}", esc(t)),
         ("service", Some(t), _) => format!("srv {}", esc(t)),
         ("timer", _, Some(p)) => format!("timer {}", dur(p as f64)),
