@@ -6,7 +6,6 @@ use crate::hash::{HashMap, HashSet};
 use crate::model::*;
 use crate::tables::{Collected, Publication, Run, Take};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// How a flow's publication and take were matched.
@@ -159,7 +158,8 @@ pub(crate) struct TopicCount {
     pub(crate) pubs: u64,
     pub(crate) takes: u64,
     pub(crate) unmatched: u64,
-    pub(crate) reasons: BTreeMap<&'static str, u64>,
+    /// Each reason with its count (a few: a list, not a map of its own each).
+    pub(crate) reasons: Vec<(&'static str, u64)>,
     /// See [`crate::TopicReport::dropped`].
     pub(crate) dropped: Option<u64>,
 }
@@ -393,7 +393,10 @@ fn match_flows(
                     published_topics.contains(&**topic),
                     x.source_range.get(&**topic).copied(),
                 );
-                *count.reasons.entry(reason).or_default() += 1;
+                match count.reasons.iter_mut().find(|r| r.0 == reason) {
+                    Some(r) => r.1 += 1,
+                    None => crate::push_small(&mut count.reasons, (reason, 1)),
+                }
                 count.unmatched += 1;
             }
         }

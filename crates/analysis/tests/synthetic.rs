@@ -377,7 +377,7 @@ fn service_requests_and_responses() {
 }
 
 fn reasons(t: &rostrace_analysis::TopicReport) -> Vec<(String, u64)> {
-    t.unmatched_reasons.iter().map(|r| (r.reason.clone(), r.count)).collect()
+    t.unmatched_reasons.iter().map(|r| (r.reason.to_string(), r.count)).collect()
 }
 
 #[test]

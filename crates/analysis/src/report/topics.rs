@@ -5,17 +5,16 @@ use super::names::Names;
 use crate::hash::HashMap;
 use crate::link::View;
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
-use crate::model::{Endpoint, Model};
+use crate::model::Model;
 use crate::stats::Stats;
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A reason and how many times it applied.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReasonCount {
     /// The reason.
-    pub reason: String,
+    pub reason: &'static str,
     /// How many.
     pub count: u64,
 }
@@ -81,30 +80,33 @@ pub struct TopicReport {
     pub pairs: Vec<PairReport>,
 }
 
-/// Each topic's publishing and subscribing nodes, in creation order.
-fn by_topic(items: &[Endpoint]) -> HashMap<&str, Vec<Option<u32>>> {
-    let mut by: HashMap<&str, Vec<Option<u32>>> = HashMap::default();
-    for p in items {
-        crate::push_small(by.entry(p.topic.as_str()).or_default(), p.node);
-    }
-    by
-}
-
 /// Every topic a publisher or subscription of the model names, by name.
 pub(super) fn section<'m>(a: &View<'m>, tally: &TopicTally, names: &Names<'m>) -> Vec<TopicReport> {
     let m = &a.model;
-    let topic_names: BTreeSet<&str> =
-        m.publishers.items.iter().chain(&m.subscriptions.items).map(|e| e.topic.as_str()).collect();
-    let mut flows_by_topic: HashMap<&str, Vec<&Flow>> = HashMap::default();
-    for f in a.flows {
-        crate::push_small(flows_by_topic.entry(&*f.topic).or_default(), f);
-    }
-    let (publishers_of, subscribers_of) = (by_topic(&m.publishers.items), by_topic(&m.subscriptions.items));
-    let mut topics = Vec::with_capacity(topic_names.len());
-    for name in topic_names {
-        let fl = flows_by_topic.get(name).map(|v| v.as_slice()).unwrap_or(&[]);
-        let nodes_of = |of: &HashMap<&str, Vec<Option<u32>>>| {
-            let mut v: Vec<Arc<str>> = of.get(name).into_iter().flatten().map(|n| names.node(*n)).collect();
+    // The publishers and subscriptions (whether it publishes, its node), and the flows, each
+    // sorted by topic and walked topic by topic: lists, rather than a map per topic of each
+    // (a system of many nodes has about as many topics as nodes).
+    let mut ends: Vec<(&str, bool, Option<u32>)> = m
+        .publishers
+        .items
+        .iter()
+        .map(|e| (e.topic.as_str(), true, e.node))
+        .chain(m.subscriptions.items.iter().map(|e| (e.topic.as_str(), false, e.node)))
+        .collect();
+    ends.sort_unstable_by(|x, y| x.0.cmp(y.0));
+    let mut flows: Vec<&Flow> = a.flows.iter().collect();
+    // (Stable: a topic's flows stay in their order.)
+    flows.sort_by(|x, y| x.topic.cmp(&y.topic));
+    let mut topics = Vec::with_capacity(ends.chunk_by(|x, y| x.0 == y.0).count());
+    let mut rest = flows.as_slice();
+    for of_topic in ends.chunk_by(|x, y| x.0 == y.0) {
+        let name = of_topic[0].0;
+        let skip = rest.partition_point(|f| &*f.topic < name);
+        let n = rest[skip..].partition_point(|f| &*f.topic == name);
+        let fl = &rest[skip..skip + n];
+        rest = &rest[skip + n..];
+        let nodes_of = |publishing: bool| {
+            let mut v: Vec<Arc<str>> = of_topic.iter().filter(|e| e.1 == publishing).map(|e| names.node(e.2)).collect();
             v.sort();
             v.dedup();
             v
@@ -113,8 +115,8 @@ pub(super) fn section<'m>(a: &View<'m>, tally: &TopicTally, names: &Names<'m>) -
         let tally = tally.get(name);
         topics.push(TopicReport {
             name: names.text(name),
-            publishers: nodes_of(&publishers_of),
-            subscribers: nodes_of(&subscribers_of),
+            publishers: nodes_of(true),
+            subscribers: nodes_of(false),
             publishes: tally.map_or(0, |t| t.pubs),
             takes: tally.map_or(0, |t| t.takes),
             matched: fl.len() as u64,
@@ -143,9 +145,8 @@ pub(super) fn section<'m>(a: &View<'m>, tally: &TopicTally, names: &Names<'m>) -
 
 /// Why a topic's takes were not matched, the most frequent first.
 fn reasons(tally: &TopicCount) -> Vec<ReasonCount> {
-    let mut v: Vec<ReasonCount> =
-        tally.reasons.iter().map(|(k, n)| ReasonCount { reason: k.to_string(), count: *n }).collect();
-    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    let mut v: Vec<ReasonCount> = tally.reasons.iter().map(|&(reason, count)| ReasonCount { reason, count }).collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(b.reason)));
     v
 }
 
