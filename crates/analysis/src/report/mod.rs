@@ -154,7 +154,8 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     }
     for (t, sub) in a.takes {
         if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
-            tally.entry(a.model.subscriptions.get(s).topic.as_str().into()).or_default().takes += 1;
+            // The topic's shared name: no string made per take.
+            tally.entry(names.text(&a.model.subscriptions.get(s).topic)).or_default().takes += 1;
         }
     }
     let topics = topics::section(&View { flows: &flows, ..*a }, &tally, &names);
