@@ -89,8 +89,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let p = rostrace_analysis::Processor::standard();
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
-    let an = p.analyze(&set, rostrace_analysis::Window::default(), |d, _| progress.tick(|| d));
+    let mut progress =
+        Progress::new(set.total_bytes(), "analyzing").then("analyzing: events read; linking and reporting");
+    let an = p.analyze(&set, rostrace_analysis::Window::default(), |d, total| progress.at(d, total));
     progress.finish();
     for e in &an.report.read_errors {
         eprintln!("rostrace: error: {e}");
@@ -145,7 +146,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 &recording,
                 &*keep,
                 sink.as_mut(),
-                &mut |d, _| progress.tick(|| d),
+                &mut |d, total| progress.at(d, total),
                 a.traces.jobs,
             ) {
                 Ok(x) => x,

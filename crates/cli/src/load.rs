@@ -27,10 +27,11 @@ pub fn analyze(traces: &[PathBuf], jobs: usize, options: &Options) -> Option<Loa
     if set.traces.is_empty() {
         return None;
     }
-    let mut progress = Progress::new(set.total_bytes(), "analyzing");
+    let mut progress =
+        Progress::new(set.total_bytes(), "analyzing").then("analyzing: events read; linking and reporting");
     let mut p = Processor::standard();
     p.set_jobs(jobs);
-    let analysis = p.run(&set, options, |d, _| progress.tick(|| d));
+    let analysis = p.run(&set, options, |d, total| progress.at(d, total));
     progress.finish();
     for e in &analysis.report.read_errors {
         eprintln!("rostrace: error: {e}");

@@ -7,6 +7,8 @@ use std::io::IsTerminal;
 pub struct Progress {
     bar: Option<ProgressBar>,
     tick: u32,
+    /// What follows the reading, shown with a spinner once all is read (see [`Progress::then`]).
+    then: Option<String>,
 }
 
 impl Progress {
@@ -23,10 +25,35 @@ impl Progress {
             b.set_message(what.to_string());
             b
         });
-        Progress { bar, tick: 0 }
+        Progress { bar, tick: 0, then: None }
     }
 
-    /// Call once per event; `pos` is asked for only now and then.
+    /// Once all is read, the bar gives way to a spinner and `what`: the work that follows the
+    /// reading (a whole analysis spends a good part of its time after its pass).
+    pub fn then(mut self, what: &str) -> Progress {
+        self.then = Some(what.to_string());
+        self
+    }
+
+    /// `done` of `total` bytes read, from a reader that reports now and then (it chooses how
+    /// often: this sets the position each time).
+    pub fn at(&mut self, done: u64, total: u64) {
+        let Some(b) = &self.bar else { return };
+        b.set_position(done);
+        if done >= total {
+            if let Some(what) = self.then.take() {
+                b.set_style(
+                    ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                b.set_message(what);
+                b.enable_steady_tick(std::time::Duration::from_millis(200));
+            }
+        }
+    }
+
+    /// Call once per event; `pos` is asked for only now and then (for a reader that reports
+    /// only now and then itself, [`Progress::at`]).
     #[inline]
     pub fn tick(&mut self, pos: impl FnOnce() -> u64) {
         if let Some(b) = &self.bar {
@@ -49,5 +76,28 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hidden(total: u64) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        Progress { bar: Some(bar), tick: 0, then: None }
+    }
+
+    #[test]
+    fn each_report_of_a_pass_moves_the_bar_and_the_end_of_reading_says_what_follows() {
+        let mut p = hidden(100).then("linking");
+        p.at(10, 100);
+        let bar = p.bar.clone().unwrap();
+        assert_eq!((bar.position(), bar.message()), (10, String::new()));
+        p.at(60, 100);
+        assert_eq!(bar.position(), 60);
+        p.at(100, 100);
+        assert_eq!((bar.position(), bar.message()), (100, "linking".to_string()));
+        p.finish();
     }
 }

@@ -75,6 +75,8 @@ impl Processor {
     pub fn collect(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
         let plan = Plan::new(set, &mut self.handlers.0);
         if let Some(c) = self.collect_split(set, window, &plan, &mut progress) {
+            let total = set.total_bytes();
+            progress(total, total);
             return c;
         }
         let mut pass = Pass::new(&plan, window, false);
@@ -114,6 +116,9 @@ impl Processor {
                 pass.c.losses_from(events.losses());
             });
         }
+        // All read (a reader reports only now and then: it may not have said so).
+        let total = set.total_bytes();
+        progress(total, total);
         let mut c = pass.finish(set);
         c.model.resolve_owners();
         self.finish(c, set)
