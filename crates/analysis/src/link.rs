@@ -169,7 +169,7 @@ pub(crate) struct TopicCount {
 /// flows). The report is made of these tables and the rest. With `threads` > 1, the runs and the publications are linked at the same time.
 pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     let Collected {
-        model: mut m,
+        model: m,
         runs,
         slots,
         pubs,
@@ -186,7 +186,6 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         traces,
         ..
     } = c;
-    m.shrink_to_fit();
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
     let names = TopicNames::of(&m);
@@ -358,21 +357,14 @@ fn match_flows(
     let mut flows = Vec::new();
     let mut tally = TopicTally::default();
     for topic in pubs.iter().filter_map(|(_, topic)| topic.as_ref()) {
-        if let Some(c) = tally.get_mut(&**topic) {
-            c.pubs += 1;
-        } else {
-            tally.insert(topic.clone(), TopicCount { pubs: 1, ..TopicCount::default() });
-        }
+        tally.entry(topic.clone()).or_default().pubs += 1;
     }
     for (ti, (t, sub)) in takes.iter().enumerate() {
         if !t.taken {
             continue;
         }
         let Some(topic) = sub.map(|s| &names.of_subscription[s as usize]) else { continue };
-        let count = match tally.get_mut(&**topic) {
-            Some(c) => c,
-            None => tally.entry(topic.clone()).or_default(),
-        };
+        let count = tally.entry(topic.clone()).or_default();
         count.takes += 1;
         match x.find(t, topic, pubs) {
             Some((p, by)) => {

@@ -76,17 +76,25 @@ impl<T> Registry<T> {
     }
 }
 
-impl<T> Registry<T> {
-    /// Gives back the spare room of the objects' table (grown by doubling during the pass).
-    fn shrink_to_fit(&mut self) {
-        self.items.shrink_to_fit();
-    }
-
+/// The steps of the pass that apply to a registry of any kind of object.
+trait Stamped {
     /// The objects added since the last stamp were created by the event of `order`.
+    fn stamp(&mut self, order: u128);
+    /// Gives back the spare room of the objects' table (grown by doubling during the pass).
+    fn shrink_to_fit(&mut self);
+}
+
+impl<T> Stamped for Registry<T> {
     fn stamp(&mut self, order: u128) {
         self.orders.resize(self.items.len(), order);
     }
 
+    fn shrink_to_fit(&mut self) {
+        self.items.shrink_to_fit();
+    }
+}
+
+impl<T> Registry<T> {
     /// The registries of parts of a split pass as one, their objects in the order of the events
     /// that created them (see [`Model::stamp`]); each part's map from its ids to the whole's.
     fn merge(parts: Vec<Registry<T>>) -> (Registry<T>, Vec<Vec<u32>>) {
@@ -424,37 +432,36 @@ impl Model {
     /// Gives back the spare room of the registries' tables once the pass has made them: they
     /// are kept to the end, and grew by doubling.
     pub(crate) fn shrink_to_fit(&mut self) {
-        self.nodes.shrink_to_fit();
-        self.publishers.shrink_to_fit();
-        self.publishers_by_rmw.shrink_to_fit();
-        self.subscriptions.shrink_to_fit();
-        self.subscriptions_by_rmw.shrink_to_fit();
-        self.subscriptions_by_rclcpp.shrink_to_fit();
-        self.timers.shrink_to_fit();
-        self.services.shrink_to_fit();
-        self.clients.shrink_to_fit();
-        self.callbacks.shrink_to_fit();
-        self.executors.shrink_to_fit();
-        self.groups.shrink_to_fit();
-        self.lifecycles.shrink_to_fit();
+        for r in self.registries() {
+            r.shrink_to_fit();
+        }
+    }
+
+    /// Every registry, each as the steps of the pass that apply to any registry.
+    fn registries(&mut self) -> [&mut dyn Stamped; 13] {
+        [
+            &mut self.nodes,
+            &mut self.publishers,
+            &mut self.publishers_by_rmw,
+            &mut self.subscriptions,
+            &mut self.subscriptions_by_rmw,
+            &mut self.subscriptions_by_rclcpp,
+            &mut self.timers,
+            &mut self.services,
+            &mut self.clients,
+            &mut self.callbacks,
+            &mut self.executors,
+            &mut self.groups,
+            &mut self.lifecycles,
+        ]
     }
 
     /// In a part of a split pass: the objects added since the last stamp, in any registry,
     /// were created by the event of `order` (an initialization event).
     pub(crate) fn stamp(&mut self, order: u128) {
-        self.nodes.stamp(order);
-        self.publishers.stamp(order);
-        self.publishers_by_rmw.stamp(order);
-        self.subscriptions.stamp(order);
-        self.subscriptions_by_rmw.stamp(order);
-        self.subscriptions_by_rclcpp.stamp(order);
-        self.timers.stamp(order);
-        self.services.stamp(order);
-        self.clients.stamp(order);
-        self.callbacks.stamp(order);
-        self.executors.stamp(order);
-        self.groups.stamp(order);
-        self.lifecycles.stamp(order);
+        for r in self.registries() {
+            r.stamp(order);
+        }
     }
 
     /// The models of the parts of a split pass (disjoint traces, stamped) as one: each

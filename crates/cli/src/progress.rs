@@ -38,8 +38,8 @@ impl Progress {
     /// `done` of `total` bytes read, from a reader that reports now and then (it chooses how
     /// often: this sets the position each time).
     pub fn at(&mut self, done: u64, total: u64) {
+        self.set(done);
         let Some(b) = &self.bar else { return };
-        b.set_position(done);
         if done >= total {
             if let Some(what) = self.then.take() {
                 b.set_style(

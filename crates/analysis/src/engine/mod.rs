@@ -73,10 +73,17 @@ impl Processor {
     /// events meet the processes of the other traces of its host), or with one trace; the
     /// reading is then on a second thread, when there is one.
     pub fn collect(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
+        let c = self.pass(set, window, &mut progress);
+        // All read (a reader reports only now and then: it may not have said so).
+        let total = set.total_bytes();
+        progress(total, total);
+        c
+    }
+
+    /// [`Processor::collect`], split over threads when it can be.
+    fn pass(&mut self, set: &TraceSet, window: Window, mut progress: impl FnMut(u64, u64)) -> Collected {
         let plan = Plan::new(set, &mut self.handlers.0);
         if let Some(c) = self.collect_split(set, window, &plan, &mut progress) {
-            let total = set.total_bytes();
-            progress(total, total);
             return c;
         }
         let mut pass = Pass::new(&plan, window, false);
@@ -116,9 +123,6 @@ impl Processor {
                 pass.c.losses_from(events.losses());
             });
         }
-        // All read (a reader reports only now and then: it may not have said so).
-        let total = set.total_bytes();
-        progress(total, total);
         let mut c = pass.finish(set);
         c.model.resolve_owners();
         self.finish(c, set)
@@ -131,6 +135,7 @@ impl Processor {
         c.runs.shrink_to_fit();
         c.pubs.shrink_to_fit();
         c.takes.shrink_to_fit();
+        c.model.shrink_to_fit();
         let cx = Context::new(&c, 0);
         for h in &mut self.handlers.0 {
             h.finish(&cx);

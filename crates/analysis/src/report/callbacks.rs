@@ -201,7 +201,7 @@ fn callback<'m>(
         vpid: key.1,
         procname: names.process(key.0, key.1),
         address: key.2,
-        symbol: cb.map_or_else(|| names.text(""), |c| names.text(&c.symbol)),
+        symbol: names.text(cb.map_or("", |c| &c.symbol)),
         node: node_name,
         kind,
         unknown_reason,
