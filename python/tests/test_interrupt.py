@@ -8,8 +8,11 @@ import sys
 
 from conftest import trace_of
 
+# Each script sets Python's own Ctrl-C handler first: a Python started with SIGINT ignored (a
+# background job of a shell without job control, as CI may start the tests) installs none.
 SCRIPT = r"""
 import os, signal, sys, rostrace
+signal.signal(signal.SIGINT, signal.default_int_handler)
 trace = sys.argv[1]
 calls = []
 def progress(done, total):
@@ -44,7 +47,8 @@ def test_ctrl_c_interrupts_reading_and_analysis(shared):
 def test_ctrl_c_from_another_process(shared):
     """A real SIGINT from outside, sent once the read is under way (its first progress call)."""
     script = r"""
-import os, sys, rostrace
+import os, signal, sys, rostrace
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.stdout.write("ready\n"); sys.stdout.flush()
 started = False
 def progress(done, total):
