@@ -8,7 +8,7 @@ use crate::handler::Handler;
 use crate::link::{link, Flow, Linked, Tables, View};
 use crate::model::{Key, Model};
 use crate::paths::Architecture;
-use crate::report::{report, Report};
+use crate::report::Report;
 use crate::tables::{Collected, Publication, Run, Take};
 use crate::window::Window;
 use crate::Processor;
@@ -61,6 +61,21 @@ impl Analysis {
             architecture: None,
             longest_records: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Makes the report of the linked tables (see [`Options::release_tables`]).
+    fn make_report(&mut self, linked: Linked, release_tables: bool) {
+        let Analysis { model, runs, slots, pubs, takes, flows, handlers, report, .. } = self;
+        let reporting = {
+            let view = View { model, runs, slots, pubs, takes, flows, handlers };
+            crate::report::begin(model, &view, linked)
+        };
+        if release_tables {
+            *pubs = Vec::new();
+            *takes = Vec::new();
+            *flows = Vec::new();
+        }
+        *report = reporting.finish(&View { model, runs, slots, pubs, takes, flows, handlers });
     }
 
     /// The records (each message along the path, at each stage) of the report's longest paths,
@@ -127,6 +142,13 @@ pub struct Options {
     /// architecture, each as large as the system, are then not held at once
     /// ([`Analysis::architecture`] builds it again if asked for).
     pub release_architecture: bool,
+    /// Give the publications, takes and flows back once the report's topics are made, when
+    /// nothing asks for them afterwards (a report printed or written as JSON): the tables and
+    /// the rows of the report's other sections are then not held at once. The analysis's
+    /// [`pubs`](Analysis::pubs), [`takes`](Analysis::takes) and [`flows`](Analysis::flows) are
+    /// then empty: what is made of them afterwards ([`Analysis::longest_path_records`], the
+    /// samples of [`crate::diff`]) finds no message.
+    pub release_tables: bool,
 }
 
 impl Options {
@@ -152,12 +174,16 @@ impl Processor {
     /// when asked for, the longest paths. `progress(done, total)` is called now and then with
     /// bytes read.
     pub fn run(self, set: &TraceSet, options: &Options, progress: impl FnMut(u64, u64)) -> Analysis {
-        let mut an = if options.longest_paths {
+        let jobs = self.jobs;
+        let (mut an, linked) = self.linked(set, options.window, progress);
+        let lp = options.longest_paths.then(|| {
             let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
-            self.with_paths(set, options.window, progress, keep, !options.release_architecture)
-        } else {
-            self.analyze(set, options.window, progress)
-        };
+            let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
+            an.architecture = (!options.release_architecture).then_some(arch);
+            lp
+        });
+        an.make_report(linked, options.release_tables);
+        an.report.longest_paths = lp;
         an.report.filter(options.nodes.as_ref(), options.topics.as_ref());
         an
     }
@@ -167,7 +193,7 @@ impl Processor {
     /// and then with bytes read.
     pub fn analyze(self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Analysis {
         let (mut an, linked) = self.linked(set, window, progress);
-        an.report = report(&View::from(&an), linked);
+        an.make_report(linked, false);
         an
     }
 
@@ -178,27 +204,6 @@ impl Processor {
         let (tables, linked) = link(c, rostrace_threads::threads(self.jobs));
         (Analysis::new(tables, self.handlers), linked)
     }
-
-    /// [`analyze`](Self::analyze) with the report's ten longest paths (those `keep` accepts, see
-    /// [`crate::paths::longest_of`]), searched before the report is made (the search's index
-    /// and the report's working tables, each as large as the system, are not held at once); the
-    /// architecture kept in the analysis, or given back before the report is made.
-    fn with_paths(
-        self,
-        set: &TraceSet,
-        window: Window,
-        progress: impl FnMut(u64, u64),
-        keep: impl Fn(&crate::paths::PathSpec) -> bool + Send,
-        keep_architecture: bool,
-    ) -> Analysis {
-        let jobs = self.jobs;
-        let (mut an, linked) = self.linked(set, window, progress);
-        let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
-        an.architecture = keep_architecture.then_some(arch);
-        an.report = report(&View::from(&an), linked);
-        an.report.longest_paths = Some(lp);
-        an
-    }
 }
 
 /// Resolves the collected data of a pass and computes every metric (with the handlers of that
@@ -206,7 +211,7 @@ impl Processor {
 pub fn analyze_collected(c: Collected, handlers: Handlers) -> Analysis {
     let (tables, linked) = link(c, 1);
     let mut a = Analysis::new(tables, handlers);
-    a.report = report(&View::from(&a), linked);
+    a.make_report(linked, false);
     a
 }
 

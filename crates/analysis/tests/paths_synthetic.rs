@@ -351,3 +351,26 @@ fn architecture_given_back_is_built_again_the_same() {
 fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).unwrap()
 }
+
+/// Giving the runtime tables back between the report's topics and its other sections (as
+/// `analyze` does without `--samples`) changes nothing in the report, longest paths included,
+/// and leaves the tables empty.
+#[test]
+fn tables_given_back_leave_the_report_the_same() {
+    let tmp = rostrace_testkit::TempDir::new("paths-synthetic-release-tables");
+    let root = tmp.join("trace");
+    build(&root);
+    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = |release_tables| {
+        let o = rostrace_analysis::Options { longest_paths: true, release_tables, ..Default::default() };
+        rostrace_analysis::Processor::standard().run(&set, &o, |_, _| {})
+    };
+    let (kept, released) = (run(false), run(true));
+    assert!(!kept.pubs.is_empty() && !kept.takes.is_empty() && !kept.flows.is_empty());
+    assert!(released.pubs.is_empty() && released.takes.is_empty() && released.flows.is_empty());
+    assert!(kept.report.flows_matched > 0 && !kept.report.topics.is_empty());
+    assert!(!kept.report.longest_paths.as_ref().unwrap().paths.is_empty());
+    assert_eq!(json(&kept.report), json(&released.report));
+    assert_eq!(released.runs.len(), kept.runs.len());
+}

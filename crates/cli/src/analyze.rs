@@ -126,8 +126,16 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
     }
     let [nodes, topics] = res;
-    // Nothing here asks for the architecture once the paths are found.
-    let options = rostrace_analysis::Options { window, nodes, topics, longest_paths: true, release_architecture: true };
+    // Nothing here asks for the architecture once the paths are found, nor for the runtime
+    // tables once the report is made, but the samples.
+    let options = rostrace_analysis::Options {
+        window,
+        nodes,
+        topics,
+        longest_paths: true,
+        release_architecture: true,
+        release_tables: !a.samples,
+    };
     let Some(crate::load::Loaded { set, analysis: mut an, clean }) =
         crate::load::analyze(&a.traces.traces, a.traces.jobs, &options)
     else {

@@ -368,7 +368,7 @@ impl Follower {
             }
             _ => set.clear_packet_filter(),
         }
-        let options = Options { window, nodes: None, topics: None, longest_paths: false, release_architecture: false };
+        let options = Options { window, nodes: None, topics: None, longest_paths: false, ..Options::default() };
         let mut p = Processor::standard();
         // One thread: the followed processes keep the other cores.
         p.set_jobs(1);

@@ -158,100 +158,122 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
             tally.entry(names.text(&a.model.subscriptions.get(s).topic)).or_default().takes += 1;
         }
     }
-    let topics = topics::section(&View { flows: &flows, ..*a }, &tally, &names);
+    let topics = topics::section(a.model, &View { flows: &flows, ..*a }, &tally, &names);
     Report { callbacks, topics, ..Report::default() }
 }
 
-/// The report of linked tables (see [`crate::link`]) and of the standard handlers among the
-/// analysis's.
-pub(crate) fn report(a: &View<'_>, l: Linked) -> Report {
-    let Linked {
-        unmatched_ends,
-        events,
-        ros_events,
-        range,
-        errors,
-        discarded,
-        window,
-        unused_events,
-        mut warnings,
-        topics: tally,
-    } = l;
-    let m = &a.model;
-    let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
-    let names = names::Names::new(m);
+/// The report being made, in two steps: the topics first ([`begin`], from the runtime tables:
+/// publications, takes and flows), then the rest ([`Reporting::finish`], which needs none of
+/// those tables), so that a caller that keeps no table can give them back in between and not
+/// hold them beside the rows of every section.
+pub(crate) struct Reporting<'m> {
+    names: names::Names<'m>,
+    linked: Linked,
+    topics: Vec<TopicReport>,
+    flows_matched: u64,
+    flows_unmatched: u64,
+}
 
-    let cbs = callbacks::section(a, &names);
-    for cb in &cbs.callbacks {
-        if cb.unfinished > 0 {
+/// The first step of the report of linked tables (see [`crate::link`]): the topics section.
+/// `model` is `a`'s, borrowed for as long as the report is being made (the tables of `a` for
+/// this step only).
+pub(crate) fn begin<'m>(model: &'m crate::model::Model, a: &View<'_>, mut linked: Linked) -> Reporting<'m> {
+    let names = names::Names::new(model);
+    let tally = std::mem::take(&mut linked.topics);
+    let topics = topics::section(model, a, &tally, &names);
+    let flows_unmatched: u64 = tally.values().map(|t| t.unmatched).sum();
+    Reporting { names, linked, topics, flows_matched: a.flows.len() as u64, flows_unmatched }
+}
+
+impl<'m> Reporting<'m> {
+    /// The report, with the sections of the model, of the callback runs and of the standard
+    /// handlers among the analysis's (`a`'s publications, takes and flows are not read).
+    pub(crate) fn finish(self, a: &View<'m>) -> Report {
+        let Reporting { names, linked: l, topics, flows_matched, flows_unmatched } = self;
+        let Linked {
+            unmatched_ends,
+            events,
+            ros_events,
+            range,
+            errors,
+            discarded,
+            window,
+            unused_events,
+            mut warnings,
+            topics: _,
+        } = l;
+        let m = &a.model;
+        let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
+
+        let cbs = callbacks::section(a, &names);
+        for cb in &cbs.callbacks {
+            if cb.unfinished > 0 {
+                warnings.push(format!(
+                    "callback {:#x} of process {} ({}) started {} time(s) without ending before the trace did",
+                    cb.address, cb.vpid, cb.symbol, cb.unfinished
+                ));
+            }
+        }
+        let unmatched_total: u64 = unmatched_ends.values().sum();
+        if unmatched_total > 0 {
             warnings.push(format!(
-                "callback {:#x} of process {} ({}) started {} time(s) without ending before the trace did",
-                cb.address, cb.vpid, cb.symbol, cb.unfinished
+                "{unmatched_total} callback_end event(s) without a callback_start ({} started mid-callback)",
+                if window.is_some() { "the window" } else { "the trace" }
             ));
         }
-    }
-    let unmatched_total: u64 = unmatched_ends.values().sum();
-    if unmatched_total > 0 {
-        warnings.push(format!(
-            "{unmatched_total} callback_end event(s) without a callback_start ({} started mid-callback)",
-            if window.is_some() { "the window" } else { "the trace" }
-        ));
-    }
-    let shares = threads::time_shares(&cbs.tally, cbs.total_ns, duration, &names);
-    let notes = crate::notes::notes(
-        m,
-        &crate::notes::Inputs {
-            unused_events: &unused_events,
-            unknown_callbacks: &cbs.tally.unknown_callbacks,
-            open_runs: &cbs.tally.open_runs,
-            unmatched_ends: &unmatched_ends,
-            service_runs: &cbs.tally.service_runs,
-        },
-    );
-    let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
-    let system = {
-        let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
-            cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
-        crate::system::SystemReport::of(a.handlers, run_key, &names)
-    };
-    // The sections' working tables are given back before the next section is made, so that
-    // the largest of them is not held beside the rows of all the others.
-    let callbacks = cbs.callbacks;
-    drop(cbs.tally);
-    let topics = topics::section(a, &tally, &names);
-    let flows_unmatched: u64 = tally.values().map(|t| t.unmatched).sum();
-    drop(tally);
-    if flows_unmatched > 0 {
-        warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
-    }
-    let mut processes: Vec<Process> = m.processes.values().cloned().collect();
-    processes.sort_by_key(|p| (p.trace, p.vpid));
-    Report {
-        system,
-        longest_paths: None,
-        events,
-        ros_events,
-        begin_ns: range.map(|r| r.0),
-        end_ns: range.map(|r| r.1),
-        window_ns: window,
-        time: None,
-        notes,
-        read_errors: errors,
-        processes,
-        nodes: nodes::section(m, &names),
-        flows_matched: a.flows.len() as u64,
-        flows_unmatched,
-        topics,
-        callbacks,
-        per_process: shares.per_process,
-        per_node: shares.per_node,
-        per_thread: shares.per_thread,
-        executors: nodes::executors(m),
-        executor_threads: threads::executor_threads(a, &names),
-        services: services::section(a),
-        lifecycle_transitions: nodes::lifecycle_transitions(m),
-        unmatched_callback_ends: unmatched_total,
-        discarded_events: discarded,
-        warnings,
+        let shares = threads::time_shares(&cbs.tally, cbs.total_ns, duration, &names);
+        let notes = crate::notes::notes(
+            m,
+            &crate::notes::Inputs {
+                unused_events: &unused_events,
+                unknown_callbacks: &cbs.tally.unknown_callbacks,
+                open_runs: &cbs.tally.open_runs,
+                unmatched_ends: &unmatched_ends,
+                service_runs: &cbs.tally.service_runs,
+            },
+        );
+        let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
+        let system = {
+            let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
+                cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
+            crate::system::SystemReport::of(a.handlers, run_key, &names)
+        };
+        // The sections' working tables are given back before the next section is made, so that
+        // the largest of them is not held beside the rows of all the others.
+        let callbacks = cbs.callbacks;
+        drop(cbs.tally);
+        if flows_unmatched > 0 {
+            warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
+        }
+        let mut processes: Vec<Process> = m.processes.values().cloned().collect();
+        processes.sort_by_key(|p| (p.trace, p.vpid));
+        Report {
+            system,
+            longest_paths: None,
+            events,
+            ros_events,
+            begin_ns: range.map(|r| r.0),
+            end_ns: range.map(|r| r.1),
+            window_ns: window,
+            time: None,
+            notes,
+            read_errors: errors,
+            processes,
+            nodes: nodes::section(m, &names),
+            flows_matched,
+            flows_unmatched,
+            topics,
+            callbacks,
+            per_process: shares.per_process,
+            per_node: shares.per_node,
+            per_thread: shares.per_thread,
+            executors: nodes::executors(m),
+            executor_threads: threads::executor_threads(a, &names),
+            services: services::section(a),
+            lifecycle_transitions: nodes::lifecycle_transitions(m),
+            unmatched_callback_ends: unmatched_total,
+            discarded_events: discarded,
+            warnings,
+        }
     }
 }

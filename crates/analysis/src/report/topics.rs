@@ -80,9 +80,9 @@ pub struct TopicReport {
     pub pairs: Vec<PairReport>,
 }
 
-/// Every topic a publisher or subscription of the model names, by name.
-pub(super) fn section<'m>(a: &View<'m>, tally: &TopicTally, names: &Names<'m>) -> Vec<TopicReport> {
-    let m = &a.model;
+/// Every topic a publisher or subscription of the model `m` names, by name, with `a`'s flows
+/// (`a`'s model is `m`).
+pub(super) fn section<'m>(m: &'m Model, a: &View<'_>, tally: &TopicTally, names: &Names<'m>) -> Vec<TopicReport> {
     // The publishers and subscriptions (whether it publishes, its node), and the flows, each
     // sorted by topic and walked topic by topic: lists, rather than a map per topic of each
     // (a system of many nodes has about as many topics as nodes).
