@@ -231,16 +231,28 @@ impl Architecture {
         let m = &a.model;
         let ignored = |t: &str| IGNORED_TOPICS.contains(&t);
         let node_name = |id: Option<u32>| id.map(|n| m.nodes.get(n).full_name());
-        let mut by_name: std::collections::BTreeMap<String, ArchNode> = Default::default();
-        fn node(by_name: &mut std::collections::BTreeMap<String, ArchNode>, name: String) -> &mut ArchNode {
-            by_name.entry(name.clone()).or_insert_with(|| ArchNode {
-                name,
-                callbacks: Vec::new(),
-                groups: Vec::new(),
-                publishes: Vec::new(),
-                subscribes: Vec::new(),
-                paths: Vec::new(),
-            })
+        // The nodes in the order first met, sorted by name at the end (in place: a map of the
+        // nodes by name would hold them all twice while turned into the list), and where each
+        // is by name.
+        let mut nodes: Vec<ArchNode> = Vec::new();
+        let mut by_name: HashMap<String, u32> = HashMap::default();
+        fn node<'n>(
+            nodes: &'n mut Vec<ArchNode>,
+            by_name: &mut HashMap<String, u32>,
+            name: String,
+        ) -> &'n mut ArchNode {
+            let i = *by_name.entry(name).or_insert_with_key(|name| {
+                nodes.push(ArchNode {
+                    name: name.clone(),
+                    callbacks: Vec::new(),
+                    groups: Vec::new(),
+                    publishes: Vec::new(),
+                    subscribes: Vec::new(),
+                    paths: Vec::new(),
+                });
+                nodes.len() as u32 - 1
+            });
+            &mut nodes[i as usize]
         }
         // Callbacks, by node: (kind rank, creation, id).
         let mut cbs: HashMap<String, Vec<(u8, i64, u32)>> = HashMap::default();
@@ -268,7 +280,7 @@ impl Architecture {
         for n in names {
             let mut list = cbs.remove(&n).unwrap_or_default();
             list.sort();
-            let nd = node(&mut by_name, n.clone());
+            let nd = node(&mut nodes, &mut by_name, n.clone());
             for (_, _, id) in list {
                 let cb = m.callbacks.get(id);
                 let (kind, period_ns, topic) = match cb.owner {
@@ -321,7 +333,7 @@ impl Architecture {
                 continue;
             }
             let Some(n) = node_name(node_of(&m.publishers, id as u32, |p| p.node)) else { continue };
-            let nd = node(&mut by_name, n);
+            let nd = node(&mut nodes, &mut by_name, n);
             match nd.publishes.iter_mut().find(|x| x.topic == p.topic) {
                 Some(x) => x.publishers.push(id as u32),
                 None => crate::push_small(
@@ -335,7 +347,7 @@ impl Architecture {
                 continue;
             }
             let Some(n) = node_name(s.node) else { continue };
-            let nd = node(&mut by_name, n);
+            let nd = node(&mut nodes, &mut by_name, n);
             if !nd.subscribes.iter().any(|x| x.topic == s.topic) {
                 let callback = nd.subscription_callback(&s.topic).map(|c| c.name.clone());
                 crate::push_small(&mut nd.subscribes, ArchSubscribe { topic: s.topic.clone(), callback });
@@ -343,12 +355,14 @@ impl Architecture {
         }
         // Who publishes during which callback's runs.
         for (n, topic, cbn) in publishing(a, &cb_name, ignored) {
-            if let Some(x) = by_name.get_mut(n).and_then(|nd| nd.publishes.iter_mut().find(|x| &*x.topic == topic)) {
+            let nd = by_name.get(n).map(|&i| &mut nodes[i as usize]);
+            if let Some(x) = nd.and_then(|nd| nd.publishes.iter_mut().find(|x| &*x.topic == topic)) {
                 crate::push_small(&mut x.callbacks, cbn.to_string());
             }
         }
         // Node paths: every input to every output.
-        for nd in by_name.values_mut() {
+        drop(by_name);
+        for nd in &mut nodes {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.paths.reserve_exact(nd.subscribes.len() * nd.publishes.len());
@@ -364,7 +378,9 @@ impl Architecture {
                 }
             }
         }
-        let mut arch = Architecture { nodes: by_name.into_values().collect(), ..Default::default() };
+        // (Names are unique: the order is the same as a stable sort's.)
+        nodes.sort_unstable_by(|x, y| x.name.cmp(&y.name));
+        let mut arch = Architecture { nodes, ..Default::default() };
         arch.groups_and_executors(a, &cb_name);
         arch.connect();
         arch

@@ -159,20 +159,68 @@ impl Case {
     }
 }
 
+/// Values grouped by key in one table: the keys sorted, each with the end of its values, so
+/// that an index of a system of many nodes is three tables, not a heap block per key.
+struct Groups<K, V> {
+    keys: Vec<K>,
+    ends: Vec<u32>,
+    values: Vec<V>,
+}
+
+impl<K: Ord, V> Groups<K, V> {
+    /// `values`, sorted by `key`, grouped by it (each group in the order of `values`).
+    fn of_sorted(values: Vec<V>, key: impl Fn(&V) -> K) -> Groups<K, V> {
+        let (mut keys, mut ends) = (Vec::new(), Vec::new());
+        for (i, v) in values.iter().enumerate() {
+            let k = key(v);
+            if keys.last() != Some(&k) {
+                if i > 0 {
+                    ends.push(i as u32);
+                }
+                keys.push(k);
+            }
+        }
+        if !values.is_empty() {
+            ends.push(values.len() as u32);
+        }
+        Groups { keys, ends, values }
+    }
+
+    /// The values of `k` (none when absent).
+    fn get(&self, k: &K) -> &[V] {
+        match self.keys.binary_search(k) {
+            Ok(g) => &self.values[self.start(g)..self.ends[g] as usize],
+            Err(_) => &[],
+        }
+    }
+
+    fn start(&self, g: usize) -> usize {
+        g.checked_sub(1).map_or(0, |p| self.ends[p] as usize)
+    }
+
+    /// Calls `f` with each group's values.
+    fn each_mut(&mut self, mut f: impl FnMut(&mut [V])) {
+        for g in 0..self.keys.len() {
+            let (from, to) = (self.start(g), self.ends[g] as usize);
+            f(&mut self.values[from..to]);
+        }
+    }
+}
+
 /// Indexes of an analysis to follow paths fast.
 pub struct PathIndex<'a> {
     a: View<'a>,
     /// Publications per (node, topic), in time order.
-    pubs: HashMap<(u32, &'a str), Vec<u32>>,
+    pubs: Groups<(u32, &'a str), u32>,
     /// Node full names, and their index.
     names: HashMap<String, u32>,
     /// Callback runs (index in `a.runs`) per callback object (by index), in time order.
-    runs_of: Vec<Vec<u32>>,
+    runs_of: Groups<u32, u32>,
     /// Runs per thread, in time order.
     runs_on: HashMap<(u32, i64, i64), Vec<u32>>,
-    /// Per publication, the runs of subscription callbacks that took it: (subscribing node,
-    /// run).
-    taken_by: HashMap<u32, Vec<(u32, u32)>>,
+    /// Per publication, the runs of subscription callbacks that took it: (publication,
+    /// subscribing node, run).
+    taken_by: Groups<u32, (u32, u32, u32)>,
     /// Threads following paths in [`crate::paths::rank`] (0: one per core).
     pub(crate) jobs: usize,
 }
@@ -201,31 +249,38 @@ impl<'a> PathIndex<'a> {
                 *names.entry(n.full_name()).or_insert(k)
             })
             .collect();
-        let mut pubs: HashMap<(u32, &'a str), Vec<u32>> = HashMap::default();
-        for (i, (p, topic)) in a.pubs.iter().enumerate() {
-            let Some(topic) = topic else { continue };
-            let node = crate::link::pub_id(m, p).and_then(|id| m.publishers.get(id).node);
-            if let Some(n) = node {
-                pubs.entry((name_of[n as usize], &**topic)).or_default().push(i as u32);
-            }
-        }
-        let key = |i: &u32| {
-            let p = &a.pubs[*i as usize].0;
-            (p.ts_rclcpp().unwrap_or(p.ts), *i)
-        };
-        for v in pubs.values_mut() {
-            v.sort_by_key(key);
-        }
-        let mut runs_of: Vec<Vec<u32>> = vec![Vec::new(); m.callbacks.items.len()];
+        // Each publication's node (u32::MAX: none, or no topic), then the publications sorted by
+        // node, topic and time.
+        let node_of: Vec<u32> = a
+            .pubs
+            .iter()
+            .map(|(p, topic)| {
+                let node =
+                    topic.as_ref().and_then(|_| crate::link::pub_id(m, p)).and_then(|id| m.publishers.get(id).node);
+                node.map_or(u32::MAX, |n| name_of[n as usize])
+            })
+            .collect();
+        let topic = |i: u32| a.pubs[i as usize].1.as_deref().unwrap_or("");
+        let mut order: Vec<u32> = (0..a.pubs.len() as u32).filter(|&i| node_of[i as usize] != u32::MAX).collect();
+        order.sort_unstable_by(|&x, &y| {
+            let key = |i: u32| {
+                let p = &a.pubs[i as usize].0;
+                (node_of[i as usize], topic(i), p.ts_rclcpp().unwrap_or(p.ts), i)
+            };
+            key(x).cmp(&key(y))
+        });
+        let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
+        drop(node_of);
+        // (The sort is stable: a callback's runs stay in index order.)
+        let mut of_callbacks: Vec<u32> = (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].1.is_some()).collect();
+        of_callbacks.sort_by_key(|&i| a.runs[i as usize].1);
+        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].1.unwrap_or(0));
         // The runs on each thread: each callback handle's threads (a few) with their lists, so
         // that a run finds its list without hashing.
         let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
         let mut lists: Vec<Vec<u32>> = Vec::new();
         let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
-        for (i, (r, cb)) in a.runs.iter().enumerate() {
-            if let Some(v) = cb.and_then(|cb| runs_of.get_mut(cb as usize)) {
-                v.push(i as u32);
-            }
+        for (i, (r, _)) in a.runs.iter().enumerate() {
             let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
             let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
                 Some(x) => x.1,
@@ -249,18 +304,22 @@ impl<'a> PathIndex<'a> {
         // already.
         if !a.runs.windows(2).all(|w| w[0].0.start <= w[1].0.start) {
             let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
-            for v in runs_of.iter_mut().chain(runs_on.values_mut()) {
+            runs_of.each_mut(|v| v.sort_by_key(start));
+            for v in runs_on.values_mut() {
                 v.sort_by_key(start);
             }
         }
-        let mut taken_by: HashMap<u32, Vec<(u32, u32)>> = HashMap::default();
+        let mut taken: Vec<(u32, u32, u32)> = Vec::new();
         for f in a.flows {
             let (t, sub) = &a.takes[f.take as usize];
             let (Some(run), Some(sub)) = (t.run, sub) else { continue };
             if let Some(n) = m.subscriptions.get(*sub).node {
-                taken_by.entry(f.publication).or_default().push((name_of[n as usize], run));
+                taken.push((f.publication, name_of[n as usize], run));
             }
         }
+        // (Stable: a publication's takes stay in the flows' order.)
+        taken.sort_by_key(|t| t.0);
+        let taken_by = Groups::of_sorted(taken, |t| t.0);
         PathIndex { a, pubs, names, runs_of, runs_on, taken_by, jobs: 0 }
     }
 
@@ -270,8 +329,7 @@ impl<'a> PathIndex<'a> {
 
     /// The runs of the callback objects `ids`, in time order.
     fn runs(&self, ids: &[u32]) -> Vec<u32> {
-        let mut v: Vec<u32> =
-            ids.iter().flat_map(|&id| self.runs_of.get(id as usize).into_iter().flatten().copied()).collect();
+        let mut v: Vec<u32> = ids.iter().flat_map(|id| self.runs_of.get(id).iter().copied()).collect();
         // One callback's runs are in time order already (and by index among equal starts).
         if ids.len() > 1 {
             v.sort_by_key(|&r| (self.run_start(r), r));
@@ -387,19 +445,18 @@ impl<'a> PathIndex<'a> {
         // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
         let comm = |k: usize, p: u32| -> ([Option<i64>; 4], Option<u32>) {
             let pb = &a.pubs[p as usize].0;
-            let run = self.taken_by.get(&p).and_then(|v| {
-                v.iter()
-                    .filter(|(node, r)| {
-                        *node == node_ids[k + 1] && a.runs[*r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
-                    })
-                    .map(|(_, r)| *r)
-                    .min_by_key(|r| self.run_start(*r))
-            });
+            let run = self
+                .taken_by
+                .get(&p)
+                .iter()
+                .filter(|&&(_, node, r)| {
+                    node == node_ids[k + 1] && a.runs[r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
+                })
+                .map(|&(_, _, r)| r)
+                .min_by_key(|r| self.run_start(*r));
             ([Some(pb.ts_rclcpp().unwrap_or(pb.ts)), pb.ts_rcl(), pb.ts_dds(), run.map(|r| self.run_start(r))], run)
         };
-        let pubs_of = |k: usize| -> &[u32] {
-            self.pubs.get(&(node_ids[k], path.topics[k].as_str())).map(|v| v.as_slice()).unwrap_or(&[])
-        };
+        let pubs_of = |k: usize| -> &[u32] { self.pubs.get(&(node_ids[k], path.topics[k].as_str())) };
         // Records as chains of hops (a communication's 4 cells each, linked to the hop
         // before), so that following a message one hop further costs the same at any depth;
         // rows are written out once at the end.
