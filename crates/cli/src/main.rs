@@ -142,7 +142,22 @@ pub struct TraceArgs {
     pub jobs: usize,
 }
 
+/// Keeps large blocks (the analysis's tables, each as large as the trace's share of them) in
+/// mappings of their own, given back to the system when freed. glibc otherwise raises its
+/// threshold for that to the size of the largest mapped block freed so far, so that the tables
+/// made after it come from the heap, whose room a free seldom gives back: the freed tables would
+/// then still count in the peak beside the ones made later. A threshold the user set
+/// (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
+fn keep_large_blocks_mapped() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        // SAFETY: mallopt only sets a tunable of the allocator; glibc's default value.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+    }
+}
+
 fn main() -> ExitCode {
+    keep_large_blocks_mapped();
     let cli = Cli::parse();
     // This binary carries libtracetools.so: the last place the session library looks for it.
     rostrace_session::set_embedded_library(embedded::library);
