@@ -217,10 +217,10 @@ fn link_runs_and_pubs(
     pubs: Vec<Publication>,
     threads: usize,
 ) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<Arc<str>>)>) {
-    let versions: Vec<&[(i64, u32)]> = slots.iter().map(|k| m.callbacks.versions(*k).unwrap_or(&[])).collect();
+    let versions: Vec<Option<&crate::model::Versions>> = slots.iter().map(|k| m.callbacks.versions(*k)).collect();
     let link_runs = |runs: Vec<Run>| -> Vec<(Run, Option<u32>)> {
         map_from_end(runs, |r| {
-            let id = version_at(versions[r.slot()], r.start);
+            let id = versions[r.slot()].and_then(|v| v.at(r.start));
             (r, id)
         })
     };

@@ -41,7 +41,7 @@ impl<T> Registry<T> {
                 e.get_mut().push((ts, id));
             }
             Entry::Vacant(e) => {
-                e.insert(Versions::One([(ts, id)]));
+                e.insert(Versions::one(ts, id));
             }
         }
         self.items.push(obj);
@@ -51,13 +51,13 @@ impl<T> Registry<T> {
     /// The object of `key` current at `ts`: the latest created at or before `ts`, or else the
     /// first one (initialization recorded after use, as CARET's replays are).
     pub fn at(&self, key: Key, ts: i64) -> Option<u32> {
-        version_at(self.versions(key)?, ts)
+        self.versions(key)?.at(ts)
     }
 
-    /// The objects of `key` with their creation times, for repeated [`version_at`] lookups
+    /// The objects of `key` with their creation times, for repeated [`Versions::at`] lookups
     /// without hashing the key each time.
-    pub fn versions(&self, key: Key) -> Option<&[(i64, u32)]> {
-        self.by_key.get(&key).map(Versions::as_slice)
+    pub fn versions(&self, key: Key) -> Option<&Versions> {
+        self.by_key.get(&key)
     }
 
     /// The latest object of `key`.
@@ -102,7 +102,7 @@ impl<T> Registry<T> {
         for r in &parts {
             let mut v = vec![((0, 0, 0), 0); r.items.len()];
             for (k, list) in &r.by_key {
-                for &(ts, id) in list.as_slice() {
+                for (ts, id) in list.iter() {
                     v[id as usize] = (*k, ts);
                 }
             }
@@ -120,7 +120,7 @@ impl<T> Registry<T> {
                 match out.by_key.entry(k) {
                     Entry::Occupied(mut e) => e.get_mut().push((ts, id)),
                     Entry::Vacant(e) => {
-                        e.insert(Versions::One([(ts, id)]));
+                        e.insert(Versions::one(ts, id));
                     }
                 }
             }
@@ -130,40 +130,59 @@ impl<T> Registry<T> {
 }
 
 /// The objects of one key with their creation times, in creation order; one inline (most
-/// handles are initialized once), so that a registry is not a heap block per object.
+/// handles are initialized once), so that a registry is not a heap block per object, and the
+/// lookup's entry stays small (16 bytes beside the key's 24) for a system of very many objects.
 #[derive(Debug, Clone)]
-enum Versions {
-    One([(i64, u32); 1]),
-    Many(Vec<(i64, u32)>),
+pub struct Versions(Repr);
+
+#[derive(Debug, Clone)]
+enum Repr {
+    One { ts: i64, id: u32 },
+    Many(Box<Vec<(i64, u32)>>),
 }
 
 impl Versions {
-    fn as_slice(&self) -> &[(i64, u32)] {
-        match self {
-            Versions::One(v) => v,
-            Versions::Many(v) => v,
+    fn one(ts: i64, id: u32) -> Versions {
+        Versions(Repr::One { ts, id })
+    }
+
+    /// The object current at `ts`: the latest created at or before `ts`, or else the first.
+    #[inline]
+    pub fn at(&self, ts: i64) -> Option<u32> {
+        match &self.0 {
+            Repr::One { id, .. } => Some(*id),
+            Repr::Many(v) => version_at(v, ts),
         }
+    }
+
+    /// The objects with their creation times, in creation order.
+    pub fn iter(&self) -> impl Iterator<Item = (i64, u32)> + '_ {
+        let (one, many) = match &self.0 {
+            Repr::One { ts, id } => (Some((*ts, *id)), &[][..]),
+            Repr::Many(v) => (None, v.as_slice()),
+        };
+        one.into_iter().chain(many.iter().copied())
     }
 
     /// The latest object.
     fn last(&self) -> u32 {
-        match self {
-            Versions::One([(_, id)]) => *id,
-            Versions::Many(v) => v.last().map_or(0, |v| v.1),
+        match &self.0 {
+            Repr::One { id, .. } => *id,
+            Repr::Many(v) => v.last().map_or(0, |v| v.1),
         }
     }
 
     fn push(&mut self, v: (i64, u32)) {
-        match self {
-            Versions::One([first]) => *self = Versions::Many(vec![*first, v]),
-            Versions::Many(list) => list.push(v),
+        match &mut self.0 {
+            Repr::One { ts, id } => self.0 = Repr::Many(Box::new(vec![(*ts, *id), v])),
+            Repr::Many(list) => list.push(v),
         }
     }
 }
 
-/// [`Registry::at`] among the `versions` of one key (see [`Registry::versions`]).
+/// The latest of `versions` (in creation order) created at or before `ts`, or else the first.
 #[inline]
-pub fn version_at(versions: &[(i64, u32)], ts: i64) -> Option<u32> {
+fn version_at(versions: &[(i64, u32)], ts: i64) -> Option<u32> {
     let k = versions.partition_point(|(t, _)| *t <= ts);
     versions.get(k.saturating_sub(1)).map(|v| v.1)
 }
@@ -613,5 +632,26 @@ pub(crate) fn interleave(orders: &[&[u128]], mut f: impl FnMut(usize, usize)) {
         let Some((_, p)) = best else { break };
         f(p, at[p]);
         at[p] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_found_by_time_and_stay_small() {
+        let mut r: Registry<&str> = Registry::default();
+        let k = (0, 1, 0x10);
+        let a = r.insert(k, 100, "a", |x, y| x == y);
+        assert_eq!(r.insert(k, 150, "a", |x, y| x == y), a, "the same object again is not a new one");
+        assert_eq!((r.at(k, 50), r.at(k, 100), r.at(k, 1000)), (Some(a), Some(a), Some(a)));
+        let b = r.insert(k, 200, "b", |x, y| x == y);
+        // Before the first: the first (initialization recorded after use).
+        assert_eq!((r.at(k, 50), r.at(k, 199), r.at(k, 200), r.at(k, 1000)), (Some(a), Some(a), Some(b), Some(b)));
+        assert_eq!(r.versions(k).unwrap().iter().collect::<Vec<_>>(), [(100, a), (200, b)]);
+        assert_eq!((r.latest(k), r.at((0, 2, 0x10), 0)), (Some(b), None));
+        // The lookup's entry: the key, and one version inline (no heap block) in 16 bytes.
+        assert_eq!(std::mem::size_of::<Versions>(), 16);
     }
 }

@@ -234,7 +234,7 @@ impl Architecture {
         // The nodes in the order first met, sorted by name at the end (in place: a map of the
         // nodes by name would hold them all twice while turned into the list), and where each
         // is by name.
-        let mut nodes: Vec<ArchNode> = Vec::new();
+        let mut nodes: Vec<ArchNode> = Vec::with_capacity(m.nodes.items.len());
         let mut by_name: HashMap<String, u32> = HashMap::default();
         fn node<'n>(
             nodes: &'n mut Vec<ArchNode>,
