@@ -411,7 +411,9 @@ pub struct Model {
     pub clients: Registry<Service>,
     /// Callbacks.
     pub callbacks: Registry<Callback>,
-    /// GIDs of rmw handles, from `rmw_*_init`.
+    /// GIDs of rmw handles, from `rmw_*_init`, but those a publisher or subscription took (its
+    /// [`Endpoint::gid`]): clients', and those of handles whose rcl initialization is not in the
+    /// trace.
     pub gids: HashMap<Key, Vec<u8>>,
     /// Topic of DDS writers (`dds:create_writer`).
     pub writer_topics: HashMap<Key, String>,

@@ -138,7 +138,9 @@ fn endpoints(m: &mut Model, info: &ClassInfo, ev: &Event, key: &dyn Fn(u64) -> K
                 topic: info.s(ev, F::TopicName),
                 depth: info.u(ev, F::QueueDepth),
                 rmw,
-                gid: m.gids.get(&key(rmw)).cloned().unwrap_or_default(),
+                // Taken, not copied: the endpoint holds it (a system of very many endpoints
+                // would hold every GID twice).
+                gid: m.gids.remove(&key(rmw)).unwrap_or_default(),
                 created_ns: created,
             };
             let (reg, by_rmw) = if publisher {
