@@ -137,7 +137,12 @@ pub struct Versions(Repr);
 
 #[derive(Debug, Clone)]
 enum Repr {
-    One { ts: i64, id: u32 },
+    One {
+        ts: i64,
+        id: u32,
+    },
+    // Boxed: a pointer, where the list itself would make every entry 8 bytes larger.
+    #[allow(clippy::box_collection)]
     Many(Box<Vec<(i64, u32)>>),
 }
 
