@@ -82,44 +82,99 @@ pub struct Capped {
     pub total: usize,
 }
 
-/// Keeps the `ROWS` rows of `v` that weigh most by `weight` (in their order otherwise), noting
-/// the cut in `capped`.
-fn cap<T, W: Ord>(v: &mut Vec<T>, table: &'static str, capped: &mut Vec<Capped>, weight: impl Fn(&T) -> W) {
+/// A copy of the `ROWS` rows of `v` that weigh most by `weight` (in their order otherwise),
+/// noting the cut in `capped`; of every row when there are no more.
+fn cap<T: Clone, W: Ord>(v: &[T], table: &'static str, capped: &mut Vec<Capped>, weight: impl Fn(&T) -> W) -> Vec<T> {
     if v.len() <= ROWS {
-        return;
+        return v.to_vec();
     }
     capped.push(Capped { table, total: v.len() });
     let mut order: Vec<usize> = (0..v.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(weight(&v[i])));
-    let mut keep = vec![false; v.len()];
-    for &i in &order[..ROWS] {
-        keep[i] = true;
-    }
-    let mut i = 0;
-    v.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    // The rows kept, in the table's order.
+    let mut keep = order[..ROWS].to_vec();
+    keep.sort_unstable();
+    keep.into_iter().map(|i| v[i].clone()).collect()
 }
 
 /// The report as the page holds it, when a table is longer than [`ROWS`]: each such table cut
-/// to its heaviest rows; and the tables cut.
+/// to its heaviest rows; and the tables cut. Only the rows kept are copied (a system of very
+/// many nodes would otherwise hold its report twice while the page is made).
 fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
-    let mut cut = r.clone();
+    // Every field named, so that a table added to the report is not copied whole unseen.
+    let Report {
+        events,
+        ros_events,
+        begin_ns,
+        end_ns,
+        window_ns,
+        time,
+        notes,
+        read_errors,
+        processes,
+        nodes,
+        topics,
+        callbacks,
+        per_process,
+        per_node,
+        per_thread,
+        executors,
+        executor_threads,
+        services,
+        lifecycle_transitions,
+        flows_matched,
+        flows_unmatched,
+        unmatched_callback_ends,
+        discarded_events,
+        warnings,
+        system,
+        longest_paths,
+    } = r;
     let mut capped = Vec::new();
-    cap(&mut cut.callbacks, "callbacks", &mut capped, |c| c.total_ns);
-    cap(&mut cut.per_node, "per_node", &mut capped, |x| x.callback_ns);
-    cap(&mut cut.per_process, "per_process", &mut capped, |x| x.callback_ns);
-    cap(&mut cut.per_thread, "per_thread", &mut capped, |x| x.callback_ns);
-    // Nodes: those with the most callback time first.
-    let time: HashMap<&str, i64> = cut.per_node.iter().map(|x| (&*x.name, x.callback_ns)).collect();
-    let mut nodes = std::mem::take(&mut cut.nodes);
-    cap(&mut nodes, "nodes", &mut capped, |n| time.get(&*n.name).copied().unwrap_or(-1));
-    cut.nodes = nodes;
-    cap(&mut cut.topics, "topics", &mut capped, |t| t.publishes + t.takes);
-    cap(&mut cut.services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
-    cap(&mut cut.executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
-    ((!capped.is_empty()).then_some(cut), capped)
+    let callbacks = cap(callbacks, "callbacks", &mut capped, |c| c.total_ns);
+    let per_node = cap(per_node, "per_node", &mut capped, |x| x.callback_ns);
+    let per_process = cap(per_process, "per_process", &mut capped, |x| x.callback_ns);
+    let per_thread = cap(per_thread, "per_thread", &mut capped, |x| x.callback_ns);
+    // Nodes: those with the most callback time (among the time shares kept) first.
+    let time_of: HashMap<&str, i64> = per_node.iter().map(|x| (&*x.name, x.callback_ns)).collect();
+    let nodes = cap(nodes, "nodes", &mut capped, |n| time_of.get(&*n.name).copied().unwrap_or(-1));
+    drop(time_of);
+    let topics = cap(topics, "topics", &mut capped, |t| t.publishes + t.takes);
+    let services = cap(services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
+    let executor_threads =
+        cap(executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
+    if capped.is_empty() {
+        return (None, capped);
+    }
+    let cut = Report {
+        events: *events,
+        ros_events: *ros_events,
+        begin_ns: *begin_ns,
+        end_ns: *end_ns,
+        window_ns: *window_ns,
+        time: *time,
+        notes: notes.clone(),
+        read_errors: read_errors.clone(),
+        processes: processes.clone(),
+        nodes,
+        topics,
+        callbacks,
+        per_process,
+        per_node,
+        per_thread,
+        executors: executors.clone(),
+        executor_threads,
+        services,
+        lifecycle_transitions: lifecycle_transitions.clone(),
+        flows_matched: *flows_matched,
+        flows_unmatched: *flows_unmatched,
+        unmatched_callback_ends: *unmatched_callback_ends,
+        discarded_events: *discarded_events,
+        warnings: warnings.clone(),
+        system: system.clone(),
+        longest_paths: longest_paths.clone(),
+    };
+    (Some(cut), capped)
 }
 
 /// The instances of the analysis's longest paths (those of its own report).
