@@ -147,10 +147,12 @@ pub struct TraceArgs {
 /// threshold for that to the size of the largest mapped block freed so far, so that the tables
 /// made after it come from the heap, whose room a free seldom gives back: the freed tables would
 /// then still count in the peak beside the ones made later. A threshold the user set
-/// (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
+/// (`MALLOC_MMAP_THRESHOLD_`, or `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`) is left as it is.
 fn keep_large_blocks_mapped() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()
+        && !std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.mmap_threshold"))
+    {
         // SAFETY: mallopt only sets a tunable of the allocator; glibc's default value.
         unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
     }
