@@ -147,7 +147,9 @@ pub struct Options {
     /// the rows of the report's other sections are then not held at once. The analysis's
     /// [`pubs`](Analysis::pubs), [`takes`](Analysis::takes) and [`flows`](Analysis::flows) are
     /// then empty: what is made of them afterwards ([`Analysis::longest_path_records`], the
-    /// samples of [`crate::diff`]) finds no message.
+    /// samples of [`crate::diff`]) finds no message, and an architecture built again afterwards
+    /// ([`Analysis::architecture`] after [`Options::release_architecture`]) sees no callback
+    /// publishing (every node path `use_latest_message`): keep the architecture to ask for it.
     pub release_tables: bool,
 }
 
