@@ -63,8 +63,8 @@ impl Run {
 }
 
 /// One publication of a message, across the rclcpp/rcl/rmw/DDS layers of one thread. Compact
-/// (136 bytes: the layers' times are read through methods, an absent one held as a sentinel
-/// rather than an `Option` of twice its size), as there is one per message of the trace.
+/// (the layers' times are read through methods, an absent one held as a sentinel rather than
+/// an `Option` of twice its size), as there is one per message of the trace.
 #[derive(Debug, Clone)]
 pub struct Publication {
     /// Trace.
