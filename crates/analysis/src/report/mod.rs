@@ -162,6 +162,13 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     Report { callbacks, topics, ..Report::default() }
 }
 
+/// `v` sorted, each item once (a row's list of names).
+fn sorted_unique<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v.dedup();
+    v
+}
+
 /// The report being made, in two steps: the topics first ([`begin`], from the runtime tables:
 /// publications, takes and flows), then the rest ([`Reporting::finish`], which needs none of
 /// those tables), so that a caller that keeps no table can give them back in between and not

@@ -1,6 +1,7 @@
 //! Nodes with what each owns, executors with their callback groups, lifecycle transitions.
 
 use super::names::Names;
+use super::sorted_unique;
 use crate::model::{Endpoint, Model, Service};
 use serde::Serialize;
 use std::sync::Arc;
@@ -85,25 +86,16 @@ pub(super) fn section<'m>(m: &'m Model, names: &Names<'m>) -> Vec<NodeReport> {
             };
             let services =
                 |v: &mut Vec<Vec<&Service>>| std::mem::take(&mut v[i]).into_iter().map(|p| p.name.clone()).collect();
-            let mut r = NodeReport {
+            NodeReport {
                 trace: n.key.0,
                 vpid: n.key.1,
                 name,
-                publishes: take(&mut publishes_of),
-                subscribes: take(&mut subscribes_of),
+                publishes: sorted_unique(take(&mut publishes_of)),
+                subscribes: sorted_unique(take(&mut subscribes_of)),
                 timers_ns: std::mem::take(&mut timers_of[i]).into_iter().map(|p| p.period_ns).collect(),
-                services: services(&mut services_of),
-                clients: services(&mut clients_of),
-            };
-            for v in [&mut r.publishes, &mut r.subscribes] {
-                v.sort();
-                v.dedup();
+                services: sorted_unique(services(&mut services_of)),
+                clients: sorted_unique(services(&mut clients_of)),
             }
-            for v in [&mut r.services, &mut r.clients] {
-                v.sort();
-                v.dedup();
-            }
-            r
         })
         .collect()
 }

@@ -2,6 +2,7 @@
 //! why), drops, and latencies, also per publisher → subscription pair.
 
 use super::names::Names;
+use super::sorted_unique;
 use crate::hash::HashMap;
 use crate::link::View;
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
@@ -106,10 +107,7 @@ pub(super) fn section<'m>(m: &'m Model, a: &View<'_>, tally: &TopicTally, names:
         let fl = &rest[skip..skip + n];
         rest = &rest[skip + n..];
         let nodes_of = |publishing: bool| {
-            let mut v: Vec<Arc<str>> = of_topic.iter().filter(|e| e.1 == publishing).map(|e| names.node(e.2)).collect();
-            v.sort();
-            v.dedup();
-            v
+            sorted_unique(of_topic.iter().filter(|e| e.1 == publishing).map(|e| names.node(e.2)).collect())
         };
         let count = |by: MatchBy| fl.iter().filter(|f| f.by == by).count() as u64;
         let tally = tally.get(name);
