@@ -130,12 +130,6 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
         system,
         longest_paths,
     } = r;
-    // Nothing to cut: the page shows the report itself.
-    let lens = [callbacks.len(), per_node.len(), per_process.len(), per_thread.len(), nodes.len()];
-    let long = lens.into_iter().chain([topics.len(), services.len(), executor_threads.len()]).any(|n| n > ROWS);
-    if !long {
-        return (None, Vec::new());
-    }
     let mut capped = Vec::new();
     let callbacks = cap(callbacks, "callbacks", &mut capped, |c| c.total_ns);
     let per_node = cap(per_node, "per_node", &mut capped, |x| x.callback_ns);
@@ -149,6 +143,10 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
     let services = cap(services, "services", &mut capped, |s| s.requests_sent + s.requests_served);
     let executor_threads =
         cap(executor_threads, "executor_threads", &mut capped, |e| e.get_next_ns + e.wait_ns + e.execute_ns);
+    if capped.is_empty() {
+        // Nothing cut (the copies are of short tables): the page shows the report itself.
+        return (None, capped);
+    }
     let cut = Report {
         events: *events,
         ros_events: *ros_events,
