@@ -1,108 +1,12 @@
-//! Embeds rostrace's `libtracetools.so` and its LTTng-UST provider in the `rostrace` binary, so
-//! that an installed `rostrace` (`cargo install --path crates/cli`, which installs binaries
-//! only) can still preload them into the programs it records. The library is a `cdylib` of
-//! another package of the workspace; cargo cannot hand one crate another's cdylib, so this
-//! script builds it with the same profile into `target/embedded` (the dependencies come from the
-//! same lock file, offline). Without it (a failed build), `rostrace` finds the library beside
-//! itself or through `$ROSTRACE_LIB` as before.
+//! Embeds rostrace's `libtracetools.so` and its LTTng-UST provider in the `rostrace` binary
+//! (see `crates/session/build/embed.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+include!("../session/build/embed.rs");
+
 fn main() {
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    for dir in [
-        "../tracetools/src",
-        "../tracetools/build.rs",
-        "../tracetools/tracepoints.def",
-        "../tracetools/Cargo.toml",
-        "../ctf/src",
-        "../ctf/Cargo.toml",
-    ] {
-        println!("cargo:rerun-if-changed={}", manifest.join(dir).display());
-    }
-    println!("cargo:rerun-if-env-changed=ROSTRACE_NO_EMBED");
-    let lib_out = out.join("libtracetools.so");
-    let _ = std::fs::remove_file(&lib_out);
-    let mut providers = Vec::new();
-    if std::env::var_os("ROSTRACE_NO_EMBED").is_none() {
-        match build(&out, &manifest, &lib_out) {
-            Ok(p) => providers = p,
-            Err(e) => println!(
-                "cargo:warning=libtracetools.so is not embedded in rostrace ({e}): an installed rostrace needs ROSTRACE_LIB to record"
-            ),
-        }
-    }
-    // An empty file stands for "not embedded".
-    if !lib_out.exists() {
-        std::fs::write(&lib_out, b"").expect("OUT_DIR is writable");
-    }
-    let list: String = providers
-        .iter()
-        .map(|p| {
-            format!(
-                "    ({:?}, include_bytes!({:?})),\n",
-                p.file_name().unwrap().to_string_lossy(),
-                p.display().to_string()
-            )
-        })
-        .collect();
-    // What the files are, named once here: the installed copies go to a directory of this name.
-    let mut hash = fnv(&std::fs::read(&lib_out).expect("just written"));
-    for p in &providers {
-        hash = hash.rotate_left(17) ^ fnv(&std::fs::read(p).expect("just copied"));
-    }
-    std::fs::write(
-        out.join("providers.rs"),
-        format!(
-            "/// The LTTng-UST providers, one per distribution: (file name, contents).\nstatic PROVIDERS: &[(&str, &[u8])] = &[\n{list}];\n\
-             /// A hash of the library and the providers.\nconst CONTENT_HASH: u64 = {hash:#x};\n"
-        ),
-    )
-    .expect("OUT_DIR is writable");
-}
-
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
-}
-
-/// Builds the library; copies it to `lib_out`, and the providers into OUT_DIR (returned).
-fn build(out: &Path, manifest: &Path, lib_out: &Path) -> Result<Vec<PathBuf>, String> {
-    // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out: build beside target/<profile>.
-    let target = out.ancestors().nth(4).ok_or("unexpected OUT_DIR")?.join("embedded");
-    let profile = std::env::var("PROFILE").unwrap_or_else(|_| "release".into());
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(manifest.join("../.."))
-        .args(["build", "--offline", "--quiet", "-p", "rostrace-tracetools", "--lib", "--target-dir"])
-        .arg(&target)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET_DIR")
-        // No debug information in the embedded copy: a tenth of the size.
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
-        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0");
-    if profile == "release" {
-        cmd.arg("--release");
-    }
-    let st = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !st.status.success() {
-        let err = String::from_utf8_lossy(&st.stderr);
-        return Err(format!("cargo build -p rostrace-tracetools failed: {}", err.lines().last().unwrap_or("")));
-    }
-    let dir = target.join(if profile == "release" { "release" } else { "debug" });
-    std::fs::copy(dir.join("libtracetools.so"), lib_out).map_err(|e| format!("libtracetools.so: {e}"))?;
-    // The providers exist only where LTTng-UST's headers and a C compiler were there.
-    let mut providers = Vec::new();
-    for e in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("librostrace_lttng_") && name.ends_with(".so") {
-            let to = out.join(&name);
-            std::fs::copy(e.path(), &to).map_err(|e| format!("{name}: {e}"))?;
-            providers.push(to);
-        }
-    }
-    providers.sort();
-    Ok(providers)
+    embed_tracer(&manifest.join("../.."));
 }

@@ -411,10 +411,16 @@ def info(path: Paths, *, jobs: int = 0) -> dict:
 
 def find_library() -> Optional[str]:
     """rostrace's ``libtracetools.so``, to preload into the traced programs: ``$ROSTRACE_LIB``,
-    else the one of the ``rostrace`` command on ``PATH`` (``rostrace lib``), else None."""
+    else the copy this package carries (written into rostrace's cache directory the first time),
+    else the one of the ``rostrace`` command on ``PATH`` (``rostrace lib``), else None
+    (:func:`record` then says why)."""
     lib = os.environ.get("ROSTRACE_LIB")
     if lib:
         return lib
+    try:
+        return _rostrace.find_library()
+    except RecordError:
+        pass
     import shutil  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
@@ -465,9 +471,14 @@ def record(
     for k in filters:
         if k not in _FILTERS:
             raise TypeError(f"record() got an unexpected keyword argument {k!r}")
-    lib = lib if lib is not None else find_library()
     if lib is None:
-        raise RecordError("libtracetools.so not found: give lib=, set ROSTRACE_LIB, or put rostrace on PATH")
+        lib = find_library()
+    if lib is None:
+        try:
+            _rostrace.find_library()
+        except RecordError as e:
+            raise RecordError(f"no libtracetools.so to preload: {e}") from None
+        raise RecordError("libtracetools.so not found: give lib=, or set ROSTRACE_LIB")
     cmd = [os.fsdecode(c) for c in command]
     expand = lambda p: None if p is None else os.path.expanduser(os.fsdecode(p))  # noqa: E731
     out, recorded, code, messages = _rostrace.record(

@@ -532,7 +532,7 @@ impl rostrace_session::Observer for PyObserver {
                         *ctrl_c += 1;
                     }
                 }
-                (*ctrl_c, 0)
+                rostrace_session::Received { ints: *ctrl_c, ..Default::default() }
             },
             &mut |m| said.push(m.to_string()),
         );
@@ -606,8 +606,31 @@ fn traced_environment(
     rostrace_session::traced_env(&dir, &o, &lib).map_err(RecordError::new_err)
 }
 
+include!(concat!(env!("OUT_DIR"), "/providers.rs"));
+
+/// rostrace's libtracetools.so and LTTng-UST providers, embedded by `build.rs`: an installed
+/// wheel records without the `rostrace` command.
+static EMBEDDED: rostrace_session::Embedded = rostrace_session::Embedded {
+    lib: include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so")),
+    providers: PROVIDERS,
+    hash: CONTENT_HASH,
+};
+
+fn embedded_library() -> Option<Result<PathBuf, String>> {
+    EMBEDDED.library()
+}
+
+/// rostrace's libtracetools.so to preload: `$ROSTRACE_LIB`, else the copy this module carries
+/// (written into the cache directory); an error says why there is none.
+#[pyfunction]
+fn find_library(py: Python<'_>) -> PyResult<String> {
+    let found = py.detach(|| guarded(|| Ok(rostrace_session::find_library())))?;
+    found.map(|p| p.display().to_string()).map_err(RecordError::new_err)
+}
+
 #[pymodule]
 fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    rostrace_session::set_embedded_library(embedded_library);
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("RecordError", m.py().get_type::<RecordError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -621,5 +644,6 @@ fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(record, m)?)?;
     m.add_function(wrap_pyfunction!(traced_environment, m)?)?;
+    m.add_function(wrap_pyfunction!(find_library, m)?)?;
     Ok(())
 }

@@ -92,3 +92,16 @@ def test_record_loads_the_rclpy_instrumentation_unless_told_not_to(tmp_path, rcl
     else:
         with pytest.warns(UserWarning, match="exit code 5"):
             rostrace.record([sys.executable, "-c", code], output=tmp_path / "s", lib=library(), rclpy=False)
+
+
+def test_record_needs_no_rostrace_command(tmp_path, monkeypatch):
+    # The wheel carries libtracetools.so: with no rostrace on PATH and no ROSTRACE_LIB, the
+    # copy it writes into a cache directory of its own is preloaded.
+    monkeypatch.delenv("ROSTRACE_LIB", raising=False)
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + ":/usr/bin:/bin")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lib = rostrace.find_library()
+    assert lib is not None and Path(lib).is_relative_to(tmp_path / "cache"), lib
+    out = rostrace.record([sys.executable, "-c", EMITS_RCL_INIT], output=tmp_path / "session", distro="jazzy")
+    names = dict((n, c) for n, c in rostrace.info(out)["events_per_name"])
+    assert names["ros2:rcl_init"] == 1

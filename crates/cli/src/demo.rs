@@ -161,7 +161,7 @@ impl Beside {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if matches!(self.child.try_wait(), Ok(None)) {
-                eprintln!("rostrace: `{}` did not stop 10 s after SIGINT: killed", self.name);
+                crate::out::errln!("rostrace: `{}` did not stop 10 s after SIGINT: killed", self.name);
                 let _ = self.child.kill();
             }
         }
@@ -279,8 +279,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let lib = match a.command.is_empty() {
         true => None,
         false => match crate::record::find_library() {
-            Some(l) => Some(l),
-            None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none: the command cannot be traced (build it: cargo build --release, and set ROSTRACE_LIB)"),
+            Ok(l) => Some(l),
+            Err(e) => return fail(format!("the command cannot be traced: {e}")),
         },
     };
     let mut rec = match Recording::begin(&a.record.to_options(), "demo", a.output.clone(), lib.as_deref()) {
@@ -299,7 +299,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Some(c) => format!(" and `{}`", c.to_string_lossy()),
         None => String::new(),
     };
-    eprintln!(
+    crate::out::errln!(
         "rostrace: running the demo system (2 processes, 7 nodes){beside} for {} s on DDS domain {domain}, tracing into {} ({} backend)",
         a.duration,
         dir.display(),
@@ -326,7 +326,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         false => match Beside::spawn(&a.command, &rec, domain) {
             Ok(b) => Some(b),
             Err(e) => {
-                eprintln!("rostrace: error: cannot run {:?}: {e}", a.command[0]);
+                crate::out::errln!("rostrace: error: cannot run {:?}: {e}", a.command[0]);
                 None
             }
         },
@@ -345,7 +345,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         match r {
             Ok(t) => tallies.push(t),
             Err(e) => {
-                eprintln!("rostrace: error: {e}");
+                crate::out::errln!("rostrace: error: {e}");
                 failed = true;
             }
         }
@@ -354,7 +354,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         // What it counted is kept even when it failed afterwards.
         tallies.extend(counted);
         if let Err(e) = r {
-            eprintln!("rostrace: error: {e}");
+            crate::out::errln!("rostrace: error: {e}");
             failed = true;
         }
     }
@@ -376,7 +376,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let html = dir.join("report.html");
     let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), None, 0);
     if let Err(e) = &report {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
         failed = true;
     }
     let code = printed?;

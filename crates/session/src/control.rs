@@ -80,8 +80,8 @@ pub struct Created {
     pub dir: PathBuf,
     /// Its backend.
     pub backend: Backend,
-    /// The libtracetools.so to preload into the processes to trace, if found.
-    pub lib: Option<PathBuf>,
+    /// The libtracetools.so to preload into the processes to trace, or why there is none.
+    pub lib: Result<PathBuf, String>,
     /// The LTTng-UST helper libraries to preload too (LTTng backend).
     pub helpers: Vec<PathBuf>,
     /// The environment that makes processes trace into it (embedded backend, library found).
@@ -119,8 +119,8 @@ pub fn create(name: &str, o: &Options, recording: bool) -> Result<Created, Strin
     // Room for the processes that would start once the disk is full.
     tracetools::storage::reserve(&dir, true);
     let mut env = match &lib {
-        Some(lib) => crate::environment::embedded_env(&dir, o, Some(lib)),
-        None => Vec::new(),
+        Ok(lib) => crate::environment::embedded_env(&dir, o, Some(lib)),
+        Err(_) => Vec::new(),
     };
     // A session's processes are started by hand: the instrumentation is left out (no variable
     // to set) when it cannot be written, as a recording warns.

@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! let opts = rostrace_session::Options { path: Some("/tmp/traces".into()), ..Default::default() };
-//! let lib = rostrace_session::find_library().expect("libtracetools.so");
+//! let lib = rostrace_session::find_library()?;
 //! let mut quiet = rostrace_session::Quiet;
 //! let r = rostrace_session::record(&opts, None, &["my_ros2_program".into()], &lib, None, &mut quiet)?;
 //! println!("{} ({})", r.dir.display(), if r.recorded { "recorded" } else { "empty" });
@@ -18,6 +18,7 @@
 
 mod cache;
 mod control;
+mod embedded;
 mod environment;
 pub mod info;
 mod library;
@@ -29,15 +30,16 @@ mod recording;
 mod run;
 pub mod summary;
 
-pub use cache::{cache_dir, write_once};
+pub use cache::{cache_dir, private_subdir, usable_path, write_once};
 pub use control::{
     control, create, default_path, list, session_dir, snapshot, timestamped, write_control, Controlled, Created,
     Listed, Verb,
 };
+pub use embedded::Embedded;
 pub use environment::traced_env;
 pub use library::{find_library, set_embedded_library, LIB_VAR};
 pub use lttng::{lttng_provider_check, lttng_provider_dir};
 pub use options::{distro_or_env, Backend, Options, KERNEL_PRESET, LIGHT_EVENTS};
 pub use rclpy::RCLPY_VAR;
 pub use recording::{Message, Recording};
-pub use run::{exit_code_of, record, wait_passing_signals, Observer, Quiet, Recorded};
+pub use run::{exit_code_of, record, signal_name, wait_passing_signals, Observer, Passing, Quiet, Received, Recorded};

@@ -116,7 +116,7 @@ pub(crate) fn missing(abi: &tracetools::distro::Abi) -> String {
 /// or where it was built.
 pub fn lttng_provider_dir(abi: &tracetools::distro::Abi) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> =
-        crate::find_library().and_then(|l| l.parent().map(Path::to_path_buf)).into_iter().collect();
+        crate::find_library().ok().and_then(|l| l.parent().map(Path::to_path_buf)).into_iter().collect();
     dirs.extend(std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)));
     dirs.push(PathBuf::from(tracetools::LTTNG_PROVIDER_DIR));
     let name = tracetools::lttng_provider_name(abi);

@@ -26,9 +26,9 @@ pub(crate) fn directory() -> Result<PathBuf, String> {
     for b in SITECUSTOMIZE.bytes().chain([0]).chain(MODULE.bytes()) {
         h = (h ^ b as u64).wrapping_mul(0x100000001b3);
     }
-    let dir = crate::cache::cache_dir().join(format!("rclpy-{h:016x}"));
-    std::fs::create_dir_all(&dir)
-        .and_then(|_| crate::cache::write_once(&dir.join("_rostrace_rclpy.py"), MODULE.as_bytes()))
+    let dir = crate::cache::cache_dir()?.join(format!("rclpy-{h:016x}"));
+    crate::cache::private_subdir(&dir)?;
+    crate::cache::write_once(&dir.join("_rostrace_rclpy.py"), MODULE.as_bytes())
         .and_then(|_| crate::cache::write_once(&dir.join("sitecustomize.py"), SITECUSTOMIZE.as_bytes()))
         .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
     Ok(dir)

@@ -26,7 +26,7 @@ impl Tracing {
     /// that `rostrace_session::find_library` finds (`ROSTRACE_LIB`, else beside the test).
     pub fn new(dir: impl Into<PathBuf>) -> Result<Tracing, String> {
         let lib = rostrace_session::find_library()
-            .ok_or("libtracetools.so not found: set ROSTRACE_LIB (`rostrace lib` prints one)")?;
+            .map_err(|e| format!("{e} (`rostrace lib` prints one to set ROSTRACE_LIB to)"))?;
         Tracing::with_options(dir, &rostrace_session::Options::default(), &lib)
     }
 
