@@ -93,8 +93,9 @@ struct TopicRow {
     publishes: u64,
     takes: u64,
     rate_hz: f64,
-    latency_p50_ns: i64,
-    latency_p99_ns: i64,
+    /// None when no message of the topic was matched in the window.
+    latency_p50_ns: Option<i64>,
+    latency_p99_ns: Option<i64>,
     unmatched: u64,
     dropped: Option<u64>,
 }
@@ -234,8 +235,8 @@ fn snapshot(
                 publishes: t.publishes,
                 takes: t.takes,
                 rate_hz: rate(t.publishes),
-                latency_p50_ns: l.p50,
-                latency_p99_ns: l.p99,
+                latency_p50_ns: (l.count > 0).then_some(l.p50),
+                latency_p99_ns: (l.count > 0).then_some(l.p99),
                 unmatched: t.unmatched,
                 dropped: t.dropped,
             }
@@ -307,14 +308,23 @@ fn threads(r: &Report, secs: f64) -> Vec<ThreadRow> {
         .collect()
 }
 
+/// Where `--jsonl` writes.
+enum Jsonl {
+    Stdout,
+    File(std::io::BufWriter<std::fs::File>),
+}
+
 /// Follows the session in `dir`: its analyses and their outputs.
 struct Follower {
     dir: PathBuf,
     window_ns: i64,
     max_latency_ns: Option<i64>,
     expect: Option<Expectations>,
-    jsonl: Option<Box<dyn std::io::Write>>,
+    jsonl: Option<Jsonl>,
     text: bool,
+    /// Standard output can no longer be written (closed by its reader, or failing): nothing
+    /// more is written there, and a followed directory is followed no longer.
+    stdout_gone: bool,
     prometheus: Option<crate::prometheus::Exporter>,
     /// The session's traces, kept open and refreshed at each interval: only the packets
     /// written since are indexed.
@@ -451,23 +461,47 @@ impl Follower {
             self.last_end = Some((e, Instant::now()));
         }
         if let Some(w) = self.jsonl.as_mut() {
-            let line = serde_json::to_string(&snap).unwrap_or_default();
-            if let Err(e) = writeln!(w, "{line}").and_then(|_| w.flush()) {
-                self.error.get_or_insert(format!("--jsonl: {e}"));
+            let mut line = serde_json::to_string(&snap).unwrap_or_default();
+            line.push('\n');
+            match w {
+                Jsonl::Stdout if !self.stdout_gone => {
+                    let r = crate::out::stdout().write_all(line.as_bytes());
+                    self.stdout_written(r);
+                }
+                Jsonl::Stdout => {}
+                Jsonl::File(f) => {
+                    if let Err(e) = f.write_all(line.as_bytes()).and_then(|_| f.flush()) {
+                        self.error.get_or_insert(format!("--jsonl: {e}"));
+                    }
+                }
             }
         }
         match self.ui.as_mut() {
             Some(ui) => ui.show(snap),
-            None if self.text => print_text(&snap),
+            None if self.text && !self.stdout_gone => {
+                let r = print_text(&snap);
+                self.stdout_written(r);
+            }
             None => {}
         }
     }
 
-    /// Snapshots every `interval` until `done` says so.
+    /// After a write to standard output: a closed pipe ends the output quietly, as for every
+    /// command; another error ends it and is the run's error.
+    fn stdout_written(&mut self, r: std::io::Result<()>) {
+        if let Err(e) = r {
+            self.stdout_gone = true;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+    }
+
+    /// Snapshots every `interval` until `done` says so, or standard output is gone.
     fn follow(&mut self, interval: Duration, mut done: impl FnMut() -> bool) {
         let mut next = Instant::now();
         loop {
-            if done() || self.ui.as_ref().is_some_and(tui::Tui::done) {
+            if done() || self.stdout_gone || self.ui.as_ref().is_some_and(tui::Tui::done) {
                 break;
             }
             if Instant::now() >= next {
@@ -489,23 +523,31 @@ impl Snapshot {
     fn summary(&self) -> String {
         let span = self.window_ns.map_or(0.0, |(b, e)| (e - b) as f64 / 1e9);
         format!(
-            "{} {:.1} s, {} events, {} processes, {} discarded",
+            "{} {:.1} s, {}, {}, {} discarded",
             if self.is_final { "whole recording" } else { "window" },
             span,
-            self.events,
-            self.processes.len(),
+            crate::text::count(self.events, "event"),
+            crate::text::count(self.processes.len() as u64, "process"),
             self.discarded_events
         )
     }
 }
 
-fn print_text(s: &Snapshot) {
+/// A latency in ms with three decimals, `-` when there is none.
+fn ms(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.3}", v as f64 / 1e6))
+}
+
+/// The snapshot as lines of text, its names escaped (a trace sends no escape sequence to the
+/// terminal); an error is standard output's.
+fn print_text(s: &Snapshot) -> std::io::Result<()> {
+    use crate::format::name as esc;
     let mut o = format!("-- {}\n", s.summary());
     for c in &s.callbacks {
         o.push_str(&format!(
             "callback {} {} {:.1}/s p50 {:.3} ms p99 {:.3} ms max {:.3} ms\n",
-            c.node,
-            c.topic.as_deref().unwrap_or(c.kind),
+            esc(&c.node),
+            esc(c.topic.as_deref().unwrap_or(c.kind)),
             c.rate_hz,
             c.p50_ns as f64 / 1e6,
             c.p99_ns as f64 / 1e6,
@@ -514,29 +556,29 @@ fn print_text(s: &Snapshot) {
     }
     for t in &s.topics {
         o.push_str(&format!(
-            "topic {} {:.1}/s latency p50 {:.3} ms p99 {:.3} ms unmatched {}\n",
-            t.name,
+            "topic {} {:.1}/s latency p50 {} ms p99 {} ms unmatched {}\n",
+            esc(&t.name),
             t.rate_hz,
-            t.latency_p50_ns as f64 / 1e6,
-            t.latency_p99_ns as f64 / 1e6,
+            ms(t.latency_p50_ns),
+            ms(t.latency_p99_ns),
             t.unmatched
         ));
     }
     for p in &s.pairs {
         o.push_str(&format!(
             "pair {} {} -> {} {:.1}/s latency p50 {:.3} ms p99 {:.3} ms\n",
-            p.topic,
-            p.publisher,
-            p.subscriber,
+            esc(&p.topic),
+            esc(&p.publisher),
+            esc(&p.subscriber),
             p.rate_hz,
             p.latency_p50_ns as f64 / 1e6,
             p.latency_p99_ns as f64 / 1e6
         ));
     }
     for a in &s.alerts {
-        o.push_str(&format!("alert {a}\n"));
+        o.push_str(&format!("alert {}\n", esc(a)));
     }
-    let _ = std::io::stdout().lock().write_all(o.as_bytes());
+    crate::out::out!("{o}")
 }
 
 /// The observer of a command recorded by `live`: the follower runs while it waits.
@@ -552,7 +594,10 @@ impl Observer for Live<'_> {
         crate::text::say([m]);
     }
     fn spawning(&mut self) {
-        crate::record::catch_ctrl_c();
+        // As `record`: Ctrl-C reaches the command (same process group), SIGTERM, SIGHUP and
+        // SIGQUIT are passed on to it, each further one stops it harder; the recording is
+        // finished when it ends.
+        crate::signals::catch_stop_signals();
     }
     fn started(&mut self, rec: &Recording) {
         match (self.make)(rec.dir()) {
@@ -561,22 +606,28 @@ impl Observer for Live<'_> {
         }
     }
     fn wait(&mut self, child: &mut Child) -> std::io::Result<ExitStatus> {
+        let mut passing = rostrace_session::Passing::new(child);
         let mut status = None;
         let mut err = None;
+        let mut said = Vec::new();
+        let mut done = || {
+            match child.try_wait() {
+                Ok(Some(s)) => status = Some(s),
+                Ok(None) => passing.pass(crate::signals::received(), &mut |m| said.push(m)),
+                Err(e) => err = Some(e),
+            }
+            status.is_some() || err.is_some()
+        };
         if let Some(f) = self.follower.as_mut() {
-            // Ctrl-C reaches the command too (same process group): it ends, and so does this.
-            f.follow(self.interval, || match child.try_wait() {
-                Ok(Some(s)) => {
-                    status = Some(s);
-                    true
-                }
-                Ok(None) => false,
-                Err(e) => {
-                    err = Some(e);
-                    true
-                }
-            });
+            f.follow(self.interval, &mut done);
         }
+        // The terminal UI quit (`q` sent Ctrl-C to the command), or nothing to follow: the
+        // command is waited for, signals still passed on.
+        while !done() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Said once the screen is given back (the terminal UI holds it while following).
+        crate::text::say(said);
         match (status, err) {
             (Some(s), _) => Ok(s),
             (None, Some(e)) => Err(e),
@@ -608,7 +659,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let expect = match a.expect.as_deref().map(crate::check::read_expectations).transpose() {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("rostrace: error: {e}");
+            crate::out::errln!("rostrace: error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -621,11 +672,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let make = |dir: &Path| -> Result<Follower, String> {
-        let jsonl: Option<Box<dyn std::io::Write>> = match jsonl_path.as_deref() {
+        let jsonl = match jsonl_path.as_deref() {
             None => None,
-            Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout())),
+            Some(p) if p.as_os_str() == "-" => Some(Jsonl::Stdout),
             Some(p) => match std::fs::File::create(p) {
-                Ok(f) => Some(Box::new(std::io::BufWriter::new(f))),
+                Ok(f) => Some(Jsonl::File(std::io::BufWriter::new(f))),
                 Err(e) => return Err(format!("--jsonl {}: {e}", p.display())),
             },
         };
@@ -641,6 +692,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             expect: expect.clone(),
             jsonl,
             text,
+            stdout_gone: false,
             prometheus: prometheus.clone(),
             set: None,
             packets: PacketIndex::new(),
@@ -665,14 +717,21 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             Ok(d) => d.map(|d| Instant::now() + d),
             Err(e) => return fail(e),
         };
-        crate::record::catch_ctrl_c();
-        f.follow(interval, || crate::record::interrupted() || until.is_some_and(|u| Instant::now() >= u));
+        crate::signals::catch_stop_signals();
+        let mut ended = false;
+        f.follow(interval, || {
+            ended = ended || stopped(dir);
+            ended || crate::signals::stopping() || until.is_some_and(|u| Instant::now() >= u)
+        });
         f.tick(true);
+        if ended {
+            crate::out::errln!("rostrace: the recording in {} ended (its session was stopped)", dir.display());
+        }
         return finish(f.error);
     }
     let lib = match crate::record::find_library() {
-        Some(l) => l,
-        None => return fail("libtracetools.so not found beside rostrace, and this rostrace embeds none"),
+        Ok(l) => l,
+        Err(e) => return fail(e),
     };
     let mut live = Live { follower: None, make: &make, interval, error: None };
     let mut options = a.record.to_options();
@@ -686,7 +745,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    eprintln!("rostrace: recorded into {}", recorded.dir.display());
+    crate::out::errln!("rostrace: recorded into {}", recorded.dir.display());
     // The recording is finished (every process closed its trace): the whole of it, once.
     let mut error = live.error.take();
     if let Some(mut f) = live.follower.take() {
@@ -700,6 +759,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Some(s) => ExitCode::from(rostrace_session::exit_code_of(s)),
         None => ExitCode::from(1),
     })
+}
+
+/// Whether the session in `dir` was stopped (`rostrace stop`, or the end of `record`): its
+/// control file says so. A directory without one (a copied recording) never ends by itself.
+fn stopped(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(tracetools::tracer::CONTROL_FILE))
+        .is_ok_and(|s| s.split_whitespace().next() == Some("stopped"))
 }
 
 fn finish(error: Option<String>) -> std::io::Result<ExitCode> {

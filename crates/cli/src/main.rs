@@ -17,6 +17,7 @@ mod progress;
 mod prometheus;
 mod record;
 mod report;
+mod signals;
 mod text;
 
 use clap::{Parser, Subcommand};
@@ -158,9 +159,30 @@ fn keep_large_blocks_mapped() {
     }
 }
 
+/// The command line parsed; clap's error otherwise (exit 2), with a hint where a command to
+/// trace was given without `--` before it.
+fn parse() -> Cli {
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sub = args.iter().find(|a| !a.starts_with('-'));
+    let traces = matches!(sub.map(String::as_str), Some("record" | "live" | "demo"));
+    if traces && e.kind() == clap::error::ErrorKind::UnknownArgument && !args.iter().any(|a| a == "--") {
+        let sub = sub.map(String::as_str).unwrap_or("record");
+        let _ = e.print();
+        crate::out::errln!(
+            "\nhint: put `--` before the command to trace: rostrace {sub} [OPTIONS] -- COMMAND [ARGS]..."
+        );
+        std::process::exit(2);
+    }
+    e.exit()
+}
+
 fn main() -> ExitCode {
     keep_large_blocks_mapped();
-    let cli = Cli::parse();
+    let cli = parse();
     // This binary carries libtracetools.so: the last place the session library looks for it.
     rostrace_session::set_embedded_library(embedded::library);
     let r = match cli.command {
@@ -194,7 +216,7 @@ fn main() -> ExitCode {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("rostrace: {e}");
+            crate::out::errln!("rostrace: {e}");
             ExitCode::from(1)
         }
     }

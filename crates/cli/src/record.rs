@@ -8,7 +8,7 @@ use rostrace_session::{Message, Verb};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Child, ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use rostrace_session::{exit_code_of, find_library, Recording};
 
@@ -30,52 +30,7 @@ impl From<Backend> for rostrace_session::Backend {
     }
 }
 
-/// The exit code of a command stopped by Ctrl-C (128 + SIGINT), for `record` and `demo` alike.
-pub const INTERRUPTED_EXIT: u8 = 130;
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// From now on Ctrl-C does not stop rostrace: it reaches the traced processes (same process
-/// group), rostrace waits for them, finishes the trace and exits with [`INTERRUPTED_EXIT`].
-pub fn catch_ctrl_c() {
-    // SAFETY: the handler only stores an atomic; `signal` on glibc restarts interrupted waits.
-    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-}
-
-/// Whether Ctrl-C was pressed since [`catch_ctrl_c`].
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
-
-/// The exit code of `record` stopped by SIGTERM (128 + SIGTERM).
-pub const TERMINATED_EXIT: u8 = 143;
-
-/// SIGINTs and SIGTERMs received since [`catch_stop_signals`].
-static SIGINTS: AtomicU32 = AtomicU32::new(0);
-static SIGTERMS: AtomicU32 = AtomicU32::new(0);
-
-extern "C" fn on_stop_signal(sig: libc::c_int) {
-    if sig == libc::SIGTERM {
-        SIGTERMS.fetch_add(1, Ordering::Relaxed);
-    } else {
-        SIGINTS.fetch_add(1, Ordering::Relaxed);
-        INTERRUPTED.store(true, Ordering::Relaxed);
-    }
-}
-
-/// From now on neither Ctrl-C nor SIGTERM stops rostrace: [`rostrace_session::wait_passing_signals`]
-/// passes them on to the traced command and waits for it, so that the trace is finished.
-fn catch_stop_signals() {
-    // SAFETY: the handler only updates atomics.
-    unsafe {
-        libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
-    }
-}
+pub use crate::signals::{catch_ctrl_c, interrupted, INTERRUPTED_EXIT};
 
 /// Where sessions live and what they are called.
 #[derive(clap::Args, Clone)]
@@ -274,20 +229,18 @@ pub fn lib(a: LibArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let found = if a.provider {
-        rostrace_session::lttng_provider_dir(abi).map(|d| d.join(tracetools::lttng_provider_name(abi)))
+        rostrace_session::lttng_provider_dir(abi)
+            .map(|d| d.join(tracetools::lttng_provider_name(abi)))
+            .ok_or_else(|| rostrace_session::lttng_provider_check(abi).err().unwrap_or_default())
     } else {
         find_library()
     };
     match found {
-        Some(p) => {
+        Ok(p) => {
             outln!("{}", p.display())?;
             Ok(ExitCode::SUCCESS)
         }
-        None if a.provider => fail(rostrace_session::lttng_provider_check(abi).err().unwrap_or_default()),
-        None => fail(format!(
-            "libtracetools.so not found beside rostrace, and this rostrace embeds none (set {})",
-            rostrace_session::LIB_VAR
-        )),
+        Err(e) => fail(e),
     }
 }
 
@@ -300,13 +253,14 @@ impl rostrace_session::Observer for Cli {
         say([m]);
     }
     fn spawning(&mut self) {
-        // Ctrl-C reaches the traced command (same process group), SIGTERM is passed on to it;
-        // rostrace waits for it to finish (caught before it starts: no window in which they
-        // would stop rostrace alone; the command starts with their default actions).
-        catch_stop_signals();
+        // Ctrl-C reaches the traced command (same process group), SIGTERM, SIGHUP and SIGQUIT
+        // are passed on to it; rostrace waits for it to finish (caught before it starts: no
+        // window in which they would stop rostrace alone; the command starts with their
+        // default actions).
+        crate::signals::catch_stop_signals();
     }
     fn started(&mut self, rec: &Recording) {
-        eprintln!(
+        crate::out::errln!(
             "rostrace: recording session {} into {} ({} backend); Ctrl-C stops",
             rec.name(),
             rec.dir().display(),
@@ -314,8 +268,7 @@ impl rostrace_session::Observer for Cli {
         );
     }
     fn wait(&mut self, child: &mut Child) -> std::io::Result<ExitStatus> {
-        let stops = || (SIGINTS.load(Ordering::Relaxed), SIGTERMS.load(Ordering::Relaxed));
-        rostrace_session::wait_passing_signals(child, stops, &mut |m| say([m]))
+        rostrace_session::wait_passing_signals(child, crate::signals::received, &mut |m| say([m]))
     }
 }
 
@@ -327,11 +280,8 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(format!("--record-clock: {e}")),
     };
     let lib = match find_library() {
-        Some(l) => l,
-        None => return fail(format!(
-            "libtracetools.so not found beside rostrace, and this rostrace embeds none (build it: cargo build --release, and set {})",
-            rostrace_session::LIB_VAR
-        )),
+        Ok(l) => l,
+        Err(e) => return fail(e),
     };
     let exe = match a.opts.record_clock.then(std::env::current_exe).transpose() {
         Ok(exe) => exe,
@@ -348,17 +298,18 @@ pub fn record(a: RecordArgs) -> std::io::Result<ExitCode> {
     let printed = if rec.recorded { summary(&rec.dir) } else { Ok(()) };
     let unprinted = match printed {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("rostrace: {e}");
+            crate::out::errln!("rostrace: {e}");
             true
         }
         _ => false,
     };
-    // How the command ended decides, then SIGTERM, then Ctrl-C, then whether anything was recorded.
+    // How the command ended decides, then SIGTERM (or SIGHUP, SIGQUIT), then Ctrl-C, then
+    // whether anything was recorded.
     let code = rec.status.map_or(1, exit_code_of);
     Ok(ExitCode::from(if code != 0 {
         code
-    } else if SIGTERMS.load(Ordering::Relaxed) > 0 {
-        TERMINATED_EXIT
+    } else if let Some(code) = crate::signals::terminated_exit() {
+        code
     } else if interrupted() {
         INTERRUPTED_EXIT
     } else if !rec.recorded || unprinted {
@@ -378,7 +329,7 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
     if c.backend == rostrace_session::Backend::Lttng {
         outln!("LTTng session {} {} in {}", a.name, if recording { "recording" } else { "created" }, c.dir.display())?;
         outln!("launch the processes to trace with:")?;
-        if let Some(lib) = &c.lib {
+        if let Ok(lib) = &c.lib {
             let helpers: String = c.helpers.iter().map(|h| format!(":{}", h.display())).collect();
             let backend = format!("{}={}", tracetools::env::BACKEND, tracetools::env::BACKEND_LTTNG);
             outln!("  export {backend} LD_PRELOAD={}{helpers}", lib.display())?;
@@ -392,15 +343,22 @@ pub fn create(a: StartArgs, recording: bool) -> std::io::Result<ExitCode> {
         c.dir.display()
     )?;
     outln!("launch the processes to trace with:")?;
-    if c.lib.is_some() {
-        for (k, v) in &c.env {
-            outln!("  export {k}={}", shell_quoted(&v.to_string_lossy()))?;
+    match &c.lib {
+        Ok(_) => {
+            for (k, v) in &c.env {
+                outln!("  export {k}={}", shell_quoted(&v.to_string_lossy()))?;
+            }
         }
-    } else {
-        outln!("  export {}={}", tracetools::env::SESSION_DIR, c.dir.display())?;
+        Err(why) => {
+            outln!("  export {}={}", tracetools::env::SESSION_DIR, c.dir.display())?;
+            outln!("  and LD_PRELOAD=<path of rostrace's libtracetools.so> ({why})")?;
+        }
+    }
+    if a.opts.to_options().distro.is_none() {
         outln!(
-            "  and LD_PRELOAD=<path of rostrace's libtracetools.so> (not found beside rostrace: set {})",
-            rostrace_session::LIB_VAR
+            "processes whose environment sets no ROS_DISTRO (a pip virtualenv) use {}'s tracetools ABI, and their \
+             distribution is shown as assumed: give --distro",
+            tracetools::distro::DEFAULT
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -426,7 +384,7 @@ pub fn control(a: NameArgs, verb: Verb) -> std::io::Result<ExitCode> {
     };
     outln!("session {}: {}", a.name, c.state)?;
     if c.disk_full {
-        eprintln!(
+        crate::out::errln!(
             "rostrace: warning: the file system of {} is full: the session is {}, but traced processes \
              could not write all their events (they count what they drop as discarded)",
             dir.display(),
@@ -525,7 +483,7 @@ pub fn clock_recorder(a: ClockArgs) -> std::io::Result<ExitCode> {
     }
     match rostrace_ros2::run_clock_recorder(domain, std::time::Duration::from_secs_f64(a.period), &CLOCK_STOP) {
         Ok(s) => {
-            eprintln!(
+            crate::out::errln!(
                 "rostrace: clock recorder: {} sim_time samples recorded ({} /clock messages received on domain {domain})",
                 s.recorded, s.received
             );

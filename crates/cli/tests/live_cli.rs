@@ -4,6 +4,8 @@
 //! expectation file.
 
 mod common;
+#[path = "../../analysis/tests/support/system.rs"]
+mod system;
 
 use common::*;
 use serde_json::Value;
@@ -246,4 +248,36 @@ fn live_counts_an_incomplete_last_packet_as_partial() {
         let said = format!("{}: cannot decode at byte {cut}: file truncated: packet at byte ", victim.display());
         assert!(text.contains(&said), "{text}");
     }
+}
+
+/// A topic published but never taken (no message matched): its latency is shown as none (`-`,
+/// `null`), not as 0 ms, in the text and in JSON lines, while a matched topic has its figures.
+#[test]
+fn live_shows_no_latency_for_a_topic_without_matched_messages() {
+    let tmp = TempDir::new("live-unmatched");
+    let trace = tmp.join("trace");
+    let mut s = system::Sys::new();
+    let (talker, listener) = (s.node("talker"), s.node("listener"));
+    let chatter = s.publisher(talker, "/chatter");
+    let heard = s.subscription(listener, "/chatter");
+    let lonely = s.publisher(talker, "/lonely");
+    for i in 0..20u64 {
+        let t = 1_000 * system::MS + i * 100 * system::MS;
+        let src = s.publish(2, chatter, t);
+        s.deliver(3, heard, src, t + 2 * system::MS, system::MS);
+        s.publish(2, lonely, t + system::MS);
+    }
+    s.write(&trace);
+    let out = rostrace().args(["live", "--plain", "--duration", "0.5"]).arg(&trace).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lonely_line = text.lines().rev().find(|l| l.starts_with("topic /lonely")).expect(&text);
+    assert!(lonely_line.contains("p50 - ms p99 - ms"), "{lonely_line}");
+    let chatter_line = text.lines().rev().find(|l| l.starts_with("topic /chatter")).expect(&text);
+    assert!(!chatter_line.contains(" - ms"), "{chatter_line}");
+    let out = rostrace().args(["live", "--jsonl", "-", "--duration", "0.5"]).arg(&trace).output().unwrap();
+    let last: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let topic = |n: &str| last["topics"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
+    assert!(topic("/lonely")["latency_p50_ns"].is_null() && topic("/lonely")["latency_p99_ns"].is_null(), "{last}");
+    assert!(topic("/chatter")["latency_p50_ns"].as_i64().unwrap() > 0, "{last}");
 }

@@ -11,15 +11,6 @@ fn tmp(name: &str) -> TempDir {
     TempDir::new(&format!("record-{name}"))
 }
 
-/// Compiles the flow program of crates/tracetools against libtracetools.so.
-fn flows(dir: &Path) -> PathBuf {
-    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
-    assert!(lib.join("libtracetools.so").exists(), "libtracetools.so in {}", lib.display());
-    let out = dir.join("flows");
-    tracetools::compile_c(&repo().join("crates/tracetools/tests/c/flows.c"), &out, &lib).unwrap();
-    out
-}
-
 fn now_ns() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
 }
@@ -490,81 +481,6 @@ fn concurrent_append_recordings_share_the_session() {
         .filter(|n| n.starts_with(".rostrace-recorder"))
         .collect();
     assert!(marks.is_empty(), "{marks:?}");
-}
-
-/// A job run as a terminal's foreground job, its output in files (a pipe would stay open as long
-/// as a process that inherited it runs).
-struct Job {
-    child: std::process::Child,
-    out: PathBuf,
-    err: PathBuf,
-}
-
-/// Spawns `cmd` in a process group of its own (as a terminal's foreground job: Ctrl-C is a
-/// SIGINT to the group), SIGINT's and SIGTERM's actions the default ones, its output in files
-/// of `dir` named after `name`.
-fn spawn_job(cmd: &mut Command, dir: &Path, name: &str) -> Job {
-    use std::os::unix::process::CommandExt as _;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            Ok(())
-        });
-    }
-    let (out, err) = (dir.join(format!("{name}.stdout")), dir.join(format!("{name}.stderr")));
-    let child = cmd
-        .process_group(0)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    Job { child, out, err }
-}
-
-/// Waits (at most `secs`) for the job to end; kills it and fails if it does not. Its exit status,
-/// stdout and stderr.
-fn wait_at_most(mut job: Job, secs: u64, what: &str) -> (std::process::ExitStatus, String, String) {
-    let t = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = job.child.try_wait().unwrap() {
-            break s;
-        }
-        if t.elapsed().as_secs() >= secs {
-            // SAFETY: a signal to the group the test created.
-            unsafe { libc::kill(-(job.child.id() as i32), libc::SIGKILL) };
-            let _ = job.child.wait();
-            panic!("{what}: still running after {secs} s: {}", std::fs::read_to_string(&job.err).unwrap());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (status, std::fs::read_to_string(&job.out).unwrap(), std::fs::read_to_string(&job.err).unwrap())
-}
-
-/// Waits (a minute at most) until `path` exists.
-fn wait_for_path(path: &Path) {
-    for _ in 0..3000 {
-        if path.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("{} never appeared", path.display());
-}
-
-/// The process ids of the traces of a session (`ust/pid/<name>-<pid>-<date>`).
-fn traced_pids(session: &Path) -> Vec<i32> {
-    std::fs::read_dir(session.join("ust/pid"))
-        .unwrap()
-        .filter_map(|e| e.unwrap().file_name().to_string_lossy().rsplit('-').nth(2).and_then(|p| p.parse().ok()))
-        .collect()
-}
-
-/// Whether process `pid` runs (a zombie does not).
-fn runs(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
 }
 
 /// SIGTERM to `rostrace record` (a supervisor stopping it, `docker stop`): it passes the signal

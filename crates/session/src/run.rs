@@ -110,50 +110,69 @@ pub fn record(
 /// How long a command stopped with SIGTERM by a second Ctrl-C has before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Waits for the traced command, passing on the signals that stop the recorder, each one a step
-/// further. `stops` counts the SIGINTs and SIGTERMs received so far (by the front end's
-/// handlers). A first Ctrl-C reaches the command through the terminal (same process group) and
-/// is left to it; a first SIGTERM (a supervisor, `docker stop`) is sent on to it; the next one
-/// (a second Ctrl-C, or SIGTERM after either) sends it SIGTERM, and SIGKILL [`STOP_GRACE`]
-/// later if it still runs; the one after that sends SIGKILL at once.
-pub fn wait_passing_signals(
-    child: &mut Child,
-    mut stops: impl FnMut() -> (u32, u32),
-    say: &mut dyn FnMut(Message),
-) -> std::io::Result<ExitStatus> {
-    let pid = child.id() as libc::pid_t;
-    let send = |sig| {
-        // SAFETY: kill(2) to our own child, not yet reaped (try_wait said it runs).
-        unsafe { libc::kill(pid, sig) };
-    };
-    let (mut ints, mut terms, mut step) = (0, 0, 0);
-    let mut kill_at = None;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        let (i, t) = stops();
-        while ints < i || terms < t {
-            let term = terms < t;
+/// The signals that stop a recorder, received so far (counted by the front end's handlers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// SIGINTs (Ctrl-C).
+    pub ints: u32,
+    /// SIGTERMs, SIGHUPs and SIGQUITs: signals that ask the recorder to end, sent on to the
+    /// command.
+    pub terms: u32,
+    /// The first of those (its number), which is the one sent on.
+    pub first_term: i32,
+}
+
+/// Passes on to a traced command the signals that stop its recorder, each one a step further:
+/// a first Ctrl-C reaches the command through the terminal (same process group) and is left
+/// to it; a first SIGTERM, SIGHUP or SIGQUIT (a supervisor, `docker stop`, a closed terminal) is
+/// sent on to it as it came; the next one (a second Ctrl-C, or any after either) sends it
+/// SIGTERM, and SIGKILL [`STOP_GRACE`] later if it still runs; the one after that sends SIGKILL
+/// at once.
+#[derive(Debug)]
+pub struct Passing {
+    pid: libc::pid_t,
+    ints: u32,
+    terms: u32,
+    step: u32,
+    kill_at: Option<Instant>,
+}
+
+impl Passing {
+    /// Signals passed on to `child`, none received yet.
+    pub fn new(child: &Child) -> Passing {
+        Passing { pid: child.id() as libc::pid_t, ints: 0, terms: 0, step: 0, kill_at: None }
+    }
+
+    /// Acts on the signals received since the last call (`r`: every one so far), and on the
+    /// grace time running out. Call it often while the child runs, never after it was reaped.
+    pub fn pass(&mut self, r: Received, say: &mut dyn FnMut(Message)) {
+        let pid = self.pid;
+        let send = |sig| {
+            // SAFETY: kill(2) to our own child, not yet reaped (the caller says it runs).
+            unsafe { libc::kill(pid, sig) };
+        };
+        while self.ints < r.ints || self.terms < r.terms {
+            let term = self.terms < r.terms;
             if term {
-                terms += 1;
+                self.terms += 1;
             } else {
-                ints += 1;
+                self.ints += 1;
             }
-            step += 1;
-            match step {
+            self.step += 1;
+            match self.step {
                 1 if term => {
-                    send(libc::SIGTERM);
-                    say(Message::Info(
-                        "SIGTERM: sent on to the command; the trace is finished when it ends (SIGTERM or \
-                         Ctrl-C again stops it harder)"
-                            .into(),
-                    ));
+                    let sig = if r.first_term > 0 { r.first_term } else { libc::SIGTERM };
+                    send(sig);
+                    say(Message::Info(format!(
+                        "{}: sent on to the command; the trace is finished when it ends (SIGTERM or Ctrl-C \
+                         again stops it harder)",
+                        signal_name(sig)
+                    )));
                 }
                 1 => {}
                 2 => {
                     send(libc::SIGTERM);
-                    kill_at = Some(Instant::now() + STOP_GRACE);
+                    self.kill_at = Some(Instant::now() + STOP_GRACE);
                     say(Message::Info(format!(
                         "stopping the command: SIGTERM sent to it, SIGKILL in {} s if it still runs \
                          (Ctrl-C again: at once)",
@@ -162,19 +181,46 @@ pub fn wait_passing_signals(
                 }
                 _ => {
                     send(libc::SIGKILL);
-                    kill_at = None;
+                    self.kill_at = None;
                     say(Message::Info("SIGKILL sent to the command".into()));
                 }
             }
         }
-        if kill_at.is_some_and(|t| Instant::now() >= t) {
+        if self.kill_at.is_some_and(|t| Instant::now() >= t) {
             send(libc::SIGKILL);
-            kill_at = None;
+            self.kill_at = None;
             say(Message::Info(format!(
                 "the command still ran {} s after SIGTERM: SIGKILL sent to it",
                 STOP_GRACE.as_secs()
             )));
         }
+    }
+}
+
+/// The usual name of the stop signal `sig`.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
+        _ => "a signal",
+    }
+}
+
+/// Waits for the traced command, passing on the signals that stop the recorder ([`Passing`]);
+/// `received` tells which came so far.
+pub fn wait_passing_signals(
+    child: &mut Child,
+    mut received: impl FnMut() -> Received,
+    say: &mut dyn FnMut(Message),
+) -> std::io::Result<ExitStatus> {
+    let mut passing = Passing::new(child);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        passing.pass(received(), say);
         std::thread::sleep(Duration::from_millis(10));
     }
 }

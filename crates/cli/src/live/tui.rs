@@ -24,7 +24,7 @@ enum Value {
 impl Value {
     fn show(&self, unit: f64, decimals: usize) -> String {
         match self {
-            Value::Text(s) => s.clone(),
+            Value::Text(s) => crate::format::name(s).into_owned(),
             Value::Num(Some(v)) => format!("{:.*}", decimals, v / unit),
             Value::Num(None) => "-".into(),
         }
@@ -92,8 +92,8 @@ const TABLES: [(&str, &[Column]); 4] =
 /// The index of the threads' table in [`TABLES`].
 const THREADS_TABLE: usize = 3;
 
-fn ns(v: i64) -> Option<f64> {
-    Some(v as f64)
+fn ns(v: impl Into<Option<i64>>) -> Option<f64> {
+    v.into().map(|v| v as f64)
 }
 
 /// A row: its names, then its numbers, and the text the filter looks in.
@@ -331,7 +331,7 @@ fn render(f: &mut Frame, v: &View) {
     }
     let alert = v.snap.map(|s| s.alerts.join(" | ")).filter(|a| !a.is_empty());
     let alert = match alert {
-        Some(a) => Line::from(format!("alerts: {a}")).red(),
+        Some(a) => Line::from(format!("alerts: {}", crate::format::terminal(&a))).red(),
         None => Line::from("alerts: none"),
     };
     f.render_widget(Paragraph::new(alert).wrap(Wrap { trim: true }), alerts);

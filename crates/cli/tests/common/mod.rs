@@ -3,8 +3,9 @@
 
 #[allow(unused_imports)]
 pub use rostrace_testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 #[allow(unused_imports)]
@@ -240,4 +241,88 @@ pub fn small_trace_decl(
             })
             .collect(),
     }
+}
+
+/// Compiles the flow program of crates/tracetools against libtracetools.so.
+pub fn flows(dir: &Path) -> PathBuf {
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps");
+    assert!(lib.join("libtracetools.so").exists(), "libtracetools.so in {}", lib.display());
+    let out = dir.join("flows");
+    tracetools::compile_c(&repo().join("crates/tracetools/tests/c/flows.c"), &out, &lib).unwrap();
+    out
+}
+
+/// A job run as a terminal's foreground job, its output in files (a pipe would stay open as long
+/// as a process that inherited it runs).
+pub struct Job {
+    pub child: std::process::Child,
+    pub out: PathBuf,
+    pub err: PathBuf,
+}
+
+/// Spawns `cmd` in a process group of its own (as a terminal's foreground job: Ctrl-C is a
+/// SIGINT to the group), SIGINT's and SIGTERM's actions the default ones, its output in files
+/// of `dir` named after `name`.
+pub fn spawn_job(cmd: &mut Command, dir: &Path, name: &str) -> Job {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let (out, err) = (dir.join(format!("{name}.stdout")), dir.join(format!("{name}.stderr")));
+    let child = cmd
+        .process_group(0)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    Job { child, out, err }
+}
+
+/// Waits (at most `secs`) for the job to end; kills it and fails if it does not. Its exit status,
+/// stdout and stderr.
+pub fn wait_at_most(mut job: Job, secs: u64, what: &str) -> (std::process::ExitStatus, String, String) {
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = job.child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed().as_secs() >= secs {
+            // SAFETY: a signal to the group the test created.
+            unsafe { libc::kill(-(job.child.id() as i32), libc::SIGKILL) };
+            let _ = job.child.wait();
+            panic!("{what}: still running after {secs} s: {}", std::fs::read_to_string(&job.err).unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, std::fs::read_to_string(&job.out).unwrap(), std::fs::read_to_string(&job.err).unwrap())
+}
+
+/// Waits (a minute at most) until `path` exists.
+pub fn wait_for_path(path: &Path) {
+    for _ in 0..3000 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+/// The process ids of the traces of a session (`ust/pid/<name>-<pid>-<date>`).
+pub fn traced_pids(session: &Path) -> Vec<i32> {
+    std::fs::read_dir(session.join("ust/pid"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_string_lossy().rsplit('-').nth(2).and_then(|p| p.parse().ok()))
+        .collect()
+}
+
+/// Whether process `pid` runs (a zombie does not).
+pub fn runs(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
 }
