@@ -183,7 +183,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if no_events && window.begin.is_some() | window.end.is_some() {
-        eprintln!("rostrace: warning: no event in the window");
+        crate::out::errln!("rostrace: warning: no event in the window");
     }
     // The process ends next (`analyze`; `demo` after its report), and the kernel takes its
     // memory back at once, faster than freeing the model, the tables and the mappings piece

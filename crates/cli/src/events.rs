@@ -37,7 +37,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     let mut failed = false;
     for e in &errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
         failed = true;
     }
     let prefixes: Vec<Option<String>> = set.traces.iter().map(|t| trace_prefix(&t.schema)).collect();
@@ -51,7 +51,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             let ev = match events.next() {
                 None => break,
                 Some(Err(e)) => {
-                    eprintln!("rostrace: error: {e}");
+                    crate::out::errln!("rostrace: error: {e}");
                     failed = true;
                     continue;
                 }
@@ -82,7 +82,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         w.flush()?;
         progress.finish();
         for l in events.losses() {
-            eprintln!("rostrace: warning: {}", crate::text::describe_loss(l));
+            crate::out::errln!("rostrace: warning: {}", crate::text::describe_loss(l));
         }
         Ok(failed)
     };

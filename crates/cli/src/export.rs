@@ -83,7 +83,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
     let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     for e in &errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
     }
     if set.traces.is_empty() {
         return Ok(ExitCode::from(1));
@@ -94,7 +94,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let an = p.analyze(&set, rostrace_analysis::Window::default(), |d, total| progress.at(d, total));
     progress.finish();
     for e in &an.report.read_errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
     }
     let mut clean = errors.is_empty() && an.report.read_errors.is_empty();
     match a.format {
@@ -115,15 +115,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Ok(s) => s,
                 Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
             };
-            eprintln!(
-                "{}: {} processes, {} threads, {} callback runs, {} publications and takes, {} message flows, \
-                 {:.1} MB; open it in https://ui.perfetto.dev",
+            crate::out::errln!(
+                "{}: {}, {}, {}, {} publications and takes, {}, {:.1} MB; open it in https://ui.perfetto.dev",
                 a.output.display(),
-                s.processes,
-                s.threads,
-                s.slices,
+                crate::text::count(s.processes as u64, "process"),
+                crate::text::count(s.threads as u64, "thread"),
+                crate::text::count(s.slices as u64, "callback run"),
                 s.instants,
-                s.flows,
+                crate::text::count(s.flows as u64, "message flow"),
                 s.bytes as f64 / 1e6
             );
         }
@@ -156,7 +155,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             clean &= written.errors.is_empty();
             let events = &written.tables;
             let rows = |c: &rostrace_export::tables::Counts| c.iter().map(|x| x.1).sum::<u64>();
-            eprintln!(
+            crate::out::errln!(
                 "{}: recording {recording}: {} tables ({} rows), {} event tables ({} events)",
                 a.output.display(),
                 tables.len(),
@@ -165,14 +164,16 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 rows(events)
             );
             for (name, n) in &tables {
-                eprintln!("  {name:<18} {n:>9}");
+                crate::out::errln!("  {name:<18} {n:>9}");
             }
             // Event names that are one table name once made safe got a numbered table each.
             let mut renamed: Vec<_> =
                 written.event_names.iter().filter(|(t, e)| **t != rostrace_export::events::table_name(e)).collect();
             renamed.sort();
             for (table, event) in renamed {
-                eprintln!("  {table}: the events named {event:?} (another event's name makes the same table name)");
+                crate::out::errln!(
+                    "  {table}: the events named {event:?} (another event's name makes the same table name)"
+                );
             }
         }
     }

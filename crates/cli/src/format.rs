@@ -40,19 +40,34 @@ pub fn json_event(out: &mut Vec<u8>, ev: &Event) {
 /// control characters, `\xNN` for the others; every other byte as is.
 fn text_str(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'"');
-    escape(out, b, true);
+    escape(out, b, How::Quoted);
     out.push(b'"');
+}
+
+/// How [`escape`] escapes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// In a quoted string (`rostrace events`, as babeltrace2): `'`, `"` and `?` escaped too.
+    Quoted,
+    /// A name in a text report: C1 controls escaped too.
+    Name,
+    /// Whole lines of text for a terminal: as a name, but line feeds and tabs (the text's own
+    /// layout) and backslashes kept.
+    Text,
 }
 
 /// Writes `b` with its backslashes and control characters (C0 and DEL: a terminal would act on
 /// them, an escape sequence can clear or retitle it) escaped as babeltrace2 does, as C escapes
-/// (`\e`, `\n`, `\t`, ...) or `\xNN`; `quoted`: in a quoted string, with `'`, `"` and `?`
-/// escaped too (`rostrace events`, as babeltrace2); else (a name in a text report) the C1
-/// controls (U+0080 to U+009F, which some terminals act on too) as well, as `\xc2\xNN`. Every
-/// other byte as is (UTF-8 stays readable).
-fn escape(out: &mut Vec<u8>, b: &[u8], quoted: bool) {
+/// (`\e`, `\n`, `\t`, ...) or `\xNN`; in a quoted string with `'`, `"` and `?` escaped too;
+/// else the C1 controls (U+0080 to U+009F, which some terminals act on too) as well, as
+/// `\xc2\xNN`. Every other byte as is (UTF-8 stays readable).
+fn escape(out: &mut Vec<u8>, b: &[u8], how: How) {
+    let quoted = how == How::Quoted;
+    let text = how == How::Text;
     for (i, &c) in b.iter().enumerate() {
         match c {
+            b'\\' if text => out.push(c),
+            b'\n' | b'\t' if text => out.push(c),
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\'' if quoted => out.extend_from_slice(b"\\'"),
             b'"' if quoted => out.extend_from_slice(b"\\\""),
@@ -80,22 +95,41 @@ fn escape(out: &mut Vec<u8>, b: &[u8], quoted: bool) {
     }
 }
 
+/// `s` escaped as `how` says; borrowed when nothing needs it.
+fn escaped(s: &str, how: How) -> std::borrow::Cow<'_, str> {
+    let b = s.as_bytes();
+    let needs = |i: usize| {
+        let c = b[i];
+        match c {
+            b'\\' => how != How::Text,
+            b'\n' | b'\t' if how == How::Text => false,
+            c if c < 0x20 || c == 0x7f => true,
+            0xc2 => b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)),
+            _ => false,
+        }
+    };
+    if !(0..b.len()).any(needs) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = Vec::with_capacity(s.len() + 8);
+    escape(&mut out, b, how);
+    // Only whole characters were replaced, by ASCII.
+    std::borrow::Cow::Owned(String::from_utf8(out).expect("UTF-8 in, UTF-8 out"))
+}
+
 /// A name (node, topic, symbol, process, ...) from a trace as text for a terminal: its
 /// backslashes and control characters escaped as `rostrace events` escapes strings, C1 controls
 /// too (see [`escape`]); borrowed when there is none.
 pub fn name(s: &str) -> std::borrow::Cow<'_, str> {
-    let b = s.as_bytes();
-    let control = |i: usize| {
-        let c = b[i];
-        c == b'\\' || c < 0x20 || c == 0x7f || (c == 0xc2 && b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)))
-    };
-    if !(0..b.len()).any(control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = Vec::with_capacity(s.len() + 8);
-    escape(&mut out, b, false);
-    // Only whole characters were replaced, by ASCII.
-    std::borrow::Cow::Owned(String::from_utf8(out).expect("UTF-8 in, UTF-8 out"))
+    escaped(s, How::Name)
+}
+
+/// Text for a terminal (every line that rostrace prints, on standard output or standard error:
+/// [`crate::out`]'s macros pass it here): the control characters a terminal would act on
+/// escaped as in [`name`], its line feeds and tabs kept. Whatever a trace, a file name or an
+/// argument puts into a message, no escape sequence reaches the terminal.
+pub fn terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    escaped(s, How::Text)
 }
 
 /// Writes the raw bits `raw` of an integer of type `t` in its preferred display base, as
@@ -421,5 +455,11 @@ mod tests {
         assert_eq!(name("/n\x1b]0;pwned\x07\x1b[2J?'\"\\é\n"), "/n\\e]0;pwned\\a\\e[2J?'\"\\\\é\\n");
         // CSI as one C1 character; other characters of 0xc2 and of 0x80-0x9f bytes kept.
         assert_eq!(name("a\u{9b}2Jb\u{a0}\u{100}"), "a\\xc2\\x9b2Jb\u{a0}\u{100}");
+    }
+
+    #[test]
+    fn text_keeps_its_layout_and_escapes_the_rest() {
+        assert!(matches!(terminal("a\tb\\c\n"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(terminal("x \x1b]0;t\x07 \u{9b}2J\r\n"), "x \\e]0;t\\a \\xc2\\x9b2J\\r\n");
     }
 }

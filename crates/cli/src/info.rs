@@ -36,7 +36,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if set.traces.is_empty() && !errors.is_empty() {
         // Nothing could be opened: a summary would only be zeros.
         for e in &errors {
-            eprintln!("rostrace: error: {e}");
+            crate::out::errln!("rostrace: error: {e}");
         }
         return Ok(ExitCode::from(1));
     }
@@ -47,7 +47,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         print_text(&info)?;
     }
     for e in &info.errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
     }
     let ok = info.errors.is_empty();
     // The process ends next, and the kernel takes its memory back at once (as `analyze` does):
@@ -81,6 +81,12 @@ fn print_text(i: &Info) -> std::io::Result<()> {
                 format!(" (tracetools {})", esc(&i.tracetools_versions.join(", ")))
             }
         )?;
+        if !i.ros_distros_assumed.is_empty() {
+            outln!(
+                "            assumed for some processes: {} (their environment set no ROS_DISTRO; record with --distro)",
+                esc(&i.ros_distros_assumed.join(", "))
+            )?;
+        }
     }
     outln!("discarded:  {}, {} lost", count(i.discarded_events, "event"), count(i.lost_packets, "packet"))?;
     for l in &i.losses {

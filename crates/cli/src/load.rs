@@ -22,7 +22,7 @@ pub struct Loaded {
 pub fn analyze(traces: &[PathBuf], jobs: usize, options: &Options) -> Option<Loaded> {
     let (set, errors) = TraceSet::open_jobs(traces, jobs);
     for e in &errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
     }
     if set.traces.is_empty() {
         return None;
@@ -34,7 +34,7 @@ pub fn analyze(traces: &[PathBuf], jobs: usize, options: &Options) -> Option<Loa
     let analysis = p.run(&set, options, |d, total| progress.at(d, total));
     progress.finish();
     for e in &analysis.report.read_errors {
-        eprintln!("rostrace: error: {e}");
+        crate::out::errln!("rostrace: error: {e}");
     }
     let clean = errors.is_empty() && analysis.report.read_errors.is_empty();
     Some(Loaded { set, analysis, clean })

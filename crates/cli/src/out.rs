@@ -43,28 +43,52 @@ impl Write for Stdout {
     }
 }
 
-/// `print!` to standard output in one write, returning the `io::Result` instead of panicking.
+/// `print!` to standard output in one write, returning the `io::Result` instead of panicking;
+/// the text made safe for a terminal ([`crate::format::terminal`]).
 macro_rules! out {
     ($($arg:tt)*) => {
-        ::std::io::Write::write_all(&mut $crate::out::stdout(), format!($($arg)*).as_bytes())
+        ::std::io::Write::write_all(
+            &mut $crate::out::stdout(),
+            $crate::format::terminal(&format!($($arg)*)).as_bytes(),
+        )
     };
 }
 
-/// `println!` to standard output in one write, returning the `io::Result` instead of panicking.
+/// `println!` to standard output in one write, returning the `io::Result` instead of panicking;
+/// the text made safe for a terminal ([`crate::format::terminal`]).
 macro_rules! outln {
     () => {
         ::std::io::Write::write_all(&mut $crate::out::stdout(), b"\n")
     };
     ($($arg:tt)*) => {
-        ::std::io::Write::write_all(&mut $crate::out::stdout(), format!("{}\n", format_args!($($arg)*)).as_bytes())
+        ::std::io::Write::write_all(
+            &mut $crate::out::stdout(),
+            $crate::format::terminal(&format!("{}\n", format_args!($($arg)*))).as_bytes(),
+        )
     };
 }
 
-pub(crate) use {out, outln};
+/// `crate::out::errln!`, the text made safe for a terminal ([`crate::format::terminal`]): every message
+/// of rostrace's on standard error goes through it.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::out::stderr_line(&format!($($arg)*))
+    };
+}
+
+pub(crate) use {errln, out, outln};
+
+/// Writes `line` and a line feed to standard error in one write, made safe for a terminal;
+/// an error writing it is ignored (there is nowhere left to say it).
+pub fn stderr_line(line: &str) {
+    let mut s = crate::format::terminal(line).into_owned();
+    s.push('\n');
+    let _ = io::stderr().lock().write_all(s.as_bytes());
+}
 
 /// Prints `rostrace: error: MSG` and gives exit code 1.
 pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
-    eprintln!("rostrace: error: {msg}");
+    errln!("rostrace: error: {msg}");
     Ok(ExitCode::from(1))
 }
 
@@ -97,6 +121,6 @@ pub fn emit<T: serde::Serialize>(
         return Ok(Err(format!("--json {}: {e}", p.display())));
     }
     crate::out::stdout().write_all(text().as_bytes())?;
-    eprintln!("JSON written to {}", p.display());
+    errln!("JSON written to {}", p.display());
     Ok(Ok(()))
 }

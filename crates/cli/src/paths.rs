@@ -113,7 +113,7 @@ fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, Strin
         let text = std::fs::read_to_string(f).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
         let parsed = yaml::import(&text).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
         for u in arch.apply(&parsed) {
-            eprintln!("rostrace: warning: --architecture {}: {}", f.display(), esc(&u));
+            crate::out::errln!("rostrace: warning: --architecture {}: {}", f.display(), esc(&u));
         }
     }
     Ok(arch)
@@ -122,7 +122,7 @@ fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, Strin
 /// Why the trace may show no path: the notes about what it lacks, and an empty architecture.
 fn explain_missing(a: &Analysis, arch: &Architecture) {
     if arch.communications.is_empty() {
-        eprintln!(
+        crate::out::errln!(
             "rostrace: the trace shows no communication between nodes: it needs the initialization events \
              (rcl_node_init, rcl_publisher_init, rcl_subscription_init; recorded when the session starts \
              before the processes, or replayed by `rostrace start`)"
@@ -130,7 +130,7 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
     }
     for n in &a.report.notes {
         if n.metric.contains("latency") || n.metric.contains("callback") || n.metric.contains("ROS 2 analysis") {
-            eprintln!("rostrace: note: {}", n.summary());
+            crate::out::errln!("rostrace: note: {}", n.summary());
         }
     }
 }
@@ -151,7 +151,7 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
             let paths: Vec<_> = arch.nodes.iter().flat_map(|n| &n.paths).collect();
             let observed = paths.iter().filter(|p| p.source == "observed").count();
             let from_file = paths.iter().filter(|p| p.source == "architecture file").count();
-            eprintln!(
+            crate::out::errln!(
                 "{}: {} nodes, {} callbacks, {} communications, {} executors, {} node paths ({} observed \
                  callback_chain, {} from the architecture file, {} use_latest_message by default), {} named paths",
                 p.display(),
@@ -247,22 +247,25 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if outcome.truncated_paths {
-        eprintln!("rostrace: warning: the search stopped at --max-paths {}: there are more paths", a.max_paths);
+        crate::out::errln!(
+            "rostrace: warning: the search stopped at --max-paths {}: there are more paths",
+            a.max_paths
+        );
     }
     if outcome.truncated_depth {
-        eprintln!("rostrace: note: some branches were cut at --max-depth {} nodes", a.max_depth);
+        crate::out::errln!("rostrace: note: some branches were cut at --max-depth {} nodes", a.max_depth);
     }
     if outcome.truncated_work {
-        eprintln!(
+        crate::out::errln!(
             "rostrace: warning: the search stopped at its work budget (--max-expansions {}): there may be more \
              paths; raise --max-expansions, or lower --max-depth or add --through",
             a.max_expansions
         );
     }
     if ranked.is_empty() && outcome.truncated_work {
-        eprintln!("rostrace: no path from {} to {} found within the work budget", a.from, a.to);
+        crate::out::errln!("rostrace: no path from {} to {} found within the work budget", a.from, a.to);
     } else if ranked.is_empty() {
-        eprintln!("rostrace: no path from {} to {} in the trace", a.from, a.to);
+        crate::out::errln!("rostrace: no path from {} to {} in the trace", a.from, a.to);
         explain_missing(&an, &arch);
     }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -325,10 +328,10 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         return fail(e);
     }
     if records.rows.is_empty() {
-        eprintln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
+        crate::out::errln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
         explain_missing(&an, &arch);
     } else if out.complete == 0 {
-        eprintln!("rostrace: no message went the whole way along the path");
+        crate::out::errln!("rostrace: no message went the whole way along the path");
         explain_missing(&an, &arch);
     }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })

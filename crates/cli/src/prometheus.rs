@@ -82,7 +82,7 @@ pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
             }
         })
         .map_err(|e| format!("--prometheus {addr}: {e}"))?;
-    eprintln!("rostrace: Prometheus metrics at http://{}/metrics", exporter.addr);
+    crate::out::errln!("rostrace: Prometheus metrics at http://{}/metrics", exporter.addr);
     Ok(Some(exporter))
 }
 

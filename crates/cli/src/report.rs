@@ -47,14 +47,14 @@ pub fn write(
     };
     let html = rostrace_html::render(&a, &title, diff.as_ref());
     std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
-    eprintln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
+    crate::out::errln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
     Ok(loaded.clean && base.is_none_or(|(b, _)| b.clean()))
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if let Some(arg) = a.thresholds.given().filter(|_| a.baseline.is_none()) {
         // A usage error, as clap's own.
-        eprintln!("rostrace: error: {arg} applies to the comparison with --baseline, which is not given");
+        crate::out::errln!("rostrace: error: {arg} applies to the comparison with --baseline, which is not given");
         return Ok(ExitCode::from(2));
     }
     let t = match a.thresholds.thresholds() {
@@ -66,7 +66,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {
-            eprintln!("rostrace: error: {e}");
+            crate::out::errln!("rostrace: error: {e}");
             Ok(ExitCode::from(1))
         }
     }

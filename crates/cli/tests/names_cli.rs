@@ -8,6 +8,7 @@ mod system;
 
 use common::*;
 use rostrace_ctf::write::Payload;
+use std::process::Command;
 use system::{Sys, MS};
 
 /// Retitles the terminal (OSC 0, ended by BEL), then clears it (CSI 2J).
@@ -80,4 +81,75 @@ fn text_outputs_escape_control_characters_in_names() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&format!("void on_timer(){SHOWN}\\t\\r\\xc2\\x9b31m")), "{text}");
     assert!(text.contains(&format!("/chatter{SHOWN}")), "{text}");
+}
+
+/// The messages naming names or files: the suggestions of `paths` and `e2e` for a node not
+/// found, and `info`'s error naming a damaged file whose path holds an escape sequence.
+#[test]
+fn messages_escape_control_characters_in_names_and_paths() {
+    let tmp = TempDir::new("hostile-messages");
+    let trace = tmp.join("trace");
+    hostile_trace(&trace);
+    for args in [vec!["paths", "--from", "talker", "--to", "/listener"], vec!["e2e", "--path", "talker,/listener"]] {
+        let out = rostrace().args(&args).arg(&trace).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("did you mean") && err.contains(SHOWN), "{args:?}: {err}");
+        assert_eq!(controls(&out.stderr), Vec::<u8>::new(), "{args:?}: {err}");
+    }
+    let bad = tmp.join(format!("bad{HOSTILE}"));
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("metadata"), "/* CTF 1.8 */ trace { major = 1; minor = 8; ").unwrap();
+    let out = rostrace().arg("info").arg(tmp.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("bad{SHOWN}")), "{err}");
+    assert_eq!(controls(&out.stderr), Vec::<u8>::new(), "{err}");
+}
+
+/// `live` following the trace: its text snapshots (`--plain`), and in a terminal the final
+/// snapshot printed once its UI is gone, which once retitled the terminal (a tmux pane).
+#[test]
+fn live_escapes_names_in_its_text_and_after_its_terminal_ui() {
+    let tmp = TempDir::new("hostile-live");
+    let trace = tmp.join("trace");
+    hostile_trace(&trace);
+    let out = rostrace().args(["live", "--plain", "--duration", "1"]).arg(&trace).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("/talker{SHOWN}")), "{text}");
+    assert_eq!(controls(&out.stdout), Vec::<u8>::new(), "{text}");
+    if !require(Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success()), "tmux") {
+        return;
+    }
+    let socket = tmp.join("tmux.sock");
+    let tmux = |args: &[&str]| {
+        let o = Command::new("tmux").arg("-S").arg(&socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    struct Server<'a>(&'a std::path::Path);
+    impl Drop for Server<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux").arg("-S").arg(self.0).arg("kill-server").output();
+        }
+    }
+    let line =
+        format!("{} live {}; echo live-ended; sleep 60", env!("CARGO_BIN_EXE_rostrace"), trace.to_str().unwrap());
+    tmux(&["new-session", "-d", "-s", "t", "-x", "200", "-y", "50", &line]);
+    let _server = Server(&socket);
+    let title = tmux(&["display-message", "-p", "-t", "t", "#{pane_title}"]);
+    let wait = |what: &str, ok: &dyn Fn(&str) -> bool| {
+        for _ in 0..300 {
+            let s = tmux(&["capture-pane", "-p", "-t", "t"]);
+            if ok(&s) {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{what} never shown:\n{}", tmux(&["capture-pane", "-p", "-t", "t"]));
+    };
+    wait("the terminal UI", &|s| s.contains("Callbacks"));
+    tmux(&["send-keys", "-t", "t", "q"]);
+    let screen = wait("the end of live", &|s| s.contains("live-ended"));
+    assert!(screen.contains(&format!("/talker{SHOWN}")), "{screen}");
+    assert_eq!(tmux(&["display-message", "-p", "-t", "t", "#{pane_title}"]), title, "the pane was retitled:\n{screen}");
 }

@@ -12,7 +12,8 @@ pub use report::{render, sim_lines};
 use crate::format::name as esc;
 use std::fmt::Write as _;
 
-/// The width the report must fit: `COLUMNS`, the terminal's, or 100; unlimited when `wide`.
+/// The width the report must fit: `COLUMNS`, else the terminal's; unlimited when `wide`, and
+/// when standard output is no terminal (a file or a pipe holds whole names, as `--wide` gives).
 pub(crate) fn width(wide: bool) -> usize {
     if wide {
         return usize::MAX;
@@ -20,9 +21,14 @@ pub(crate) fn width(wide: bool) -> usize {
     if let Some(w) = std::env::var("COLUMNS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|w| *w > 0) {
         return w.max(40);
     }
-    // SAFETY: TIOCGWINSZ on stdout writes a winsize into `ws`; on failure it is left zeroed.
+    // SAFETY: isatty reads nothing but its descriptor; TIOCGWINSZ on stdout writes a winsize
+    // into `ws`; on failure it is left zeroed.
+    if unsafe { libc::isatty(1) } != 1 {
+        return usize::MAX;
+    }
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::isatty(1) == 1 && libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 };
+    // SAFETY: as above.
+    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 };
     if ok && ws.ws_col > 0 {
         (ws.ws_col as usize).max(40)
     } else {

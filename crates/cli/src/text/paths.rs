@@ -94,11 +94,15 @@ pub fn render_e2e(o: &E2eSummary) -> String {
     let _ = writeln!(s, "  from {} to {}", bounds[0], bounds[1]);
     let _ = writeln!(
         s,
-        "  {} messages: {} went the whole way, {} superseded by a newer one, {} lost on the way, {} in flight \
+        "  {}: {} went the whole way, {} superseded by a newer one, {} lost on the way, {} in flight \
          when the trace ended",
-        o.records, o.complete, o.superseded, o.lost, o.in_flight
+        count(o.records as u64, "message"),
+        o.complete,
+        o.superseded,
+        o.lost,
+        o.in_flight
     );
-    let _ = writeln!(s, "\nEnd-to-end latency ({} messages)\n  {}", o.latency.count, stats_line(&o.latency));
+    let _ = writeln!(s, "\nEnd-to-end latency ({})\n  {}", count(o.latency.count, "message"), stats_line(&o.latency));
     if !o.segments.is_empty() {
         let _ = writeln!(s, "\nWhere the time goes (messages that went the whole way)");
         let name_w = o.segments.iter().map(|g| esc(&g.name).chars().count()).max().unwrap_or(0).clamp(8, 60);

@@ -9,7 +9,7 @@ use std::path::Path;
 /// Shows what the session library has to say, on stderr.
 pub fn say(messages: impl IntoIterator<Item = Message>) {
     for m in messages {
-        eprintln!("rostrace: {m}");
+        crate::out::errln!("rostrace: {m}");
     }
 }
 
@@ -28,7 +28,7 @@ pub fn summary(dir: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     for e in &s.warnings {
-        eprintln!("rostrace: warning: {e}");
+        crate::out::errln!("rostrace: warning: {e}");
     }
     outln!("trace written to {}", dir.display())?;
     outln!(
@@ -42,7 +42,7 @@ pub fn summary(dir: &Path) -> std::io::Result<()> {
         // Once for the recording, however many streams and processes it hit.
         let n = s.write_failures.len();
         let more = if n > 1 { format!(" (and in {} more processes)", n - 1) } else { String::new() };
-        eprintln!(
+        crate::out::errln!(
             "rostrace: error: the trace could not be written whole: {first}{more}; each stream ends at its last whole packet, and the events after it are counted as discarded"
         );
     } else if s.discarded_events > 0 {

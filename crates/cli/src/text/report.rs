@@ -348,8 +348,14 @@ fn executors(o: &mut String, r: &Report, top: usize) {
     if !r.executors.is_empty() {
         let _ = writeln!(o, "\nExecutors");
         for e in &r.executors {
-            let _ =
-                writeln!(o, "  pid {} {} {:#x}: {} callback groups", e.vpid, esc(&e.kind), e.address, e.groups.len());
+            let _ = writeln!(
+                o,
+                "  pid {} {} {:#x}: {}",
+                e.vpid,
+                esc(&e.kind),
+                e.address,
+                count(e.groups.len() as u64, "callback group")
+            );
         }
     }
     if !r.lifecycle_transitions.is_empty() {
@@ -461,8 +467,9 @@ fn distros(r: &Report) -> Vec<String> {
             let d = p.distribution.clone().filter(|d| !d.is_empty()).map(|d| capitalized(&d)).or_else(|| {
                 p.tracetools_version.as_deref().and_then(tracetools::distro::of_version).map(str::to_string)
             });
+            let assumed = if p.distro_assumed { ", assumed: ROS_DISTRO was not set" } else { "" };
             match (d, &p.tracetools_version) {
-                (Some(d), Some(v)) => Some(format!("{d} (tracetools {v})")),
+                (Some(d), Some(v)) => Some(format!("{d} (tracetools {v}{assumed})")),
                 (Some(d), None) => Some(d),
                 (None, Some(v)) => Some(format!("tracetools {v}")),
                 (None, None) => None,
