@@ -1,6 +1,7 @@
 //! Expectations written from a good run: every limit is the value measured times
-//! [`MARGIN`] (divided by it for the lower limits of runs and frequency), rounded to two
-//! significant digits on the passing side, so that the file passes on the trace it came from.
+//! [`MARGIN`] (divided by it for the lower limits of runs and frequency; a path's drop and loss
+//! rates at most halfway to 1), rounded to two significant digits on the passing side, so that
+//! the file passes on the trace it came from.
 
 use super::model::{Stat, Unit};
 use super::units::{round2, write};
@@ -28,6 +29,17 @@ fn up(v: f64) -> f64 {
 
 fn down(v: f64) -> f64 {
     round2(v / MARGIN, false)
+}
+
+/// The upper limit of a rate between 0 and 1 measured at `r`: `r` x [`MARGIN`], but at most
+/// halfway from `r` to 1 (rounded so that what is left to 1 keeps two significant digits); none
+/// when `r` is 1 already, where any limit would mean nothing.
+fn rate_up(r: f64) -> Option<f64> {
+    if !(0.0..1.0).contains(&r) {
+        return None;
+    }
+    let x = (r * MARGIN).min(r + (1.0 - r) / 2.0);
+    Some(if x <= 0.5 { round2(x, true) } else { 1.0 - round2(1.0 - x, false) })
 }
 
 /// `key: {p50: .., p99: .., max: ..}` of the worst of `stats` (those with samples), indented
@@ -144,23 +156,25 @@ fn topics(o: &mut String, a: &Analysis) {
 
 fn paths(o: &mut String, a: &Analysis) {
     let Some(lp) = &a.report.longest_paths else { return };
+    let arch = a.architecture();
     let mut any = false;
     for p in lp.paths.iter().filter(|p| p.latency.count > 0 && p.records > 0) {
         if !any {
             let _ = writeln!(o, "paths:");
             any = true;
         }
-        let mut items = Vec::new();
-        for (i, n) in p.path.nodes.iter().enumerate() {
-            if i > 0 {
-                items.push(p.path.topics[i - 1].as_str());
-            }
-            items.push(n);
-        }
-        let _ = writeln!(o, "- path: {}", q(&items.join(",")));
+        let _ = writeln!(o, "- path: {}", q(&arch.path_text(&p.path)));
         stats_line(o, "  ", "latency", &[&p.latency]);
-        let rate = |n: usize| write(up(n as f64 / p.records as f64).min(1.0), Unit::Ratio);
-        let _ = writeln!(o, "  drop_rate: {}\n  lost_rate: {}", rate(p.dropped), rate(p.lost));
+        for (key, n) in [("drop_rate", p.dropped), ("lost_rate", p.lost)] {
+            match rate_up(n as f64 / p.records as f64) {
+                Some(r) => {
+                    let _ = writeln!(o, "  {key}: {}", write(r, Unit::Ratio));
+                }
+                None => {
+                    let _ = writeln!(o, "  # {key}: none suggested: every message was dropped on the way in this run");
+                }
+            }
+        }
     }
 }
 
@@ -205,4 +219,22 @@ pub fn suggest(a: &Analysis, about: &str) -> String {
         write(up(r.flows_unmatched as f64).ceil(), Unit::Count)
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rate's limit is above what was measured, below 1, and none for a rate of 1.
+    #[test]
+    fn rate_limits_mean_something() {
+        assert_eq!(rate_up(0.0), Some(0.0));
+        assert_eq!(rate_up(0.1), Some(0.15));
+        assert_eq!(rate_up(0.7), Some(0.85));
+        for r in [0.0, 0.01, 0.3, 0.5, 0.66, 0.9, 0.99, 0.9999] {
+            let l = rate_up(r).unwrap();
+            assert!(l >= r && l < 1.0, "{r}: {l}");
+        }
+        assert_eq!(rate_up(1.0), None);
+    }
 }

@@ -76,37 +76,99 @@ pub enum Endpoint {
 }
 
 impl Architecture {
-    /// A node or topic named by a user: as given, or with a leading `/` added. The error
-    /// (starting with `what`, the argument's name) suggests names that contain it.
+    /// A node or topic named by a user: as given, or with a leading `/` added; `node:NAME` or
+    /// `topic:NAME` says which (ROS names hold no `:`), and must, when a node and a topic share
+    /// the name (`/imu` and `/imu`). The error (starting with `what`, the argument's name)
+    /// suggests names that contain it.
     pub fn resolve(&self, name: &str, what: &str) -> Result<Endpoint, String> {
         let arch = self;
-        let slashed = format!("/{name}");
-        if let Some(e) =
-            arch.endpoint(name).or_else(|| (!name.starts_with('/')).then(|| arch.endpoint(&slashed)).flatten())
-        {
-            return Ok(e);
+        let (kind, bare) = match name.split_once(':') {
+            Some((k @ ("node" | "topic"), rest)) => (Some(k), rest.trim()),
+            _ => (None, name),
+        };
+        let named =
+            |n: &str| -> (Option<usize>, bool) { (arch.node(n), arch.communications.iter().any(|c| c.topic == n)) };
+        let slashed = format!("/{bare}");
+        let (mut node, mut topic) = named(bare);
+        if node.is_none() && !topic && !bare.starts_with('/') {
+            (node, topic) = named(&slashed);
         }
-        let key = name.trim_start_matches('/');
-        let mut near: Vec<&str> = arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).collect();
-        near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)));
+        let full = if arch.node(bare).is_some() || arch.communications.iter().any(|c| c.topic == bare) {
+            bare
+        } else {
+            slashed.as_str()
+        };
+        match (kind, node, topic) {
+            (Some("node"), Some(n), _) | (None, Some(n), false) => return Ok(Endpoint::Node(n)),
+            (Some("topic"), _, true) | (None, None, true) => return Ok(Endpoint::Topic(full.to_string())),
+            (None, Some(_), true) => {
+                return Err(format!(
+                    "{what} {name:?}: a node and a topic are both named {full}: write node:{full} or topic:{full}"
+                ))
+            }
+            _ => {}
+        }
+        let key = bare.trim_start_matches('/');
+        let mut near: Vec<String> = Vec::new();
+        if kind != Some("topic") {
+            near.extend(arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).map(|n| {
+                let topic_too = arch.communications.iter().any(|c| c.topic == n);
+                if topic_too {
+                    format!("node:{n}")
+                } else {
+                    n.to_string()
+                }
+            }));
+        }
+        if kind != Some("node") {
+            near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)).map(|t| {
+                if arch.node(t).is_some() {
+                    format!("topic:{t}")
+                } else {
+                    t.to_string()
+                }
+            }));
+        }
         near.sort();
         near.dedup();
         let hint = if near.is_empty() {
             format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
         } else {
             let n = near.len();
-            let shown: Vec<&str> = near.into_iter().take(8).collect();
+            let shown: Vec<String> = near.into_iter().take(8).collect();
             format!(
                 "did you mean {}{}?",
                 shown.join(", "),
                 if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
             )
         };
-        Err(format!("{what} {name:?}: no such node or topic (with publishers and subscribers) in the trace; {hint}"))
+        let what_kind = match kind {
+            Some("node") => "no such node",
+            Some("topic") => "no such topic (with publishers and subscribers)",
+            _ => "no such node or topic (with publishers and subscribers)",
+        };
+        Err(format!("{what} {name:?}: {what_kind} in the trace; {hint}"))
+    }
+
+    /// `spec` written as [`Architecture::parse_path`] reads it back: `NODE,TOPIC,NODE,...`, a
+    /// topic written `topic:NAME` where a node has its name (`node:NAME` for such a node).
+    pub fn path_text(&self, spec: &PathSpec) -> String {
+        let topic_named = |n: &str| self.communications.iter().any(|c| c.topic == n);
+        let mut items = Vec::new();
+        for (i, n) in spec.nodes.iter().enumerate() {
+            if i > 0 {
+                let t = &spec.topics[i - 1];
+                items.push(if self.node(t).is_some() { format!("topic:{t}") } else { t.clone() });
+            }
+            items.push(if topic_named(n) { format!("node:{n}") } else { n.clone() });
+        }
+        items.join(",")
     }
 
     /// The path written `NODE,NODE,...` with topics between where two nodes communicate over
-    /// several (a topic left out is the only one between its nodes). Errors start with `what`.
+    /// several (a topic left out is the only one between its nodes); a name that is a node's and
+    /// a topic's is written `node:NAME` or `topic:NAME` ([`Architecture::resolve`]). Errors start
+    /// with `what`.
     pub fn parse_path(&self, s: &str, what: &str) -> Result<PathSpec, String> {
         let arch = self;
         let mut nodes: Vec<usize> = Vec::new();
