@@ -114,3 +114,31 @@ fn timers_no_node_made_are_not_taken_for_timers_without_periods() {
     s.init_ev("ros2:rcl_timer_init", Payload::new().u64(h).i64(10 * MS as i64));
     assert_eq!(about(&notes_of(s), "timer jitter").len(), 1);
 }
+
+/// A message taken before it was published (an event recorded after the call it times, or
+/// clocks that differ across hosts) gives a latency below zero: never shown without a warning
+/// that says why, and never for a trace whose latencies are all positive.
+#[test]
+fn a_latency_below_zero_is_said_with_its_causes() {
+    let run = |take_before: bool| {
+        let mut s = Sys::new();
+        let (a, b) = (s.node("talker"), s.node("listener"));
+        let p = s.publisher(a, "/chatter");
+        let sub = s.subscription(b, "/chatter");
+        for i in 0..5u64 {
+            let t = 100 * MS + i * 10 * MS;
+            // The take at `t`; the publication 1 ms later, or 1 ms earlier.
+            let src = s.publish(2, p, if take_before { t + MS } else { t - MS });
+            s.deliver(3, sub, src, t, MS / 10);
+        }
+        let dir = rostrace_testkit::TempDir::new("negative");
+        s.write(dir.path());
+        let (set, _) = rostrace_ctf::TraceSet::open(&[dir.path()]);
+        rostrace_analysis::analyze_traces(&set, |_, _| {}).report.warnings
+    };
+    let warned = run(true);
+    let w: Vec<&String> = warned.iter().filter(|w| w.contains("below zero")).collect();
+    assert!(!w.is_empty(), "{warned:?}");
+    assert!(w.iter().all(|w| w.contains("/chatter") && w.contains("placement") && w.contains("clocks")), "{w:?}");
+    assert!(run(false).iter().all(|w| !w.contains("below zero")));
+}

@@ -147,6 +147,9 @@ pub(crate) struct ClientShared<Req: Message, Resp: Message> {
     pub(crate) name: String,
     /// Whether `rmw_client_init` was emitted: the request writer's GID is known from the first request.
     pub(crate) announced: std::sync::atomic::AtomicBool,
+    /// The sequence number of the last request written (the request writer's DDS sequence
+    /// number, which counts its writes from 1); changed with `client` locked.
+    pub(crate) last_seq: std::sync::atomic::AtomicI64,
 }
 
 /// A client's response side with its response handler.

@@ -285,6 +285,7 @@ impl Node {
             handles,
             name: full,
             announced: AtomicBool::new(false),
+            last_seq: std::sync::atomic::AtomicI64::new(0),
         });
         self.waitables.push(Box::new(ClientEntity { shared: shared.clone(), on_response, staged: None, errors: 0 }));
         Ok(Client { shared })
@@ -307,19 +308,31 @@ where
     Req: Message + Clone + 'static,
     Resp: Message + 'static,
 {
-    /// Sends `request`; returns its sequence number. Emits `rmw_send_request`.
+    /// Sends `request`; returns its sequence number. Emits `rmw_send_request` before the request
+    /// is written, so that a server can never take it before it was sent: its sequence number is
+    /// the writer's next one (the writer is this client's alone, and written to with the lock
+    /// held). The writer's GID, which pairs the request with the server's take, is known once
+    /// the first request is written: `rmw_client_init` follows it (the analysis reads a handle's
+    /// GID wherever it is in the trace).
     pub fn send_request(&self, request: Req) -> std::result::Result<i64, crate::publisher::PublishError> {
         let h = &self.shared.handles;
         let address = &request as *const Req as usize;
         let c = self.shared.client.lock().unwrap_or_else(|p| p.into_inner());
+        let next = self.shared.last_seq.load(Ordering::Relaxed) + 1;
+        api::rmw_send_request(h.rmw(), address, next);
         let id = c
             .send_request(request)
             .map_err(|e| crate::publisher::PublishError { topic: self.shared.name.clone(), why: e.to_string() })?;
+        self.shared.last_seq.store(id.sequence_number, Ordering::Relaxed);
         drop(c);
+        if id.sequence_number != next {
+            // The writer numbered it otherwise (a write that failed half-way took a number): the
+            // request as numbered, late rather than unpaired.
+            api::rmw_send_request(h.rmw(), address, id.sequence_number);
+        }
         if !self.shared.announced.swap(true, Ordering::Relaxed) {
             api::rmw_client_init(h.rmw(), id.writer_gid.as_bytes());
         }
-        api::rmw_send_request(h.rmw(), address, id.sequence_number);
         Ok(id.sequence_number)
     }
 

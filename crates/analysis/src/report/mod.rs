@@ -162,6 +162,28 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     Report { callbacks, topics, ..Report::default() }
 }
 
+/// Why a latency that comes out below zero does: said for every one, never shown without it.
+pub(crate) const NEGATIVE_WHY: &str = "on one host, an event recorded after the call it times (its tracepoint's \
+     placement) or a message paired with the wrong one; across hosts, clocks that differ";
+
+/// A warning per topic some of whose messages were taken (or handled) before they were
+/// published.
+fn negative_latencies(topics: &[TopicReport]) -> Vec<String> {
+    let mut w = Vec::new();
+    for t in topics {
+        for (what, s) in [("publish → take", &t.pub_to_take_ns), ("publish → callback", &t.pub_to_callback_ns)] {
+            if s.count > 0 && s.min < 0 {
+                w.push(format!(
+                    "topic {}: {what} latency down to {:.1} us, below zero: {NEGATIVE_WHY}",
+                    t.name,
+                    s.min as f64 / 1e3
+                ));
+            }
+        }
+    }
+    w
+}
+
 /// `v` sorted, each item once (a row's list of names).
 fn sorted_unique<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v.sort();
@@ -252,6 +274,9 @@ impl<'m> Reporting<'m> {
         if flows_unmatched > 0 {
             warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
         }
+        warnings.extend(negative_latencies(&topics));
+        let services = services::section(a);
+        warnings.extend(services::negative_latencies(&services));
         let mut processes: Vec<Process> = m.processes.values().cloned().collect();
         processes.sort_by_key(|p| (p.trace, p.vpid));
         Report {
@@ -276,7 +301,7 @@ impl<'m> Reporting<'m> {
             per_thread: shares.per_thread,
             executors: nodes::executors(m),
             executor_threads: threads::executor_threads(a, &names),
-            services: services::section(a),
+            services,
             lifecycle_transitions: nodes::lifecycle_transitions(m),
             unmatched_callback_ends: unmatched_total,
             discarded_events: discarded,

@@ -127,6 +127,28 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
         .collect()
 }
 
+/// A warning per service some of whose requests were taken before they were sent, or
+/// responses before they were sent back.
+pub(super) fn negative_latencies(services: &[ServiceReport]) -> Vec<String> {
+    let mut w = Vec::new();
+    for s in services {
+        for (what, st) in [
+            ("request (client send → server take)", &s.request_ns),
+            ("response (server send → client take)", &s.response_ns),
+        ] {
+            if st.count > 0 && st.min < 0 {
+                w.push(format!(
+                    "service {}: {what} latency down to {:.1} us, below zero: {}",
+                    s.name,
+                    st.min as f64 / 1e3,
+                    super::NEGATIVE_WHY
+                ));
+            }
+        }
+    }
+    w
+}
+
 /// The services of the analysis's [`ServiceHandler`] calls.
 pub(super) fn section(a: &View<'_>) -> Vec<ServiceReport> {
     let no_services = ServiceHandler::default();
