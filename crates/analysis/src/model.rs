@@ -215,6 +215,11 @@ pub struct Process {
     pub tracetools_version: Option<String>,
     /// ROS distribution from CARET's `caret_init`.
     pub distribution: Option<String>,
+    /// Whether its distribution is a guess: the tracer took its default, the process's
+    /// environment naming none (rostrace's tracer writes `ros_distro_assumed` in its trace's
+    /// metadata then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub distro_assumed: bool,
     /// The rmw implementation, from CARET's `rmw_implementation`.
     pub rmw_implementation: Option<String>,
     /// CARET clock offset: event time minus `init_timestamp` clock.

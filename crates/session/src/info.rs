@@ -36,6 +36,10 @@ pub struct Info {
     pub tracetools_versions: Vec<String>,
     /// ROS 2 distributions (from `caret_init`, or told by the tracetools versions).
     pub ros_distros: Vec<String>,
+    /// The distributions rostrace's tracer guessed, the traced processes' environment naming
+    /// none (`ros_distro_assumed` in a trace's metadata): the label is then not the processes'.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ros_distros_assumed: Vec<String>,
     /// Tracers (from the metadata environment).
     pub tracers: Vec<String>,
     /// Errors met while reading (the `errors` given first).
@@ -75,9 +79,26 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize, progress: &(dyn
         losses: s.losses,
         tracetools_versions: versions,
         ros_distros: distros,
+        ros_distros_assumed: assumed(set),
         tracers: s.tracers,
         errors: errors.into_iter().chain(s.errors).collect(),
     }
+}
+
+/// The distributions the tracer of some trace of `set` guessed, each once.
+fn assumed(set: &TraceSet) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for t in &set.traces {
+        let d = match t.schema.env("ros_distro_assumed") {
+            Some(rostrace_ctf::EnvValue::Str(s)) => s.clone(),
+            Some(rostrace_ctf::EnvValue::Int(i)) => i.to_string(),
+            None => continue,
+        };
+        if !v.contains(&d) {
+            v.push(d);
+        }
+    }
+    v
 }
 
 /// The traces at `paths` (directories searched for CTF traces, or metadata files) summarized;

@@ -60,6 +60,13 @@ pub fn from_env() -> Result<&'static Abi, String> {
     env_abi().clone()
 }
 
+/// Whether this process's ABI is the default's because neither `ROSTRACE_DISTRO` nor
+/// `ROS_DISTRO` names one: its distribution is a guess (written into its trace's metadata as
+/// `ros_distro_assumed`, so that the analysis says so).
+pub fn assumed() -> bool {
+    [crate::env::DISTRO, crate::env::ROS_DISTRO].iter().all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()))
+}
+
 /// The ABI of this process (the default's when the environment names an unknown one: tracing
 /// is then off, see [`from_env`]).
 #[inline]

@@ -526,7 +526,7 @@ impl Session {
         std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
         let uuid = random_uuid();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
-        let env = vec![
+        let mut env = vec![
             ("hostname".to_string(), host),
             ("domain".to_string(), "ust".to_string()),
             ("tracer_name".to_string(), "rostrace".to_string()),
@@ -540,6 +540,9 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
+        if crate::distro::assumed() {
+            env.push(("ros_distro_assumed".to_string(), crate::distro::current().name.to_string()));
+        }
         let mut decl = crate::distro::trace_decl(crate::distro::current(), uuid, boot_id(), offset, env);
         let metadata = packetize_metadata(&metadata_text(&decl), &uuid);
         // The trace directory, metadata and loss file now, at the process's first event, rather

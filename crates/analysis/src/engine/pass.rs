@@ -109,6 +109,7 @@ impl<'p> Pass<'p> {
                 trace: t,
                 vpid,
                 host: plan.hosts[ti].clone(),
+                distro_assumed: plan.distro_assumed[ti],
                 ..Default::default()
             });
             proc.events += 1;

@@ -9,6 +9,8 @@ use rostrace_ctf::TraceSet;
 pub(super) struct Plan {
     pub(super) hosts: Vec<String>,
     pub(super) kernel: Vec<bool>,
+    /// Per trace: whether the tracer guessed its ROS 2 distribution (`ros_distro_assumed`).
+    pub(super) distro_assumed: Vec<bool>,
     /// Per trace and class: what the ROS 2 core makes of it, and which core handlers want it.
     pub(super) infos: Vec<Vec<Option<(ClassInfo, u8)>>>,
     /// Per trace and class: the handlers that want it, with their tokens.
@@ -25,6 +27,8 @@ impl Plan {
             .iter()
             .map(|t| matches!(t.schema.env("domain"), Some(rostrace_ctf::EnvValue::Str(d)) if d == "kernel"))
             .collect();
+        let distro_assumed: Vec<bool> =
+            set.traces.iter().map(|t| t.schema.env("ros_distro_assumed").is_some()).collect();
         let infos: Vec<Vec<Option<(ClassInfo, u8)>>> = set
             .traces
             .iter()
@@ -64,6 +68,6 @@ impl Plan {
                 })
             })
             .collect();
-        Plan { hosts, kernel, infos, routes, subscribed }
+        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed }
     }
 }
