@@ -281,3 +281,40 @@ fn live_shows_no_latency_for_a_topic_without_matched_messages() {
     assert!(topic("/lonely")["latency_p50_ns"].is_null() && topic("/lonely")["latency_p99_ns"].is_null(), "{last}");
     assert!(topic("/chatter")["latency_p50_ns"].as_i64().unwrap() > 0, "{last}");
 }
+
+/// `live` following a session directory ends by itself when the session is stopped, and says
+/// that the recording ended. (Before, it went on until Ctrl-C or --duration.)
+#[test]
+fn live_says_when_the_recording_it_follows_ended() {
+    let tmp = TempDir::new("live-ended");
+    let prog = flows(tmp.path());
+    let out = rostrace()
+        .args(["record", "-s", "s", "-p"])
+        .arg(tmp.path())
+        .arg("--")
+        .arg(&prog)
+        .arg(tmp.join("e.txt"))
+        .args(["1", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut child = rostrace()
+        .args(["live", "--plain"])
+        .arg(tmp.join("s"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed().as_secs() > 20 {
+            child.kill().unwrap();
+            panic!("live still follows a stopped session");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("ended (its session was stopped)"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-- whole recording"));
+}

@@ -952,3 +952,39 @@ fn create_prints_the_environment_for_a_shell() {
     assert_eq!(seen[1], "ros2:*,ros2_caret:*");
     assert!(Path::new(seen[2].split(':').next().unwrap()).join("sitecustomize.py").exists(), "{seen:?}");
 }
+
+/// A command given without `--` before it gets clap's error and a hint saying where `--` goes.
+#[test]
+fn a_command_without_dashes_gets_a_hint() {
+    for sub in ["record", "live"] {
+        let out = rostrace().args([sub, "python3", "my_node.py"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sub}: {err}");
+        assert!(
+            err.contains(&format!("put `--` before the command to trace: rostrace {sub} [OPTIONS] -- COMMAND")),
+            "{err}"
+        );
+    }
+}
+
+/// A process whose environment names no distribution traces with the default ABI, and the
+/// recording says that its distribution was assumed; one that names it is not so labelled.
+#[test]
+fn a_distribution_guessed_is_said_to_be_assumed() {
+    let dir = tmp("assumed");
+    let prog = flows(&dir);
+    for (name, distro) in [("guessed", None), ("named", Some("rolling"))] {
+        let mut cmd = record(&[]);
+        cmd.env_remove("ROS_DISTRO").env_remove("ROSTRACE_DISTRO");
+        if let Some(d) = distro {
+            cmd.env("ROS_DISTRO", d);
+        }
+        record_flows(cmd, &dir, name, &prog, &["1", "2"]);
+        let info = rostrace().arg("info").arg(dir.join(name)).output().unwrap();
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert_eq!(text.contains("assumed for some processes: rolling"), distro.is_none(), "{name}: {text}");
+        let analysis = analyze_json(&[], &[dir.join(name)]);
+        let assumed = analysis["processes"].as_array().unwrap().iter().any(|p| p["distro_assumed"] == true);
+        assert_eq!(assumed, distro.is_none(), "{name}");
+    }
+}
