@@ -80,9 +80,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
 }
 
 /// Reads and parses the expectation file `p`; the error names the file, and the line and the
-/// key when the file cannot be parsed.
+/// key when the file cannot be parsed (the line and byte when it is not UTF-8).
 pub fn read_expectations(p: &Path) -> Result<check::Expectations, String> {
-    let text = std::fs::read_to_string(p).map_err(|e| format!("--expect {}: {e}", p.display()))?;
+    let bytes = std::fs::read(p).map_err(|e| format!("--expect {}: {e}", p.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        format!("{}: line {line} (byte {at}): not UTF-8", p.display())
+    })?;
     check::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
 }
 
