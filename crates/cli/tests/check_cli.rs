@@ -256,3 +256,26 @@ fn junit_reports_are_valid_junit() {
     let (valid, said) = junit_valid(&x);
     assert!(!valid && said.contains("'label' is not allowed") && said.contains("'name' is required"), "{said}");
 }
+
+/// Names with characters XML 1.0 forbids (U+FFFE, U+FFFF, controls), in the subject and the
+/// file's name, are escaped: xmllint reads the report, which is valid JUnit.
+#[test]
+fn junit_reports_of_names_xml_forbids_are_well_formed() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    if !require(rostrace_testkit::have("xmllint", "--version"), "xmllint (Debian's libxml2-utils)") {
+        return;
+    }
+    let dir = TempDir::new("check-junit-chars");
+    let f = dir.join("e\u{ffff}.yaml");
+    std::fs::write(&f, "topics:\n- topic: \"/t\\uFFFE\\uFFFF\\x01\\u0085\"\n  dropped: 0\n").unwrap();
+    let x = dir.join("report.xml");
+    let (code, _, err) = check(&["--expect", f.to_str().unwrap(), "--junit", x.to_str().unwrap()], &t);
+    assert_eq!(code, Some(1), "{err}");
+    let report = std::fs::read_to_string(&x).unwrap();
+    let out = std::process::Command::new("xmllint").args(["--noout"]).arg(&x).output().unwrap();
+    assert!(out.status.success(), "{}\n{report}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains(r#"classname="topic /t\xef\xbf\xbe\xef\xbf\xbf\x01\xc2\x85""#), "{report}");
+    assert!(report.contains(r#"\xef\xbf\xbf.yaml:3</failure>"#), "{report}");
+    let (valid, said) = junit_valid(&x);
+    assert!(valid, "{said}\n{report}");
+}
