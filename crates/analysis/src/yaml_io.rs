@@ -6,8 +6,11 @@
 //! parser, pulled one event at a time (its `Parser::load` recurses once per level of nesting,
 //! the pull does not). Mappings and sequences nest at most [`MAX_DEPTH`] deep, an alias
 //! (`*name`) is refused (no expansion, so no "billion laughs"), anchors and tags are ignored, and
-//! a file holds one document. A repeated key takes its last value, as PyYAML does. Every error
-//! names its line.
+//! a file holds one document. A repeated key takes its last value, as PyYAML does. A character
+//! YAML does not allow in a file (C0 controls but tab, line feed and carriage return; DEL; C1
+//! controls but NEL; U+FFFE, U+FFFF; a byte-order mark after the start) is an error naming its
+//! line, column and byte, as PyYAML's is: `yaml-rust2` would take NUL for the end of the file,
+//! silently, and read the others as text. Every error names its line.
 //!
 //! Writing ([`q`]): plain where YAML 1.1 (PyYAML) and YAML 1.2 loaders both read back the same
 //! string, else single-quoted, else (a line break, a tab, a control character, U+2028/U+2029,
@@ -67,7 +70,9 @@ pub(crate) fn tree(src: &str, what: &str) -> Result<Option<Node>, String> {
         node: Node,
         key: Option<(String, usize)>,
     }
-    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let bom = if src.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let src = &src[bom..];
+    forbidden(src, bom)?;
     let mut parser = Parser::new_from_str(src);
     let mut open: Vec<Open> = Vec::new();
     let mut root = None;
@@ -116,6 +121,41 @@ pub(crate) fn tree(src: &str, what: &str) -> Result<Option<Node>, String> {
         }
     }
     Ok(root)
+}
+
+/// The first character of `src` that YAML does not allow in a file (outside its printable set,
+/// or a byte-order mark after the start), as an error naming its line, column (in characters,
+/// the first being 1) and byte offset in the file (`src` begins `skipped` bytes into it). Line
+/// breaks are LF, CR LF and CR, as the parser counts them.
+fn forbidden(src: &str, skipped: usize) -> Result<(), String> {
+    let (mut line, mut column, mut after_cr) = (1, 1, false);
+    for (i, c) in src.char_indices() {
+        let name = match c {
+            '\0' => Some("NUL"),
+            '\u{1}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{84}' | '\u{86}'..='\u{9f}' => {
+                Some("the control character")
+            }
+            '\u{feff}' => Some("a byte-order mark after the start,"),
+            '\u{fffe}' | '\u{ffff}' => Some("the noncharacter"),
+            _ => None,
+        };
+        if let Some(name) = name {
+            return Err(format!(
+                "line {line}, column {column} (byte {}): {name} U+{:04X}, which YAML does not allow in a file \
+                 (a double-quoted string holds it as \"\\u{:04X}\")",
+                skipped + i,
+                c as u32,
+                c as u32
+            ));
+        }
+        match c {
+            '\n' if after_cr => {}
+            '\n' | '\r' => (line, column) = (line + 1, 1),
+            _ => column += 1,
+        }
+        after_cr = c == '\r';
+    }
+    Ok(())
 }
 
 /// A mapping's entries; `what` names it in the error.
@@ -287,6 +327,32 @@ mod tests {
         assert_eq!((get(top, "f").unwrap().line, get(top, "g").unwrap().line), (11, 12));
         assert!(tree("a: [1\n", "a file").unwrap_err().starts_with("line 2"), "{:?}", tree("a: [1\n", "a file"));
         assert!(tree("", "a file").unwrap().is_none());
+    }
+
+    /// NUL (taken by the parser for the end of the file), in a comment or a value, and each
+    /// other character YAML does not allow, is an error naming its line, column and byte; tab,
+    /// CR, NEL and a leading byte-order mark are read.
+    #[test]
+    fn refuses_characters_yaml_does_not_allow() {
+        let err = |s: &str| tree(s, "a file").unwrap_err();
+        assert_eq!(
+            err("a: 1 # one\0\nb: 2\n"),
+            "line 1, column 11 (byte 10): NUL U+0000, which YAML does not allow in a file \
+             (a double-quoted string holds it as \"\\u0000\")"
+        );
+        assert!(err("a: 1\r\nb: x\0y\n").starts_with("line 2, column 5 (byte 10): NUL U+0000"));
+        assert!(err("a: 1\rb: \x1b[2J\n").starts_with("line 2, column 4 (byte 8): the control character U+001B"));
+        assert!(err("\u{feff}a: \x7f").starts_with("line 1, column 4 (byte 6): the control character U+007F"));
+        assert!(err("a: \u{9b}\n").starts_with("line 1, column 4 (byte 3): the control character U+009B"));
+        assert!(
+            err("a: b\u{feff}\n").starts_with("line 1, column 5 (byte 4): a byte-order mark after the start, U+FEFF")
+        );
+        assert!(err("a: é\u{fffe}").starts_with("line 1, column 5 (byte 5): the noncharacter U+FFFE"));
+        assert!(err("a:\n- \u{ffff}").starts_with("line 2, column 3 (byte 5): the noncharacter U+FFFF"));
+        let y = tree("\u{feff}a: \"\\0\\uFFFE\"\t\r\nb: x\u{85}y\n", "a file").unwrap().unwrap();
+        let top = entries(&y, "top").unwrap();
+        assert_eq!((str_of(top, "a"), str_of(top, "b")), ("\0\u{fffe}", "x\u{85}y"));
+        assert_eq!(get(top, "b").unwrap().line, 2);
     }
 
     #[test]

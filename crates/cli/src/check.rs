@@ -80,9 +80,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
 }
 
 /// Reads and parses the expectation file `p`; the error names the file, and the line and the
-/// key when the file cannot be parsed.
+/// key when the file cannot be parsed (the line and byte when it is not UTF-8).
 pub fn read_expectations(p: &Path) -> Result<check::Expectations, String> {
-    let text = std::fs::read_to_string(p).map_err(|e| format!("--expect {}: {e}", p.display()))?;
+    let bytes = std::fs::read(p).map_err(|e| format!("--expect {}: {e}", p.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        format!("{}: line {line} (byte {at}): not UTF-8", p.display())
+    })?;
     check::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
 }
 
@@ -108,7 +113,9 @@ fn render(out: &Out<'_>) -> String {
 }
 
 /// `s` as XML character data or attribute text: control characters escaped as in the text
-/// (XML 1.0 cannot hold most of them), then the five XML characters.
+/// (`\e`, `\x01`, ...), and the noncharacters U+FFFE and U+FFFF as their UTF-8 bytes
+/// (`\xef\xbf\xbe`), so that every character left is one XML 1.0 allows (a Rust string has no
+/// lone surrogate); then the five XML characters.
 fn xml(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in esc(s).chars() {
@@ -118,6 +125,11 @@ fn xml(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&apos;"),
+            '\u{fffe}' | '\u{ffff}' => {
+                for b in c.to_string().bytes() {
+                    let _ = write!(o, "\\x{b:02x}");
+                }
+            }
             c => o.push(c),
         }
     }
@@ -175,5 +187,33 @@ mod tests {
         assert!(x.contains("classname=\"topic /a&lt;&amp;&gt;&quot;&apos;\\e\""), "{x}");
         assert!(x.contains("message=\"latency p99 2.00 ms (at most 1.00 ms)\">e.yaml:3</failure>"), "{x}");
         assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");
+    }
+
+    /// Whether XML 1.0 allows `c` in a document (its `Char` production).
+    fn xml_char(c: char) -> bool {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    }
+
+    /// Every character XML 1.0 forbids in a name or the file's is escaped; what it allows is kept.
+    #[test]
+    fn junit_holds_only_characters_xml_allows() {
+        let forbidden: String =
+            ('\0'..='\u{1f}').chain(['\u{7f}', '\u{85}', '\u{9f}', '\u{fffe}', '\u{ffff}']).collect();
+        let allowed = "é\u{a0}\u{d7ff}\u{e000}\u{fffd}\u{10000}\u{10ffff}";
+        let o = Outcome {
+            subject: format!("topic /a{forbidden}{allowed}"),
+            metric: "latency\u{fffe} p99".into(),
+            status: Status::NotInTrace,
+            measured: None,
+            unit: Unit::Ns,
+            limit: Bound { low: None, high: Some(1e6) },
+            line: 3,
+            note: None,
+        };
+        let x = junit("e\u{ffff}.yaml", &[o]);
+        assert!(x.chars().all(xml_char), "{x:?}");
+        assert!(x.contains(&format!("\\x1f\\x7f\\xc2\\x85\\xc2\\x9f\\xef\\xbf\\xbe\\xef\\xbf\\xbf{allowed}\"")), "{x}");
+        assert!(x.contains("name=\"latency\\xef\\xbf\\xbe p99\""), "{x}");
+        assert!(x.contains(">e\\xef\\xbf\\xbf.yaml:3</failure>"), "{x}");
     }
 }

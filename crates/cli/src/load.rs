@@ -85,12 +85,14 @@ pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{arg} {}: {e}", path.display()))?;
     let saved: Saved = serde_json::from_slice(&bytes)
         .map_err(|e| format!("{arg} {}: not a JSON file of rostrace analyze: {e}", path.display()))?;
-    saved.diff_samples.map(Run::Saved).ok_or_else(|| {
+    let samples = saved.diff_samples.ok_or_else(|| {
         format!(
             "{arg} {}: holds no samples to compare; save the run with `rostrace analyze TRACE --json FILE --samples`",
             path.display()
         )
-    })
+    })?;
+    samples.check().map_err(|e| format!("{arg} {}: diff_samples: {e}", path.display()))?;
+    Ok(Run::Saved(samples))
 }
 
 fn is_json(path: &Path) -> bool {

@@ -14,17 +14,28 @@
 //! admitted a set stays, so that a series never moves; the others are summed into one set whose
 //! labels are all `other` (their quantiles are the largest of theirs, an upper bound).
 //!
-//! The server is std's `TcpListener` on one thread, one connection at a time (a scrape is one
-//! small response): no HTTP dependency to build.
+//! The server is std's `TcpListener` (no HTTP dependency to build): a thread accepts, a thread per
+//! connection answers, at most [`MAX_CONNECTIONS`] at once. A client cannot hold the server: the
+//! request's head must arrive within [`HEAD_DEADLINE`] however slowly its bytes come, the response
+//! be taken within [`WRITE_DEADLINE`], and a connection past the limit closes the oldest one
+//! still sending its head (else the oldest), so that a scrape is answered while idle or slow
+//! clients hold connections open.
 
 use rostrace_analysis::check::{Outcome, Status};
 use rostrace_analysis::{Report, Stats};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::io::{ErrorKind, Read as _, Write as _};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Connections served at once; a new one past it closes an older one ([`Connections::admit`]).
+pub const MAX_CONNECTIONS: usize = 16;
+/// The time a client has to send its request's head, from its connection, whatever its rate.
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(3);
+/// The time a client has to take the response (Prometheus' default scrape timeout).
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The options of `live` for Prometheus.
 #[derive(clap::Args, Clone)]
@@ -75,12 +86,7 @@ pub fn serve(opts: &Options) -> Result<Option<Exporter>, String> {
     let shared = exporter.clone();
     std::thread::Builder::new()
         .name("prometheus".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                // A client that fails or stalls costs its connection only.
-                let _ = shared.respond(stream);
-            }
-        })
+        .spawn(move || shared.accept(listener))
         .map_err(|e| format!("--prometheus {addr}: {e}"))?;
     crate::out::errln!("rostrace: Prometheus metrics at http://{}/metrics", exporter.addr);
     Ok(Some(exporter))
@@ -100,11 +106,36 @@ impl Exporter {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).body.clone()
     }
 
-    /// Answers one HTTP request: `GET /metrics` (or `HEAD`), else 404 or 405.
-    fn respond(&self, mut s: TcpStream) -> std::io::Result<()> {
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
-        s.set_write_timeout(Some(Duration::from_secs(5)))?;
-        let head = read_head(&mut s)?;
+    /// Serves the connections of `listener`, each on a thread of its own, forever.
+    fn accept(&self, listener: TcpListener) {
+        let open = Arc::new(Mutex::new(Connections::default()));
+        for stream in listener.incoming() {
+            let stream = match stream {
+                Ok(s) => s,
+                Err(_) => {
+                    // Out of file descriptors, say: the error would repeat at once, in a busy loop.
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let Some(id) = Connections::lock(&open).admit(&stream) else { continue };
+            let (shared, open2) = (self.clone(), open.clone());
+            let served = std::thread::Builder::new().name("prometheus-client".into()).spawn(move || {
+                // A client that fails or stalls costs its connection only.
+                let _ = shared.respond(stream, id, &open2);
+                Connections::lock(&open2).remove(id);
+            });
+            if served.is_err() {
+                Connections::lock(&open).close(id);
+            }
+        }
+    }
+
+    /// Answers one HTTP request: `GET /metrics` (or `HEAD`), else 404 or 405. `id` is the
+    /// connection's in `open`.
+    fn respond(&self, mut s: TcpStream, id: u64, open: &Mutex<Connections>) -> std::io::Result<()> {
+        let head = read_head(&mut s, Instant::now() + HEAD_DEADLINE)?;
+        Connections::lock(open).answering(id);
         let line = head.lines().next().unwrap_or("");
         let mut parts = line.split(' ');
         let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
@@ -114,31 +145,108 @@ impl Exporter {
             ("GET" | "HEAD", _) => ("404 Not Found", "not found: the metrics are at /metrics\n".to_string()),
             _ => ("405 Method Not Allowed", "only GET and HEAD\n".to_string()),
         };
-        let header = format!(
+        let mut response = format!(
             "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
-        s.write_all(header.as_bytes())?;
         if method != "HEAD" {
-            s.write_all(body.as_bytes())?;
+            response.push_str(&body);
         }
-        s.flush()
+        write_all_by(&mut s, response.as_bytes(), Instant::now() + WRITE_DEADLINE)
     }
 }
 
-/// The request's head (up to its empty line, at most 16 KiB).
-fn read_head(s: &mut TcpStream) -> std::io::Result<String> {
+/// The connections being served, by the order they came in: each a handle on its socket, so
+/// that a newer one can close it, and whether its request was read.
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    open: BTreeMap<u64, (TcpStream, bool)>,
+}
+
+impl Connections {
+    fn lock(m: &Mutex<Connections>) -> MutexGuard<'_, Connections> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits `s`, first closing the oldest connection still sending its head when
+    /// [`MAX_CONNECTIONS`] are open (the oldest of all when every one is being answered): a
+    /// scrape sends its head at once and is answered in milliseconds, so what is closed is a
+    /// client that holds a connection without asking. None when `s` cannot be watched.
+    fn admit(&mut self, s: &TcpStream) -> Option<u64> {
+        while self.open.len() >= MAX_CONNECTIONS {
+            let idle = self.open.iter().find(|(_, (_, answering))| !answering).map(|(id, _)| *id);
+            let Some(oldest) = idle.or_else(|| self.open.keys().next().copied()) else { break };
+            self.close(oldest);
+        }
+        let handle = s.try_clone().ok()?;
+        let id = self.next;
+        self.next += 1;
+        self.open.insert(id, (handle, false));
+        Some(id)
+    }
+
+    /// Marks `id` as being answered: its request was read.
+    fn answering(&mut self, id: u64) {
+        if let Some(c) = self.open.get_mut(&id) {
+            c.1 = true;
+        }
+    }
+
+    /// Closes `id`'s socket: its thread's read or write fails at once, and the thread ends.
+    fn close(&mut self, id: u64) {
+        if let Some((s, _)) = self.open.remove(&id) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.open.remove(&id);
+    }
+}
+
+/// The time left until `deadline`, or a timeout error when there is none (a socket's timeout
+/// cannot be zero).
+fn left(deadline: Instant) -> std::io::Result<Duration> {
+    let d = deadline.saturating_duration_since(Instant::now());
+    if d.is_zero() {
+        Err(std::io::Error::new(ErrorKind::TimedOut, "deadline passed"))
+    } else {
+        Ok(d)
+    }
+}
+
+/// The request's head (up to its empty line, at most 16 KiB), all of it by `deadline`: each read
+/// waits only for the time left, so a byte now and then does not extend it.
+fn read_head(s: &mut TcpStream, deadline: Instant) -> std::io::Result<String> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-        let n = s.read(&mut chunk)?;
-        if n == 0 {
-            break;
-        }
+        s.set_read_timeout(Some(left(deadline)?))?;
+        let n = match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         buf.extend_from_slice(&chunk[..n]);
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Writes all of `b` by `deadline` (a client reading slowly does not extend it).
+fn write_all_by(s: &mut TcpStream, mut b: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !b.is_empty() {
+        s.set_write_timeout(Some(left(deadline)?))?;
+        match s.write(b) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => b = &b[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    s.flush()
 }
 
 /// The label sets of one kind admitted as series of their own.
@@ -704,6 +812,47 @@ mod tests {
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
+    }
+
+    /// Whether the server closed `s` within `wait` (a read ends or fails, not times out).
+    fn closed_within(s: &mut TcpStream, wait: Duration) -> bool {
+        s.set_read_timeout(Some(wait)).unwrap();
+        match s.read(&mut [0u8; 256]) {
+            Ok(n) => n == 0,
+            Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+        }
+    }
+
+    /// A connection past the limit closes the oldest idle one at once, and a scrape is answered
+    /// while the others stay open; a client sending its head a byte at a time is closed at the
+    /// head's deadline.
+    #[test]
+    fn stalling_clients_cannot_hold_the_server() {
+        let e = serve(&Options { prometheus: Some("127.0.0.1:0".into()), prometheus_max_series: 10 }).unwrap().unwrap();
+        let mut idle: Vec<TcpStream> = (0..MAX_CONNECTIONS).map(|_| TcpStream::connect(e.addr).unwrap()).collect();
+        // Accepted in order: each registered before the next is accepted.
+        std::thread::sleep(Duration::from_millis(200));
+        idle.push(TcpStream::connect(e.addr).unwrap());
+        assert!(closed_within(&mut idle[0], Duration::from_secs(1)), "the oldest idle connection stays open");
+        assert!(!closed_within(&mut idle[1], Duration::from_millis(100)), "more than the oldest closed");
+        let start = Instant::now();
+        assert!(http(e.addr, "GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 OK"));
+        assert!(start.elapsed() < Duration::from_secs(1), "a scrape took {:?}", start.elapsed());
+
+        let start = Instant::now();
+        let mut slow = TcpStream::connect(e.addr).unwrap();
+        slow.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+        let closed = loop {
+            if closed_within(&mut slow, Duration::from_millis(500)) {
+                break Some(start.elapsed());
+            }
+            if start.elapsed() > HEAD_DEADLINE + Duration::from_secs(3) || slow.write_all(b"X").is_err() {
+                break None;
+            }
+        };
+        let closed = closed.expect("a client sending a byte every 500 ms is never closed");
+        assert!(closed >= HEAD_DEADLINE - Duration::from_millis(100), "closed after {closed:?}");
+        assert!(closed < HEAD_DEADLINE + Duration::from_millis(1500), "closed after {closed:?}");
     }
 
     #[test]

@@ -229,6 +229,36 @@ fn a_malformed_file_is_an_error_naming_the_line_and_the_key() {
     }
 }
 
+/// A NUL, even in a comment, would end the file for the YAML parser, silently: it is an error
+/// naming the file, line, column and byte, as is any other character YAML does not allow, and
+/// a file that is not UTF-8.
+#[test]
+fn a_character_yaml_does_not_allow_is_an_error_naming_where() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = TempDir::new("check-nul");
+    let f = dir.join("nul.yaml");
+    let two = "callbacks:\n- node: /filter_node\n  topic: /topic1\n  runs: 1 # one\n- node: /no_such_node\n  runs: 1\n";
+    let (code, v, text) = check_yaml(&dir, two, &t);
+    assert_eq!((code, v["outcomes"].as_array().unwrap().len()), (Some(1), 2), "{text}");
+    for (yaml, want) in [
+        (two.replace("# one", "# one\0"), "line 4, column 16 (byte 64): NUL U+0000, which YAML does not allow"),
+        (two.replace("/no_such_node", "/no\x1b[2J"), "line 5, column 12 (byte 76): the control character U+001B"),
+        (two.replace("/no_such_node", "/no\u{fffe}"), "line 5, column 12 (byte 76): the noncharacter U+FFFE"),
+    ] {
+        std::fs::write(&f, yaml).unwrap();
+        let (code, out, err) = check(&["--expect", f.to_str().unwrap()], &t);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.starts_with(&format!("rostrace: error: {}: {want}", f.display())), "{err}");
+    }
+    let mut latin1 = two.as_bytes().to_vec();
+    latin1.splice(84..84, [0xe9]);
+    std::fs::write(&f, &latin1).unwrap();
+    let (code, _, err) = check(&["--expect", f.to_str().unwrap()], &t);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with(&format!("rostrace: error: {}: line 5 (byte 84): not UTF-8", f.display())), "{err}");
+}
+
 /// `xmllint`'s verdict on `xml` against the vendored JUnit schema (tests/data/junit/junit-10.xsd):
 /// whether it is valid, and what xmllint said.
 fn junit_valid(xml: &Path) -> (bool, String) {
@@ -283,4 +313,27 @@ fn junit_reports_are_valid_junit() {
     std::fs::write(&x, passing.replacen("\" name=\"", "\" label=\"", 1)).unwrap();
     let (valid, said) = junit_valid(&x);
     assert!(!valid && said.contains("'label' is not allowed") && said.contains("'name' is required"), "{said}");
+}
+
+/// Names with characters XML 1.0 forbids (U+FFFE, U+FFFF, controls), in the subject and the
+/// file's name, are escaped: xmllint reads the report, which is valid JUnit.
+#[test]
+fn junit_reports_of_names_xml_forbids_are_well_formed() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    if !require(rostrace_testkit::have("xmllint", "--version"), "xmllint (Debian's libxml2-utils)") {
+        return;
+    }
+    let dir = TempDir::new("check-junit-chars");
+    let f = dir.join("e\u{ffff}.yaml");
+    std::fs::write(&f, "topics:\n- topic: \"/t\\uFFFE\\uFFFF\\x01\\u0085\"\n  dropped: 0\n").unwrap();
+    let x = dir.join("report.xml");
+    let (code, _, err) = check(&["--expect", f.to_str().unwrap(), "--junit", x.to_str().unwrap()], &t);
+    assert_eq!(code, Some(1), "{err}");
+    let report = std::fs::read_to_string(&x).unwrap();
+    let out = std::process::Command::new("xmllint").args(["--noout"]).arg(&x).output().unwrap();
+    assert!(out.status.success(), "{}\n{report}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains(r#"classname="topic /t\xef\xbf\xbe\xef\xbf\xbf\x01\xc2\x85""#), "{report}");
+    assert!(report.contains(r#"\xef\xbf\xbf.yaml:3</failure>"#), "{report}");
+    let (valid, said) = junit_valid(&x);
+    assert!(valid, "{said}\n{report}");
 }

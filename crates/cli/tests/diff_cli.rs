@@ -105,3 +105,44 @@ fn json_without_samples_or_malformed_is_an_error_naming_it() {
         assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
     }
 }
+
+/// A saved run's `diff_samples`, with `seconds`, the `paths_followed` and the `path` samples
+/// given as JSON.
+fn saved_run(file: &Path, seconds: &str, paths_followed: &str, path: &str) {
+    let json = format!(
+        "{{\"diff_samples\": {{\"seconds\": {seconds}, \"callback\": {{\"/a timer 100ms cb\": [1000, 2000, 3000]}}, \
+         \"topic\": {{}}, \"path\": {path}, \"paths_followed\": {paths_followed}}}}}"
+    );
+    std::fs::write(file, json).unwrap();
+}
+
+/// A saved run that no analysis makes (a length of time not above 0, a path whose topics do not
+/// fit between its nodes, samples of a path not followed) is an error naming the file and the
+/// field, not rates of `inf` or a panic.
+#[test]
+fn saved_runs_that_cannot_be_are_errors_naming_the_field() {
+    let dir = rostrace_testkit::TempDir::new("diff-bad-samples");
+    let (good, bad) = (dir.path().join("good.json"), dir.path().join("bad.json"));
+    let ab = r#"[{"nodes": ["/a", "/b"], "topics": ["/x"]}]"#;
+    let ab_samples = r#"{"/a -/x-> /b": [5, 6, 7]}"#;
+    saved_run(&good, "2.0", ab, ab_samples);
+    let out = Command::new(BIN).arg("diff").arg(&good).arg(&good).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let abc = r#"[{"nodes": ["/a", "/b", "/c"], "topics": ["/x"]}]"#;
+    for (seconds, followed, path, says) in [
+        ("0", ab, ab_samples, "`seconds`: 0 is not a length of time (a finite number of seconds above 0)"),
+        ("-1.5", ab, ab_samples, "`seconds`: -1.5 is not a length of time"),
+        ("2", abc, "{}", "`paths_followed[0]`: 3 node(s) and 1 topic(s); a path has one topic fewer than nodes"),
+        ("2", "[]", ab_samples, "`path` \"/a -/x-> /b\": not the label of a path in `paths_followed`"),
+    ] {
+        saved_run(&bad, seconds, followed, path);
+        for (arg, base, new) in [("BASE", &bad, &good), ("NEW", &good, &bad)] {
+            let out = Command::new(BIN).arg("diff").arg(base).arg(new).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{says}: {err}");
+            let want = format!("rostrace: error: {arg} {}: diff_samples: {says}", bad.display());
+            assert!(err.starts_with(&want), "{err}");
+            assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+        }
+    }
+}

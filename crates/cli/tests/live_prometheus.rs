@@ -1,6 +1,7 @@
 //! `rostrace live --prometheus` scraped by a real Prometheus: the demo's processes are recorded
 //! and followed, Prometheus scrapes the exporter every second, and its query API must return the
 //! demo's callback and topic series with their labels and counts, and counters that never reset.
+//! And scrapes answered at once while other clients hold connections open without asking.
 
 mod common;
 
@@ -10,6 +11,8 @@ use std::cell::RefCell;
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Prometheus, killed whatever the test's outcome.
 struct Prometheus(Child);
@@ -166,4 +169,99 @@ fn prometheus_scrapes_the_demo_followed_live() {
     }
     // The counters are totals: Prometheus never saw one go down.
     assert!(!seen.resets.is_empty() && seen.resets.iter().all(|r| value(r) == 0.0), "{:?}", seen.resets);
+}
+
+/// One scrape of the exporter at `port`: its time, or what went wrong (a second at most).
+fn timed_scrape(port: u16) -> Result<Duration, String> {
+    let start = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).map_err(|e| format!("after {:?}: {e}", start.elapsed()))?;
+    match out.starts_with("HTTP/1.1 200 OK\r\n") {
+        true => Ok(start.elapsed()),
+        false => Err(format!("answered {out:?}")),
+    }
+}
+
+/// Whether the server closed `s` (it must be non-blocking).
+fn closed(mut s: &TcpStream) -> bool {
+    match s.read(&mut [0u8; 64]) {
+        Ok(n) => n == 0,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    }
+}
+
+/// Eight scrapes of the exporter at `port`, half a second apart, while 20 connections are held
+/// open without a request (each opened again when the server closes it) and one client sends
+/// its request a byte a second: each scrape's time or error.
+fn scrapes_while_stalled(port: u16) -> Vec<Result<Duration, String>> {
+    let stop = AtomicBool::new(false);
+    let connect = || {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_nonblocking(true).unwrap();
+        s
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut idle: Vec<TcpStream> = (0..20).map(|_| connect()).collect();
+            while !stop.load(Ordering::Relaxed) {
+                for s in idle.iter_mut().filter(|s| closed(s)) {
+                    *s = connect();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        scope.spawn(|| {
+            let mut slow = connect();
+            let _ = slow.write_all(b"GET /metrics HTTP/1.1\r\n");
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_secs(1));
+                if closed(&slow) || slow.write_all(b"X").is_err() {
+                    slow = connect();
+                    let _ = slow.write_all(b"GET /metrics HTTP/1.1\r\n");
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let times = (0..8)
+            .map(|_| {
+                let t = timed_scrape(port);
+                std::thread::sleep(Duration::from_millis(500));
+                t
+            })
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        times
+    })
+}
+
+/// `live --prometheus` answers each scrape within a second while clients hold connections open:
+/// the server neither waits on one nor lets them fill it.
+#[test]
+fn scrapes_are_answered_while_clients_stall() {
+    let dir = TempDir::new("live-prometheus-stall");
+    let port = free_port();
+    let mut live = rostrace();
+    live.args(["live", "-s", "s", "-p"])
+        .arg(dir.path())
+        .arg("--prometheus")
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--", "sleep", "60"]);
+    let times = RefCell::new(Vec::new());
+    let out = ctrl_c_when(&mut live, || {
+        // Once it serves.
+        if timed_scrape(port).is_err() {
+            return false;
+        }
+        *times.borrow_mut() = scrapes_while_stalled(port);
+        true
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let times = times.into_inner();
+    assert_eq!(times.len(), 8, "the exporter never answered\n{stderr}");
+    for (i, t) in times.iter().enumerate() {
+        assert!(t.as_ref().is_ok_and(|d| *d < Duration::from_secs(1)), "scrape {i}: {t:?}\n{stderr}");
+    }
 }

@@ -142,6 +142,31 @@ impl Samples {
         s
     }
 
+    /// Whether samples read from a file are as [`Samples::of`] makes them: `seconds` a finite
+    /// length above 0 (rates divide by it), each followed path one topic fewer than nodes, and
+    /// each path's samples those of a path followed. The error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.seconds.is_finite() && self.seconds > 0.0) {
+            return Err(format!(
+                "`seconds`: {} is not a length of time (a finite number of seconds above 0)",
+                self.seconds
+            ));
+        }
+        for (i, p) in self.paths_followed.iter().enumerate() {
+            if p.nodes.is_empty() || p.topics.len() + 1 != p.nodes.len() {
+                return Err(format!(
+                    "`paths_followed[{i}]`: {} node(s) and {} topic(s); a path has one topic fewer than nodes",
+                    p.nodes.len(),
+                    p.topics.len()
+                ));
+            }
+        }
+        if let Some(label) = self.path.keys().find(|l| !self.followed(l)) {
+            return Err(format!("`path` {label:?}: not the label of a path in `paths_followed`"));
+        }
+        Ok(())
+    }
+
     fn of_kind(&self, kind: &str) -> &BTreeMap<String, Vec<i64>> {
         match kind {
             "callback" => &self.callback,
@@ -359,5 +384,31 @@ mod tests {
         new.paths_followed.push(p.clone());
         let d = compare(&base, &new, &Thresholds::default());
         assert_eq!((names(&d.removed), names(&d.not_compared)), (vec![p.label()], vec![q.label()]));
+    }
+
+    /// Samples as [`Samples::of`] makes them pass; a length of time that is not one, a path
+    /// whose topics do not fit between its nodes, samples of a path not followed are errors
+    /// naming the field.
+    #[test]
+    fn saved_samples_are_checked() {
+        let p = path(&["/a", "/b"], &["/x"]);
+        let mut s = Samples { seconds: 2.5, ..Default::default() };
+        s.callback.insert("/a timer 100ms cb".into(), vec![1, 2]);
+        s.path.insert(p.label(), vec![5]);
+        s.paths_followed = vec![p.clone()];
+        assert_eq!(s.check(), Ok(()));
+        for seconds in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            let bad = Samples { seconds, ..s.clone() };
+            assert!(bad.check().is_err_and(|e| e.starts_with("`seconds`: ")), "{seconds}: {:?}", bad.check());
+        }
+        let mut bad = s.clone();
+        bad.paths_followed.push(path(&["/a", "/b", "/c"], &["/x"]));
+        assert_eq!(
+            bad.check(),
+            Err("`paths_followed[1]`: 3 node(s) and 1 topic(s); a path has one topic fewer than nodes".into())
+        );
+        let mut bad = s.clone();
+        bad.paths_followed.clear();
+        assert_eq!(bad.check(), Err("`path` \"/a -/x-> /b\": not the label of a path in `paths_followed`".into()));
     }
 }
