@@ -34,8 +34,9 @@ pub struct Args {
     /// name of the first trace directory.
     #[arg(long)]
     name: Option<String>,
-    /// Raw events to export as tables of their own (`events/<provider>.<event>`): `all`,
-    /// `none`, or a regular expression on event names.
+    /// Raw events to export as tables of their own (`events/<provider>.<event>`; a name that is
+    /// not a safe file name gets an escaped one, told on stderr): `all`, `none`, or a regular
+    /// expression on event names.
     #[arg(long, default_value = "all", value_name = "all|none|REGEX")]
     events: String,
     /// CSV: write text fields that spreadsheets would run as formulas (starting with `=`, `+`,
@@ -131,10 +132,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             if let Err(e) = std::fs::create_dir_all(&a.output) {
                 return fail(format!("--output {}: {e}", a.output.display()));
             }
-            let mut sink: Box<dyn rostrace_export::tables::Sink> = if a.format == Format::Parquet {
-                Box::new(rostrace_export::parquet::ParquetSink::new(&a.output, &recording))
+            let (mut sink, file): (Box<dyn rostrace_export::tables::Sink>, _) = if a.format == Format::Parquet {
+                let s = rostrace_export::parquet::ParquetSink::new(&a.output, &recording);
+                let file = (s.file().0.to_string(), s.file().1);
+                (Box::new(s), file)
             } else {
-                Box::new(rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
+                let s = rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe);
+                let file = (s.file().0.to_string(), s.file().1);
+                (Box::new(s), file)
             };
             let tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
                 Ok(c) => c,
@@ -167,12 +172,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             for (name, n) in &tables {
                 eprintln!("  {name:<18} {n:>9}");
             }
-            // Event names that are one table name once made safe got a numbered table each.
-            let mut renamed: Vec<_> =
-                written.event_names.iter().filter(|(t, e)| **t != rostrace_export::events::table_name(e)).collect();
-            renamed.sort();
-            for (table, event) in renamed {
-                eprintln!("  {table}: the events named {event:?} (another event's name makes the same table name)");
+            if let (file, Some(why)) = file {
+                eprintln!("  recording {recording:?}: its files are named {file} ({why})");
+            }
+            for r in &written.renamed {
+                eprintln!("  {}: the events named {:?} ({})", r.table, r.event, r.why);
             }
         }
     }
