@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::out::fail;
+use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use crate::TraceArgs;
 use regex::Regex;
@@ -26,8 +26,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum)]
     format: Format,
-    /// Output: the Perfetto trace file, or the directory the tables go to (created; many
-    /// recordings can be exported into one directory).
+    /// Output: the Perfetto trace file (`-`: standard output), or the directory the tables go
+    /// to (created; many recordings can be exported into one directory).
     #[arg(short, long, value_name = "PATH")]
     output: PathBuf,
     /// Name of this recording in the tables (`recording` column, file names): by default the
@@ -67,6 +67,9 @@ fn recording_name(name: Option<&str>, first: &Path) -> String {
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if a.csv_safe && a.format != Format::Csv {
         return fail("--csv-safe: applies to --format csv only");
+    }
+    if a.format != Format::Perfetto && is_stdout(&a.output) {
+        return stdout_is_not_a_directory("--output", "the tables");
     }
     let keep: Box<dyn Fn(&str) -> bool> = match a.events.as_str() {
         "all" => Box::new(|_| true),
@@ -108,18 +111,23 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                     a.traces.traces.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(", ")
                 ));
             }
-            let f = match std::fs::File::create(&a.output) {
-                Ok(f) => f,
-                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
-            };
-            let s = match rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
-                Ok(s) => s,
-                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+            let s = if is_stdout(&a.output) {
+                // Standard output's errors are its own: `main` ends quietly on a closed pipe.
+                rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, stdout()))?
+            } else {
+                let f = match std::fs::File::create(&a.output) {
+                    Ok(f) => f,
+                    Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+                };
+                match rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
+                    Ok(s) => s,
+                    Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+                }
             };
             eprintln!(
                 "{}: {} processes, {} threads, {} callback runs, {} publications and takes, {} message flows, \
                  {:.1} MB; open it in https://ui.perfetto.dev",
-                a.output.display(),
+                shown(&a.output),
                 s.processes,
                 s.threads,
                 s.slices,

@@ -499,3 +499,41 @@ fn an_event_name_too_long_for_a_file_name_is_shortened() {
         assert!(err.contains(&told), "{format}: {err}");
     }
 }
+
+/// `-o -`: a Perfetto trace to standard output, the same bytes as to a file; tables, which go
+/// to a directory, refused. No file named `-` either way.
+#[test]
+fn output_dash_is_standard_output_or_refused() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = rostrace_testkit::TempDir::new("export-dash");
+    let file = dir.join("trace.pftrace");
+    export(&t, &["--format", "perfetto", "-o", file.to_str().unwrap()]);
+    let out = rostrace()
+        .current_dir(dir.path())
+        .arg("export")
+        .arg(&t)
+        .args(["--format", "perfetto", "-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("standard output: "), "{err}");
+    assert!(out.stdout == std::fs::read(&file).unwrap(), "the trace on standard output is the file's");
+    for format in ["csv", "parquet"] {
+        let out = rostrace()
+            .current_dir(dir.path())
+            .arg("export")
+            .arg(&t)
+            .args(["--format", format, "-o", "-"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert!(
+            err.contains("--output -: the tables go to a directory, not to standard output: give a directory"),
+            "{format}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!dir.join("-").exists(), "no file named -");
+}
