@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     duration: f64,
     /// Trace directory (default: the session's, demo-YYYYMMDDHHMMSS in $ROS_TRACE_DIR, else
-    /// $ROS_HOME/tracing, else ~/.ros/tracing).
+    /// $ROS_HOME/tracing, else ~/.ros/tracing); not `-`: a directory cannot go to standard output.
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     #[command(flatten)]
@@ -267,6 +267,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if !(a.duration > 0.0 && a.duration <= 3600.0) {
         return fail(format!("invalid --duration {}: give seconds, above 0 and at most 3600", a.duration));
     }
+    if a.output.as_deref().is_some_and(crate::out::is_stdout) {
+        return crate::out::stdout_is_not_a_directory("--output", "the trace and the report");
+    }
     let domain = match crate::record::ros_domain(a.domain) {
         Ok(d) => d,
         Err(e) => return fail(e),
@@ -374,7 +377,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(code)
     })();
     let html = dir.join("report.html");
-    let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), None, 0);
+    // A file, not standard output: no error of standard output's comes from it.
+    let report = crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), None, 0)
+        .unwrap_or_else(|e| Err(e.to_string()));
     if let Err(e) = &report {
         crate::out::errln!("rostrace: error: {e}");
         failed = true;

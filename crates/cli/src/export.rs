@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::out::fail;
+use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use crate::TraceArgs;
 use regex::Regex;
@@ -26,16 +26,17 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum)]
     format: Format,
-    /// Output: the Perfetto trace file, or the directory the tables go to (created; many
-    /// recordings can be exported into one directory).
+    /// Output: the Perfetto trace file (`-`: standard output), or the directory the tables go
+    /// to (created; many recordings can be exported into one directory).
     #[arg(short, long, value_name = "PATH")]
     output: PathBuf,
     /// Name of this recording in the tables (`recording` column, file names): by default the
     /// name of the first trace directory.
     #[arg(long)]
     name: Option<String>,
-    /// Raw events to export as tables of their own (`events/<provider>.<event>`): `all`,
-    /// `none`, or a regular expression on event names.
+    /// Raw events to export as tables of their own (`events/<provider>.<event>`; a name that is
+    /// not a safe file name gets an escaped one, told on stderr): `all`, `none`, or a regular
+    /// expression on event names.
     #[arg(long, default_value = "all", value_name = "all|none|REGEX")]
     events: String,
     /// CSV: write text fields that spreadsheets would run as formulas (starting with `=`, `+`,
@@ -66,6 +67,9 @@ fn recording_name(name: Option<&str>, first: &Path) -> String {
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if a.csv_safe && a.format != Format::Csv {
         return fail("--csv-safe: applies to --format csv only");
+    }
+    if a.format != Format::Perfetto && is_stdout(&a.output) {
+        return stdout_is_not_a_directory("--output", "the tables");
     }
     let keep: Box<dyn Fn(&str) -> bool> = match a.events.as_str() {
         "all" => Box::new(|_| true),
@@ -107,17 +111,22 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                     a.traces.traces.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(", ")
                 ));
             }
-            let f = match std::fs::File::create(&a.output) {
-                Ok(f) => f,
-                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
-            };
-            let s = match rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
-                Ok(s) => s,
-                Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+            let s = if is_stdout(&a.output) {
+                // Standard output's errors are its own: `main` ends quietly on a closed pipe.
+                rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, stdout()))?
+            } else {
+                let f = match std::fs::File::create(&a.output) {
+                    Ok(f) => f,
+                    Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+                };
+                match rostrace_export::perfetto::write(&an, std::io::BufWriter::with_capacity(1 << 20, f)) {
+                    Ok(s) => s,
+                    Err(e) => return fail(format!("--output {}: {e}", a.output.display())),
+                }
             };
             crate::out::errln!(
                 "{}: {}, {}, {}, {} publications and takes, {}, {:.1} MB; open it in https://ui.perfetto.dev",
-                a.output.display(),
+                shown(&a.output),
                 crate::text::count(s.processes as u64, "process"),
                 crate::text::count(s.threads as u64, "thread"),
                 crate::text::count(s.slices as u64, "callback run"),
@@ -130,10 +139,14 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             if let Err(e) = std::fs::create_dir_all(&a.output) {
                 return fail(format!("--output {}: {e}", a.output.display()));
             }
-            let mut sink: Box<dyn rostrace_export::tables::Sink> = if a.format == Format::Parquet {
-                Box::new(rostrace_export::parquet::ParquetSink::new(&a.output, &recording))
+            let (mut sink, file): (Box<dyn rostrace_export::tables::Sink>, _) = if a.format == Format::Parquet {
+                let s = rostrace_export::parquet::ParquetSink::new(&a.output, &recording);
+                let file = (s.file().0.to_string(), s.file().1);
+                (Box::new(s), file)
             } else {
-                Box::new(rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe))
+                let s = rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe);
+                let file = (s.file().0.to_string(), s.file().1);
+                (Box::new(s), file)
             };
             let tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
                 Ok(c) => c,
@@ -166,14 +179,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             for (name, n) in &tables {
                 crate::out::errln!("  {name:<18} {n:>9}");
             }
-            // Event names that are one table name once made safe got a numbered table each.
-            let mut renamed: Vec<_> =
-                written.event_names.iter().filter(|(t, e)| **t != rostrace_export::events::table_name(e)).collect();
-            renamed.sort();
-            for (table, event) in renamed {
-                crate::out::errln!(
-                    "  {table}: the events named {event:?} (another event's name makes the same table name)"
-                );
+            if let (file, Some(why)) = file {
+                crate::out::errln!("  recording {recording:?}: its files are named {file} ({why})");
+            }
+            for r in &written.renamed {
+                crate::out::errln!("  {}: the events named {:?} ({})", r.table, r.event, r.why);
             }
         }
     }

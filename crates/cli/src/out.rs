@@ -92,6 +92,29 @@ pub fn fail(msg: impl std::fmt::Display) -> std::io::Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
+/// Whether an output path (`-o`, `--output`, `--json`) means standard output: `-`. A file or
+/// directory of that name is `./-`.
+pub fn is_stdout(p: &std::path::Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// An output path as messages name it: `standard output` for `-`.
+pub fn shown(p: &std::path::Path) -> String {
+    if is_stdout(p) {
+        "standard output".into()
+    } else {
+        p.display().to_string()
+    }
+}
+
+/// The error of `ARG -` where what is written is a directory (`what` go to one), which
+/// standard output cannot hold.
+pub fn stdout_is_not_a_directory(arg: &str, what: &str) -> std::io::Result<ExitCode> {
+    fail(format!(
+        "{arg} -: {what} go to a directory, not to standard output: give a directory (`./-` for one named `-`)"
+    ))
+}
+
 /// Writes `value` as JSON to `json` (`-`: standard output, instead of the text), then the
 /// text to standard output, then where the JSON went. An error writing the `--json` file is the
 /// inner one, naming its path; standard output's is the outer one.
@@ -104,7 +127,7 @@ pub fn emit<T: serde::Serialize>(
         crate::out::stdout().write_all(text().as_bytes())?;
         return Ok(Ok(()));
     };
-    if p.as_os_str() == "-" {
+    if is_stdout(p) {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, crate::out::stdout());
         // serde_json's error of a write is the writer's own.
         serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::from)?;

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 pub struct ArchArgs {
     #[command(flatten)]
     traces: TraceArgs,
-    /// Write the architecture (CARET's YAML) to FILE instead of standard output.
+    /// Write the architecture (CARET's YAML) to FILE instead of standard output (`-`: standard
+    /// output all the same).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Apply an architecture file first (CARET's YAML: its message contexts and named paths).
@@ -143,7 +144,7 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     let text = yaml::export(&arch);
-    match &a.output {
+    match a.output.as_deref().filter(|p| !crate::out::is_stdout(p)) {
         Some(p) => {
             if let Err(e) = std::fs::write(p, &text) {
                 return fail(format!("-o {}: {e}", p.display()));

@@ -2,6 +2,7 @@
 
 use crate::TraceArgs;
 use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(flatten)]
     traces: TraceArgs,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: standard output).
     #[arg(short, long, value_name = "FILE", default_value = "report.html")]
     output: PathBuf,
     /// Title (default: the first trace's directory name).
@@ -24,15 +25,14 @@ pub struct Args {
     thresholds: crate::diff::ThresholdArgs,
 }
 
-/// Analyzes `traces` and writes the report to `out`, compared with the run `baseline` when
-/// given; Ok(false) when a trace could not be read whole (the report still holds what could be).
-pub fn write(
+/// Analyzes `traces` and renders the report, compared with the run `baseline` when given; with
+/// false when a trace could not be read whole (the report still holds what could be).
+fn render(
     traces: &[PathBuf],
-    out: &Path,
     title: Option<&str>,
     baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
-) -> Result<bool, String> {
+) -> Result<(String, bool), String> {
     let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs).map(|r| (r, t))).transpose()?;
     let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
     let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
@@ -46,9 +46,30 @@ pub fn write(
         }
     };
     let html = rostrace_html::render(&a, &title, diff.as_ref());
-    std::fs::write(out, &html).map_err(|e| format!("--output {}: {e}", out.display()))?;
-    crate::out::errln!("report written to {} ({:.1} MB)", out.display(), html.len() as f64 / 1e6);
-    Ok(loaded.clean && base.is_none_or(|(b, _)| b.clean()))
+    Ok((html, loaded.clean && base.is_none_or(|(b, _)| b.clean())))
+}
+
+/// [`render`]s the report and writes it to `out` (`-`: standard output); Ok(false) when a trace
+/// could not be read whole. An error writing standard output is the outer one (`main` ends
+/// quietly on a closed pipe), any other the inner one.
+pub fn write(
+    traces: &[PathBuf],
+    out: &Path,
+    title: Option<&str>,
+    baseline: Option<(&Path, &Thresholds)>,
+    jobs: usize,
+) -> std::io::Result<Result<bool, String>> {
+    let (html, clean) = match render(traces, title, baseline, jobs) {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(e)),
+    };
+    if crate::out::is_stdout(out) {
+        crate::out::stdout().write_all(html.as_bytes())?;
+    } else if let Err(e) = std::fs::write(out, &html) {
+        return Ok(Err(format!("--output {}: {e}", out.display())));
+    }
+    crate::out::errln!("report written to {} ({:.1} MB)", crate::out::shown(out), html.len() as f64 / 1e6);
+    Ok(Ok(clean))
 }
 
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
@@ -61,7 +82,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(t) => t,
         Err(e) => return crate::out::fail(e),
     };
-    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref().map(|b| (b, &t)), a.traces.jobs)
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref().map(|b| (b, &t)), a.traces.jobs)?
     {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),

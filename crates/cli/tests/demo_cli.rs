@@ -172,13 +172,15 @@ fn demo_refuses_bad_arguments() {
         (vec!["demo", "--duration", "0"], "invalid --duration"),
         (vec!["demo", "--domain", "300"], "invalid --domain"),
         (vec!["demo", "-o", tmp.to_str().unwrap()], "already exists and is not empty"),
+        (vec!["demo", "-o", "-"], "--output -: the trace and the report go to a directory, not to standard output"),
     ] {
-        let out = rostrace().args(&args).output().unwrap();
+        let out = rostrace().current_dir(tmp.path()).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(msg) && err.lines().count() == 1, "{args:?}: {err}");
     }
     assert!(tmp.join("x").exists());
+    assert!(!tmp.join("-").exists(), "no directory named -");
 }
 
 /// Ctrl-C stops the demo early and cleanly: the trace is analyzed and reported, and the exit

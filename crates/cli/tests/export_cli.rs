@@ -299,31 +299,44 @@ fn colliding_trace(dir: &Path) {
     w.finish().unwrap();
 }
 
+/// The table of `ros2.callback_start`, whose `.` is its own: `ros2:callback_start`'s name with a
+/// hash after it.
+fn dotted_table() -> String {
+    let t = rostrace_export::events::table_name("ros2.callback_start");
+    let hash = t.strip_prefix("events/ros2.callback_start~").unwrap_or_else(|| panic!("{t}"));
+    assert!(hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "{t}");
+    t
+}
+
 #[test]
 fn event_tables_whose_names_collide_get_a_table_each() {
     let dir = rostrace_testkit::TempDir::new("export-collide");
     let t = dir.join("trace");
     colliding_trace(&t);
     let out_dir = dir.join("csv");
+    let dotted = dotted_table();
     let err = export(&t, &["--format", "csv", "--name", "rec", "-o", out_dir.to_str().unwrap()]);
     let first = std::fs::read_to_string(out_dir.join("events/ros2.callback_start/rec.csv")).unwrap();
-    let second = std::fs::read_to_string(out_dir.join("events/ros2.callback_start-2/rec.csv")).unwrap();
+    let second = std::fs::read_to_string(out_dir.join(&dotted).join("rec.csv")).unwrap();
     assert_eq!(first.lines().count(), 3, "a header and two rows: {first}");
     assert!(first.lines().next().unwrap().ends_with(",callback,is_intra_process"), "{first}");
     assert_eq!(second.lines().count(), 2, "a header and one row: {second}");
     assert!(second.lines().next().unwrap().ends_with(",note"), "{second}");
     assert!(second.contains(",\"=HYPERLINK(\"\"x\"\")\""), "the plain export keeps the text: {second}");
-    assert!(err.contains("events/ros2.callback_start-2: the events named \"ros2.callback_start\""), "{err}");
+    assert!(
+        err.contains(&format!("{dotted}: the events named \"ros2.callback_start\" (not a safe file name")),
+        "{err}"
+    );
     // Parquet: both tables readable on their own (one file each).
     let pq = dir.join("pq");
     export(&t, &["--format", "parquet", "--name", "rec", "-o", pq.to_str().unwrap()]);
     assert!(pq.join("events/ros2.callback_start/rec.parquet").is_file());
-    assert!(pq.join("events/ros2.callback_start-2/rec.parquet").is_file());
+    assert!(pq.join(&dotted).join("rec.parquet").is_file());
     if let Some(py) = python() {
         let out = Command::new(py)
             .args(["-c", "import sys, pyarrow.parquet as p; print(p.read_table(sys.argv[1]).num_rows, p.read_table(sys.argv[2]).num_rows)"])
             .arg(pq.join("events/ros2.callback_start/rec.parquet"))
-            .arg(pq.join("events/ros2.callback_start-2/rec.parquet"))
+            .arg(pq.join(&dotted).join("rec.parquet"))
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2 1", "{}", String::from_utf8_lossy(&out.stderr));
@@ -337,7 +350,7 @@ fn csv_safe_quotes_formulas() {
     colliding_trace(&t);
     let out_dir = dir.join("csv");
     export(&t, &["--format", "csv", "--csv-safe", "--name", "rec", "-o", out_dir.to_str().unwrap()]);
-    let second = std::fs::read_to_string(out_dir.join("events/ros2.callback_start-2/rec.csv")).unwrap();
+    let second = std::fs::read_to_string(out_dir.join(dotted_table()).join("rec.csv")).unwrap();
     assert!(second.contains(",\"'=HYPERLINK(\"\"x\"\")\""), "{second}");
     let out = rostrace()
         .arg("export")
@@ -348,4 +361,179 @@ fn csv_safe_quotes_formulas() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--csv-safe: applies to --format csv only"));
+}
+
+/// A trace of one event of each name, the i-th with one field `f<i>` of value i; the names
+/// written into the metadata as they are (an event class's name there can be anything, even
+/// empty; NUL as `\x00`).
+fn named_events_trace(dir: &Path, names: &[String]) {
+    use rostrace_ctf::write::*;
+    let placeholder = |i: usize| format!("event_name_{i}");
+    let (events, fields): (Vec<String>, Vec<String>) =
+        (0..names.len()).map(|i| (placeholder(i), format!("f{i}"))).unzip();
+    let fields: Vec<[(&str, FieldType); 1]> = fields.iter().map(|f| [(f.as_str(), FieldType::U64)]).collect();
+    let decl: Vec<(&str, &[(&str, FieldType)])> =
+        events.iter().zip(&fields).map(|(e, f)| (e.as_str(), &f[..])).collect();
+    let d = small_trace_decl(&decl);
+    let mut text = metadata_text(&d);
+    for (i, n) in names.iter().enumerate() {
+        let literal = n.replace('\\', "\\\\").replace('"', "\\\"").replace('\0', "\\x00");
+        text = text.replace(&format!("name = \"{}\";", placeholder(i)), &format!("name = \"{literal}\";"));
+    }
+    let ust = dir.join("ust/uid/1000/64-bit");
+    std::fs::create_dir_all(&ust).unwrap();
+    std::fs::write(ust.join("metadata"), packetize_metadata(&text, &d.uuid)).unwrap();
+    let mut w = StreamWriter::new(std::fs::File::create(ust.join("channel0_0")).unwrap(), d.uuid, 0, 0, 8192);
+    for i in 0..names.len() {
+        w.event(i as u32, 1_000 + i as u64, 42, 42, b"node", &Payload::new().u64(i as u64).bytes).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Every file below `dir`, relative to it.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_below(&p).into_iter().map(|f| Path::new(&e.file_name()).join(f)));
+        } else {
+            out.push(PathBuf::from(e.file_name()));
+        }
+    }
+    out
+}
+
+/// Event names that are no file names (`..`, `.`, empty, with `/` or NUL, hidden) each get a
+/// table of their own below `events/`, all of one row, each renaming told on stderr.
+#[test]
+fn event_names_that_are_not_file_names_get_tables_of_their_own() {
+    let names: Vec<String> =
+        ["..", ".", "", "a/b", "../../outside", ".hidden", "nul\0x", "-rf", "my_provider:my_event"]
+            .map(String::from)
+            .into();
+    let dir = rostrace_testkit::TempDir::new("export-event-names");
+    let t = dir.join("trace");
+    named_events_trace(&t, &names);
+    for (format, ext) in [("csv", "csv"), ("parquet", "parquet")] {
+        let out_dir = dir.join(format);
+        let err = export(&t, &["--format", format, "--name", "rec", "-o", out_dir.to_str().unwrap()]);
+        let mut top: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        top.sort();
+        assert!(top.iter().all(|n| ["trace", "csv", "parquet"].contains(&n.to_str().unwrap())), "{top:?}");
+        let mut event_dirs = Vec::new();
+        for f in files_below(&out_dir) {
+            let parts: Vec<&str> = f.iter().map(|p| p.to_str().unwrap()).collect();
+            assert_eq!(parts.last(), Some(&&*format!("rec.{ext}")), "{format}: {f:?}");
+            match parts[..] {
+                ["events", d, _] => event_dirs.push(d.to_string()),
+                [table, _] => assert!(rostrace_export::schema::tables().iter().any(|t| t.name == table), "{f:?}"),
+                _ => panic!("{format}: {f:?} is neither a table's nor an event table's"),
+            }
+        }
+        event_dirs.sort();
+        let mut want: Vec<String> =
+            names.iter().map(|n| rostrace_export::events::table_name(n)["events/".len()..].to_string()).collect();
+        want.sort();
+        assert_eq!(event_dirs, want, "{format}: a table per event name");
+        for (i, n) in names.iter().enumerate() {
+            let table = rostrace_export::events::table_name(n);
+            if format == "csv" {
+                let text = std::fs::read_to_string(out_dir.join(&table).join("rec.csv")).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(lines.len(), 2, "{n:?}: {text}");
+                assert!(lines[0].ends_with(&format!(",f{i}")) && lines[1].ends_with(&format!(",{i}")), "{n:?}: {text}");
+            }
+            let told = format!("  {table}: the events named {n:?} (not a safe file name: escaped)\n");
+            assert_eq!(err.contains(&told), n != "my_provider:my_event", "{format}: {n:?}: {err}");
+        }
+    }
+}
+
+/// A trace directory's name of 250 bytes (the recording's name by default) gives file names
+/// within 255 bytes, told on stderr; the rows keep the whole name.
+#[test]
+fn a_trace_directory_name_too_long_for_a_file_name_is_shortened() {
+    let Some(src) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = rostrace_testkit::TempDir::new("export-long-dir");
+    let name = "t".repeat(250);
+    let t = dir.join(&name);
+    rostrace_testkit::copy_writable(&src, &t);
+    for (format, ext) in [("csv", ".csv"), ("parquet", ".parquet")] {
+        let out_dir = dir.join(format);
+        let err = export(&t, &["--format", format, "-o", out_dir.to_str().unwrap()]);
+        let files: Vec<String> = std::fs::read_dir(out_dir.join("callback_runs"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().into_string().unwrap())
+            .collect();
+        let [file] = &files[..] else { panic!("{format}: {files:?}") };
+        assert!(file.len() <= 255 && file.starts_with("tttt") && file.ends_with(ext), "{file}");
+        // `.csv` fits after the 250 bytes, `.parquet` does not.
+        let long = 250 + ext.len() > 255;
+        assert_eq!(*file != format!("{name}{ext}"), long, "{format}: {file}");
+        let told = format!("  recording {name:?}: its files are named {file} (too long for a file name: shortened)\n");
+        assert_eq!(err.contains(&told), long, "{format}: {err}");
+        assert!(out_dir.join("events/ros2.callback_start").join(file).is_file(), "{format}: the same name everywhere");
+        if format == "csv" {
+            let text = std::fs::read_to_string(out_dir.join("callback_runs").join(file)).unwrap();
+            assert!(text.lines().nth(1).unwrap().starts_with(&format!("{name},")), "the whole name in the rows");
+        }
+    }
+}
+
+/// An event's name of 300 bytes gives a table name within 255 bytes, told on stderr.
+#[test]
+fn an_event_name_too_long_for_a_file_name_is_shortened() {
+    let long_event = format!("ros2:{}", "x".repeat(300));
+    let dir = rostrace_testkit::TempDir::new("export-long-event");
+    let t = dir.join("trace");
+    named_events_trace(&t, &[long_event.clone(), "my_provider:my_event".into()]);
+    for (format, ext) in [("csv", "csv"), ("parquet", "parquet")] {
+        let out_dir = dir.join(format);
+        let err = export(&t, &["--format", format, "--name", "rec", "-o", out_dir.to_str().unwrap()]);
+        let table = rostrace_export::events::table_name(&long_event);
+        assert!(table.len() == "events/".len() + 255 && table.starts_with("events/ros2.xxx"), "{table}");
+        assert!(out_dir.join(&table).join(format!("rec.{ext}")).is_file(), "{format}: {table}");
+        let told = format!("  {table}: the events named {long_event:?} (too long for a file name: shortened)\n");
+        assert!(err.contains(&told), "{format}: {err}");
+    }
+}
+
+/// `-o -`: a Perfetto trace to standard output, the same bytes as to a file; tables, which go
+/// to a directory, refused. No file named `-` either way.
+#[test]
+fn output_dash_is_standard_output_or_refused() {
+    let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
+    let dir = rostrace_testkit::TempDir::new("export-dash");
+    let file = dir.join("trace.pftrace");
+    export(&t, &["--format", "perfetto", "-o", file.to_str().unwrap()]);
+    let out = rostrace()
+        .current_dir(dir.path())
+        .arg("export")
+        .arg(&t)
+        .args(["--format", "perfetto", "-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("standard output: "), "{err}");
+    assert!(out.stdout == std::fs::read(&file).unwrap(), "the trace on standard output is the file's");
+    for format in ["csv", "parquet"] {
+        let out = rostrace()
+            .current_dir(dir.path())
+            .arg("export")
+            .arg(&t)
+            .args(["--format", format, "-o", "-"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert!(
+            err.contains("--output -: the tables go to a directory, not to standard output: give a directory"),
+            "{format}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!dir.join("-").exists(), "no file named -");
 }

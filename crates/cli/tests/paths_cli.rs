@@ -222,6 +222,19 @@ fn architecture_round_trip() {
     assert!(out.contains("path_name: mine"), "{out}");
 }
 
+/// `architecture -o -` writes the YAML to standard output, as without `-o`; no file named `-`.
+#[test]
+fn architecture_output_dash_is_standard_output() {
+    let Some(t) = demo() else { return };
+    let dir = TempDir::new("paths-dash");
+    let plain = rostrace().current_dir(dir.path()).arg("architecture").arg(&t).output().unwrap();
+    let dash = rostrace().current_dir(dir.path()).args(["architecture", "-o", "-"]).arg(&t).output().unwrap();
+    assert_eq!(dash.status.code(), Some(0), "{}", String::from_utf8_lossy(&dash.stderr));
+    assert!(String::from_utf8_lossy(&dash.stdout).contains("named_paths:"));
+    assert!(dash.stdout == plain.stdout, "the same YAML");
+    assert!(!dir.join("-").exists(), "no file named -");
+}
+
 #[test]
 fn analyze_lists_the_longest_paths() {
     let Some(t) = demo() else { return };

@@ -101,6 +101,27 @@ fn report_errors_name_the_output() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output /proc/rostrace/r.html"));
 }
 
+/// `-o -` writes the report to standard output (as `--json -` does), not to a file named `-`.
+#[test]
+fn report_output_dash_is_standard_output() {
+    let t = shared().join("traces/caret-demos-e2e-jazzy");
+    if !require(t.exists(), &t.display().to_string()) {
+        return;
+    }
+    let dir = TempDir::new("report-dash");
+    let out = rostrace().current_dir(dir.path()).arg("report").arg(&t).args(["-o", "-"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("report written to standard output"), "{err}");
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"),
+        "{}",
+        &html[..html.len().min(200)]
+    );
+    assert!(!dir.join("-").exists(), "no file named -");
+}
+
 /// The thresholds of the comparison without `--baseline` would do nothing: refused, naming them;
 /// a value out of range is refused too.
 #[test]

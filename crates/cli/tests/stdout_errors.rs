@@ -20,6 +20,9 @@ fn commands() -> Vec<(String, Vec<String>)> {
         ("info".into(), v(&["info", &big])),
         ("info --json".into(), v(&["info", "--json", &big])),
         ("architecture".into(), v(&["architecture", &big])),
+        ("architecture -o -".into(), v(&["architecture", "-o", "-", &big])),
+        ("report -o -".into(), v(&["report", "-o", "-", &demo])),
+        ("export --format perfetto -o -".into(), v(&["export", "--format", "perfetto", "-o", "-", &demo])),
         ("paths".into(), v(&["paths", &demo, "--from", "/sensor_dummy_node", "--to", "/actuator_dummy_node"])),
         (
             "e2e".into(),

@@ -1,5 +1,6 @@
 //! CSV: `DIR/<table>/<recording>.csv`, a header row, RFC 4180 quoting; an empty field is null.
 
+use crate::names::{self, Renamed};
 use crate::schema::Column;
 use crate::tables::{Cell, Sink, TableWriter};
 use std::fs::File;
@@ -10,13 +11,22 @@ use std::path::{Path, PathBuf};
 pub struct CsvSink {
     dir: PathBuf,
     file: String,
+    renamed: Option<Renamed>,
     safe: bool,
 }
 
 impl CsvSink {
-    /// Tables go to `dir/<table>/<recording>.csv`.
+    /// Tables go to `dir/<table>/<recording>.csv`; a recording name that is not a safe file
+    /// name, or too long for one, gets another ([`names::file_name`]; see [`CsvSink::file`]).
     pub fn new(dir: &Path, recording: &str) -> CsvSink {
-        CsvSink { dir: dir.to_path_buf(), file: format!("{recording}.csv"), safe: false }
+        let (file, renamed) = names::file_name(recording, ".csv");
+        CsvSink { dir: dir.to_path_buf(), file, renamed, safe: false }
+    }
+
+    /// The file name of the recording in each table's directory, and why it is not the
+    /// recording's name when it is not.
+    pub fn file(&self) -> (&str, Option<Renamed>) {
+        (&self.file, self.renamed)
     }
 
     /// Text fields that a spreadsheet would take for a formula (starting with `=`, `+`, `-`,
@@ -60,6 +70,7 @@ fn field(out: &mut impl Write, s: &str) -> io::Result<()> {
 
 impl Sink for CsvSink {
     fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>> {
+        names::check_table(name)?;
         let dir = self.dir.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         let path = dir.join(&self.file);

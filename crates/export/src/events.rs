@@ -1,12 +1,13 @@
 //! The raw events: a table per event name (`events/ros2.callback_start`), a column per context
 //! and payload field.
 
+use crate::names::{self, Renamed, Taken};
 use crate::schema::{event_columns, Column, Kind};
 use crate::tables::{Cell, Counts, Sink, TableWriter};
 use rostrace_ctf::types::Ty;
 use rostrace_ctf::{FieldValue, StructRef, TraceSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io;
 
 /// The column kind of a field type.
@@ -19,31 +20,28 @@ fn kind_of(ty: &Ty) -> Kind {
     }
 }
 
-/// The table name of an event name: `ros2:callback_start` → `events/ros2.callback_start`.
+/// The table name of an event name: `ros2:callback_start` → `events/ros2.callback_start`; a
+/// name that is not a file name so (`..`, `ros2.callback_start`, 300 bytes long) gets an escaped
+/// one ending in a hash of the name ([`names::event_dir`]), the same in every export.
 pub fn table_name(event: &str) -> String {
-    let safe: String =
-        event.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '.' }).collect();
-    format!("events/{safe}")
+    format!("events/{}", names::event_dir(event).0)
 }
 
-/// The table name of an event name, made unique among `used`: two event names that are the same
-/// once made safe (`ros2:callback_start`, `ros2.callback_start`) get `events/ros2.callback_start`
-/// and `events/ros2.callback_start-2`, in the order the traces declare them, so that no two
-/// tables are written into one file.
-fn unique_table_name(event: &str, used: &mut HashSet<String>) -> String {
-    let base = table_name(event);
-    let mut name = base.clone();
-    let mut n = 1;
-    while !used.insert(name.clone()) {
-        n += 1;
-        name = format!("{base}-{n}");
-    }
-    name
+/// An event table whose name is not its event's name with each `:` made `.`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Renaming {
+    /// The table (`events/%2E.~<hash>`).
+    pub table: String,
+    /// The event name.
+    pub event: String,
+    /// Why.
+    pub why: Renamed,
 }
 
 struct Layout {
     name: String,
     event: String,
+    renamed: Option<Renamed>,
     columns: Vec<Column>,
 }
 
@@ -112,6 +110,9 @@ pub struct Written {
     pub events: u64,
     /// The event name of each table (table name → event name), of the tables written.
     pub event_names: HashMap<String, String>,
+    /// The tables written whose names are not their events' names (see [`table_name`]), by
+    /// table name.
+    pub renamed: Vec<Renaming>,
 }
 
 /// Writes every event of the traces, in time order, to a table per event name (`keep`
@@ -129,7 +130,7 @@ pub fn write(
     // The layout of each event name, and where each class's fields go.
     let mut layouts: Vec<Layout> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut used: HashSet<String> = HashSet::new();
+    let mut taken = Taken::default();
     // (trace, class index) → (layout, stream context columns, event context columns, payload columns)
     type Map = (usize, Vec<usize>, Vec<usize>, Vec<usize>);
     let mut classes: HashMap<(usize, usize), Map> = HashMap::new();
@@ -140,9 +141,11 @@ pub fn write(
                     continue;
                 }
                 let li = *by_name.entry(c.name.clone()).or_insert_with(|| {
+                    let (dir, renamed) = taken.event_dir(&c.name);
                     layouts.push(Layout {
-                        name: unique_table_name(&c.name, &mut used),
+                        name: format!("events/{dir}"),
                         event: c.name.clone(),
+                        renamed,
                         columns: event_columns(),
                     });
                     layouts.len() - 1
@@ -200,12 +203,17 @@ pub fn write(
     })?;
     let mut counts = Counts::new();
     let mut event_names = HashMap::new();
+    let mut renamed = Vec::new();
     for (l, w) in layouts.iter().zip(writers) {
         if let Some((w, n)) = w {
             w.finish()?;
             counts.push((l.name.clone(), n));
             event_names.insert(l.name.clone(), l.event.clone());
+            if let Some(why) = l.renamed {
+                renamed.push(Renaming { table: l.name.clone(), event: l.event.clone(), why });
+            }
         }
     }
-    Ok(Written { tables: counts, errors, events: read, event_names })
+    renamed.sort();
+    Ok(Written { tables: counts, errors, events: read, event_names, renamed })
 }

@@ -16,6 +16,7 @@
 pub mod arrow;
 pub mod csv;
 pub mod events;
+pub mod names;
 pub mod parquet;
 pub mod perfetto;
 pub mod schema;

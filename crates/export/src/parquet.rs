@@ -2,6 +2,7 @@
 //! boolean, string; every column nullable), Snappy-compressed, a row group per 64 Ki rows.
 
 use crate::arrow::{Batcher, BATCH};
+use crate::names::{self, Renamed};
 use crate::schema::Column;
 use crate::tables::{Cell, Sink, TableWriter};
 use arrow_array::RecordBatch;
@@ -17,12 +18,21 @@ use std::path::{Path, PathBuf};
 pub struct ParquetSink {
     dir: PathBuf,
     file: String,
+    renamed: Option<Renamed>,
 }
 
 impl ParquetSink {
-    /// Tables go to `dir/<table>/<recording>.parquet`.
+    /// Tables go to `dir/<table>/<recording>.parquet`; a recording name that is not a safe file
+    /// name, or too long for one, gets another ([`names::file_name`]; see [`ParquetSink::file`]).
     pub fn new(dir: &Path, recording: &str) -> ParquetSink {
-        ParquetSink { dir: dir.to_path_buf(), file: format!("{recording}.parquet") }
+        let (file, renamed) = names::file_name(recording, ".parquet");
+        ParquetSink { dir: dir.to_path_buf(), file, renamed }
+    }
+
+    /// The file name of the recording in each table's directory, and why it is not the
+    /// recording's name when it is not.
+    pub fn file(&self) -> (&str, Option<Renamed>) {
+        (&self.file, self.renamed)
     }
 }
 
@@ -47,6 +57,7 @@ impl ParquetTable {
 
 impl Sink for ParquetSink {
     fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>> {
+        names::check_table(name)?;
         let dir = self.dir.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
         let path = dir.join(&self.file);

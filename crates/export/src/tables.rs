@@ -74,6 +74,8 @@ pub trait TableWriter {
 /// Where tables go.
 pub trait Sink {
     /// A table named `name` (`callbacks`, `events/ros2.callback_start`) with these columns.
+    /// This crate's sinks refuse a name that is not a path of file names below their directory
+    /// ([`crate::names::check_table`]).
     fn table(&mut self, name: &str, columns: &[Column]) -> io::Result<Box<dyn TableWriter>>;
 }
 
