@@ -67,6 +67,7 @@ make_venv() {
     return 1
   fi
   echo "$pkgs" >"$marker"
+  made=1
   echo "ros2-venvs: $venv (created in $((SECONDS - t0)) s)"
 }
 
@@ -89,12 +90,17 @@ make_upstream() {
     return 1
   }
   touch "$marker"
+  made=1
   echo "ros2-venvs: $out (built)"
 }
 
 status=0
+made=0
 for d in $DISTROS; do
   make_venv "$d" || status=1
   make_upstream "$(tracetools_version "$d")" || status=1
 done
+# The tests' probe of what this machine has (crates/testkit-macros/build.rs) reruns at the next
+# build and finds what was just made: the tests that need it are no longer ignored.
+if [ "$made" = 1 ]; then touch "$here/../crates/testkit-macros/build.rs" 2>/dev/null || true; fi
 exit $status

@@ -31,6 +31,7 @@ fn run(cmd: &mut Command, what: &str) {
     assert!(out.status.success(), "{what} failed ({})", out.status);
 }
 
+#[rostrace_testkit::needs(test_data, data_venv)]
 #[test]
 fn python_package() {
     rostrace_testkit::needs_test_data!();

@@ -79,6 +79,7 @@ fn target() -> PathSpec {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn target_path_equals_caret_analyze() {
     rostrace_testkit::needs_test_data!();
@@ -140,12 +141,14 @@ fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn architecture_from_the_trace_equals_caret_analyze() {
     rostrace_testkit::needs_test_data!();
     from_the_trace("caret-demos-e2e-jazzy", "caret-demos-e2e-jazzy__lttng-arch");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn timer_event_sample_equals_caret_analyze() {
     rostrace_testkit::needs_test_data!();

@@ -350,6 +350,7 @@ fn pyyaml_load(text: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+#[rostrace_testkit::needs(pyyaml)]
 #[test]
 fn pyyaml_reads_the_same_names() {
     if !pyyaml() {

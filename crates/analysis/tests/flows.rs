@@ -47,6 +47,7 @@ fn analyze(trace: &str) -> rostrace_analysis::Analysis {
 }
 
 /// Instrumented DDS (`dds:write` with the source timestamp): flows by source timestamp.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn source_timestamp_flows_in_tc_ros2_example2() {
     rostrace_testkit::needs_test_data!();
@@ -110,6 +111,7 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
 }
 
 /// tracetools 3.1.0 without DDS events: the take's source timestamp falls inside one rmw_publish call.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn publish_window_flows_in_pingpong() {
     rostrace_testkit::needs_test_data!();
@@ -147,6 +149,7 @@ fn publish_window_flows_in_pingpong() {
 }
 
 /// CARET: source timestamps bound to the written message, and intra-process dispatches.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn caret_flows() {
     rostrace_testkit::needs_test_data!();
@@ -172,6 +175,7 @@ fn caret_flows() {
 }
 
 /// The model: nodes, topics, timers, keyed per process.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn model_of_the_end_to_end_demo() {
     rostrace_testkit::needs_test_data!();

@@ -48,6 +48,7 @@ impl Handler for Census {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn a_users_handler_runs_in_the_pass() {
     rostrace_testkit::needs_test_data!();
@@ -86,6 +87,7 @@ fn a_users_handler_runs_in_the_pass() {
 
 /// A handler that wants nothing is never called, and the standard handlers (executor phases,
 /// services, system analyses) leave the rest of the ROS 2 report as the plain pass makes it.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn handlers_do_not_change_the_ros2_report() {
     rostrace_testkit::needs_test_data!();
@@ -156,6 +158,7 @@ impl Handler for Splits {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn handlers_that_split_and_handlers_that_do_not_give_the_same_results_on_any_threads() {
     rostrace_testkit::needs_test_data!();

@@ -15,6 +15,7 @@ fn reports(trace: &str, jobs: usize) -> (Vec<(u64, u64)>, u64) {
     (calls, set.total_bytes())
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn the_pass_reports_its_progress_and_its_end() {
     rostrace_testkit::needs_test_data!();

@@ -20,6 +20,7 @@ fn read_reference(p: &std::path::Path) -> HashMap<u64, (u64, f64, i128)> {
     out
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn callbacks_match_tracetools_analysis() {
     rostrace_testkit::needs_test_data!();

@@ -6,6 +6,7 @@ use rostrace_analysis::skip::PacketIndex;
 use rostrace_analysis::{analyze_window, Bound, Window};
 use rostrace_ctf::TraceSet;
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn a_late_window_is_the_same_with_the_packets_before_it_passed_over() {
     rostrace_testkit::needs_test_data!();

@@ -32,6 +32,7 @@ fn counts(r: &Report) -> BTreeMap<String, (u64, i128)> {
     out
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn slices_add_up_to_the_whole() {
     rostrace_testkit::needs_test_data!();

@@ -30,6 +30,7 @@ fn run(trace: &str) -> Analysis {
     a
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn cpu_time_equals_tracetools_analysis() {
     rostrace_testkit::needs_test_data!();
@@ -46,6 +47,7 @@ fn cpu_time_equals_tracetools_analysis() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn memory_equals_tracetools_analysis() {
     rostrace_testkit::needs_test_data!();
@@ -60,6 +62,7 @@ fn memory_equals_tracetools_analysis() {
     assert_eq!(got, want);
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn profile_equals_tracetools_analysis() {
     rostrace_testkit::needs_test_data!();
@@ -85,6 +88,7 @@ fn profile_equals_tracetools_analysis() {
     assert_eq!(prof.unmatched_exits, 0);
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn binaries_mapped_from_the_statedump() {
     rostrace_testkit::needs_test_data!();

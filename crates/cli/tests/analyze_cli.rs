@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn text_report_shows_nodes_callbacks_topics() {
     rostrace_testkit::needs_test_data!();
@@ -26,6 +27,7 @@ fn text_report_shows_nodes_callbacks_topics() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn json_has_callbacks_and_topics() {
     rostrace_testkit::needs_test_data!();
@@ -80,8 +82,7 @@ fn analyze_text(args: &[&str], columns: &str) -> (Option<i32>, String, String) {
 
 /// The shared trace `rel`, if present (skips, or fails in CI, otherwise).
 fn trace(rel: &str) -> Option<std::path::PathBuf> {
-    let p = shared().join(rel);
-    require(p.exists(), &p.display().to_string()).then_some(p)
+    rostrace_testkit::test_data_path(rel)
 }
 
 fn note<'a>(v: &'a Value, metric: &str) -> &'a Value {
@@ -97,6 +98,7 @@ fn strings(v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn autoware_says_latency_needs_take_events() {
     let Some(t) = trace("traces/tum-autoware-carla") else { return };
@@ -142,6 +144,7 @@ fn autoware_says_latency_needs_take_events() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn oldest_caret_format_says_dispatch_is_not_read() {
     let Some(t) = trace("traces/caret-analyze-samples/end_to_end_sample@78a3d5b4") else { return };
@@ -156,6 +159,7 @@ fn oldest_caret_format_says_dispatch_is_not_read() {
     assert!(v["notes"].as_array().unwrap().iter().all(|n| n["metric"] != "message latency (publishing side)"));
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn ros1_trace_has_a_note_and_exits_0() {
     let Some(t) = trace("ctf-edge/ros1-tc-pub-sub-10") else { return };
@@ -167,6 +171,7 @@ fn ros1_trace_has_a_note_and_exits_0() {
     assert_eq!(n["of_processes"], 3);
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn unmatched_reasons_and_drops_in_tc_ros2_example2() {
     let Some(t) = trace("traces/tc-ros2-example2") else { return };
@@ -184,6 +189,7 @@ fn unmatched_reasons_and_drops_in_tc_ros2_example2() {
     assert!(topic("/rosout")["dropped"].is_null());
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn topics_by_activity_and_lines_fit_the_terminal() {
     let Some(t) = trace("traces/tum-autoware-carla") else { return };
@@ -232,6 +238,7 @@ fn topics_by_activity_and_lines_fit_the_terminal() {
     assert!(narrow.lines().any(|l| l.contains(&head) && l.contains('…') && l.ends_with(&tail)), "{head}…{tail}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn time_window_and_filters() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
@@ -265,6 +272,7 @@ fn time_window_and_filters() {
     assert!(v["callbacks"].as_array().unwrap().iter().all(|c| c["topic"].as_str().unwrap().contains("pong")));
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn bad_arguments_and_outputs_exit_1_on_stderr() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
@@ -288,6 +296,7 @@ fn bad_arguments_and_outputs_exit_1_on_stderr() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn read_errors_go_to_stderr() {
     let Some(t) = trace("ctf-edge/babeltrace/ctf-traces/fail/valid-events-then-invalid-events") else { return };
@@ -307,6 +316,7 @@ impl Drop for TempDir {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn info_and_analyze_count_processes_per_trace() {
     let Some(t) = trace("traces/rosworld2021-pingpong") else { return };
@@ -367,6 +377,7 @@ fn distro_from_caret_init_without_rcl_init() {
 
 /// Output to a pipe (as here) or a file is read whole: a line too long for the width loses
 /// names past it, never a figure.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn piped_report_never_cuts_a_figure() {
     rostrace_testkit::needs_test_data!();

@@ -21,13 +21,11 @@ fn analyze(trace: &Path, json: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn caret_traces_match_by_source_timestamp() {
     let tmp = TempDir::new("caret-flows");
-    let trace = shared().join("traces/caret-demos-e2e-2021");
-    if !require(trace.exists(), "the shared CARET traces") {
-        return;
-    }
+    let Some(trace) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-2021") else { return };
     let a = analyze(&trace, &tmp.join("a.json"));
     let mut checked = 0;
     for t in a["topics"].as_array().unwrap() {
@@ -42,6 +40,7 @@ fn caret_traces_match_by_source_timestamp() {
     assert!(checked >= 5, "topics with takes: {checked}");
 }
 
+#[rostrace_testkit::needs(cyclonedds)]
 #[test]
 fn humble_abi_recording_matches_through_the_dds_hook() {
     let ok = Path::new("/usr/include/dds/dds.h").exists() && have("idlc", "-v");

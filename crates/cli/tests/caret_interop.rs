@@ -282,7 +282,6 @@ fn same_groups_and_executors<'a>(
 
 #[test]
 fn rclcpp_system_equals_caret_analyze() {
-    rostrace_testkit::needs_test_data!();
     let caret = load(&data_rclcpp().join("caret_analyze.json"));
     let trace = data_rclcpp().join("trace");
     let r = analyze_json(&[], &[&trace]);

@@ -9,8 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn trace(name: &str) -> Option<PathBuf> {
-    let p = shared().join("traces").join(name);
-    require(p.exists(), &p.display().to_string()).then_some(p)
+    rostrace_testkit::test_data_path(Path::new("traces").join(name))
 }
 
 /// `rostrace check ARGS TRACE`: exit code, stdout, stderr.
@@ -66,6 +65,7 @@ fn shared_traces() -> Vec<PathBuf> {
     v
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn suggested_expectations_pass_on_their_trace() {
     rostrace_testkit::needs_test_data!();
@@ -150,6 +150,7 @@ trace:
   unmatched_takes: [1, ~]
 ";
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn each_kind_of_expectation_fails_with_its_measured_value() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
@@ -189,6 +190,7 @@ fn each_kind_of_expectation_fails_with_its_measured_value() {
     assert!(line.starts_with("FAIL ") && line.contains("(at most 1.0 us)") && line.ends_with("[line 5]"), "{line}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn what_is_not_in_the_trace_is_its_own_outcome() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
@@ -208,6 +210,7 @@ fn what_is_not_in_the_trace_is_its_own_outcome() {
     assert!(text.contains("no such node or topic"), "{text}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn a_malformed_file_is_an_error_naming_the_line_and_the_key() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
@@ -267,6 +270,7 @@ fn junit_valid(xml: &Path) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+#[rostrace_testkit::needs(test_data, python3, xmllint)]
 #[test]
 fn junit_reports_are_valid_junit() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };

@@ -30,6 +30,7 @@ fn demo_is_traced_and_fully_analyzed() {
     check_demo("embedded", 100);
 }
 
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn demo_is_traced_through_lttng() {
     if require(have_lttng(), "LTTng") {

@@ -8,8 +8,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_rostrace");
 
 fn shared_trace() -> Option<std::path::PathBuf> {
-    let t = rostrace_testkit::test_data().join("traces/caret-demos-e2e-jazzy");
-    rostrace_testkit::require(t.exists(), "the shared trace caret-demos-e2e-jazzy").then_some(t)
+    rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy")
 }
 
 /// `rostrace analyze TRACE --json FILE` (with `--samples` when `samples`).
@@ -42,6 +41,7 @@ fn diff_json(base: &Path, new: &Path) -> (Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn trace_against_itself_changes_nothing() {
     let Some(t) = shared_trace() else { return };
@@ -74,6 +74,7 @@ fn assert_changes_nothing(v: &Value, code: i32) {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn saved_json_compares_as_its_trace() {
     let Some(t) = shared_trace() else { return };
@@ -88,6 +89,7 @@ fn saved_json_compares_as_its_trace() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn json_without_samples_or_malformed_is_an_error_naming_it() {
     let Some(t) = shared_trace() else { return };

@@ -17,8 +17,7 @@ fn python() -> Option<PathBuf> {
 }
 
 fn trace(name: &str) -> Option<PathBuf> {
-    let p = shared().join("traces").join(name);
-    require(p.exists(), &p.display().to_string()).then_some(p)
+    rostrace_testkit::test_data_path(Path::new("traces").join(name))
 }
 
 fn read(py: &Path, args: &[&str]) -> Value {
@@ -56,6 +55,7 @@ fn run_nodes(a: &rostrace_analysis::Analysis) -> Vec<String> {
         .collect()
 }
 
+#[rostrace_testkit::needs(data_venv, test_data)]
 #[test]
 fn perfetto_export_decodes_with_perfettos_protos() {
     let Some(py) = python() else { return };
@@ -115,6 +115,7 @@ fn perfetto_export_decodes_with_perfettos_protos() {
     }
 }
 
+#[rostrace_testkit::needs(data_venv, test_data)]
 #[test]
 fn tables_read_back_with_pyarrow_and_pandas() {
     let Some(py) = python() else { return };
@@ -191,6 +192,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
     }
 }
 
+#[rostrace_testkit::needs(data_venv, test_data)]
 #[test]
 fn duckdb_queries_two_recordings_together() {
     let Some(py) = python() else { return };
@@ -236,6 +238,7 @@ fn duckdb_queries_two_recordings_together() {
     assert!(!dir.join("events").exists());
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn export_errors_name_the_argument() {
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
@@ -263,12 +266,10 @@ fn readme_documents_the_export_schema() {
     );
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn perfetto_export_of_a_trace_without_ros2_events_says_there_is_nothing_to_export() {
-    let t = shared().join("ctf-edge/ros1-tc-pub-sub-10");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("ctf-edge/ros1-tc-pub-sub-10") else { return };
     let dir = rostrace_testkit::TempDir::new("perfetto-empty");
     let out_file = dir.join("ros1.perfetto-trace");
     let out = rostrace().arg("export").arg(&t).args(["--format", "perfetto", "-o"]).arg(&out_file).output().unwrap();

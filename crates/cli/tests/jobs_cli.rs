@@ -29,11 +29,7 @@ fn same_for_all_jobs(args: &[&str], trace: &Path) -> usize {
 }
 
 fn traces() -> Option<Vec<PathBuf>> {
-    let root = shared().join("traces");
-    if !root.is_dir() {
-        assert!(!rostrace_testkit::tools_required(), "{} missing", root.display());
-        return None;
-    }
+    let root = rostrace_testkit::test_data_path("traces")?;
     Some(
         ["tum-autoware-carla", "caret-demos-e2e-jazzy", "caret-analyze-samples", "rosworld2021-pingpong"]
             .iter()
@@ -42,6 +38,7 @@ fn traces() -> Option<Vec<PathBuf>> {
     )
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn info_events_and_analyze_are_the_same_with_any_number_of_threads() {
     let Some(traces) = traces() else { return };
@@ -59,6 +56,7 @@ fn info_events_and_analyze_are_the_same_with_any_number_of_threads() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn paths_e2e_report_and_export_are_the_same_with_any_number_of_threads() {
     let Some(traces) = traces() else { return };
@@ -116,6 +114,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// A set of several traces is analyzed on several threads, a part of the traces each, the parts
 /// merged in the order of one pass: the same analysis as one thread's, with damaged streams
 /// (errors), lost events and a time window, in text and JSON, and the same HTML report.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn several_traces_are_analyzed_alike_on_several_threads() {
     let Some(traces) = traces() else { return };

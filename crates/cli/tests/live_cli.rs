@@ -169,6 +169,7 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
 /// a timer (`--flush-interval`, set by `live` when not given): the demo's callbacks show while
 /// it runs, not only at the end, and the final snapshot has `analyze`'s counts. The embedded
 /// backend, which flushes on its own, refuses the option.
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn live_follows_an_lttng_recording_while_it_runs() {
     if !require(have_lttng(), "LTTng") {
@@ -224,6 +225,7 @@ fn live_rejects_a_bad_expectation_file_as_check_does() {
 /// A stream file ending inside its last packet, as one being written (in its padding, or
 /// inside an event): `live` counts it in `partial_packets`, not among the read errors, by the
 /// reader's error kind; `rostrace info` still reports it, with the reader's text.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn live_counts_an_incomplete_last_packet_as_partial() {
     rostrace_testkit::needs_test_data!();

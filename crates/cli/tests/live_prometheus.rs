@@ -106,6 +106,7 @@ fn ask(port: u16) -> Option<Seen> {
     (enough && counted("/sensing/lidar") && counted("/control/actuator")).then_some(seen)
 }
 
+#[rostrace_testkit::needs(prometheus)]
 #[test]
 fn prometheus_scrapes_the_demo_followed_live() {
     if !require(rostrace_testkit::have("prometheus", "--version"), "prometheus") {

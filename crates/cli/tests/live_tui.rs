@@ -79,6 +79,7 @@ fn first(row: &str) -> &str {
     row.split_whitespace().next().unwrap_or("")
 }
 
+#[rostrace_testkit::needs(tmux)]
 #[test]
 fn live_tui_shows_sorts_filters_and_quits_cleanly() {
     if !require(rostrace_testkit::have("tmux", "-V"), "tmux") {

@@ -7,12 +7,10 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn a_search_stopped_at_its_work_budget_says_so() {
-    let t = shared().join("traces/caret-demos-e2e-jazzy");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy") else { return };
     let run = |extra: &[&str]| {
         let out = rostrace()
             .args(["paths", "--from", "/sensor_dummy_node", "--to", "/actuator_dummy_node", "--json", "-"])

@@ -9,8 +9,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn demo() -> Option<PathBuf> {
-    let p = shared().join("traces/caret-demos-e2e-jazzy");
-    require(p.exists(), &p.display().to_string()).then_some(p)
+    rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy")
 }
 
 fn reference(name: &str) -> Vec<(i64, i64)> {
@@ -57,6 +56,7 @@ fn run(args: &[&str], trace: &PathBuf) -> (Option<i32>, String, String) {
 
 const TARGET: &str = "/sensor_dummy_node,/filter_node,/message_driven_node,/timer_driven_node,/actuator_dummy_node";
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn e2e_of_the_named_path_equals_caret_analyze() {
     let Some(t) = demo() else { return };
@@ -117,6 +117,7 @@ fn e2e_of_the_named_path_equals_caret_analyze() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn e2e_text_and_the_path_given_by_nodes() {
     let Some(t) = demo() else { return };
@@ -149,6 +150,7 @@ fn e2e_text_and_the_path_given_by_nodes() {
     assert!(err.contains("--path"), "{err}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn first_and_last_callback_equal_caret_analyze() {
     let Some(t) = demo() else { return };
@@ -162,6 +164,7 @@ fn first_and_last_callback_equal_caret_analyze() {
     assert_eq!(kinds.last(), Some(&"callback"));
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn paths_are_found_and_ranked() {
     let Some(t) = demo() else { return };
@@ -191,6 +194,7 @@ fn paths_are_found_and_ranked() {
     assert!(err.contains("--from \"/nope\": no such node or topic"), "{err}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn architecture_round_trip() {
     let Some(t) = demo() else { return };
@@ -223,6 +227,7 @@ fn architecture_round_trip() {
 }
 
 /// `architecture -o -` writes the YAML to standard output, as without `-o`; no file named `-`.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn architecture_output_dash_is_standard_output() {
     let Some(t) = demo() else { return };
@@ -235,6 +240,7 @@ fn architecture_output_dash_is_standard_output() {
     assert!(!dir.join("-").exists(), "no file named -");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn analyze_lists_the_longest_paths() {
     let Some(t) = demo() else { return };
@@ -252,12 +258,12 @@ fn analyze_lists_the_longest_paths() {
 
 /// A trace without the events that match a publication to a take (no rmw_take, no CARET
 /// dispatch): the paths are still found, listed longest first, with no made-up latency.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn analyze_lists_paths_it_cannot_follow_without_latency() {
-    let t = shared().join("traces/caret-analyze-samples/talker_listener@78a3d5b4");
-    if !require(t.exists(), &t.display().to_string()) {
+    let Some(t) = rostrace_testkit::test_data_path("traces/caret-analyze-samples/talker_listener@78a3d5b4") else {
         return;
-    }
+    };
     let out = rostrace().arg("analyze").arg(&t).env("COLUMNS", "300").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);

@@ -251,21 +251,25 @@ fn check(distro: &str, backend: &str, index: u32) {
     assert!(failures.is_empty(), "{distro} {backend}:\n{}\n{table}", failures.join("\n"));
 }
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn rclpy_callbacks_kilted_embedded() {
     check("kilted", "embedded", 0);
 }
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn rclpy_callbacks_jazzy_embedded() {
     check("jazzy", "embedded", 1);
 }
 
+#[rostrace_testkit::needs(venvs, lttng)]
 #[test]
 fn rclpy_callbacks_kilted_lttng() {
     check("kilted", "lttng", 2);
 }
 
+#[rostrace_testkit::needs(venvs, lttng)]
 #[test]
 fn rclpy_callbacks_jazzy_lttng() {
     check("jazzy", "lttng", 3);
@@ -274,6 +278,7 @@ fn rclpy_callbacks_jazzy_lttng() {
 /// A session made by `rostrace create`, its Python program launched separately with the
 /// environment `create` prints: the printed `PYTHONPATH` gives it the instrumentation, so every
 /// callback run is recorded once `start` is given.
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn rclpy_callbacks_created_session() {
     let distro = "jazzy";

@@ -20,6 +20,7 @@ fn edge(p: &str) -> std::path::PathBuf {
     shared().join("ctf-edge").join(p)
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
     rostrace_testkit::needs_test_data!();
@@ -49,6 +50,7 @@ fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
     assert_eq!(names["Spammy_Event"], 100000);
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn losses_are_reported() {
     rostrace_testkit::needs_test_data!();
@@ -73,6 +75,7 @@ fn losses_are_reported() {
     assert!(err.contains("2 packets lost"), "{err}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn must_fail_inputs_give_clear_errors() {
     rostrace_testkit::needs_test_data!();
@@ -96,6 +99,7 @@ fn must_fail_inputs_give_clear_errors() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn metadata_errors_name_the_file_and_offset() {
     rostrace_testkit::needs_test_data!();
@@ -104,6 +108,7 @@ fn metadata_errors_name_the_file_and_offset() {
     assert!(err.contains("metadata-syntax-error/metadata: invalid metadata at byte 72"), "{err}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn sequence_length_in_event_context() {
     rostrace_testkit::needs_test_data!();
@@ -124,6 +129,7 @@ fn not_a_trace_is_an_error() {
 }
 
 /// Per-name counts equal babeltrace2's counts in `reference/event-counts/`.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn event_counts_match_reference() {
     rostrace_testkit::needs_test_data!();
@@ -158,6 +164,7 @@ fn event_counts_match_reference() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn info_reports_processes_and_distro() {
     rostrace_testkit::needs_test_data!();
@@ -172,6 +179,7 @@ fn info_reports_processes_and_distro() {
     assert_eq!(v["begin_ns"].as_i64().unwrap() + v["duration_ns"].as_i64().unwrap(), v["end_ns"].as_i64().unwrap());
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn metadata_that_is_not_ctf_is_named_with_its_offset() {
     rostrace_testkit::needs_test_data!();
@@ -205,6 +213,7 @@ fn metadata_that_is_not_ctf_is_named_with_its_offset() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn info_on_a_bad_path_prints_only_the_error() {
     rostrace_testkit::needs_test_data!();
@@ -239,6 +248,7 @@ fn info_on_a_bad_path_prints_only_the_error() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("events:     10"));
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn info_counts_one_process_in_the_singular() {
     rostrace_testkit::needs_test_data!();

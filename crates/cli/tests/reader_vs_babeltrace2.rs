@@ -220,6 +220,7 @@ macro_rules! compared_traces {
         $(mod $module {
             use super::*;
 
+            #[rostrace_testkit::needs(test_data, babeltrace2)]
             #[test]
             fn text() {
                 rostrace_testkit::needs_test_data!();
@@ -230,6 +231,7 @@ macro_rules! compared_traces {
         })*
     };
     (@jsonl $dir:ident $name:literal) => {
+        #[rostrace_testkit::needs(test_data, bt2_python)]
         #[test]
         fn jsonl() {
             rostrace_testkit::needs_test_data!();
@@ -238,7 +240,8 @@ macro_rules! compared_traces {
     };
     (@jsonl $dir:ident $name:literal $($slice:ident)+) => {
         const SLICES: &[&str] = &[$(stringify!($slice)),+];
-        $(#[test]
+        $(#[rostrace_testkit::needs(test_data, bt2_python)]
+        #[test]
         fn $slice() {
             rostrace_testkit::needs_test_data!();
             let part = 1 + SLICES.iter().position(|s| *s == stringify!($slice)).expect("listed");
@@ -281,12 +284,14 @@ fn corpus(group: &str) -> Vec<PathBuf> {
     subdirs(&root.join(group)).into_iter().filter(|p| !p.ends_with("meta-ctx-sequence")).collect()
 }
 
+#[rostrace_testkit::needs(test_data, bt2_python)]
 #[test]
 fn jsonl_babeltrace_corpus_succeed() {
     rostrace_testkit::needs_test_data!();
     check_jsonl(&corpus("succeed"), 1, 1);
 }
 
+#[rostrace_testkit::needs(test_data, bt2_python)]
 #[test]
 fn jsonl_babeltrace_corpus_others() {
     rostrace_testkit::needs_test_data!();
@@ -296,6 +301,7 @@ fn jsonl_babeltrace_corpus_others() {
 }
 
 /// Every trace in the shared folders has its tests above, or is known to be unreadable by babeltrace2.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn every_shared_trace_is_compared() {
     rostrace_testkit::needs_test_data!();
@@ -490,6 +496,7 @@ fn check_text(traces: &[PathBuf]) {
     assert!(failures.is_empty(), "{} of {} traces differ:\n{}", failures.len(), traces.len(), failures.join("\n"));
 }
 
+#[rostrace_testkit::needs(test_data, babeltrace2)]
 #[test]
 fn text_babeltrace_corpus() {
     rostrace_testkit::needs_test_data!();

@@ -630,6 +630,7 @@ fn path_and_report(r: &Run, ns: &str, root: &Path) -> (String, Vec<String>) {
     (lines, fails)
 }
 
+#[rostrace_testkit::needs(rclcpp, venvs, lttng, cmake)]
 #[test]
 fn real_rclcpp_jazzy() {
     let dir = rclcpp_dir();
@@ -706,6 +707,7 @@ fn real_rclcpp_jazzy() {
 /// between the languages are the counts each process made: Rust → C++ and Rust → Python
 /// (`/control/cmd_vel`), Python → C++, Python → Rust, C++ → Rust and Rust → C++
 /// (`/sensing/imu`), C++ → Python (`/vehicle/status`).
+#[rostrace_testkit::needs(rclcpp, venvs, cmake)]
 #[test]
 fn three_languages_in_one_session() {
     let dir = rclcpp_dir();

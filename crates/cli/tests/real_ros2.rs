@@ -53,11 +53,13 @@ struct Distro {
 const KILTED: Distro = Distro { name: "kilted", tracetools: "8.6.0", service_events: true, gid_size: 16 };
 const JAZZY: Distro = Distro { name: "jazzy", tracetools: "8.2.4", service_events: false, gid_size: 24 };
 
+#[rostrace_testkit::needs(venvs, lttng)]
 #[test]
 fn real_kilted() {
     real_stack(&KILTED, 0);
 }
 
+#[rostrace_testkit::needs(venvs, lttng)]
 #[test]
 fn real_jazzy() {
     real_stack(&JAZZY, 1);
@@ -598,11 +600,13 @@ fn library_resolution(d: &Distro) {
     assert!(failures.is_empty(), "{}: {}", d.name, failures.join("; "));
 }
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn library_resolution_kilted() {
     library_resolution(&KILTED);
 }
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn library_resolution_jazzy() {
     library_resolution(&JAZZY);
@@ -611,11 +615,13 @@ fn library_resolution_jazzy() {
 // ---------------------------------------------------------------------------------------------
 // Interoperation: the demo's Rust nodes (ros2-client over RustDDS) and an rclpy node (Fast DDS)
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn interop_kilted() {
     interop(&KILTED, 0);
 }
 
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn interop_jazzy() {
     interop(&JAZZY, 1);

@@ -106,6 +106,7 @@ fn record_embedded() {
     assert!(String::from_utf8_lossy(&list.stdout).contains("s1"));
 }
 
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn record_lttng() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
@@ -290,6 +291,7 @@ fn snapshot_mode_keeps_the_latest_events() {
 }
 
 /// The session verbs drive LTTng sessions too.
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn lttng_session_verbs() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
@@ -620,6 +622,7 @@ fn fill(dir: &Path) {
 
 /// On a full disk, `stop` stops the session (the state is rewritten in place) and says the
 /// disk is full; `record` cannot start and says why, leaving nothing behind.
+#[rostrace_testkit::needs(tmpfs)]
 #[test]
 fn session_control_on_a_full_disk() {
     let dir = tmp("fulldisk");
@@ -714,6 +717,7 @@ fn installed_binary_records_alone() {
 
 /// A program linked to libtracetools by its full path, without a library path or rpath, starts
 /// under `record --backend lttng` (the preloaded library's SONAME satisfies its `NEEDED`).
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn lttng_record_starts_a_program_linked_to_tracetools() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
@@ -743,6 +747,7 @@ fn lttng_record_starts_a_program_linked_to_tracetools() {
 /// cyg-profile helper are preloaded, their events recorded, and `analyze` reports the memory
 /// and the call tree of a program built with -finstrument-functions. With the embedded backend
 /// they are refused; `--with-kernel` needs LTTng's kernel tracer and says so when it is missing.
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn record_with_memory_and_profile() {
     if !require(have_lttng(), "LTTng (lttng-tools)") {
@@ -850,6 +855,7 @@ int main(void) {
 /// that started after the disk filled (in a trace of their own, for the late process), the
 /// programs run to their end, and `rostrace record` says once that the trace could not be
 /// written whole.
+#[rostrace_testkit::needs(tmpfs)]
 #[test]
 fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     let dir = tmp("disk-full");

@@ -18,16 +18,14 @@ fn screenshot_is_not_blank(html: &Path, dir: &Path) -> u64 {
     a
 }
 
+#[rostrace_testkit::needs(chromium, test_data)]
 #[test]
 fn report_renders_in_chromium_with_the_analysis_numbers() {
     if !require(have_chromium(), "chromium") {
         return;
     }
     for name in ["caret-demos-e2e-jazzy", "tum-autoware-carla"] {
-        let t = shared().join("traces").join(name);
-        if !require(t.exists(), &t.display().to_string()) {
-            return;
-        }
+        let Some(t) = rostrace_testkit::test_data_path(Path::new("traces").join(name)) else { return };
         let dir = TempDir::new("report");
         let html = dir.join("report.html");
         let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
@@ -90,12 +88,10 @@ fn report_renders_in_chromium_with_the_analysis_numbers() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn report_errors_name_the_output() {
-    let t = shared().join("traces/caret-demos-e2e-jazzy");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy") else { return };
     let out = rostrace().arg("report").arg(&t).args(["-o", "/proc/rostrace/r.html"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output /proc/rostrace/r.html"));
@@ -124,12 +120,10 @@ fn report_output_dash_is_standard_output() {
 
 /// The thresholds of the comparison without `--baseline` would do nothing: refused, naming them;
 /// a value out of range is refused too.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn report_thresholds_need_a_baseline() {
-    let t = shared().join("traces/caret-demos-e2e-jazzy");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy") else { return };
     for arg in ["--alpha", "--min-delta", "--min-change"] {
         let out = rostrace().arg("report").arg(&t).args([arg, "0.5", "-o", "/dev/null"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{arg}");
@@ -146,15 +140,13 @@ fn report_thresholds_need_a_baseline() {
 /// Names that HTML's script parser reads specially (`<!--<script>` puts it in its "double
 /// escaped" state, where `</script>` no longer ends the element) do not blank the report: here
 /// in the trace directory's name, which the report shows as its title.
+#[rostrace_testkit::needs(chromium, test_data)]
 #[test]
 fn report_renders_whatever_the_names_hold() {
     if !require(have_chromium(), "chromium") {
         return;
     }
-    let src = shared().join("traces/rosworld2021-pingpong");
-    if !require(src.exists(), &src.display().to_string()) {
-        return;
-    }
+    let Some(src) = rostrace_testkit::test_data_path("traces/rosworld2021-pingpong") else { return };
     let dir = TempDir::new("report-names");
     let t = dir.join("<!--<script>&");
     rostrace_testkit::copy_writable(&src, &t);
@@ -172,15 +164,13 @@ fn report_renders_whatever_the_names_hold() {
 
 /// At Autoware's size: the node graph opens on one node's neighbourhood from the page's address
 /// (`#graph=NAME`, as a click on the node sets it), and the timeline has a legend.
+#[rostrace_testkit::needs(chromium, test_data)]
 #[test]
 fn report_at_autoware_scale_shows_a_neighbourhood_and_a_legend() {
     if !require(have_chromium(), "chromium") {
         return;
     }
-    let t = shared().join("traces/tum-autoware-carla");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("traces/tum-autoware-carla") else { return };
     let dir = TempDir::new("report-scale");
     let html = dir.join("report.html");
     let out = rostrace().arg("report").arg(&t).arg("-o").arg(&html).output().unwrap();
@@ -292,15 +282,13 @@ fn report_of_a_huge_system_holds_the_heaviest_rows_and_says_so() {
 /// `--baseline`: the report compares the run with a baseline, here the trace's own saved run with
 /// one callback's durations doubled, so that the report shows that callback halved (the one
 /// significant change, first) and everything else the same.
+#[rostrace_testkit::needs(chromium, test_data)]
 #[test]
 fn report_with_a_baseline_shows_the_change() {
     if !require(have_chromium(), "chromium") {
         return;
     }
-    let t = shared().join("traces/caret-demos-e2e-jazzy");
-    if !require(t.exists(), &t.display().to_string()) {
-        return;
-    }
+    let Some(t) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-jazzy") else { return };
     let dir = TempDir::new("report-baseline");
     let saved = dir.join("run.json");
     let out = rostrace().arg("analyze").arg(&t).arg("--json").arg(&saved).arg("--samples").output().unwrap();

@@ -44,6 +44,7 @@ fn sim_time_events(dir: &Path) -> (Vec<(i64, i64, String)>, Vec<String>) {
 /// An rclpy node publishes `/clock` at 10× real time from 1000 s; `record --record-clock` records
 /// sim_time once per second of wall time, each stamp within one publication of what was
 /// published then, and the fitted map has slope 10.
+#[rostrace_testkit::needs(venvs)]
 #[test]
 fn record_clock_follows_rclpy_clock() {
     let Some((venv, distro)) = venv() else {

@@ -61,6 +61,7 @@ pub fn check_full(what: &str, out: &Output) {
     assert!(!err.contains("panicked"), "{what}: {err}");
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn commands_exit_quietly_on_a_closed_pipe() {
     rostrace_testkit::needs_test_data!();
@@ -72,6 +73,7 @@ fn commands_exit_quietly_on_a_closed_pipe() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn commands_say_once_that_standard_output_is_full() {
     rostrace_testkit::needs_test_data!();

@@ -36,6 +36,7 @@ fn read_all(dir: &Path) -> (usize, Vec<Error>) {
     (n, errors)
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn truncated_stream_file_keeps_earlier_events() {
     rostrace_testkit::needs_test_data!();
@@ -71,6 +72,7 @@ fn truncated_stream_file_keeps_earlier_events() {
 /// A stream file that ends inside its last packet's padding, as one still being written: every
 /// event is delivered, then the error of its own kind, `Error::Truncated`, with the text of a
 /// stream error.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn incomplete_last_packet_is_a_truncated_error() {
     rostrace_testkit::needs_test_data!();
@@ -118,6 +120,7 @@ fn last_packet(dir: &Path, file: &Path) -> (u64, u64, usize) {
 /// A stream file that ends inside its last event, or inside its last packet's header, as one
 /// being written can: the events before are delivered, then one `Error::Truncated` at the
 /// file's end (not an error of damaged data).
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn file_ending_inside_an_event_or_a_header_is_truncated() {
     rostrace_testkit::needs_test_data!();
@@ -141,6 +144,7 @@ fn file_ending_inside_an_event_or_a_header_is_truncated() {
     }
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn truncated_metadata_is_an_error_with_offset() {
     rostrace_testkit::needs_test_data!();
@@ -159,6 +163,7 @@ fn truncated_metadata_is_an_error_with_offset() {
 
 /// A `metadata` file of garbage, or an empty one, is named as not CTF metadata, at byte 0;
 /// the other traces of the set are still read.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn metadata_that_is_not_ctf_is_an_error_with_offset() {
     rostrace_testkit::needs_test_data!();
@@ -188,6 +193,7 @@ fn metadata_that_is_not_ctf_is_an_error_with_offset() {
 }
 
 /// Corrupts bytes at pseudo-random places of a stream file and of the metadata: never a panic.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn corrupted_bytes_never_panic() {
     rostrace_testkit::needs_test_data!();
@@ -274,6 +280,7 @@ fn the_error(errs: &[Error], victim: &Path, offset: u64, what: &str) {
 /// A flipped bit in a packet's `timestamp_begin` (34 s off): an error naming the file and the
 /// packet, the packet's events left out (their times derive from it), the others in time
 /// order, the trace's time range unchanged.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
     rostrace_testkit::needs_test_data!();
@@ -290,6 +297,7 @@ fn a_damaged_packet_time_is_an_error_and_time_stays_ordered() {
 
 /// A flipped byte in `packet_seq_num` or `events_discarded`: an error naming the file and the
 /// packet; every event still read; no loss made up (2^48 packets, 2^40 events).
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn damaged_loss_counters_are_errors_not_losses() {
     rostrace_testkit::needs_test_data!();

@@ -52,11 +52,8 @@ fn transcript(events: &mut Events) -> (Vec<String>, u64) {
 /// A writable copy of caret-demos-e2e-2021's trace at `dir`; false on a machine without the
 /// shared traces (a failure when tools are required).
 fn e2e_copy(dir: &Path) -> bool {
-    let src = shared().join("traces/caret-demos-e2e-2021");
-    let Ok(found) = rostrace_ctf::find_traces(&src) else {
-        assert!(!rostrace_testkit::tools_required(), "{} missing", src.display());
-        return false;
-    };
+    let Some(src) = rostrace_testkit::test_data_path("traces/caret-demos-e2e-2021") else { return false };
+    let found = rostrace_ctf::find_traces(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
     rostrace_testkit::copy_writable(&found[0], dir);
     true
 }
@@ -193,15 +190,13 @@ fn check(paths: &[PathBuf], jobs: &[usize]) -> u64 {
     n
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn workers_read_every_shared_trace_as_one_thread_does() {
     rostrace_testkit::needs_test_data!();
     // The edge cases one by one, with more workers than streams and fewer.
-    let root = shared().join("ctf-edge");
-    let Ok(rd) = std::fs::read_dir(&root) else {
-        assert!(!rostrace_testkit::tools_required(), "{} missing", root.display());
-        return;
-    };
+    let Some(root) = rostrace_testkit::test_data_path("ctf-edge") else { return };
+    let rd = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     entries.sort();
     let mut total = 0;
@@ -232,6 +227,7 @@ fn workers_read_every_shared_trace_as_one_thread_does() {
     );
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     // A copy of a multi-stream trace with damage in several streams: a flipped packet begin, a
@@ -291,14 +287,11 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
 /// Random damage (bytes flipped anywhere: headers, contexts, events), many times over: files
 /// cut into parts still give what one reader per file gives, whether the parts start where the
 /// whole file's reader is or have to be read again.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
     rostrace_testkit::needs_test_data!();
-    let src = shared().join("ctf-edge/tc-hello-lost");
-    if !src.is_dir() {
-        assert!(!rostrace_testkit::tools_required(), "{} missing", src.display());
-        return;
-    }
+    let Some(src) = rostrace_testkit::test_data_path("ctf-edge/tc-hello-lost") else { return };
     let tmp = rostrace_testkit::TempDir::new("parallel-random");
     let dir = tmp.join("t");
     rostrace_testkit::copy_writable(&src, &dir);
@@ -327,6 +320,7 @@ fn parts_equal_whole_files_under_random_damage() {
 /// their errors' and losses' places, what one reader of the set gives: on a set of several
 /// damaged copies of a trace (same times in every copy: ties broken by stream), lost events
 /// and many traces.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn parts_of_a_set_merge_into_the_whole_set() {
     rostrace_testkit::needs_test_data!();
@@ -395,12 +389,14 @@ fn parts_of_a_set_merge_into_the_whole_set() {
 /// the piped reading thread and the analysis read a process and thread id on every event) are
 /// those read by name, on every event of every shared trace, members absent or not integers
 /// included.
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn context_integers_at_kept_positions_are_those_read_by_name() {
     rostrace_testkit::needs_test_data!();
     let (set, _) = TraceSet::open(&[shared()]);
-    if set.traces.is_empty() {
-        assert!(!rostrace_testkit::tools_required(), "no traces in {}", shared().display());
+    let what =
+        format!("traces in {} (the shared test data; set ROSTRACE_TEST_DATA to its directory)", shared().display());
+    if !rostrace_testkit::require(!set.traces.is_empty(), &what) {
         return;
     }
     let names = ["vpid", "vtid", "procname", "cpu_id", "no_such_member"];

@@ -22,6 +22,7 @@ fn read(set: &TraceSet, jobs: usize) -> (Vec<Ev>, u64) {
     })
 }
 
+#[rostrace_testkit::needs(test_data)]
 #[test]
 fn skipped_packets_leave_the_other_events_as_they_were() {
     rostrace_testkit::needs_test_data!();

@@ -127,6 +127,7 @@ fn reads_back_exactly() {
     assert_eq!(events.losses().len(), 1);
 }
 
+#[rostrace_testkit::needs(babeltrace2)]
 #[test]
 fn babeltrace2_reads_it_without_warnings() {
     if !rostrace_testkit::require(rostrace_testkit::have("babeltrace2", "--version"), "babeltrace2") {

@@ -31,6 +31,7 @@ fn panic_of(f: impl FnOnce()) -> String {
     e.downcast_ref::<String>().cloned().unwrap_or_default()
 }
 
+#[rostrace_testkit::needs(python3)]
 #[test]
 fn assertions_pass_on_a_traced_process_and_fail_with_the_measured_value() {
     let dir = TempDir::new("testing-ticker");

@@ -7,8 +7,15 @@
 //!   with LTTng sessions running at once would record each other's programs.
 //! - [`require`]: skip a test whose external tool is missing (saying so on stderr), or fail
 //!   when CI demands every tool (`ROSTRACE_REQUIRE_TOOLS=1`).
-//! - [`test_data`], [`needs_test_data!`]: the shared test data (`$ROSTRACE_TEST_DATA`, else
-//!   `../shared` beside the repository), and the skip of a test that reads it when it is missing.
+//! - [`test_data`], [`needs_test_data!`], [`test_data_path`]: the shared test data
+//!   (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository), and the skip of a test that
+//!   reads it when it is missing.
+//! - [`needs`]: `#[rostrace_testkit::needs(lttng, test_data)]` above `#[test]` compiles the test
+//!   as ignored, with the reason, on a machine without them (probed once per build), so that
+//!   cargo's summary counts it as not run; the checks above stay in the test, for what it needs
+//!   in part only and for `ROSTRACE_REQUIRE_TOOLS=1`, under which nothing is ignored.
+
+pub use rostrace_testkit_macros::{needs, probed};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -143,6 +150,14 @@ pub fn have_test_data() -> bool {
         d.join("traces").is_dir(),
         &format!("the shared test data ({}; set {TEST_DATA_VAR} to its directory)", d.display()),
     )
+}
+
+/// `rel` in the shared test data, when it is there; otherwise `None` after a skip line naming
+/// the variable, or a failure under `ROSTRACE_REQUIRE_TOOLS=1`.
+pub fn test_data_path(rel: impl AsRef<Path>) -> Option<PathBuf> {
+    let p = test_data().join(rel);
+    require(p.exists(), &format!("{} (the shared test data; set {TEST_DATA_VAR} to its directory)", p.display()))
+        .then_some(p)
 }
 
 /// Returns from the test (a skip, said on stderr) when the shared test data is missing; fails

@@ -190,6 +190,7 @@ fn stress_every_event_recorded_or_counted() {
 }
 
 /// The same flows through the LTTng-UST backend, recorded by a real LTTng session.
+#[rostrace_testkit::needs(lttng)]
 #[test]
 fn lttng_backend_records_every_flow_exactly() {
     if !require(have_lttng(), "LTTng (lttng-tools, liblttng-ust-dev)") {

@@ -245,24 +245,28 @@ fn check(version: &str, distro: &str) {
     eprintln!("{distro}: {n} events of {kinds} kinds, payloads and layouts equal to upstream {version}'s");
 }
 
+#[rostrace_testkit::needs(test_data, lttng, cc)]
 #[test]
 fn humble_4_1_1() {
     rostrace_testkit::needs_test_data!();
     check("4.1.1", "humble");
 }
 
+#[rostrace_testkit::needs(test_data, lttng, cc)]
 #[test]
 fn jazzy_8_2_4() {
     rostrace_testkit::needs_test_data!();
     check("8.2.4", "jazzy");
 }
 
+#[rostrace_testkit::needs(test_data, lttng, cc)]
 #[test]
 fn kilted_8_6_0() {
     rostrace_testkit::needs_test_data!();
     check("8.6.0", "kilted");
 }
 
+#[rostrace_testkit::needs(test_data, lttng, cc)]
 #[test]
 fn rolling_8_10_1() {
     rostrace_testkit::needs_test_data!();
@@ -301,6 +305,7 @@ fn unknown_distribution_is_refused() {
 
 /// The library's SONAME is upstream's: a program linked to it by its full path (as CMake does)
 /// needs `libtracetools.so`, which any tracetools (upstream's, or rostrace's preloaded) satisfies.
+#[rostrace_testkit::needs(binutils)]
 #[test]
 fn soname_is_upstreams() {
     if !require(have("readelf", "--version"), "readelf (binutils)") {
@@ -525,24 +530,28 @@ fn check_exports_and_cpp_helpers(version: &str, distro: &str) {
     eprintln!("{distro}: rostrace exports upstream {version}'s {api} API symbols; C++ helpers equal");
 }
 
+#[rostrace_testkit::needs(test_data, cxx, binutils, lttng)]
 #[test]
 fn humble_4_1_1_exports_and_cpp_helpers() {
     rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("4.1.1", "humble");
 }
 
+#[rostrace_testkit::needs(test_data, cxx, binutils, lttng)]
 #[test]
 fn jazzy_8_2_4_exports_and_cpp_helpers() {
     rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.2.4", "jazzy");
 }
 
+#[rostrace_testkit::needs(test_data, cxx, binutils, lttng)]
 #[test]
 fn kilted_8_6_0_exports_and_cpp_helpers() {
     rostrace_testkit::needs_test_data!();
     check_exports_and_cpp_helpers("8.6.0", "kilted");
 }
 
+#[rostrace_testkit::needs(test_data, cxx, binutils, lttng)]
 #[test]
 fn rolling_8_10_1_exports_and_cpp_helpers() {
     rostrace_testkit::needs_test_data!();

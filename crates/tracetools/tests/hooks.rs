@@ -241,16 +241,19 @@ fn fake_rclcpp(variant: &str) {
     }
 }
 
+#[rostrace_testkit::needs(cxx)]
 #[test]
 fn rclcpp_humble_hooks() {
     fake_rclcpp("humble");
 }
 
+#[rostrace_testkit::needs(cxx)]
 #[test]
 fn rclcpp_jazzy_hooks() {
     fake_rclcpp("jazzy");
 }
 
+#[rostrace_testkit::needs(cyclonedds)]
 #[test]
 fn cyclonedds_hooks() {
     let ok = Path::new("/usr/include/dds/dds.h").exists() && have("idlc", "-v");
