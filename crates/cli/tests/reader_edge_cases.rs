@@ -251,3 +251,60 @@ fn info_counts_one_process_in_the_singular() {
     assert!(text.contains("\nprocesses:  2\n"), "{text}");
     assert!(text.contains("discarded:  0 events, 0 packets lost"), "{text}");
 }
+
+/// A writable copy of caret-demos-e2e-jazzy (2,880 events) in `tmp`, and its stream directory.
+fn jazzy_copy(tmp: &TempDir) -> std::path::PathBuf {
+    rostrace_testkit::copy_writable(&shared().join("traces/caret-demos-e2e-jazzy"), tmp.path());
+    tmp.join("ust/uid/1000/64-bit")
+}
+
+/// `info` and `analyze` on a trace with a copy of a stream file, or a stream file whose magic has
+/// a bit flipped: each an error naming the file and the byte, the counts those of the trace
+/// without the copy, the exit code 1.
+#[test]
+fn copies_and_damaged_magics_are_errors() {
+    rostrace_testkit::needs_test_data!();
+    // (case, damage, events, what the error says)
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage, u64, &str); 2] = [
+        (
+            "copy",
+            |s| {
+                std::fs::copy(s.join("ros2_1"), s.join("ros2_1.bak")).unwrap();
+            },
+            2880,
+            "ros2_1.bak: not read at byte 0: a copy of ",
+        ),
+        (
+            "magic",
+            |s| {
+                let mut data = std::fs::read(s.join("ros2_1")).unwrap();
+                data[0] ^= 0x02;
+                std::fs::write(s.join("ros2_1"), data).unwrap();
+            },
+            // (The first packet of ros2_1 holds 351 events.)
+            2880 - 351,
+            "ros2_1: cannot decode at byte 0: bad packet magic 0xc1fc1fc3 (expected 0xc1fc1fc1): the packet's \
+             32768 bytes are skipped",
+        ),
+    ];
+    for (case, damage, events, what) in cases {
+        let tmp = TempDir::new(&format!("edge-{case}"));
+        let streams = jazzy_copy(&tmp);
+        damage(&streams);
+        let want = format!("{}/{what}", streams.display());
+        let (v, err, code) = info(tmp.path());
+        assert_eq!(code, 1, "{case}: {err}");
+        assert_eq!(v["event_count"], events, "{case}");
+        let errors = v["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{case}: {errors:?}");
+        assert!(errors[0].as_str().unwrap().starts_with(&want), "{case}: {errors:?}");
+        assert!(err.contains(&format!("rostrace: error: {want}")), "{case}: {err}");
+        let out = rostrace().args(["analyze", "--json", "-"]).arg(tmp.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        assert!(err.contains(&format!("rostrace: error: {want}")), "{case}: {err}");
+        let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(a["events"], events, "{case}");
+    }
+}
