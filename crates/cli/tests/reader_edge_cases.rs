@@ -23,10 +23,14 @@ fn edge(p: &str) -> std::path::PathBuf {
 #[test]
 fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
     rostrace_testkit::needs_test_data!();
-    // Trace Compass expects 100002 events (odd integer sizes: 3, 12, 17, 35 bits).
-    let (v, _, code) = info(&edge("tc-funky_trace"));
+    // Trace Compass expects 100002 events (odd integer sizes: 3, 12, 17, 35 bits). Its clock's
+    // offset (1351530929945824323 s, ns given as seconds) is past the times a signed 64-bit
+    // count of ns holds: the clock is refused, the events read without a time.
+    let (v, err, code) = info(&edge("tc-funky_trace"));
     assert_eq!(v["event_count"], 100002);
-    assert_eq!(code, 0);
+    assert!(v["begin_ns"].is_null(), "{v}");
+    assert_eq!(code, 1);
+    assert!(err.contains("tc-funky_trace/metadata: invalid metadata at byte 669: clock `test_clock`"), "{err}");
     // 32,300 events and 562 discarded-event records for 967,700 lost events.
     let (v, _, _) = info(&edge("tc-hello-lost"));
     assert_eq!(v["event_count"], 32300);
@@ -258,15 +262,15 @@ fn jazzy_copy(tmp: &TempDir) -> std::path::PathBuf {
     tmp.join("ust/uid/1000/64-bit")
 }
 
-/// `info` and `analyze` on a trace with a copy of a stream file, or a stream file whose magic has
-/// a bit flipped: each an error naming the file and the byte, the counts those of the trace
-/// without the copy, the exit code 1.
+/// `info` and `analyze` on a trace with a copy of a stream file, a stream file whose magic has a
+/// bit flipped, a clock whose times overflow: each an error naming the file (and the byte), the
+/// counts those of the trace without the copy, the exit code 1.
 #[test]
-fn copies_and_damaged_magics_are_errors() {
+fn copies_damaged_magics_and_overflowing_clocks_are_errors() {
     rostrace_testkit::needs_test_data!();
     // (case, damage, events, what the error says)
     type Damage = fn(&Path);
-    let cases: [(&str, Damage, u64, &str); 2] = [
+    let cases: [(&str, Damage, u64, &str); 3] = [
         (
             "copy",
             |s| {
@@ -286,6 +290,21 @@ fn copies_and_damaged_magics_are_errors() {
             2880 - 351,
             "ros2_1: cannot decode at byte 0: bad packet magic 0xc1fc1fc3 (expected 0xc1fc1fc1): the packet's \
              32768 bytes are skipped",
+        ),
+        (
+            "clock",
+            |s| {
+                let meta = s.join("metadata");
+                let text = std::fs::read(&meta).unwrap();
+                let (from, to) = (&b"offset = 1655772632839550660;"[..], &b"offset = 9223372000000000000;"[..]);
+                let at = text.windows(from.len()).position(|w| w == from).unwrap();
+                let mut text = text.clone();
+                text[at..at + to.len()].copy_from_slice(to);
+                std::fs::write(meta, text).unwrap();
+            },
+            2880,
+            "metadata: invalid metadata at byte 1091: clock `monotonic` (freq 1000000000 Hz, offset 9223372000 s + 0 \
+             cycles) cannot give times in ns",
         ),
     ];
     for (case, damage, events, what) in cases {

@@ -185,6 +185,8 @@ pub struct StreamReader<'a> {
     sc: Option<&'a StreamClass>,
     clock_offset_ns: Option<i64>,
     clock_freq: u64,
+    /// The largest clock value whose time in ns fits (see [`crate::Clock::max_cycles`]).
+    max_cycles: u64,
     next_packet: u64,
     pos: u64,
     content_end: u64,
@@ -262,6 +264,7 @@ impl<'a> StreamReader<'a> {
             sc: None,
             clock_offset_ns: None,
             clock_freq: 1_000_000_000,
+            max_cycles: u64::MAX,
             next_packet: 0,
             pos: 0,
             content_end: 0,
@@ -606,8 +609,9 @@ impl<'a> StreamReader<'a> {
                     let clock = &self.schema.clocks[ci];
                     self.clock_offset_ns = Some(clock.offset_ns());
                     self.clock_freq = clock.freq;
+                    self.max_cycles = clock.max_cycles();
                 }
-                None => self.clock_offset_ns = None,
+                None => (self.clock_offset_ns, self.max_cycles) = (None, u64::MAX),
             }
         }
     }
@@ -856,6 +860,8 @@ impl<'a> StreamReader<'a> {
             let damaged = match info.ts_end {
                 // (0: the end was never written, as in a trace recovered by lttng-crash.)
                 Some(e) if e < b && e != 0 => Some(format!("timestamp_begin {b} is after timestamp_end {e}")),
+                _ if b > self.max_cycles => Some(format!("timestamp_begin {b} {}", self.past_clock())),
+                Some(e) if e > self.max_cycles => Some(format!("timestamp_end {e} {}", self.past_clock())),
                 _ if b < floor => Some(format!("timestamp_begin {b} is before the stream's previous event ({floor})")),
                 _ => None,
             };
@@ -869,6 +875,15 @@ impl<'a> StreamReader<'a> {
             self.floor = b;
         }
         self.losses(&info)
+    }
+
+    /// What is wrong with a clock value past [`max_cycles`](Self::max_cycles).
+    fn past_clock(&self) -> String {
+        let name = self.sc.and_then(|sc| sc.clock).map_or("", |c| self.schema.clocks[c].name.as_str());
+        format!(
+            "is past the last time clock `{name}` can give in ns from the origin (2262-04-11T23:47:16Z, where a \
+             signed 64-bit integer ends)"
+        )
     }
 
     /// Losses the packet's counters report. Counters that go backwards or jump further than the
@@ -986,6 +1001,11 @@ impl<'a> StreamReader<'a> {
                 ),
                 past_end: false,
             });
+        }
+        if st.clock > self.max_cycles {
+            let clock = st.clock;
+            let message = format!("event timestamp {clock} {}; the rest of the packet is skipped", self.past_clock());
+            return Err(DecodeError { bit: self.pos, message, past_end: false });
         }
         self.class = Some(class);
         self.ts = st.clock;

@@ -48,6 +48,8 @@ pub struct Trace {
     pub streams: Vec<StreamFile>,
     /// Files that are copies of a stream file, not read (see [`Error::Duplicate`]), sorted.
     copies: Vec<PathBuf>,
+    /// The clocks refused (see [`refuse_clocks`]), by name.
+    refused: Vec<String>,
     /// The size of the metadata file read.
     metadata_len: u64,
 }
@@ -156,10 +158,10 @@ impl Trace {
 
     /// Opens the trace in `dir`: parses its metadata and maps its data stream files (see
     /// [`Trace::admit`]); with the errors of the files left out (a copy of another, a file
-    /// that cannot be read).
+    /// that cannot be read) and of the clocks refused (see [`refuse_clocks`]).
     pub fn open(dir: &Path) -> Result<(Trace, Vec<Error>)> {
         let metadata_len = file_len(&dir.join("metadata"));
-        let (schema, metadata) = read_metadata(&dir.join("metadata"))?;
+        let (mut schema, metadata) = read_metadata(&dir.join("metadata"))?;
         let mut errors = Vec::new();
         let mut heads = Vec::new();
         for path in stream_names(dir)? {
@@ -168,12 +170,19 @@ impl Trace {
                 Err(e) => errors.push(e),
             }
         }
+        let firsts = heads.iter().filter_map(|(p, h)| match h {
+            Head::Stream { first: Some(f), .. } => Some((p.as_path(), *f)),
+            _ => None,
+        });
+        let (refused, e) = refuse_clocks(&mut schema, &metadata, &dir.join("metadata"), firsts, &[]);
+        errors.extend(e);
         let mut t = Trace {
             dir: dir.to_path_buf(),
             schema: Arc::new(schema),
             metadata,
             streams: Vec::new(),
             copies: Vec::new(),
+            refused,
             metadata_len,
         };
         t.admit(heads, &mut errors);
@@ -258,7 +267,11 @@ impl Trace {
         let len = file_len(&path);
         if len != self.metadata_len {
             match read_metadata(&path) {
-                Ok((schema, metadata)) => {
+                Ok((mut schema, metadata)) => {
+                    let firsts = self.streams.iter().filter_map(|s| Some((s.path.as_path(), s.first?)));
+                    let (refused, e) = refuse_clocks(&mut schema, &metadata, &path, firsts, &self.refused);
+                    errors.extend(e);
+                    self.refused = refused;
                     (self.schema, self.metadata, self.metadata_len) = (Arc::new(schema), metadata, len);
                 }
                 // (Read again at the next refresh: it may be being written.)
@@ -292,6 +305,72 @@ impl Trace {
 /// The size of the file at `path` (0 when it cannot be known).
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Refuses the clocks of `schema` that cannot give times in ns from the origin in a signed
+/// 64-bit integer (up to 2262-04-11T23:47:16Z): whose offset is past that range, or past which
+/// the first packet of a stream file (`firsts`: path, first packet) begins or ends. Their
+/// freq or offset is wrong, and every time would be the last one (babeltrace2 refuses such a
+/// trace): their stream classes are left without a clock, so that their events are read
+/// without a time; an error names each, at its declaration in the metadata file `path`,
+/// unless it is in `before` (refused by an earlier reading of the metadata). Returns the names
+/// of the clocks refused.
+fn refuse_clocks<'p>(
+    schema: &mut Schema,
+    metadata: &MetadataText,
+    path: &Path,
+    firsts: impl Iterator<Item = (&'p Path, PacketInfo)>,
+    before: &[String],
+) -> (Vec<String>, Vec<Error>) {
+    let firsts: Vec<_> = firsts.collect();
+    let mut refused = Vec::new();
+    let mut errors = Vec::new();
+    for (ci, clock) in schema.clocks.iter().enumerate() {
+        let ns = clock.offset_s as i128 * 1_000_000_000 + clock.cycles_to_ns(clock.offset_cycles) as i128;
+        let why = if ns > i64::MAX as i128 || ns < i64::MIN as i128 {
+            Some(format!("its offset of {} s from the origin is out of that range", clock.offset_s))
+        } else {
+            let max = clock.max_cycles();
+            firsts.iter().find_map(|(p, f)| {
+                let sc = stream_class_of(schema, f)?;
+                let past = [("begins", "timestamp_begin", f.ts_begin), ("ends", "timestamp_end", f.ts_end)]
+                    .into_iter()
+                    .find_map(|(verb, name, v)| v.filter(|&v| v > max).map(|v| (verb, name, v)));
+                let (verb, name, v) = past.filter(|_| sc.clock == Some(ci))?;
+                let file = p.file_name().unwrap_or_default().to_string_lossy();
+                Some(format!(
+                    "the first packet of {file} {verb} past that ({name} {v} cycles, where the last in range is {max})"
+                ))
+            })
+        };
+        let Some(why) = why else { continue };
+        refused.push(clock.name.clone());
+        if !before.contains(&clock.name) {
+            let message = format!(
+                "clock `{}` (freq {} Hz, offset {} s + {} cycles) cannot give times in ns from the origin in a signed \
+                 64-bit integer (up to 2262-04-11T23:47:16Z): {why}; its freq or offset is wrong: the events of \
+                 its streams are read without a time",
+                clock.name, clock.freq, clock.offset_s, clock.offset_cycles
+            );
+            let offset = metadata.file_offset(clock.declared_at);
+            errors.push(Error::Metadata { path: path.to_path_buf(), offset, message });
+        }
+    }
+    for sc in &mut schema.streams {
+        if sc.clock.is_some_and(|c| refused.contains(&schema.clocks[c].name)) {
+            sc.clock = None;
+        }
+    }
+    (refused, errors)
+}
+
+/// The stream class of a packet, as the reader finds it.
+fn stream_class_of<'s>(schema: &'s Schema, p: &PacketInfo) -> Option<&'s crate::StreamClass> {
+    match schema.stream(p.stream_id) {
+        Some(sc) => Some(sc),
+        None if schema.streams.len() == 1 && schema.packet_header.is_none() => Some(&schema.streams[0]),
+        None => None,
+    }
 }
 
 /// What the first bytes of a file beside a trace's metadata tell of it.

@@ -462,3 +462,77 @@ fn other_files_beside_the_streams_are_left_out_quietly() {
     assert_eq!(n, 2880);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Replaces `from` in the file at `path` by `to`, padded with spaces to its length (the
+/// metadata's packets keep their sizes).
+fn rewrite(path: &Path, from: &str, to: &str) {
+    assert!(to.len() <= from.len(), "{to}");
+    let mut data = std::fs::read(path).unwrap();
+    let at = data.windows(from.len()).position(|w| w == from.as_bytes()).unwrap_or_else(|| panic!("{from}"));
+    data[at..at + from.len()].copy_from_slice(format!("{to:<w$}", w = from.len()).as_bytes());
+    std::fs::write(path, data).unwrap();
+}
+
+/// A clock whose times cannot be ns from the origin in a signed 64-bit integer (a `freq` far
+/// below the one the streams count in, an `offset` near the end of the range, an `offset_s`
+/// past it) would put every event at 2262-04-11 (babeltrace2 refuses such a trace): the clock
+/// is refused, with an error naming the metadata file and the clock at its declaration, and
+/// the events are read without a time.
+#[test]
+fn a_clock_that_overflows_is_refused_and_events_have_no_time() {
+    rostrace_testkit::needs_test_data!();
+    const FREQ: &str = "freq = 1000000000;";
+    const OFFSET: &str = "offset = 1655772632839550660;";
+    let past = "the first packet of ros2_0 begins past that (timestamp_begin 1034";
+    let out_of_range = "its offset of 1655772632839550 s from the origin is out of that range";
+    for (case, rewrites, what) in [
+        // The offset, in cycles, is then 1.6e15 s.
+        ("freq", &[(FREQ, "freq = 1000;")][..], out_of_range),
+        ("freq, no offset", &[(FREQ, "freq = 1000;"), (OFFSET, "offset = 0;")][..], past),
+        ("offset", &[(OFFSET, "offset = 9223372000000000000;")][..], past),
+        ("offset_s", &[(OFFSET, "offset_s = 9300000000;")][..], "offset of 9300000000 s from the origin is out"),
+    ] {
+        let (dir, streams) = jazzy(&format!("clock-{}", case.replace([' ', ','], "-")));
+        let meta = streams.join("metadata");
+        for (from, to) in rewrites {
+            rewrite(&meta, from, to);
+        }
+        let text = std::fs::read(&meta).unwrap();
+        let clock = text.windows(7).position(|w| w == b"clock {").unwrap() as u64;
+        let (set, errs) = TraceSet::open(&[&dir]);
+        assert_eq!(errs.len(), 1, "{case}: {errs:?}");
+        match &errs[0] {
+            Error::Metadata { path, offset, message } => {
+                assert_eq!(path, &meta, "{case}");
+                assert_eq!(*offset, clock, "{case}: {message}");
+                assert!(message.starts_with("clock `monotonic`") && message.contains(what), "{case}: {message}");
+                assert!(message.ends_with("the events of its streams are read without a time"), "{message}");
+            }
+            e => panic!("{case}: unexpected error {e}"),
+        }
+        let (mut n, mut timed) = (0, 0);
+        let mut events = set.events();
+        while let Some(r) = events.next() {
+            n += 1;
+            timed += usize::from(r.unwrap().timestamp().is_some());
+        }
+        assert_eq!((n, timed), (2880, 0), "{case}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A packet, or an event, whose time overflows past the first packet (a damaged timestamp):
+/// an error naming the file and the packet; the events before and after are read, in order.
+#[test]
+fn a_packet_time_past_the_clock_range_is_an_error() {
+    rostrace_testkit::needs_test_data!();
+    // timestamp_end of ros2_0's packet 5 with its top byte set: 2^63 cycles and more.
+    let (dir, full, span, victim) = damage("packet-end-overflow", 40 + 7, 0x80);
+    let (n, errs) = read_all(&dir);
+    the_error(&errs, &victim, 5 * 32768, "timestamp_end");
+    assert!(errs[0].to_string().contains("is past the last time clock `monotonic` can give"), "{}", errs[0]);
+    assert!(n < full && n > full - 32768 / 20, "{n} of {full}");
+    let (range, ordered, _) = times(&dir);
+    assert!(ordered && range == span);
+    let _ = std::fs::remove_dir_all(&dir);
+}
