@@ -273,3 +273,44 @@ fn analyze_lists_paths_it_cannot_follow_without_latency() {
     assert!(section[2].starts_with("  #1 /"), "{section:?}");
     assert!(!section.iter().any(|l| l.contains("mean 0 ns")), "{section:?}");
 }
+
+/// A clock whose freq makes every event of the trace fall on one or two nanoseconds (10^19 Hz)
+/// does not multiply the records: a callback run goes on with one record, and a path has at
+/// most as many records as publications along it (joined by start time: 610,672 records,
+/// 295 MB of JSON).
+#[test]
+fn events_of_one_time_do_not_multiply_records() {
+    let Some(t) = demo() else { return };
+    let tmp = rostrace_testkit::TempDir::new("paths-one-time");
+    rostrace_testkit::copy_writable(&t, tmp.path());
+    let meta = tmp.join("ust/uid/1000/64-bit/metadata");
+    let mut text = std::fs::read(&meta).unwrap();
+    let from = b"freq = 1000000000; /* Frequency, in Hz */";
+    let at = text.windows(from.len()).position(|w| w == from).unwrap();
+    text[at..at + from.len()].copy_from_slice(format!("{:<41}", "freq = 10000000000000000000;").as_bytes());
+    std::fs::write(&meta, text).unwrap();
+    let trace = tmp.path().to_path_buf();
+    let (code, out, err) = run(&["info", "--json"], &trace);
+    assert_eq!(code, Some(0), "{err}");
+    let info: Value = serde_json::from_str(&out).unwrap();
+    assert!(info["duration_ns"].as_i64().unwrap() <= 1, "{info}");
+    let (_, out, _) = run(&["analyze", "--json", "-"], &trace);
+    let a: Value = serde_json::from_str(&out).unwrap();
+    let topics = ["/topic1", "/topic2", "/topic3", "/topic4"];
+    let publications: u64 = a["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| topics.contains(&t["name"].as_str().unwrap()))
+        .map(|t| t["publishes"].as_u64().unwrap())
+        .sum();
+    let yaml = shared().join("reference/caret/end_to_end_sample.architecture.yaml");
+    let (code, out, err) =
+        run(&["e2e", "--architecture", yaml.to_str().unwrap(), "--name", "target", "--json", "-"], &trace);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let records = v["records"].as_u64().unwrap();
+    // At least one per message of the first topic (56 in this trace).
+    assert!(records >= 56 && records <= publications, "{records} records, {publications} publications");
+    assert!(out.len() < 1 << 20, "{} bytes", out.len());
+}

@@ -24,10 +24,14 @@ fn edge(p: &str) -> std::path::PathBuf {
 #[test]
 fn traces_babeltrace2_cannot_read_give_trace_compass_counts() {
     rostrace_testkit::needs_test_data!();
-    // Trace Compass expects 100002 events (odd integer sizes: 3, 12, 17, 35 bits).
-    let (v, _, code) = info(&edge("tc-funky_trace"));
+    // Trace Compass expects 100002 events (odd integer sizes: 3, 12, 17, 35 bits). Its clock's
+    // offset (1351530929945824323 s, ns given as seconds) is past the times a signed 64-bit
+    // count of ns holds: the clock is refused, the events read without a time.
+    let (v, err, code) = info(&edge("tc-funky_trace"));
     assert_eq!(v["event_count"], 100002);
-    assert_eq!(code, 0);
+    assert!(v["begin_ns"].is_null(), "{v}");
+    assert_eq!(code, 1);
+    assert!(err.contains("tc-funky_trace/metadata: invalid metadata at byte 669: clock `test_clock`"), "{err}");
     // 32,300 events and 562 discarded-event records for 967,700 lost events.
     let (v, _, _) = info(&edge("tc-hello-lost"));
     assert_eq!(v["event_count"], 32300);
@@ -260,4 +264,76 @@ fn info_counts_one_process_in_the_singular() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\nprocesses:  2\n"), "{text}");
     assert!(text.contains("discarded:  0 events, 0 packets lost"), "{text}");
+}
+
+/// A writable copy of caret-demos-e2e-jazzy (2,880 events) in `tmp`, and its stream directory.
+fn jazzy_copy(tmp: &TempDir) -> std::path::PathBuf {
+    rostrace_testkit::copy_writable(&shared().join("traces/caret-demos-e2e-jazzy"), tmp.path());
+    tmp.join("ust/uid/1000/64-bit")
+}
+
+/// `info` and `analyze` on a trace with a copy of a stream file, a stream file whose magic has a
+/// bit flipped, a clock whose times overflow: each an error naming the file (and the byte), the
+/// counts those of the trace without the copy, the exit code 1.
+#[test]
+fn copies_damaged_magics_and_overflowing_clocks_are_errors() {
+    rostrace_testkit::needs_test_data!();
+    // (case, damage, events, what the error says)
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage, u64, &str); 3] = [
+        (
+            "copy",
+            |s| {
+                std::fs::copy(s.join("ros2_1"), s.join("ros2_1.bak")).unwrap();
+            },
+            2880,
+            "ros2_1.bak: not read at byte 0: a copy of ",
+        ),
+        (
+            "magic",
+            |s| {
+                let mut data = std::fs::read(s.join("ros2_1")).unwrap();
+                data[0] ^= 0x02;
+                std::fs::write(s.join("ros2_1"), data).unwrap();
+            },
+            // (The first packet of ros2_1 holds 351 events.)
+            2880 - 351,
+            "ros2_1: cannot decode at byte 0: bad packet magic 0xc1fc1fc3 (expected 0xc1fc1fc1): the packet's \
+             32768 bytes are skipped",
+        ),
+        (
+            "clock",
+            |s| {
+                let meta = s.join("metadata");
+                let text = std::fs::read(&meta).unwrap();
+                let (from, to) = (&b"offset = 1655772632839550660;"[..], &b"offset = 9223372000000000000;"[..]);
+                let at = text.windows(from.len()).position(|w| w == from).unwrap();
+                let mut text = text.clone();
+                text[at..at + to.len()].copy_from_slice(to);
+                std::fs::write(meta, text).unwrap();
+            },
+            2880,
+            "metadata: invalid metadata at byte 1091: clock `monotonic` (freq 1000000000 Hz, offset 9223372000 s + 0 \
+             cycles) cannot give times in ns",
+        ),
+    ];
+    for (case, damage, events, what) in cases {
+        let tmp = TempDir::new(&format!("edge-{case}"));
+        let streams = jazzy_copy(&tmp);
+        damage(&streams);
+        let want = format!("{}/{what}", streams.display());
+        let (v, err, code) = info(tmp.path());
+        assert_eq!(code, 1, "{case}: {err}");
+        assert_eq!(v["event_count"], events, "{case}");
+        let errors = v["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{case}: {errors:?}");
+        assert!(errors[0].as_str().unwrap().starts_with(&want), "{case}: {errors:?}");
+        assert!(err.contains(&format!("rostrace: error: {want}")), "{case}: {err}");
+        let out = rostrace().args(["analyze", "--json", "-"]).arg(tmp.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        assert!(err.contains(&format!("rostrace: error: {want}")), "{case}: {err}");
+        let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(a["events"], events, "{case}");
+    }
 }

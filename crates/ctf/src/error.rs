@@ -71,6 +71,20 @@ pub enum Error {
         /// What is there instead.
         message: String,
     },
+    /// A file beside a trace's metadata that is a copy of one of its data stream files (its
+    /// first packet's header and context are those of that file's): not read, so that its
+    /// events are not read twice.
+    #[error("{}: not read at byte 0: a copy of {} (the same first packet: {message}); its {bytes} bytes are skipped", path.display(), of.display())]
+    Duplicate {
+        /// The copy.
+        path: PathBuf,
+        /// The file read in its place.
+        of: PathBuf,
+        /// The copy's size.
+        bytes: u64,
+        /// The values of the first packet.
+        message: String,
+    },
     /// No CTF trace was found at the given path.
     #[error("{}: no CTF trace found (no `metadata` file)", path.display())]
     NoTrace {
@@ -88,6 +102,7 @@ impl Error {
             | Error::Stream { path, .. }
             | Error::Truncated { path, .. }
             | Error::NotMetadata { path, .. }
+            | Error::Duplicate { path, .. }
             | Error::NoTrace { path } => path,
         }
     }

@@ -22,6 +22,8 @@ pub struct Clock {
     pub precision: u64,
     /// Whether the origin is the Unix epoch for every host.
     pub absolute: bool,
+    /// Byte offset of its declaration in the metadata text (0 for the default clock).
+    pub declared_at: usize,
 }
 
 impl Clock {
@@ -43,6 +45,28 @@ impl Clock {
     pub fn offset_ns(&self) -> i64 {
         (self.offset_s as i128 * 1_000_000_000 + self.cycles_to_ns(self.offset_cycles) as i128)
             .clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// The largest clock value whose time in ns from the origin fits a signed 64-bit integer
+    /// (2262-04-11T23:47:16Z from the Unix epoch): past it, [`to_ns`](Self::to_ns) saturates,
+    /// and babeltrace2 refuses the trace.
+    pub fn max_cycles(&self) -> u64 {
+        let off = self.offset_ns() as i128;
+        let fits = |c: u64| off + self.cycles_to_ns(c) as i128 <= i64::MAX as i128;
+        if fits(u64::MAX) {
+            return u64::MAX;
+        }
+        // (`cycles_to_ns` never decreases: the last value that fits is found by bisection.)
+        let (mut lo, mut hi) = (0u64, u64::MAX);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// Nanoseconds from the origin (the Unix epoch for LTTng) of a clock value.

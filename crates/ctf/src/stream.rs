@@ -185,6 +185,8 @@ pub struct StreamReader<'a> {
     sc: Option<&'a StreamClass>,
     clock_offset_ns: Option<i64>,
     clock_freq: u64,
+    /// The largest clock value whose time in ns fits (see [`crate::Clock::max_cycles`]).
+    max_cycles: u64,
     next_packet: u64,
     pos: u64,
     content_end: u64,
@@ -262,6 +264,7 @@ impl<'a> StreamReader<'a> {
             sc: None,
             clock_offset_ns: None,
             clock_freq: 1_000_000_000,
+            max_cycles: u64::MAX,
             next_packet: 0,
             pos: 0,
             content_end: 0,
@@ -606,8 +609,9 @@ impl<'a> StreamReader<'a> {
                     let clock = &self.schema.clocks[ci];
                     self.clock_offset_ns = Some(clock.offset_ns());
                     self.clock_freq = clock.freq;
+                    self.max_cycles = clock.max_cycles();
                 }
-                None => self.clock_offset_ns = None,
+                None => (self.clock_offset_ns, self.max_cycles) = (None, u64::MAX),
             }
         }
     }
@@ -740,6 +744,39 @@ impl<'a> StreamReader<'a> {
             self.st.regs = vec![0; self.schema.registers];
         }
         let start = self.next_packet;
+        let mut bad_magic = None;
+        let r = self.read_frame(start, &mut bad_magic);
+        let Some(m) = bad_magic else { return r };
+        // A packet whose magic is damaged, but whose header and context are read and whose
+        // size leads to the end of the file or to a packet with the magic, is skipped alone;
+        // otherwise there is no telling where packets are, and the rest of the file is skipped.
+        let next = self.next_packet;
+        let len = self.data.len() as u64;
+        let framed = r.is_ok() && !self.truncated && (next == len || self.magic_at(next));
+        let what = format!("bad packet magic {m:#x} (expected {PACKET_MAGIC:#x})");
+        if framed {
+            // The packet is there all the same: no packet is lost.
+            self.prev_seq = self.prev_seq.map(|p| p + 1).or(self.packet.seq_num);
+            let skipped = self.packet.packet_bits / 8;
+            let error = self.error(start, format!("{what}: the packet's {skipped} bytes are skipped"));
+            return Err(PacketError::Damaged { error, keep_events: false });
+        }
+        let m =
+            format!("{what}: no packet can be found there; the rest of the file, {} bytes, is skipped", len - start);
+        Err(PacketError::Fatal(self.error(start, m)))
+    }
+
+    /// Whether the 4 bytes at `at` are the packet magic (in either byte order).
+    fn magic_at(&self, at: u64) -> bool {
+        let Some(b) = self.data.get(at as usize..).and_then(|d| d.get(..4)) else { return false };
+        let b = [b[0], b[1], b[2], b[3]];
+        [u32::from_le_bytes(b), u32::from_be_bytes(b)].contains(&(PACKET_MAGIC as u32))
+    }
+
+    /// Reads the header and context of the packet at `start` and sets the reader up to read
+    /// its events. A magic other than the packet magic is put in `bad_magic`, and the packet
+    /// read as far as its framing (its time and counters are not taken).
+    fn read_frame(&mut self, start: u64, bad_magic: &mut Option<u64>) -> Result<(), PacketError> {
         let avail_bits = (self.data.len() as u64 - start).saturating_mul(8);
         let mut c = Cursor { data: self.data, base: start as usize, pos: 0, end: avail_bits };
         self.st.clock_updates = false;
@@ -751,9 +788,7 @@ impl<'a> StreamReader<'a> {
             let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
             if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
                 if m != PACKET_MAGIC {
-                    return Err(PacketError::Fatal(
-                        self.error(start, format!("bad packet magic {m:#x} (expected {PACKET_MAGIC:#x})")),
-                    ));
+                    *bad_magic = Some(m);
                 }
             }
             info.stream_id = s.field("stream_id").and_then(|v| v.as_u64()).unwrap_or(0);
@@ -814,6 +849,9 @@ impl<'a> StreamReader<'a> {
         }
         self.st.clock_updates = true;
         self.packet = info;
+        if bad_magic.is_some() {
+            return Ok(());
+        }
         // Time must not go backwards within a stream: a packet that begins after it ends, or
         // before the stream's previous event, has a damaged timestamp; its events (whose times
         // derive from it) are skipped.
@@ -822,6 +860,8 @@ impl<'a> StreamReader<'a> {
             let damaged = match info.ts_end {
                 // (0: the end was never written, as in a trace recovered by lttng-crash.)
                 Some(e) if e < b && e != 0 => Some(format!("timestamp_begin {b} is after timestamp_end {e}")),
+                _ if b > self.max_cycles => Some(format!("timestamp_begin {b} {}", self.past_clock())),
+                Some(e) if e > self.max_cycles => Some(format!("timestamp_end {e} {}", self.past_clock())),
                 _ if b < floor => Some(format!("timestamp_begin {b} is before the stream's previous event ({floor})")),
                 _ => None,
             };
@@ -835,6 +875,15 @@ impl<'a> StreamReader<'a> {
             self.floor = b;
         }
         self.losses(&info)
+    }
+
+    /// What is wrong with a clock value past [`max_cycles`](Self::max_cycles).
+    fn past_clock(&self) -> String {
+        let name = self.sc.and_then(|sc| sc.clock).map_or("", |c| self.schema.clocks[c].name.as_str());
+        format!(
+            "is past the last time clock `{name}` can give in ns from the origin (2262-04-11T23:47:16Z, where a \
+             signed 64-bit integer ends)"
+        )
     }
 
     /// Losses the packet's counters report. Counters that go backwards or jump further than the
@@ -953,12 +1002,26 @@ impl<'a> StreamReader<'a> {
                 past_end: false,
             });
         }
+        if st.clock > self.max_cycles {
+            let clock = st.clock;
+            let message = format!("event timestamp {clock} {}; the rest of the packet is skipped", self.past_clock());
+            return Err(DecodeError { bit: self.pos, message, past_end: false });
+        }
         self.class = Some(class);
         self.ts = st.clock;
         self.last_at = Some(self.packet.offset + self.pos / 8);
         self.pos = c.pos;
         self.ts_ns = self.to_ns(self.ts);
         Ok(())
+    }
+
+    /// The values of the header and context of the first packet, when they can be read (its
+    /// time or magic damaged or not); for a reader at the start of the file.
+    pub(crate) fn first_packet(&mut self) -> Option<PacketInfo> {
+        match self.read_packet() {
+            Ok(()) | Err(PacketError::Damaged { .. }) => Some(self.packet),
+            Err(PacketError::Fatal(_)) => None,
+        }
     }
 
     /// Where the reader is among the events of its file: `None` before the first event, else

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::metadata::{not_metadata, read_metadata, MetadataText};
 use crate::parallel::{FileRef, ParStreams, Piped};
 use crate::schema::Schema;
-use crate::stream::{Event, Indexed, Loss, PacketFilter, Resume, StreamReader, PACKET_MAGIC};
+use crate::stream::{Event, Indexed, Loss, PacketFilter, PacketInfo, Resume, StreamReader, PACKET_MAGIC};
 use crate::types::ByteOrder;
 use memmap2::Mmap;
 use std::cmp::Reverse;
@@ -25,6 +25,8 @@ pub struct StreamFile {
     resume: Option<Resume>,
     /// The file's size when it was last indexed.
     indexed_len: u64,
+    /// Its first packet's header and context, as read when it was opened (when they could be).
+    first: Option<PacketInfo>,
 }
 
 impl StreamFile {
@@ -44,6 +46,10 @@ pub struct Trace {
     pub metadata: MetadataText,
     /// Data stream files, sorted by name.
     pub streams: Vec<StreamFile>,
+    /// Files that are copies of a stream file, not read (see [`Error::Duplicate`]), sorted.
+    copies: Vec<PathBuf>,
+    /// The clocks refused (see [`refuse_clocks`]), by name.
+    refused: Vec<String>,
     /// The size of the metadata file read.
     metadata_len: u64,
 }
@@ -150,17 +156,108 @@ impl Trace {
         }
     }
 
-    /// Opens the trace in `dir`: parses its metadata and maps its data stream files.
-    pub fn open(dir: &Path) -> Result<Trace> {
+    /// Opens the trace in `dir`: parses its metadata and maps its data stream files (see
+    /// [`Trace::admit`]); with the errors of the files left out (a copy of another, a file
+    /// that cannot be read) and of the clocks refused (see [`refuse_clocks`]).
+    pub fn open(dir: &Path) -> Result<(Trace, Vec<Error>)> {
         let metadata_len = file_len(&dir.join("metadata"));
-        let (schema, metadata) = read_metadata(&dir.join("metadata"))?;
-        let mut streams = Vec::new();
+        let (mut schema, metadata) = read_metadata(&dir.join("metadata"))?;
+        let mut errors = Vec::new();
+        let mut heads = Vec::new();
         for path in stream_names(dir)? {
-            if let Some(s) = StreamFile::open(path, &schema)? {
-                streams.push(s);
+            match head_of(&path, &schema) {
+                Ok(h) => heads.push((path, h)),
+                Err(e) => errors.push(e),
             }
         }
-        Ok(Trace { dir: dir.to_path_buf(), schema: Arc::new(schema), metadata, streams, metadata_len })
+        let firsts = heads.iter().filter_map(|(p, h)| match h {
+            Head::Stream { first: Some(f), .. } => Some((p.as_path(), *f)),
+            _ => None,
+        });
+        let (refused, e) = refuse_clocks(&mut schema, &metadata, &dir.join("metadata"), firsts, &[]);
+        errors.extend(e);
+        let mut t = Trace {
+            dir: dir.to_path_buf(),
+            schema: Arc::new(schema),
+            metadata,
+            streams: Vec::new(),
+            copies: Vec::new(),
+            refused,
+            metadata_len,
+        };
+        t.admit(heads, &mut errors);
+        Ok((t, errors))
+    }
+
+    /// Maps the files of `heads` that are data streams among the trace's: those that start with
+    /// the packet magic, except a copy of another (its first packet's header and context the
+    /// same, with a `packet_seq_num` or a `timestamp_begin`: the longer of the two is read,
+    /// the first by name of two of one size, and the other is an [`Error::Duplicate`]); and
+    /// the damaged ones, read for the reader to tell where: those whose first 4 bytes are 1 or
+    /// 2 bits away from the magic (in either byte order), and those named as the streams are,
+    /// a number after an `_` (`chan_7`, `ros2_3`, `chan_0_2`), with a name that the trace's
+    /// streams have before their numbers. Other files (notes, caches) are left out quietly.
+    fn admit(&mut self, heads: Vec<(PathBuf, Head)>, errors: &mut Vec<Error>) {
+        let firsts: Vec<(&Path, PacketInfo)> =
+            self.streams.iter().filter_map(|s| Some((s.path.as_path(), s.first?))).collect();
+        let mut stems: Vec<String> = self.streams.iter().filter_map(|s| stem_of(&s.path)).collect();
+        stems.extend(heads.iter().filter(|h| matches!(h.1, Head::Stream { .. })).filter_map(|h| stem_of(&h.0)));
+        let mut keep = Vec::new();
+        for (i, (path, head)) in heads.iter().enumerate() {
+            let of = match head {
+                Head::Stream { first, len } => first.and_then(|f| {
+                    let k = same_packet_key(&f)?;
+                    // A file already read, else the longest file of the same first packet.
+                    let old = firsts.iter().find(|o| same_packet_key(&o.1) == Some(k)).map(|o| o.0.to_path_buf());
+                    old.or_else(|| {
+                        let rank = |j: usize| match &heads[j].1 {
+                            Head::Stream { len, .. } => (*len, std::cmp::Reverse(j)),
+                            _ => (0, std::cmp::Reverse(j)),
+                        };
+                        let same = |j: &usize| match &heads[*j].1 {
+                            Head::Stream { first: Some(g), .. } => same_packet_key(g) == Some(k),
+                            _ => false,
+                        };
+                        let best = (0..heads.len()).filter(same).max_by_key(|&j| rank(j))?;
+                        (best != i).then(|| heads[best].0.clone())
+                    })
+                    .map(|of| (of, f, *len))
+                }),
+                _ => None,
+            };
+            if let Some((of, f, bytes)) = of {
+                errors.push(Error::Duplicate { path: path.clone(), of, bytes, message: describe_first(&f) });
+                if let Err(k) = self.copies.binary_search(path) {
+                    self.copies.insert(k, path.clone());
+                }
+                continue;
+            }
+            let read = match head {
+                Head::Stream { .. } | Head::NearMagic => true,
+                Head::Other => stem_of(path).is_some_and(|s| stems.contains(&s)),
+                Head::Unknown | Head::Skip => false,
+            };
+            if read {
+                keep.push(i);
+            }
+        }
+        for (i, (path, head)) in heads.into_iter().enumerate() {
+            if !keep.contains(&i) {
+                continue;
+            }
+            let first = match head {
+                Head::Stream { first, .. } => first,
+                _ => None,
+            };
+            match StreamFile::map(path, first) {
+                Ok(Some(s)) => match self.streams.binary_search_by(|x| x.path.cmp(&s.path)) {
+                    Ok(_) => {}
+                    Err(k) => self.streams.insert(k, s),
+                },
+                Ok(None) => {}
+                Err(e) => errors.push(e),
+            }
+        }
     }
 
     /// Reads the metadata again when it grew (LTTng appends to it as classes are declared),
@@ -170,7 +267,11 @@ impl Trace {
         let len = file_len(&path);
         if len != self.metadata_len {
             match read_metadata(&path) {
-                Ok((schema, metadata)) => {
+                Ok((mut schema, metadata)) => {
+                    let firsts = self.streams.iter().filter_map(|s| Some((s.path.as_path(), s.first?)));
+                    let (refused, e) = refuse_clocks(&mut schema, &metadata, &path, firsts, &self.refused);
+                    errors.extend(e);
+                    self.refused = refused;
                     (self.schema, self.metadata, self.metadata_len) = (Arc::new(schema), metadata, len);
                 }
                 // (Read again at the next refresh: it may be being written.)
@@ -181,6 +282,7 @@ impl Trace {
             Ok(n) => n,
             Err(e) => return errors.push(e),
         };
+        let mut heads = Vec::new();
         for path in names {
             match self.streams.binary_search_by(|s| s.path.cmp(&path)) {
                 Ok(i) => {
@@ -188,19 +290,183 @@ impl Trace {
                         errors.push(e);
                     }
                 }
-                Err(i) => match StreamFile::open(path, &self.schema) {
-                    Ok(Some(s)) => self.streams.insert(i, s),
-                    Ok(None) => {}
+                // (A copy is reported once.)
+                Err(_) if self.copies.binary_search(&path).is_ok() => {}
+                Err(_) => match head_of(&path, &self.schema) {
+                    Ok(h) => heads.push((path, h)),
                     Err(e) => errors.push(e),
                 },
             }
         }
+        self.admit(heads, errors);
     }
 }
 
 /// The size of the file at `path` (0 when it cannot be known).
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Refuses the clocks of `schema` that cannot give times in ns from the origin in a signed
+/// 64-bit integer (up to 2262-04-11T23:47:16Z): whose offset is past that range, or past which
+/// the first packet of a stream file (`firsts`: path, first packet) begins or ends. Their
+/// freq or offset is wrong, and every time would be the last one (babeltrace2 refuses such a
+/// trace): their stream classes are left without a clock, so that their events are read
+/// without a time; an error names each, at its declaration in the metadata file `path`,
+/// unless it is in `before` (refused by an earlier reading of the metadata). Returns the names
+/// of the clocks refused.
+fn refuse_clocks<'p>(
+    schema: &mut Schema,
+    metadata: &MetadataText,
+    path: &Path,
+    firsts: impl Iterator<Item = (&'p Path, PacketInfo)>,
+    before: &[String],
+) -> (Vec<String>, Vec<Error>) {
+    let firsts: Vec<_> = firsts.collect();
+    let mut refused = Vec::new();
+    let mut errors = Vec::new();
+    for (ci, clock) in schema.clocks.iter().enumerate() {
+        let ns = clock.offset_s as i128 * 1_000_000_000 + clock.cycles_to_ns(clock.offset_cycles) as i128;
+        let why = if ns > i64::MAX as i128 || ns < i64::MIN as i128 {
+            Some(format!("its offset of {} s from the origin is out of that range", clock.offset_s))
+        } else {
+            let max = clock.max_cycles();
+            firsts.iter().find_map(|(p, f)| {
+                let sc = stream_class_of(schema, f)?;
+                let past = [("begins", "timestamp_begin", f.ts_begin), ("ends", "timestamp_end", f.ts_end)]
+                    .into_iter()
+                    .find_map(|(verb, name, v)| v.filter(|&v| v > max).map(|v| (verb, name, v)));
+                let (verb, name, v) = past.filter(|_| sc.clock == Some(ci))?;
+                let file = p.file_name().unwrap_or_default().to_string_lossy();
+                Some(format!(
+                    "the first packet of {file} {verb} past that ({name} {v} cycles, where the last in range is {max})"
+                ))
+            })
+        };
+        let Some(why) = why else { continue };
+        refused.push(clock.name.clone());
+        if !before.contains(&clock.name) {
+            let message = format!(
+                "clock `{}` (freq {} Hz, offset {} s + {} cycles) cannot give times in ns from the origin in a signed \
+                 64-bit integer (up to 2262-04-11T23:47:16Z): {why}; its freq or offset is wrong: the events of \
+                 its streams are read without a time",
+                clock.name, clock.freq, clock.offset_s, clock.offset_cycles
+            );
+            let offset = metadata.file_offset(clock.declared_at);
+            errors.push(Error::Metadata { path: path.to_path_buf(), offset, message });
+        }
+    }
+    for sc in &mut schema.streams {
+        if sc.clock.is_some_and(|c| refused.contains(&schema.clocks[c].name)) {
+            sc.clock = None;
+        }
+    }
+    (refused, errors)
+}
+
+/// The stream class of a packet, as the reader finds it.
+fn stream_class_of<'s>(schema: &'s Schema, p: &PacketInfo) -> Option<&'s crate::StreamClass> {
+    match schema.stream(p.stream_id) {
+        Some(sc) => Some(sc),
+        None if schema.streams.len() == 1 && schema.packet_header.is_none() => Some(&schema.streams[0]),
+        None => None,
+    }
+}
+
+/// What the first bytes of a file beside a trace's metadata tell of it.
+enum Head {
+    /// Empty, or too short to tell: a file being written, looked at again by a refresh.
+    Unknown,
+    /// A data stream: it starts with the packet magic (or, when packets have none, it is not
+    /// named as known other files are); its first packet, when its header and context can be
+    /// read, and its size.
+    Stream { first: Option<PacketInfo>, len: u64 },
+    /// Its first 4 bytes are 1 or 2 bits away from the packet magic: a damaged data stream.
+    NearMagic,
+    /// Something else, unless its name is that of the trace's stream files.
+    Other,
+    /// Not a data stream, whatever its name (packets have no magic to tell).
+    Skip,
+}
+
+/// Bytes of a file read to know what it is: its first packet's header and context fit in them.
+const HEAD_BYTES: u64 = 4096;
+
+/// What the file at `path` of a trace with `schema` is, from its first bytes (read from the
+/// file, not a mapping: touching a mapping would map its first pages on this thread, before
+/// the reading threads start).
+fn head_of(path: &Path, schema: &Schema) -> Result<Head> {
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let has_magic =
+        schema.packet_header.as_ref().and_then(|t| t.as_struct()).is_some_and(|s| s.index_of("magic") == Some(0));
+    if len == 0 || (has_magic && len < 4) {
+        return Ok(Head::Unknown);
+    }
+    if !has_magic && !looks_binary_stream(path) {
+        return Ok(Head::Skip);
+    }
+    let mut head = vec![0u8; len.min(HEAD_BYTES) as usize];
+    first_bytes(&file, &mut head).map_err(io)?;
+    if has_magic {
+        let m = [head[0], head[1], head[2], head[3]];
+        let (v, swapped) = match schema.byte_order {
+            ByteOrder::Little => (u32::from_le_bytes(m), u32::from_be_bytes(m)),
+            ByteOrder::Big => (u32::from_be_bytes(m), u32::from_le_bytes(m)),
+        };
+        let magic = PACKET_MAGIC as u32;
+        if v != magic {
+            let near = [v, swapped].iter().any(|x| (x ^ magic).count_ones() <= 2);
+            return Ok(if near { Head::NearMagic } else { Head::Other });
+        }
+    }
+    let first = StreamReader::new(path, &head, schema, 0).first_packet();
+    Ok(Head::Stream { first, len })
+}
+
+/// The name of the file at `path` without the numbers after `_` that end it (`chan_0_3`:
+/// `chan`), when it has some.
+fn stem_of(path: &Path) -> Option<String> {
+    let mut s = path.file_name()?.to_str()?;
+    let mut cut = false;
+    while let Some((a, b)) = s.rsplit_once('_') {
+        if b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit()) {
+            break;
+        }
+        (s, cut) = (a, true);
+    }
+    (cut && !s.is_empty()).then(|| s.to_string())
+}
+
+/// What tells a packet from the others of the trace: its stream class and instance, number,
+/// begin and end time, and CPU; `None` without a number or a begin time (the packets of two
+/// streams may then be alike).
+type PacketKey = (u64, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+
+fn same_packet_key(p: &PacketInfo) -> Option<PacketKey> {
+    (p.seq_num.is_some() || p.ts_begin.is_some()).then_some((
+        p.stream_id,
+        p.stream_instance_id,
+        p.seq_num,
+        p.ts_begin,
+        p.ts_end,
+        p.cpu_id,
+    ))
+}
+
+/// The values of a first packet that make it that of a copy, for [`Error::Duplicate`].
+fn describe_first(p: &PacketInfo) -> String {
+    let mut v = vec![format!("stream class {}", p.stream_id)];
+    let named = [
+        ("stream_instance_id", p.stream_instance_id),
+        ("packet_seq_num", p.seq_num),
+        ("timestamp_begin", p.ts_begin),
+        ("timestamp_end", p.ts_end),
+        ("cpu_id", p.cpu_id),
+    ];
+    v.extend(named.iter().filter_map(|(n, x)| x.map(|x| format!("{n} {x}"))));
+    v.join(", ")
 }
 
 /// The files of `dir` that may be data streams, sorted.
@@ -231,38 +497,17 @@ fn map_file(file: &std::fs::File, path: &Path, len: u64) -> Result<Mmap> {
 }
 
 impl StreamFile {
-    /// Maps the file at `path` when it is a data stream of a trace with `schema` (`None`: it
-    /// is empty, or not a data stream).
-    fn open(path: PathBuf, schema: &Schema) -> Result<Option<StreamFile>> {
+    /// Maps the data stream file at `path`, whose first packet is `first` (`None`: it is empty).
+    fn map(path: PathBuf, first: Option<PacketInfo>) -> Result<Option<StreamFile>> {
         let file = std::fs::File::open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len == 0 {
             return Ok(None);
         }
         let map = map_file(&file, &path, len)?;
-        let has_magic =
-            schema.packet_header.as_ref().and_then(|t| t.as_struct()).is_some_and(|s| s.index_of("magic") == Some(0));
-        if has_magic {
-            // A file that does not start with the packet magic is not a data stream (a cache, notes).
-            // (Read from the file, not the mapping: touching the mapping would map its first
-            // pages on this thread, before the reading threads start.)
-            let mut m = [0u8; 4];
-            if len < 4 || first_bytes(&file, &mut m).is_err() {
-                return Ok(None);
-            }
-            let v = match schema.byte_order {
-                ByteOrder::Little => u32::from_le_bytes(m),
-                ByteOrder::Big => u32::from_be_bytes(m),
-            } as u64;
-            if v != PACKET_MAGIC {
-                return Ok(None);
-            }
-        } else if !looks_binary_stream(&path) {
-            return Ok(None);
-        }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
-        Ok(Some(StreamFile { path, map: Some(map), index: Vec::new(), resume: None, indexed_len: 0 }))
+        Ok(Some(StreamFile { path, map: Some(map), index: Vec::new(), resume: None, indexed_len: 0, first }))
     }
 
     /// Maps the file again when its size changed; a file that shrank is indexed again.
@@ -356,7 +601,10 @@ impl TraceSet {
         let mut traces = Vec::new();
         for r in rostrace_threads::map_in_order(jobs, dirs, |d| Trace::open(&d)) {
             match r {
-                Ok(t) => traces.push(t),
+                Ok((t, e)) => {
+                    traces.push(t);
+                    errors.extend(e);
+                }
                 Err(e) => errors.push(e),
             }
         }
@@ -396,7 +644,10 @@ impl TraceSet {
         for d in dirs {
             if let Err(i) = self.traces.binary_search_by(|t| t.dir.cmp(&d)) {
                 match Trace::open(&d) {
-                    Ok(t) => self.traces.insert(i, t),
+                    Ok((t, e)) => {
+                        self.traces.insert(i, t);
+                        errors.extend(e);
+                    }
                     Err(e) => errors.push(e),
                 }
             }

@@ -312,3 +312,235 @@ fn damaged_loss_counters_are_errors_not_losses() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A copy of caret-demos-e2e-jazzy (2,880 events; `ros2_1` holds 2 packets of 32 and 24 KiB),
+/// its stream directory.
+fn jazzy(name: &str) -> (PathBuf, PathBuf) {
+    let dir = copy_trace(&shared().join("traces/caret-demos-e2e-jazzy"), name);
+    let streams = rostrace_ctf::find_traces(&dir).unwrap()[0].clone();
+    (dir, streams)
+}
+
+/// A stream file copied beside the trace's others (`cp ros2_1 ros2_1.bak`, or a copy whose
+/// name comes first, or a shorter copy) is not read twice: one `Error::Duplicate` naming the
+/// copy, at byte 0, and the one it copies; the events are those of the trace without it.
+#[test]
+fn a_copied_stream_file_is_read_once_with_an_error() {
+    rostrace_testkit::needs_test_data!();
+    let (full, errs) = read_all(&shared().join("traces/caret-demos-e2e-jazzy"));
+    assert!(errs.is_empty() && full == 2880, "{full} {errs:?}");
+    // (copy's name, its length: whole, or its first packet only; which file is not read)
+    for (name, len, skipped) in
+        [("ros2_1.bak", None, "ros2_1.bak"), ("0copy", None, "ros2_1"), ("ros2_1.part", Some(32768), "ros2_1.part")]
+    {
+        let (dir, streams) = jazzy(&format!("copy-{name}"));
+        let original = std::fs::read(streams.join("ros2_1")).unwrap();
+        std::fs::write(streams.join(name), &original[..len.unwrap_or(original.len())]).unwrap();
+        let (n, errs) = read_all(&dir);
+        assert_eq!(n, full, "{name}");
+        assert_eq!(errs.len(), 1, "{name}: {errs:?}");
+        match &errs[0] {
+            Error::Duplicate { path, of, bytes, message } => {
+                assert_eq!(path, &streams.join(skipped), "{name}");
+                let kept = if skipped == "ros2_1" { name } else { "ros2_1" };
+                assert_eq!(of, &streams.join(kept), "{name}");
+                assert_eq!(*bytes, if skipped == "ros2_1.part" { 32768 } else { original.len() as u64 });
+                assert!(message.contains("stream_instance_id 1, packet_seq_num 0, timestamp_begin "), "{message}");
+                let text = errs[0].to_string();
+                assert!(text.starts_with(&format!("{}: not read at byte 0: a copy of ", path.display())), "{text}");
+            }
+            e => panic!("{name}: unexpected error {e}"),
+        }
+        let (set, _) = TraceSet::open(&[&dir]);
+        assert_eq!(set.traces[0].streams.len(), 12, "{name}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A copy that appears beside a trace being followed is found by the refresh that finds it,
+/// once; its events are not read.
+#[test]
+fn a_stream_file_copied_while_followed_is_reported_once() {
+    rostrace_testkit::needs_test_data!();
+    let (dir, streams) = jazzy("copy-refresh");
+    let (mut set, errs) = TraceSet::open(&[&dir]);
+    assert!(errs.is_empty(), "{errs:?}");
+    std::fs::copy(streams.join("ros2_4"), streams.join("ros2_4~")).unwrap();
+    let errs = set.refresh();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(matches!(&errs[0], Error::Duplicate { path, .. } if path == &streams.join("ros2_4~")), "{errs:?}");
+    assert!(set.refresh().is_empty());
+    let mut n = 0;
+    let mut events = set.events();
+    while let Some(r) = events.next() {
+        r.unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 2880);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The events of the first packet of `file` in the trace at `dir`.
+fn in_first_packet(dir: &Path, file: &Path) -> usize {
+    let (set, _) = TraceSet::open(&[dir]);
+    let mut events = set.events();
+    let mut n = 0;
+    while let Some(r) = events.next() {
+        let ev = r.unwrap();
+        n += usize::from(ev.stream_path() == file && ev.packet_offset() == 0);
+    }
+    n
+}
+
+/// A stream file whose magic has a bit or two flipped (in the trace's byte order or the other),
+/// or one named as the trace's streams are whose first bytes are lost, is a damaged stream, not
+/// another file: an error naming it at byte 0 and what is skipped. Where the packet's size
+/// leads to another packet, only that packet is skipped; otherwise the whole file.
+#[test]
+fn a_stream_file_with_a_damaged_magic_is_an_error() {
+    rostrace_testkit::needs_test_data!();
+    let src = shared().join("traces/caret-demos-e2e-jazzy");
+    let streams = rostrace_ctf::find_traces(&src).unwrap()[0].clone();
+    let first = in_first_packet(&src, &streams.join("ros2_1"));
+    assert!(first > 0 && first < 2880, "{first}");
+    let whole = read_all(&src).0 - read_all_but(&src, "ros2_1");
+    // (case, the first 4 bytes of ros2_1 (c1 1f fc c1 as written), events lost, what is said)
+    let cases: [(&str, [u8; 4], usize, &str); 4] = [
+        ("one bit", [0xc3, 0x1f, 0xfc, 0xc1], first, "the packet's 32768 bytes are skipped"),
+        ("two bits", [0xc1, 0x1f, 0xfc, 0x41 ^ 0x02], first, "the packet's 32768 bytes are skipped"),
+        ("other order", [0xc1, 0xfc, 0x1f, 0xc0], first, "the packet's 32768 bytes are skipped"),
+        ("zeroed", [0, 0, 0, 0], first, "the packet's 32768 bytes are skipped"),
+    ];
+    for (case, head, lost, said) in cases {
+        let (dir, streams) = jazzy(&format!("magic-{}", case.replace(' ', "-")));
+        let victim = streams.join("ros2_1");
+        let mut data = std::fs::read(&victim).unwrap();
+        data[..4].copy_from_slice(&head);
+        std::fs::write(&victim, &data).unwrap();
+        let (n, errs) = read_all(&dir);
+        the_error(&errs, &victim, 0, "bad packet magic");
+        assert!(errs[0].to_string().ends_with(said), "{case}: {}", errs[0]);
+        assert_eq!(n, 2880 - lost, "{case}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // The packet's size damaged too: nothing tells where packets are; the whole file is skipped.
+    let (dir, streams) = jazzy("magic-and-size");
+    let victim = streams.join("ros2_1");
+    let mut data = std::fs::read(&victim).unwrap();
+    data[0] ^= 0x02;
+    data[0x38 + 1] ^= 0x10;
+    std::fs::write(&victim, &data).unwrap();
+    let (n, errs) = read_all(&dir);
+    the_error(&errs, &victim, 0, "bad packet magic");
+    let said = format!("the rest of the file, {} bytes, is skipped", data.len());
+    assert!(errs[0].to_string().ends_with(&said), "{}", errs[0]);
+    assert_eq!(n, 2880 - whole);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The events of the trace at `dir` that are not in its stream file `name`.
+fn read_all_but(dir: &Path, name: &str) -> usize {
+    let (set, _) = TraceSet::open(&[dir]);
+    let mut events = set.events();
+    let mut n = 0;
+    while let Some(r) = events.next() {
+        n += usize::from(r.unwrap().stream_path().file_name().unwrap() != name);
+    }
+    n
+}
+
+/// Files beside a trace's streams that are not streams (notes, a cache, a marker, a file that
+/// starts 3 bits away from the magic, one whose name has no stream number) are left out quietly.
+#[test]
+fn other_files_beside_the_streams_are_left_out_quietly() {
+    rostrace_testkit::needs_test_data!();
+    let (dir, streams) = jazzy("strangers");
+    for (name, data) in [
+        ("notes.txt", &b"ros2_1 was slow\n"[..]),
+        ("converted", &b"\x00\x01\x02\x03 cache"[..]),
+        (".rostrace-marker", &b"x"[..]),
+        ("three_bits", &[0xc1 ^ 0x07, 0x1f, 0xfc, 0xc1, 0, 0, 0, 0][..]),
+        ("ros2_1.csv", &b"a,b\n1,2\n"[..]),
+        ("chan_3", &b"not a stream of this trace"[..]),
+    ] {
+        std::fs::write(streams.join(name), data).unwrap();
+    }
+    let (n, errs) = read_all(&dir);
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(n, 2880);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Replaces `from` in the file at `path` by `to`, padded with spaces to its length (the
+/// metadata's packets keep their sizes).
+fn rewrite(path: &Path, from: &str, to: &str) {
+    assert!(to.len() <= from.len(), "{to}");
+    let mut data = std::fs::read(path).unwrap();
+    let at = data.windows(from.len()).position(|w| w == from.as_bytes()).unwrap_or_else(|| panic!("{from}"));
+    data[at..at + from.len()].copy_from_slice(format!("{to:<w$}", w = from.len()).as_bytes());
+    std::fs::write(path, data).unwrap();
+}
+
+/// A clock whose times cannot be ns from the origin in a signed 64-bit integer (a `freq` far
+/// below the one the streams count in, an `offset` near the end of the range, an `offset_s`
+/// past it) would put every event at 2262-04-11 (babeltrace2 refuses such a trace): the clock
+/// is refused, with an error naming the metadata file and the clock at its declaration, and
+/// the events are read without a time.
+#[test]
+fn a_clock_that_overflows_is_refused_and_events_have_no_time() {
+    rostrace_testkit::needs_test_data!();
+    const FREQ: &str = "freq = 1000000000;";
+    const OFFSET: &str = "offset = 1655772632839550660;";
+    let past = "the first packet of ros2_0 begins past that (timestamp_begin 1034";
+    let out_of_range = "its offset of 1655772632839550 s from the origin is out of that range";
+    for (case, rewrites, what) in [
+        // The offset, in cycles, is then 1.6e15 s.
+        ("freq", &[(FREQ, "freq = 1000;")][..], out_of_range),
+        ("freq, no offset", &[(FREQ, "freq = 1000;"), (OFFSET, "offset = 0;")][..], past),
+        ("offset", &[(OFFSET, "offset = 9223372000000000000;")][..], past),
+        ("offset_s", &[(OFFSET, "offset_s = 9300000000;")][..], "offset of 9300000000 s from the origin is out"),
+    ] {
+        let (dir, streams) = jazzy(&format!("clock-{}", case.replace([' ', ','], "-")));
+        let meta = streams.join("metadata");
+        for (from, to) in rewrites {
+            rewrite(&meta, from, to);
+        }
+        let text = std::fs::read(&meta).unwrap();
+        let clock = text.windows(7).position(|w| w == b"clock {").unwrap() as u64;
+        let (set, errs) = TraceSet::open(&[&dir]);
+        assert_eq!(errs.len(), 1, "{case}: {errs:?}");
+        match &errs[0] {
+            Error::Metadata { path, offset, message } => {
+                assert_eq!(path, &meta, "{case}");
+                assert_eq!(*offset, clock, "{case}: {message}");
+                assert!(message.starts_with("clock `monotonic`") && message.contains(what), "{case}: {message}");
+                assert!(message.ends_with("the events of its streams are read without a time"), "{message}");
+            }
+            e => panic!("{case}: unexpected error {e}"),
+        }
+        let (mut n, mut timed) = (0, 0);
+        let mut events = set.events();
+        while let Some(r) = events.next() {
+            n += 1;
+            timed += usize::from(r.unwrap().timestamp().is_some());
+        }
+        assert_eq!((n, timed), (2880, 0), "{case}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A packet, or an event, whose time overflows past the first packet (a damaged timestamp):
+/// an error naming the file and the packet; the events before and after are read, in order.
+#[test]
+fn a_packet_time_past_the_clock_range_is_an_error() {
+    rostrace_testkit::needs_test_data!();
+    // timestamp_end of ros2_0's packet 5 with its top byte set: 2^63 cycles and more.
+    let (dir, full, span, victim) = damage("packet-end-overflow", 40 + 7, 0x80);
+    let (n, errs) = read_all(&dir);
+    the_error(&errs, &victim, 5 * 32768, "timestamp_end");
+    assert!(errs[0].to_string().contains("is past the last time clock `monotonic` can give"), "{}", errs[0]);
+    assert!(n < full && n > full - 32768 / 20, "{n} of {full}");
+    let (range, ordered, _) = times(&dir);
+    assert!(ordered && range == span);
+    let _ = std::fs::remove_dir_all(&dir);
+}

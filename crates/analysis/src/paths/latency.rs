@@ -484,9 +484,11 @@ impl<'a> PathIndex<'a> {
                 // Every record stopped: none goes further.
                 break;
             }
-            // Node k: input callback runs → output publications.
+            // Node k: input callback runs → output publications, by run (not by its start time:
+            // runs of one start, as a clock too slow or a damaged one gives, would each take the
+            // outputs of all).
             let input = sub_cbs[k - 1];
-            let mut outputs: HashMap<i64, Vec<u32>> = HashMap::default();
+            let mut outputs: HashMap<u32, Vec<u32>> = HashMap::default();
             let context = nodes[k]
                 .path(&path.topics[k - 1], &path.topics[k])
                 .map(|p| p.context)
@@ -497,28 +499,38 @@ impl<'a> PathIndex<'a> {
                         let pb = &a.pubs[q as usize].0;
                         if let Some(r) = pb.in_run() {
                             if a.runs[r as usize].1.is_some_and(|c| input.ids.contains(&c)) {
-                                outputs.entry(self.run_start(r)).or_default().push(q);
+                                outputs.entry(r).or_default().push(q);
                             }
                         }
                     }
                 }
                 Context::UseLatestMessage => {
-                    let starts: Vec<i64> = self.runs(&input.ids).iter().map(|&r| self.run_start(r)).collect();
+                    let runs = self.runs(&input.ids);
+                    let starts: Vec<i64> = runs.iter().map(|&r| self.run_start(r)).collect();
                     for &q in pubs_of(k) {
                         let pb = &a.pubs[q as usize].0;
                         let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                         let i = starts.partition_point(|&s| s <= at);
-                        if let Some(&s) = i.checked_sub(1).and_then(|i| starts.get(i)) {
-                            outputs.entry(s).or_default().push(q);
+                        if let Some(&r) = i.checked_sub(1).and_then(|i| runs.get(i)) {
+                            outputs.entry(r).or_default().push(q);
                         }
                     }
                 }
             }
+            // A run handles one message: one record goes on from it, the newest that reached
+            // it (records are in the order of their first publication), the others stop there.
+            // Then no output is in two records, and a path has at most as many records as
+            // publications, whatever the times.
+            let mut newest: HashMap<u32, usize> = HashMap::default();
+            for (j, (_, run)) in rows.iter().enumerate() {
+                if let Some(r) = run {
+                    newest.insert(*r, j);
+                }
+            }
             let mut next = Vec::with_capacity(rows.len());
-            for (hop, run) in rows {
+            for (j, (hop, run)) in rows.into_iter().enumerate() {
                 // A record that stopped before has no run.
-                let start = if run.is_some() { hops[hop as usize].cells[3] } else { None };
-                match start.and_then(|s| outputs.get(&s)) {
+                match run.filter(|r| newest.get(r) == Some(&j)).and_then(|r| outputs.get(&r)) {
                     Some(qs) => {
                         for &q in qs {
                             let (cells, run) = comm(k, q);

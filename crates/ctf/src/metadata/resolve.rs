@@ -162,6 +162,7 @@ impl<'a> Resolver<'a> {
             offset_cycles: 0,
             precision: 0,
             absolute: false,
+            declared_at: offset,
         };
         let mut offset_cycles: i128 = 0;
         let mut offset_s: i128 = 0;
@@ -246,6 +247,7 @@ impl<'a> Resolver<'a> {
                     offset_cycles: 0,
                     precision: 0,
                     absolute: false,
+                    declared_at: 0,
                 });
                 0
             }
