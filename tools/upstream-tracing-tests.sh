@@ -28,7 +28,8 @@
 # (published volatile, as soon as pong has the transient-local ping; the same in their generic
 # twins) is lost when ping's subscription has not matched pong's publisher yet, and ping then
 # waits forever, whatever the tracer. A hang is said as such, its output kept.
-# LTTng sessions left by a killed run are destroyed.
+# LTTng sessions left by a killed run are destroyed; the trace of a failed or killed run is moved
+# beside its output.
 #
 # Prints one line per test file and ends with the line `N passed, M failed`; exits 1 when any
 # failed. Each file's pytest output is kept in $ROSTRACE_UPSTREAM_TESTS_OUT (default
@@ -134,6 +135,9 @@ fi
 echo "library: $lib ($label, $mode)${lib_env[*]:+, ${lib_env[*]}}"
 
 sessions() { lttng list 2>/dev/null | sed -n 's/^ *[0-9][0-9]*) \(session-test-[^ ]*\) .*/\1/p' | sort; }
+# The trace directories TraceTestCase writes (it removes one only when the test got past setUp).
+TRACES="${TMPDIR:-/tmp}"
+traces() { find "$TRACES" -maxdepth 1 -name 'session-test-*' -type d 2>/dev/null | sort; }
 
 # The counts of one run of a test file: "passed failed skipped" from its JUnit report.
 counts() {
@@ -166,7 +170,7 @@ for file in "${tests[@]}"; do
   name="$(basename "$file" .py)"
   note=""
   for ((try = 1; try <= TRIES; try++)); do
-    before="$(sessions)"
+    before="$(sessions)" before_traces="$(traces)"
     t0=$SECONDS
     set +e
     # SIGINT first: the launch service then shuts its nodes down and destroys its session.
@@ -177,8 +181,13 @@ for file in "${tests[@]}"; do
     secs=$((SECONDS - t0))
     for s in $(comm -13 <(echo "$before") <(sessions)); do
       lttng destroy "$s" >/dev/null 2>&1 || true
-      [ -n "${TRACETOOLS_TEST_DEBUG:-}" ] || rm -rf "${TMPDIR:-/tmp}/$s"
     done
+    # A failed or killed run's trace is kept beside its output; TRACETOOLS_TEST_DEBUG keeps all.
+    if [ -z "${TRACETOOLS_TEST_DEBUG:-}" ]; then
+      for d in $(comm -13 <(echo "$before_traces") <(traces)); do
+        if [ "$rc" = 0 ]; then rm -rf "$d"; else rm -rf "$OUT/${d##*/}" && mv "$d" "$OUT/"; fi
+      done
+    fi
     [ "$rc" = 124 ] || [ "$rc" = 137 ] || break
     note="$note; run $try hung ($TIMEOUT s, $name.hung-$try.log)"
     mv "$OUT/$name.log" "$OUT/$name.hung-$try.log"
