@@ -1,0 +1,74 @@
+//! Upstream's own trace tests against rostrace's `libtracetools.so`: the 13 pytest files of
+//! ros2_tracing 8.2.2's `test_tracetools`, unchanged, run by `tools/upstream-tracing-tests.sh` on
+//! the stack of `tools/ros2-tools-jazzy.sh` (rclcpp 28.1.6 on the Jazzy wheels, launch, ros2cli
+//! and ros2_tracing's tools; in `$ROSTRACE_RCLCPP_DIR`, else
+//! `/var/tmp/rostrace-ci-cache/rclcpp-jazzy`).
+//!
+//! Upstream's `TraceTestCase` sets up its LTTng session through lttngpy and launches
+//! `test_tracetools`' C++ nodes with `launch_ros`; rostrace's library serves the nodes (first in
+//! `LD_LIBRARY_PATH`) with its LTTng backend, and each test checks its family of tracepoints
+//! (event set, payload types, handles, links between events, their order). When a test fails,
+//! the same tests run with upstream's tracetools 8.2.4 (the baseline) and the message says how
+//! it fared, to tell the environment's failures from rostrace's.
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The stack's directory.
+fn stack_dir() -> PathBuf {
+    std::env::var_os("ROSTRACE_RCLCPP_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/rclcpp-jazzy"))
+}
+
+/// `tools/upstream-tracing-tests.sh --library LIBRARY DIR`. The script takes the LTTng tests'
+/// lock itself (a lock taken here too would wait for itself).
+fn run(library: &str) -> Output {
+    Command::new("bash")
+        .arg(repo().join("tools/upstream-tracing-tests.sh"))
+        .args(["--library", library])
+        .arg(stack_dir())
+        .env("ROSTRACE", env!("CARGO_BIN_EXE_rostrace"))
+        .env_remove("ROSTRACE_UPSTREAM_TESTS_OUT")
+        .output()
+        .expect("bash")
+}
+
+/// The last line of the run's output (`N passed, M failed`), and the whole output.
+fn said(out: &Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+    (last, format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn upstream_test_tracetools_pass_with_rostrace() {
+    let dir = stack_dir();
+    if !require(
+        dir.join(".rostrace-tools-complete").exists(),
+        &format!("ROS 2's tools for Jazzy in {} (tools/ros2-tools-jazzy.sh)", dir.display()),
+    ) || !require(have_lttng(), "LTTng (lttng-tools)")
+    {
+        return;
+    }
+    let out = run("rostrace");
+    let (last, all) = said(&out);
+    // Past the harness's capture: the counts of each file belong in the log of a passing run too.
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), all.as_bytes());
+    assert!(
+        all.contains("(rostrace, first in LD_LIBRARY_PATH), ROSTRACE_BACKEND=lttng"),
+        "the tests did not run with rostrace's library and its LTTng backend:\n{all}"
+    );
+    if last != "13 passed, 0 failed" {
+        let base = run("upstream");
+        let (base_last, base_all) = said(&base);
+        panic!(
+            "upstream's trace tests with rostrace's library: {last} (expected 13 passed, 0 failed); \
+             with upstream's tracetools 8.2.4: {base_last}\n--- rostrace ---\n{all}\n--- upstream ---\n{base_all}"
+        );
+    }
+}
