@@ -354,4 +354,8 @@ step check check
 log "ros2 launch, run, topic and trace answer ($((SECONDS - t0)) s)"
 
 echo "$KEY" >"$MARKER"
+# The tests' probe of what this machine has (crates/testkit-macros/build.rs) reruns at the next
+# build and finds what was just made (rclcpp's stack and these tools): the tests that need them
+# are no longer ignored.
+touch "$here/../crates/testkit-macros/build.rs" 2>/dev/null || true
 log "$DIR (installed in $((SECONDS - t_all)) s)"

@@ -45,6 +45,7 @@ fn said(out: &Output) -> (String, String) {
     (last, format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
 }
 
+#[rostrace_testkit::needs(ros2_tools, lttng)]
 #[test]
 fn upstream_test_tracetools_pass_with_rostrace() {
     let dir = stack_dir();
