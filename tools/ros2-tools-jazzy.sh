@@ -97,6 +97,9 @@ argcomplete==3.1.4
 packaging==24.0
 pytest==7.4.4
 wheel==0.42.0
+maturin==1.9.6
+pyarrow==26.0.1
+pandas==3.1.1
 "
 
 log() { echo "ros2-tools-jazzy: $*"; }
