@@ -29,7 +29,18 @@ fn options(
         "lttng" => Backend::Lttng,
         b => return Err(PyValueError::new_err(format!("unknown backend {b:?} (embedded or lttng)"))),
     };
-    let mut o = Options { name, path, kernel, context, backend, append, buffer_size, snapshot_mode, rclpy, ..Default::default() };
+    let mut o = Options {
+        name,
+        path,
+        kernel,
+        context,
+        backend,
+        append,
+        buffer_size,
+        snapshot_mode,
+        rclpy,
+        ..Default::default()
+    };
     if let Some(ust) = ust {
         o.ust = ust;
     }
@@ -107,19 +118,8 @@ pub fn begin_session(
     rclpy: bool,
     lib: Option<PathBuf>,
 ) -> PyResult<Session> {
-    let o = options(
-        Some(name),
-        path,
-        events,
-        kernel,
-        context,
-        backend,
-        append,
-        buffer_size,
-        snapshot_mode,
-        distro,
-        rclpy,
-    )?;
+    let o =
+        options(Some(name), path, events, kernel, context, backend, append, buffer_size, snapshot_mode, distro, rclpy)?;
     let lib = match lib {
         Some(l) => l,
         None => py.detach(|| guarded(|| Ok(rostrace_session::find_library())))?.map_err(RecordError::new_err)?,
