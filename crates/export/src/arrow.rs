@@ -1,16 +1,13 @@
-//! The tables as Arrow record batches in memory (what the Parquet files are written from, and
-//! what the Python package hands to pyarrow without copying).
+//! The tables as Arrow record batches in memory: what the Python package hands to pyarrow
+//! without copying (the `arrow` feature; the Parquet files are written without Arrow).
 
 use crate::schema::{Column, Kind};
-use crate::tables::{Cell, Sink, TableWriter};
+use crate::tables::{Cell, Sink, TableWriter, BATCH};
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use std::io;
 use std::sync::{Arc, Mutex};
-
-/// Rows per record batch.
-pub(crate) const BATCH: usize = 64 * 1024;
 
 /// The Arrow schema of `columns`: the schema's types (int64, uint64, float64, boolean, utf8),
 /// every column nullable.
@@ -54,35 +51,11 @@ impl Builder {
     /// cannot be converted is null).
     fn push(&mut self, c: &Cell<'_>) {
         match self {
-            Builder::I(b) => b.append_option(match c {
-                Cell::I64(v) => Some(*v),
-                Cell::U64(v) => i64::try_from(*v).ok(),
-                Cell::Bool(v) => Some(*v as i64),
-                _ => None,
-            }),
-            Builder::U(b) => b.append_option(match c {
-                Cell::U64(v) => Some(*v),
-                Cell::I64(v) => u64::try_from(*v).ok(),
-                _ => None,
-            }),
-            Builder::F(b) => b.append_option(match c {
-                Cell::F64(v) => Some(*v),
-                Cell::I64(v) => Some(*v as f64),
-                Cell::U64(v) => Some(*v as f64),
-                _ => None,
-            }),
-            Builder::B(b) => b.append_option(match c {
-                Cell::Bool(v) => Some(*v),
-                _ => None,
-            }),
-            Builder::S(b) => match c {
-                Cell::Null => b.append_null(),
-                Cell::Str(s) => b.append_value(s),
-                Cell::I64(v) => b.append_value(v.to_string()),
-                Cell::U64(v) => b.append_value(v.to_string()),
-                Cell::F64(v) => b.append_value(v.to_string()),
-                Cell::Bool(v) => b.append_value(v.to_string()),
-            },
+            Builder::I(b) => b.append_option(c.to_i64()),
+            Builder::U(b) => b.append_option(c.to_u64()),
+            Builder::F(b) => b.append_option(c.to_f64()),
+            Builder::B(b) => b.append_option(c.to_bool()),
+            Builder::S(b) => b.append_option(c.to_text()),
         }
     }
 

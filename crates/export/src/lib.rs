@@ -13,6 +13,7 @@
 //! rostrace_export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
 //! ```
 
+#[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod csv;
 pub mod events;

@@ -10,6 +10,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 
+/// Rows per Arrow record batch and per Parquet row group.
+pub(crate) const BATCH: usize = 64 * 1024;
+
 /// A cell.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell<'a> {
@@ -25,6 +28,57 @@ pub enum Cell<'a> {
     Bool(bool),
     /// String.
     Str(Cow<'a, str>),
+}
+
+impl Cell<'_> {
+    /// The cell as a signed integer column holds it (none: null, or not representable).
+    pub fn to_i64(&self) -> Option<i64> {
+        match self {
+            Cell::I64(v) => Some(*v),
+            Cell::U64(v) => i64::try_from(*v).ok(),
+            Cell::Bool(v) => Some(*v as i64),
+            _ => None,
+        }
+    }
+
+    /// The cell as an unsigned integer column holds it.
+    pub fn to_u64(&self) -> Option<u64> {
+        match self {
+            Cell::U64(v) => Some(*v),
+            Cell::I64(v) => u64::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The cell as a floating point column holds it.
+    pub fn to_f64(&self) -> Option<f64> {
+        match self {
+            Cell::F64(v) => Some(*v),
+            Cell::I64(v) => Some(*v as f64),
+            Cell::U64(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+
+    /// The cell as a boolean column holds it.
+    pub fn to_bool(&self) -> Option<bool> {
+        match self {
+            Cell::Bool(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The cell as a string column holds it.
+    pub fn to_text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Cell::Null => None,
+            Cell::Str(s) => Some(Cow::Borrowed(s)),
+            Cell::I64(v) => Some(Cow::Owned(v.to_string())),
+            Cell::U64(v) => Some(Cow::Owned(v.to_string())),
+            Cell::F64(v) => Some(Cow::Owned(v.to_string())),
+            Cell::Bool(v) => Some(Cow::Owned(v.to_string())),
+        }
+    }
 }
 
 impl<'a> From<&'a str> for Cell<'a> {
