@@ -101,7 +101,7 @@ fn launched(out: &Output, what: &str) {
     assert!(out.status.success(), "{what}: ros2 launch: {}\n{text}", out.status);
 }
 
-/// A launch file in Python (`from rostrace.launch import Trace`) and one in XML (`<rostrace>`),
+/// A launch file in Python (`from rostrace.launch import Trace`), one in XML (`<rostrace>`) and one in YAML (`rostrace:`),
 /// each starting the C++ system and the two rclpy nodes: `ros2 launch` records them all into
 /// the session, finished when launch ends.
 #[rostrace_testkit::needs(ros2_tools, cmake)]
@@ -137,12 +137,28 @@ def generate_launch_description():
 </launch>
 "#
     );
-    for (i, (name, file, text)) in
-        [("py", "trace.launch.py", python), ("xml", "trace.launch.xml", xml)].into_iter().enumerate()
-    {
+    let yaml = format!(
+        r#"launch:
+- rostrace:
+    session-name: yaml
+    base-path: "{base}"
+- executable:
+    cmd: "{sys} {cpp_args}"
+    output: screen
+- executable:
+    cmd: "python3 {py} --role listener --count {MESSAGES}"
+    output: screen
+- executable:
+    cmd: "python3 {py} --role talker --count {MESSAGES}"
+    output: screen
+"#
+    );
+    let files =
+        [("py", "trace.launch.py", python), ("xml", "trace.launch.xml", xml), ("yaml", "trace.launch.yaml", yaml)];
+    for (i, (name, file, text)) in files.into_iter().enumerate() {
         let path = tmp.join(file);
         std::fs::write(&path, text).unwrap();
-        let out = on_stack("timeout", 140 + i as u32 + std::process::id() % 20 * 2)
+        let out = on_stack("timeout", 110 + 20 * i as u32 + std::process::id() % 20)
             .args(["-s", "INT", "-k", "10", "120", "ros2", "launch"])
             .arg(&path)
             .output()
