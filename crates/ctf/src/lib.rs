@@ -20,11 +20,14 @@ mod parallel;
 pub mod schema;
 pub mod stream;
 pub mod summary;
-pub mod time;
 pub mod trace;
 pub mod types;
 pub mod value;
-pub mod write;
+
+/// Writing traces: the writer crate, for the readers' tests and tools that write what they read.
+pub use rostrace_ctf_write as write;
+/// Calendar time of ns since the epoch (shared with the writer).
+pub use rostrace_ctf_write::time;
 
 pub use error::{Error, Result};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};

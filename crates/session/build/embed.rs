@@ -17,8 +17,8 @@ pub fn embed_tracer(workspace: &Path) {
         "crates/tracetools/build.rs",
         "crates/tracetools/tracepoints.def",
         "crates/tracetools/Cargo.toml",
-        "crates/ctf/src",
-        "crates/ctf/Cargo.toml",
+        "crates/ctf-write/src",
+        "crates/ctf-write/Cargo.toml",
         "crates/session/build/embed.rs",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());

@@ -9,7 +9,7 @@
 //! file has its room from the start; and a process that finds the disk full takes room from the
 //! session's reserve, made while the disk had some.
 
-use rostrace_ctf::write::{PacketOut, StreamWriter};
+use rostrace_ctf_write::{PacketOut, StreamWriter};
 use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;

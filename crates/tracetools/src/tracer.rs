@@ -17,7 +17,7 @@ use crate::catalog::{self, TRACEPOINTS};
 use crate::clock;
 use crate::ring::Ring;
 use crate::storage::{self, LossFile, TraceFile};
-use rostrace_ctf::write::{metadata_text, packetize_metadata, StreamWriter};
+use rostrace_ctf_write::{metadata_text, packetize_metadata, StreamWriter};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -511,7 +511,7 @@ fn trace_dir_name(procname: &[u8], vpid: i32, now: i64) -> String {
 
 /// `YYYYMMDD-HHMMSS` (UTC) of ns since the epoch.
 fn datetime(ns: i64) -> String {
-    let t = rostrace_ctf::time::utc(ns);
+    let t = rostrace_ctf_write::time::utc(ns);
     format!("{:04}{:02}{:02}-{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
