@@ -218,8 +218,8 @@ fn gen_emit(tp: &Tp) -> String {
             "bool" => format!("e.i32({} as i32);", f.src),
             "str" if f.src == "@VERSION" => "e.string(crate::distro::current().version.as_bytes());".to_string(),
             "str" => format!("e.string({});", f.src),
-            "gid" => format!("e.bytes({}, crate::distro::current().gid_size);", f.src),
-            "seq" => format!("e.pointers({});", f.src),
+            "gid" => format!("e.u8_array({}, crate::distro::current().gid_size);", f.src),
+            "seq" => format!("e.pointer_sequence({});", f.src),
             k => panic!("{k}"),
         };
         let _ = write!(body, "\n                {line}");

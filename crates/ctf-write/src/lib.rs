@@ -32,5 +32,5 @@ mod stream;
 pub mod time;
 
 pub use metadata::{metadata_text, packetize_metadata, EventDecl, FieldDecl, FieldType, TraceDecl};
-pub use payload::Payload;
+pub use payload::{Address, Payload};
 pub use stream::{event_size, PacketOut, StreamWriter, PACKET_PREAMBLE};

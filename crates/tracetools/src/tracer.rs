@@ -17,7 +17,7 @@ use crate::catalog::{self, TRACEPOINTS};
 use crate::clock;
 use crate::ring::Ring;
 use crate::storage::{self, LossFile, TraceFile};
-use rostrace_ctf_write::{metadata_text, packetize_metadata, StreamWriter};
+use rostrace_ctf_write::{metadata_text, packetize_metadata, Payload, StreamWriter};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -179,53 +179,6 @@ fn choose() -> Mode {
     }
 }
 
-/// Encodes an event's payload fields.
-pub struct Enc<'a>(&'a mut Vec<u8>);
-
-impl Enc<'_> {
-    /// A 64-bit unsigned integer (pointers, sizes).
-    #[inline]
-    pub fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    /// A 64-bit signed integer.
-    #[inline]
-    pub fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    /// A 32-bit signed integer (C bools as 0/1).
-    #[inline]
-    pub fn i32(&mut self, v: i32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    /// A string, up to its first NUL (invalid UTF-8 is kept as bytes).
-    #[inline]
-    pub fn string(&mut self, s: &[u8]) {
-        let n = memchr_nul(s);
-        self.0.extend_from_slice(&s[..n]);
-        self.0.push(0);
-    }
-    /// Exactly `len` bytes (cut or padded with zeros).
-    #[inline]
-    pub fn bytes(&mut self, b: &[u8], len: usize) {
-        let n = b.len().min(len);
-        self.0.extend_from_slice(&b[..n]);
-        self.0.resize(self.0.len() + len - n, 0);
-    }
-    /// A sequence of pointers, with its length.
-    #[inline]
-    pub fn pointers(&mut self, v: &[usize]) {
-        self.u64(v.len() as u64);
-        for p in v {
-            self.u64(*p as u64);
-        }
-    }
-}
-
-fn memchr_nul(s: &[u8]) -> usize {
-    s.iter().position(|c| *c == 0).unwrap_or(s.len())
-}
-
 struct Local {
     ring: Option<Arc<Ring>>,
     scratch: Vec<u8>,
@@ -262,13 +215,13 @@ fn cpu() -> u32 {
 
 /// Records an event: takes the time, encodes the payload with `f`, appends to this thread's ring.
 #[inline]
-pub fn emit(id: u16, f: impl FnOnce(&mut Enc)) {
+pub fn emit(id: u16, f: impl FnOnce(&mut Payload<&mut Vec<u8>>)) {
     let ts = clock::stamp();
     if KEEP_INIT.load(Ordering::Relaxed) && is_init(id) {
         keep_init(id, ts, event_on(id), f);
         return;
     }
-    push_local(id, ts, |buf| f(&mut Enc(buf)));
+    push_local(id, ts, |buf| f(&mut Payload::append_to(buf)));
 }
 
 /// Appends one event to the calling thread's ring (registered on first use), with the payload
@@ -302,10 +255,10 @@ fn push_local(id: u16, ts: u64, encode: impl FnOnce(&mut Vec<u8>)) {
 /// it, every call, if recording. `stamp` is the event's [`clock::stamp`]; the store keeps its
 /// time in ns.
 #[cold]
-fn keep_init(id: u16, stamp: u64, recording: bool, f: impl FnOnce(&mut Enc)) {
+fn keep_init(id: u16, stamp: u64, recording: bool, f: impl FnOnce(&mut Payload<&mut Vec<u8>>)) {
     let ts = if clock::stamps_are_tsc() { clock::monotonic() } else { stamp };
     let mut payload = Vec::new();
-    f(&mut Enc(&mut payload));
+    f(&mut Payload::append_to(&mut payload));
     crate::filter::observe(id, &payload);
     let mut warn = false;
     {
