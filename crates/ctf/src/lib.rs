@@ -14,10 +14,16 @@
 
 pub mod decode;
 pub mod error;
+pub mod event;
+pub mod find;
+pub mod index;
 pub mod json;
+pub mod merge;
 pub mod metadata;
+pub mod packet;
 mod parallel;
 pub mod schema;
+pub mod set;
 pub mod stream;
 pub mod summary;
 pub mod trace;
@@ -30,7 +36,13 @@ pub use rostrace_ctf_write as write;
 pub use rostrace_ctf_write::time;
 
 pub use error::{Error, Result};
+pub use event::Event;
+pub use find::{find_traces, find_traces_all};
+pub use index::PacketFilter;
+pub use merge::{Events, Ints, Place};
+pub use packet::{Loss, LossKind, PacketInfo};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
-pub use stream::{Event, Loss, LossKind, PacketFilter, PacketInfo, StreamReader};
-pub use trace::{find_traces, find_traces_all, Events, Ints, Place, Read, Trace, TraceSet};
+pub use set::{Read, TraceSet};
+pub use stream::StreamReader;
+pub use trace::Trace;
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

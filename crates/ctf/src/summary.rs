@@ -3,9 +3,10 @@
 //! losses, tracers, and the values of payload fields asked for. babeltrace2's `counter`, and
 //! more.
 
+use crate::packet::{Loss, LossKind};
 use crate::schema::EnvValue;
-use crate::stream::{Loss, LossKind, StreamReader};
-use crate::TraceSet;
+use crate::set::TraceSet;
+use crate::stream::StreamReader;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
