@@ -479,7 +479,7 @@ pub(crate) fn pipe<'a>(
     free: std::sync::mpsc::Receiver<PipedBatch<'a>>,
     ints: Option<[&'static str; 2]>,
 ) {
-    let mut positions = ints.map(crate::types::TracePositions::new);
+    let mut positions = ints.map(crate::positions::TracePositions::new);
     let mut made = 0;
     let mut seen_losses = 0;
     // Each file's packet in the batch: (batch number, index).

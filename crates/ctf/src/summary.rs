@@ -137,11 +137,11 @@ struct Seen {
 
 /// Where `vpid` and `procname` are in the streams' event contexts: found once per context
 /// type instead of by name on every event.
-struct CtxFields(crate::types::Positions<2>);
+struct CtxFields(crate::positions::Positions<2>);
 
 impl Default for CtxFields {
     fn default() -> Self {
-        CtxFields(crate::types::Positions::new(["vpid", "procname"]))
+        CtxFields(crate::positions::Positions::new(["vpid", "procname"]))
     }
 }
 
