@@ -5,7 +5,7 @@ use crate::decode::Node;
 use crate::packet::PacketInfo;
 use crate::schema::{EventClass, StreamClass};
 use crate::types::Ty;
-use crate::value::{value_at, FieldValue, StructRef};
+use crate::value::{FieldValue, StructRef};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -136,11 +136,5 @@ impl<'r> Event<'r> {
     /// The packet context of the packet this event is in.
     pub fn packet_context(&self) -> Option<StructRef<'r>> {
         self.scope(self.sc.and_then(|s| s.packet_context.as_ref()), self.pkt_nodes)
-    }
-
-    /// A value by type and first node, for callers walking nodes themselves.
-    #[doc(hidden)]
-    pub fn value(&self, ty: &'r Ty, nodes: &'r [Node], k: usize) -> FieldValue<'r> {
-        value_at(ty, nodes, k, self.data)
     }
 }

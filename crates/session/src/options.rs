@@ -297,7 +297,7 @@ impl Options {
 
 /// Whether the tracer accepts filter `p` (it compiles the filters: its syntax is the one).
 fn regex_check(p: &str) -> Result<(), String> {
-    tracetools::filter::check(p).map_err(|why| format!("invalid filter {p:?}: {why}"))
+    tracetools::tracer::check_filter(p).map_err(|why| format!("invalid filter {p:?}: {why}"))
 }
 
 #[cfg(test)]

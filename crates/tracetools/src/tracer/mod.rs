@@ -26,6 +26,9 @@ mod exit;
 mod init;
 mod session;
 
+pub use crate::clock::{monotonic, tsc_usable};
+pub use crate::filter::{check as check_filter, configured_in_env as filters_in_env};
+pub use crate::storage::{release, reserve, LOSS_FILE, RESERVE_DIR};
 pub use backend::{is_off, mode, trace_dir, Mode};
 pub use budget::parse_size;
 pub use emit::{emit, enabled_events, event_on, recording, set_events, set_recording, wanted};
