@@ -29,7 +29,18 @@ fn options(
         "lttng" => Backend::Lttng,
         b => return Err(PyValueError::new_err(format!("unknown backend {b:?} (embedded or lttng)"))),
     };
-    let mut o = Options { name, path, kernel, context, backend, append, buffer_size, snapshot_mode, rclpy, ..Default::default() };
+    let mut o = Options {
+        name,
+        path,
+        kernel,
+        context,
+        backend,
+        append,
+        buffer_size,
+        snapshot_mode,
+        rclpy,
+        ..Default::default()
+    };
     if let Some(ust) = ust {
         o.ust = ust;
     }
@@ -107,19 +118,8 @@ pub fn begin_session(
     rclpy: bool,
     lib: Option<PathBuf>,
 ) -> PyResult<Session> {
-    let o = options(
-        Some(name),
-        path,
-        events,
-        kernel,
-        context,
-        backend,
-        append,
-        buffer_size,
-        snapshot_mode,
-        distro,
-        rclpy,
-    )?;
+    let o =
+        options(Some(name), path, events, kernel, context, backend, append, buffer_size, snapshot_mode, distro, rclpy)?;
     let lib = match lib {
         Some(l) => l,
         None => py.detach(|| guarded(|| Ok(rostrace_session::find_library())))?.map_err(RecordError::new_err)?,
@@ -137,6 +137,9 @@ pub fn begin_session(
         messages,
     })
 }
+
+/// What `create_session` returns to Python: (directory, env, libtracetools.so or None).
+type Created = (String, Vec<(String, OsString)>, Option<String>);
 
 /// `rostrace create` (`start`: `rostrace start` of a new session): a session that processes
 /// started later with `env` record into, recording at once or from `control_session(..,
@@ -158,7 +161,7 @@ pub fn create_session(
     start: bool,
     distro: Option<String>,
     rclpy: bool,
-) -> PyResult<(String, Vec<(String, OsString)>, Option<String>)> {
+) -> PyResult<Created> {
     let o = options(None, path, events, kernel, context, backend, append, buffer_size, false, distro, rclpy)?;
     let created =
         py.detach(|| guarded(|| Ok(rostrace_session::create(&name, &o, start))))?.map_err(RecordError::new_err)?;

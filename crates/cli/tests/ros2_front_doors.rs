@@ -53,7 +53,9 @@ fn on_stack(program: impl AsRef<std::ffi::OsStr>, domain: u32) -> Command {
     let mut c = Command::new(program);
     with_env(&mut c, &stack().env);
     let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps/libtracetools.so");
-    c.env("ROSTRACE_LIB", lib).env("ROS_DOMAIN_ID", domain.to_string()).env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    c.env("ROSTRACE_LIB", lib)
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
     c.env_remove("ROS_DISTRO").env("ROS_DISTRO", "jazzy");
     c
 }
@@ -135,7 +137,9 @@ def generate_launch_description():
 </launch>
 "#
     );
-    for (i, (name, file, text)) in [("py", "trace.launch.py", python), ("xml", "trace.launch.xml", xml)].into_iter().enumerate() {
+    for (i, (name, file, text)) in
+        [("py", "trace.launch.py", python), ("xml", "trace.launch.xml", xml)].into_iter().enumerate()
+    {
         let path = tmp.join(file);
         std::fs::write(&path, text).unwrap();
         let out = on_stack("timeout", 140 + i as u32 + std::process::id() % 20 * 2)
@@ -165,7 +169,8 @@ fn ros2_trace_records_a_running_system() {
     std::fs::create_dir_all(&libdir).unwrap();
     let lib = PathBuf::from(env!("CARGO_BIN_EXE_rostrace")).parent().unwrap().join("deps/libtracetools.so");
     std::os::unix::fs::symlink(&lib, libdir.join("libtracetools.so")).unwrap();
-    let provider = Command::new(env!("CARGO_BIN_EXE_rostrace")).args(["lib", "--provider", "--distro", "jazzy"]).output().unwrap();
+    let provider =
+        Command::new(env!("CARGO_BIN_EXE_rostrace")).args(["lib", "--provider", "--distro", "jazzy"]).output().unwrap();
     let provider = String::from_utf8_lossy(&provider.stdout).trim().to_string();
     let domain = 170 + std::process::id() % 20;
     let ros2 = |args: &[&str]| {
@@ -188,7 +193,12 @@ fn ros2_trace_records_a_running_system() {
         let talker = spawn("talker");
         for (role, child) in [("talker", talker), ("listener", listener)] {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{role}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{role}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     };
     let base = tmp.path().display().to_string();
@@ -197,7 +207,8 @@ fn ros2_trace_records_a_running_system() {
     let name = format!("front-lttng-{}", std::process::id());
     let _session = LttngSession(name.clone());
     ros2(&["start", &name, "-p", &base, "-u", "ros2:*"]);
-    let ld = format!("{}:{}", libdir.display(), s.env.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").map_or("", |(_, v)| v));
+    let ld =
+        format!("{}:{}", libdir.display(), s.env.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").map_or("", |(_, v)| v));
     run_pair(&[
         ("LD_LIBRARY_PATH".into(), ld),
         ("ROSTRACE_BACKEND".into(), "lttng".into()),

@@ -80,6 +80,9 @@ fn build(out: &Path, workspace: &Path, lib_out: &Path) -> Result<Vec<PathBuf>, S
         .arg(&target)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
+        // Under `cargo clippy` the lint driver wraps rustc for workspace members: the library is
+        // built by rustc alone, and its build stays the one an ordinary build reuses.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
         // No debug information in the embedded copy: a tenth of the size.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
         .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")

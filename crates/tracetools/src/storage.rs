@@ -159,8 +159,9 @@ pub const SLOT_BYTES: u64 = 16 << 10;
 fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt as _;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the struct given; `c` is NUL-terminated.
+    // SAFETY: statvfs is plain integers, for which all zeros is a value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs writes into the struct given; `c` is NUL-terminated.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }

@@ -88,6 +88,7 @@ fn in_local_libraries(name: &CStr) -> Option<*mut c_void> {
 
 /// The base address of the object holding `addr`.
 fn object_of(addr: *const c_void) -> usize {
+    // SAFETY: Dl_info is pointers and integers, for which all zeros is a value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a valid out-parameter.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 {
