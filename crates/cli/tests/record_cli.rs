@@ -572,7 +572,7 @@ fn a_second_ctrl_c_stops_a_command_that_ignores_sigint() {
         unsafe { libc::kill(group, libc::SIGINT) };
         std::thread::sleep(Duration::from_millis(500));
         assert!(runs(pids[0]), "{name}: the command ignores SIGINT");
-        // SAFETY: as above.
+        // SAFETY: kill touches no memory; the group is the one this test created.
         unsafe { libc::kill(group, libc::SIGINT) };
         let (status, out, err) = wait_at_most(job, within, &format!("{name}: rostrace record after a second Ctrl-C"));
         let command_runs = runs(pids[0]);

@@ -46,7 +46,7 @@ pub unsafe extern "C" fn dds_write(writer: i32, data: *const c_void) -> i32 {
         }
     }
     match DDS_WRITE.get() {
-        // SAFETY: the real `dds_write`.
+        // SAFETY: the real `dds_write`, of this signature, with the caller's arguments.
         Some(f) => unsafe { std::mem::transmute::<*mut c_void, Write>(f)(writer, data) },
         None => RETCODE_ERROR,
     }
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn dds_write(writer: i32, data: *const c_void) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn dds_write_ts(writer: i32, data: *const c_void, timestamp: i64) -> i32 {
     let Some(f) = DDS_WRITE_TS.get() else { return RETCODE_ERROR };
-    // SAFETY: the real `dds_write_ts`.
+    // SAFETY: the real `dds_write_ts`, of this signature, with the caller's arguments.
     let ret = unsafe { std::mem::transmute::<*mut c_void, WriteTs>(f)(writer, data, timestamp) };
     if super::backend_on() {
         record(data, timestamp);

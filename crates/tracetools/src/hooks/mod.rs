@@ -183,7 +183,7 @@ fn loaded_objects() -> Vec<std::ffi::CString> {
         // SAFETY: the loader hands a valid entry; `data` is our Vec.
         let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<std::ffi::CString>)) };
         if !info.dlpi_name.is_null() {
-            // SAFETY: a NUL-terminated path.
+            // SAFETY: not null: the loader's NUL-terminated path of a loaded object.
             let path = unsafe { CStr::from_ptr(info.dlpi_name) };
             if !path.is_empty() {
                 out.push(path.to_owned());
