@@ -218,8 +218,8 @@ fn gen_emit(tp: &Tp) -> String {
             "bool" => format!("e.i32({} as i32);", f.src),
             "str" if f.src == "@VERSION" => "e.string(crate::distro::current().version.as_bytes());".to_string(),
             "str" => format!("e.string({});", f.src),
-            "gid" => format!("e.bytes({}, crate::distro::current().gid_size);", f.src),
-            "seq" => format!("e.pointers({});", f.src),
+            "gid" => format!("e.u8_array({}, crate::distro::current().gid_size);", f.src),
+            "seq" => format!("e.pointer_sequence({});", f.src),
             k => panic!("{k}"),
         };
         let _ = write!(body, "\n                {line}");
@@ -252,7 +252,7 @@ fn gen_emit(tp: &Tp) -> String {
         })
         .collect();
     format!(
-        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => embedded_{id}({names}),\n        Mode::Lttng => {{{pre}\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n\
+        "/// Records `{p}:{n}` (since {since}).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub fn {id}({params}) {{\n    match crate::tracer::mode() {{\n        Mode::Embedded => embedded_{id}({names}),\n        Mode::Lttng => {{{pre}\n            // SAFETY: the provider's function for the event, of the C signature it was loaded with\n            // (`lttng::load_table`); the pointers are addresses the probe records as integers, or\n            // point into buffers made above, alive through the call.\n            crate::lttng::with(|t| unsafe {{ (t.{p}_{n})({cargs}) }});\n        }}\n        Mode::Off => {{}}\n    }}\n}}\n\n\
 /// `{p}:{n}` to the embedded tracer (the mode is known to be embedded).\n#[inline]\n#[allow(clippy::too_many_arguments, unused_variables, clippy::unnecessary_cast)]\npub(crate) fn embedded_{id}({params}) {{{filter}\n    if crate::tracer::wanted(id::{id}) {{\n        crate::tracer::emit(id::{id}, |e| {{{body}\n        }});\n    }}\n}}\n\n",
         names = tp.args.iter().filter(|a| !lens.iter().any(|(_, l)| *l == &a.name)).map(|a| a.name.clone()).collect::<Vec<_>>().join(", "),
         p = tp.provider,
@@ -304,7 +304,7 @@ fn gen_abi(tp: &Tp) -> String {
         "/// `ros_trace_{id}`: records `ros2:{id}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_{id}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}{before}\n    record_{id}({names});{after}\n}}\n\n#[inline(never)]\n#[allow(clippy::too_many_arguments)]\nunsafe fn record_{id}({p}) {{{remap}\n    crate::ffi::guard(|| match crate::tracer::mode() {{\n        Mode::Lttng => {{
             crate::lttng::with(|t| (t.ros2_{id})({names}));
         }}\n        Mode::Embedded => {{{conv}\n            crate::api::embedded_{id}({});\n        }}\n        Mode::Off => {{}}\n    }});\n}}\n\n\
-/// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
+/// `ros_trace_enabled_{id}`: whether `ros2:{id}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_{id}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        // SAFETY: the provider's check of the event, of the C signature it was loaded with; no argument.\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_ros2_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n\
 /// `ros_trace_do_{id}`: records `ros2:{id}`.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_do_{id}({p}) {{\n    ros_trace_{id}({names});\n}}\n\n",
         call_exprs.join(", "),
         before = before,
@@ -340,7 +340,7 @@ fn gen_caret_abi(tp: &Tp) -> String {
     let remap = message_only_remap(tp);
     format!(
         "/// `ros_trace_caret_{n}`: records `ros2_caret:{n}` if tracing is on.\n#[no_mangle]\n#[allow(clippy::too_many_arguments)]\npub unsafe extern \"C\" fn ros_trace_caret_{n}({p}) {{\n    if crate::tracer::is_off() {{\n        return;\n    }}{remap}\n    crate::ffi::guard(|| crate::api::{id}({call}));\n}}\n\n\
-/// `ros_trace_enabled_caret_{n}`: whether `ros2_caret:{n}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_caret_{n}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n",
+/// `ros_trace_enabled_caret_{n}`: whether `ros2_caret:{n}` would be recorded.\n#[no_mangle]\npub extern \"C\" fn ros_trace_enabled_caret_{n}() -> bool {{\n    if crate::tracer::is_off() {{\n        return false;\n    }}\n    crate::ffi::guard_or(false, || match crate::tracer::mode() {{\n        // SAFETY: the provider's check of the event, of the C signature it was loaded with; no argument.\n        Mode::Lttng => crate::lttng::with(|t| unsafe {{ (t.enabled_{id})() }} != 0).unwrap_or(false),\n        Mode::Embedded => crate::tracer::event_on(crate::catalog::id::{id}),\n        Mode::Off => false,\n    }})\n}}\n\n",
         n = tp.name,
         p = params.join(", "),
         call = call.join(", "),

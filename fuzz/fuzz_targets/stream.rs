@@ -2,8 +2,7 @@
 //! seed traces, the rest is read as a data stream file of that trace, touching every value.
 #![no_main]
 
-use rostrace_ctf::stream::StreamReader;
-use rostrace_ctf::{FieldValue, Schema, StructRef};
+use rostrace_ctf::{FieldValue, Schema, StreamReader, StructRef};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -5,6 +5,8 @@
 //!
 //! No Rust panic reaches Python: every entry point turns one into a `RuntimeError`.
 
+#![deny(missing_docs)]
+
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};

@@ -138,6 +138,9 @@ pub fn begin_session(
     })
 }
 
+/// What `create_session` returns to Python: (directory, env, libtracetools.so or None).
+type Created = (String, Vec<(String, OsString)>, Option<String>);
+
 /// `rostrace create` (`start`: `rostrace start` of a new session): a session that processes
 /// started later with `env` record into, recording at once or from `control_session(..,
 /// "start")`. Returns (directory, env, libtracetools.so or None with why).
@@ -158,7 +161,7 @@ pub fn create_session(
     start: bool,
     distro: Option<String>,
     rclpy: bool,
-) -> PyResult<(String, Vec<(String, OsString)>, Option<String>)> {
+) -> PyResult<Created> {
     let o = options(None, path, events, kernel, context, backend, append, buffer_size, false, distro, rclpy)?;
     let created =
         py.detach(|| guarded(|| Ok(rostrace_session::create(&name, &o, start))))?.map_err(RecordError::new_err)?;

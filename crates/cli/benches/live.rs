@@ -55,8 +55,9 @@ fn rss_of(pid: u32) -> Option<f64> {
 #[allow(clippy::zombie_processes)] // waited for with wait4, for its resource usage
 fn reap(child: Child) -> (f64, f64, bool) {
     let mut status = 0;
-    // SAFETY: wait4 writes the status and usage it is given, for our own child.
+    // SAFETY: rusage is plain integers, for which all zeros is a value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes the status and usage it is given, for our own child.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
     assert!(pid > 0, "wait4");
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;

@@ -10,8 +10,9 @@ pub fn measure(cmd: &mut Command) -> (f64, f64, bool) {
     let t = Instant::now();
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
     let mut status = 0;
-    // SAFETY: wait4 writes the status and usage it is given, for our own child.
+    // SAFETY: rusage is plain integers, for which all zeros is a value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes the status and usage it is given, for our own child.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
     let secs = t.elapsed().as_secs_f64();
     assert!(pid > 0, "wait4");

@@ -43,8 +43,9 @@ fn body_attr(dom: &str, name: &str) -> Option<String> {
 
 /// Peak RSS of the largest child waited for so far.
 fn children_peak_mb() -> f64 {
-    // SAFETY: getrusage only writes the struct it is given.
+    // SAFETY: rusage is plain integers, for which all zeros is a value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
     u.ru_maxrss as f64 / 1024.0
 }

@@ -572,7 +572,7 @@ fn a_second_ctrl_c_stops_a_command_that_ignores_sigint() {
         unsafe { libc::kill(group, libc::SIGINT) };
         std::thread::sleep(Duration::from_millis(500));
         assert!(runs(pids[0]), "{name}: the command ignores SIGINT");
-        // SAFETY: as above.
+        // SAFETY: kill touches no memory; the group is the one this test created.
         unsafe { libc::kill(group, libc::SIGINT) };
         let (status, out, err) = wait_at_most(job, within, &format!("{name}: rostrace record after a second Ctrl-C"));
         let command_runs = runs(pids[0]);
@@ -895,7 +895,7 @@ fn a_full_disk_ends_the_streams_cleanly_and_counts_every_event() {
     let traces = rostrace_ctf::find_traces(&session).unwrap();
     assert_eq!(traces.len(), 2);
     for t in &traces {
-        let loss = std::fs::metadata(t.join(tracetools::storage::LOSS_FILE)).map_or(0, |m| m.len());
+        let loss = std::fs::metadata(t.join(tracetools::tracer::LOSS_FILE)).map_or(0, |m| m.len());
         assert!(loss > 0, "{}: no losses counted in its loss file", t.display());
     }
     let (set, errors) = rostrace_ctf::TraceSet::open(&[&session]);

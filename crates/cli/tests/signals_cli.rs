@@ -134,7 +134,7 @@ fn live_escalates_repeated_ctrl_c() {
         std::thread::sleep(Duration::from_millis(500));
         assert!(runs(pid), "the command ignores SIGINT and SIGTERM");
     }
-    // SAFETY: as above.
+    // SAFETY: kill touches no memory; the group is the one this test created.
     unsafe { libc::kill(group, libc::SIGINT) };
     let (status, _, err) = wait_at_most(job, 20, "rostrace live after a third Ctrl-C");
     assert_ended(pid, "live", &err);

@@ -197,11 +197,6 @@ impl<'a> Cursor<'a> {
             }
         }
     }
-
-    /// Byte offset in the file of the current position (rounded down).
-    pub fn byte_offset(&self) -> u64 {
-        self.base as u64 + (self.pos >> 3)
-    }
 }
 
 #[inline]

@@ -10,24 +10,42 @@
 //!     println!("{} {:?}", ev.name(), ev.timestamp());
 //! }
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![warn(unnameable_types)]
 
-pub mod decode;
-pub mod error;
+mod decode;
+mod error;
+mod event;
+mod find;
+mod index;
 pub mod json;
+mod merge;
 pub mod metadata;
+mod packet;
 mod parallel;
-pub mod schema;
-pub mod stream;
+mod positions;
+mod schema;
+mod set;
+mod stream;
 pub mod summary;
-pub mod time;
-pub mod trace;
+mod trace;
 pub mod types;
-pub mod value;
-pub mod write;
+mod value;
 
-pub use error::{Error, Result};
+/// Writing traces: the writer crate, for the readers' tests and tools that write what they read.
+pub use rostrace_ctf_write as write;
+/// Calendar time of ns since the epoch (shared with the writer).
+pub use rostrace_ctf_write::time;
+
+pub use error::{Error, MetadataError, Result};
+pub use event::Event;
+pub use find::{find_traces, find_traces_all};
+pub use index::PacketFilter;
+pub use merge::{Events, Ints, Place};
+pub use packet::{Loss, LossKind, PacketInfo, PACKET_MAGIC};
+pub use positions::{Positions, TracePositions};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
-pub use stream::{Event, Loss, LossKind, PacketFilter, PacketInfo, StreamReader};
-pub use trace::{find_traces, find_traces_all, Events, Ints, Place, Read, Trace, TraceSet};
+pub use set::{Read, TraceSet, RESIDENT_BUDGET};
+pub use stream::StreamReader;
+pub use trace::{StreamFile, Trace};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -5,8 +5,10 @@
 
 use crate::decode::Node;
 use crate::error::Error;
+use crate::event::{Current, Event};
+use crate::packet::{Loss, PacketInfo};
 use crate::schema::{EventClass, StreamClass};
-use crate::stream::{Event, Loss, PacketInfo, StreamReader};
+use crate::stream::StreamReader;
 use rostrace_threads::awake;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -462,7 +464,7 @@ pub(crate) trait Merged<'a> {
     /// The losses met so far.
     fn losses(&self) -> &[Loss];
     /// The index of the current event's stream file among all of the set, and the event.
-    fn current_read_here(&self) -> Option<(usize, crate::stream::Current<'a, '_>)>;
+    fn current_read_here(&self) -> Option<(usize, Current<'a, '_>)>;
     /// Bytes read so far, of all.
     fn progress(&self) -> (u64, u64);
 }
@@ -477,7 +479,7 @@ pub(crate) fn pipe<'a>(
     free: std::sync::mpsc::Receiver<PipedBatch<'a>>,
     ints: Option<[&'static str; 2]>,
 ) {
-    let mut positions = ints.map(crate::types::TracePositions::new);
+    let mut positions = ints.map(crate::positions::TracePositions::new);
     let mut made = 0;
     let mut seen_losses = 0;
     // Each file's packet in the batch: (batch number, index).

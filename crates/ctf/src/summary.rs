@@ -3,9 +3,10 @@
 //! losses, tracers, and the values of payload fields asked for. babeltrace2's `counter`, and
 //! more.
 
+use crate::packet::{Loss, LossKind};
 use crate::schema::EnvValue;
-use crate::stream::{Loss, LossKind, StreamReader};
-use crate::TraceSet;
+use crate::set::TraceSet;
+use crate::stream::StreamReader;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -136,11 +137,11 @@ struct Seen {
 
 /// Where `vpid` and `procname` are in the streams' event contexts: found once per context
 /// type instead of by name on every event.
-struct CtxFields(crate::types::Positions<2>);
+struct CtxFields(crate::positions::Positions<2>);
 
 impl Default for CtxFields {
     fn default() -> Self {
-        CtxFields(crate::types::Positions::new(["vpid", "procname"]))
+        CtxFields(crate::positions::Positions::new(["vpid", "procname"]))
     }
 }
 

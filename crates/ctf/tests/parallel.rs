@@ -400,7 +400,7 @@ fn context_integers_at_kept_positions_are_those_read_by_name() {
         return;
     }
     let names = ["vpid", "vtid", "procname", "cpu_id", "no_such_member"];
-    let mut kept = rostrace_ctf::types::TracePositions::new(names);
+    let mut kept = rostrace_ctf::TracePositions::new(names);
     let mut events = set.events();
     let (mut n, mut found) = (0u64, 0u64);
     while let Some(r) = events.next() {

@@ -146,3 +146,28 @@ fn babeltrace2_reads_it_without_warnings() {
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("WARNING")).collect();
     assert!(warnings.iter().all(|w| w.contains("discarded 5 events")), "{err}");
 }
+
+/// The metadata text parses as the declarations say, and its packets give the text back.
+#[test]
+fn written_metadata_parses() {
+    let t = TraceDecl {
+        uuid: [7; 16],
+        clock_offset_ns: 1_700_000_000_000_000_000,
+        clock_uuid: [8; 16],
+        env: vec![("hostname".into(), "h".into()), ("tracer_major".into(), "2".into())],
+        events: vec![EventDecl {
+            name: "ros2:rcl_node_init".into(),
+            fields: vec![
+                FieldDecl { name: "node_handle".into(), ty: FieldType::Pointer },
+                FieldDecl { name: "node_name".into(), ty: FieldType::String },
+                FieldDecl { name: "gid".into(), ty: FieldType::U8Array(16) },
+                FieldDecl { name: "subs".into(), ty: FieldType::PointerSequence },
+            ],
+        }],
+    };
+    let text = metadata_text(&t);
+    let schema = rostrace_ctf::metadata::parse_schema(&text).unwrap();
+    assert_eq!(schema.streams[0].events[0].field_names(), ["node_handle", "node_name", "gid", "_subs_length", "subs"]);
+    let packed = packetize_metadata(&text, &t.uuid);
+    assert_eq!(rostrace_ctf::metadata::metadata_text(&packed).unwrap().text, text);
+}

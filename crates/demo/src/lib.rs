@@ -15,6 +15,8 @@
 //! `rostrace diff` compares like with like. Callbacks do simulated work of varying length. Each process counts what it published and
 //! received, so that a test can check every received message against the trace.
 
+#![deny(missing_docs)]
+
 mod control;
 pub mod msgs;
 mod sensing;

@@ -13,6 +13,8 @@
 //! rostrace_export::perfetto::write(&a, std::io::BufWriter::new(f)).unwrap();
 //! ```
 
+#![deny(missing_docs)]
+
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod csv;

@@ -3,6 +3,8 @@
 //! The data goes in as JSON: the report as `rostrace analyze --json` writes it, and the
 //! instances the plots need (callback runs, message flows) as compact columns.
 
+#![deny(missing_docs)]
+
 use rostrace_analysis::diff::Diff;
 use rostrace_analysis::{Analysis, Report};
 use serde::Serialize;

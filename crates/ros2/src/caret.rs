@@ -34,7 +34,7 @@ const GROUP_TYPE: &[u8] = b"mutually_exclusive";
 
 /// CLOCK_MONOTONIC now, in ns: the clock of the tracer's events (`init_timestamp`).
 pub(crate) fn monotonic_ns() -> i64 {
-    tracetools::clock::monotonic() as i64
+    tracetools::tracer::monotonic() as i64
 }
 
 /// The distribution `caret_init` records.

@@ -39,6 +39,8 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+
 mod caret;
 mod clock_recorder;
 mod context;

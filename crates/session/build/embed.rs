@@ -17,8 +17,8 @@ pub fn embed_tracer(workspace: &Path) {
         "crates/tracetools/build.rs",
         "crates/tracetools/tracepoints.def",
         "crates/tracetools/Cargo.toml",
-        "crates/ctf/src",
-        "crates/ctf/Cargo.toml",
+        "crates/ctf-write/src",
+        "crates/ctf-write/Cargo.toml",
         "crates/session/build/embed.rs",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
@@ -80,6 +80,9 @@ fn build(out: &Path, workspace: &Path, lib_out: &Path) -> Result<Vec<PathBuf>, S
         .arg(&target)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
+        // Under `cargo clippy` the lint driver wraps rustc for workspace members: the library is
+        // built by rustc alone, and its build stays the one an ordinary build reuses.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
         // No debug information in the embedded copy: a tenth of the size.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
         .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")

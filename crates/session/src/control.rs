@@ -117,7 +117,7 @@ pub fn create(name: &str, o: &Options, recording: bool) -> Result<Created, Strin
     let dir = make_dir(o, name)?;
     write_control(&dir, state)?;
     // Room for the processes that would start once the disk is full.
-    tracetools::storage::reserve(&dir, true);
+    tracetools::tracer::reserve(&dir, true);
     let mut env = match &lib {
         Ok(lib) => crate::environment::embedded_env(&dir, o, Some(lib)),
         Err(_) => Vec::new(),
@@ -187,8 +187,8 @@ pub fn control(dir: &Path, name: &str, verb: Verb) -> Result<Controlled, String>
     let disk_full = write_control(dir, next)?;
     let embedded = !dir.join(LTTNG_MARK).exists();
     match next {
-        "recording" if embedded => tracetools::storage::reserve(dir, true),
-        "stopped" => tracetools::storage::release(dir),
+        "recording" if embedded => tracetools::tracer::reserve(dir, true),
+        "stopped" => tracetools::tracer::release(dir),
         _ => {}
     }
     // Traced processes poll every 20 ms.

@@ -14,7 +14,7 @@
 //! println!("{} ({})", r.dir.display(), if r.recorded { "recorded" } else { "empty" });
 //! # Ok::<(), String>(())
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod cache;
 mod control;

@@ -295,11 +295,9 @@ impl Options {
     }
 }
 
+/// Whether the tracer accepts filter `p` (it compiles the filters: its syntax is the one).
 fn regex_check(p: &str) -> Result<(), String> {
-    regex::Regex::new(p).map(|_| ()).map_err(|e| {
-        let why = e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ").to_string();
-        format!("invalid filter {p:?}: {why}")
-    })
+    tracetools::tracer::check_filter(p).map_err(|why| format!("invalid filter {p:?}: {why}"))
 }
 
 #[cfg(test)]
@@ -325,6 +323,8 @@ mod tests {
         bad(Options { buffer_size: Some("lots".into()), ..jazzy() }, "--buffer-size \"lots\"");
         bad(Options { snapshot_size: "0".into(), ..jazzy() }, "--snapshot-size");
         bad(Options { select_nodes: Some("/a:(".into()), ..jazzy() }, "invalid filter \"(\"");
+        // Refused as the tracer would refuse it (it compiles the filters), not started and ignored.
+        bad(Options { ignore_topics: Some("[a-z&&[^x]]".into()), ..jazzy() }, "invalid filter \"[a-z&&[^x]]\"");
         bad(Options { with_kernel: true, ..jazzy() }, "--backend lttng");
         bad(Options { context: vec!["perf:cpu:cycles".into()], ..jazzy() }, "perf:cpu:cycles");
         bad(

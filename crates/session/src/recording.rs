@@ -82,7 +82,7 @@ impl Recording {
             backend: o.backend,
             snapshot_mode: o.snapshot_mode,
             remove_on_abort: !o.append,
-            filtered: !o.filters().is_empty() || tracetools::filter::configured_in_env(),
+            filtered: !o.filters().is_empty() || tracetools::tracer::filters_in_env(),
             env: Vec::new(),
             record_clock: o.record_clock,
             clock: None,
@@ -112,7 +112,7 @@ impl Recording {
             return Err(e);
         }
         // Room for the processes that would start once the disk is full.
-        tracetools::storage::reserve(&self.dir, true);
+        tracetools::tracer::reserve(&self.dir, true);
         self.env = embedded_env(&self.dir, o, lib);
         Ok(())
     }
@@ -239,7 +239,7 @@ impl Recording {
         if self.remove_on_abort {
             let _ = std::fs::remove_dir_all(&self.dir);
         } else if others == 0 {
-            tracetools::storage::release(&self.dir);
+            tracetools::tracer::release(&self.dir);
         }
         say
     }
@@ -296,7 +296,7 @@ impl Recording {
             if let Err(e) = write_control(&self.dir, "stopped") {
                 say.push(Message::Error(e));
             }
-            tracetools::storage::release(&self.dir);
+            tracetools::tracer::release(&self.dir);
         }
         drop(lock);
         if others > 0 {

@@ -19,7 +19,7 @@
 //! );
 //! traced.assert_topic(Topic::new("/cmd_vel").latency_p99_below(Duration::from_millis(5)));
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod limits;
 mod tracing;

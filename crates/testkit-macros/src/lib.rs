@@ -6,6 +6,8 @@
 //! checks, and when the probe reruns). Written without syn or quote: the attribute's arguments
 //! are a list of names, and its output one attribute before the item.
 
+#![deny(missing_docs)]
+
 use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
 include!(concat!(env!("OUT_DIR"), "/probed.rs"));

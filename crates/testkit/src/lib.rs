@@ -15,6 +15,8 @@
 //!   cargo's summary counts it as not run; the checks above stay in the test, for what it needs
 //!   in part only and for `ROSTRACE_REQUIRE_TOOLS=1`, under which nothing is ignored.
 
+#![deny(missing_docs)]
+
 pub use rostrace_testkit_macros::{needs, probed};
 
 use std::fs::File;

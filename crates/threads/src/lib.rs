@@ -3,6 +3,8 @@
 //! [`let_started_move`], [`Origin`]), an ordered parallel map ([`map_in_order`]), and waiting
 //! awake for another thread ([`awake`]).
 
+#![deny(missing_docs)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 

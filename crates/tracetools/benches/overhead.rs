@@ -82,7 +82,7 @@ fn main() {
     }
     println!("tracepoint cost through the C ABI (rmw_take, 4 fields, one thread, {N} calls, best of 5):");
     println!("  disabled (no session):   {disabled:8.2} ns/event   (an empty call into the library: {call:.2} ns)");
-    let tsc = tracetools::clock::tsc_usable();
+    let tsc = tracetools::tracer::tsc_usable();
     println!(
         "  embedded tracer:         {embedded:8.2} ns/event   (event clock: {}; target <= 25 ns: {})",
         if tsc { "TSC, converted by the writer" } else { "CLOCK_MONOTONIC (the clocksource is not the TSC)" },

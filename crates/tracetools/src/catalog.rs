@@ -2,7 +2,7 @@
 //! the version each appeared in. The CTF metadata of written traces comes from it too.
 
 use crate::GID_SIZE;
-pub use rostrace_ctf::write::FieldType;
+pub use rostrace_ctf_write::FieldType;
 
 /// One tracepoint.
 #[derive(Debug)]
@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn metadata_parses_with_every_event() {
         let rolling = crate::distro::by_name("rolling").unwrap();
-        let text = rostrace_ctf::write::metadata_text(&crate::distro::trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
+        let text = rostrace_ctf_write::metadata_text(&crate::distro::trace_decl(rolling, [1; 16], [2; 16], 0, vec![]));
         let s = rostrace_ctf::metadata::parse_schema(&text).unwrap();
         assert_eq!(s.streams[0].events.len(), TRACEPOINTS.len());
         let ml = s.event_classes().find(|e| e.name == "ros2:message_link_periodic_async").unwrap();

@@ -16,7 +16,7 @@
 //! script), else Rolling's. An unknown name turns tracing off in that process, with a message.
 
 use crate::catalog::{FieldType, Tracepoint, TRACEPOINTS};
-use rostrace_ctf::write::{EventDecl, FieldDecl, TraceDecl};
+use rostrace_ctf_write::{EventDecl, FieldDecl, TraceDecl};
 use std::sync::OnceLock;
 
 include!("abis.rs");

@@ -24,8 +24,8 @@ pub const SNAPSHOT: &str = "ROSTRACE_SNAPSHOT";
 pub const CLOCK: &str = "ROSTRACE_CLOCK";
 /// The LTTng-UST provider library to load (LTTng backend).
 pub const LTTNG_PROVIDER: &str = "ROSTRACE_LTTNG_PROVIDER";
-/// Filters: nodes, topics and processes recorded or not (see [`crate::filter`]), each a
-/// colon-separated list of regular expressions.
+/// Filters: nodes, topics and processes recorded or not, each a colon-separated list of regular
+/// expressions (see [`crate::tracer::check_filter`]; docs/recording.md, "Filters").
 pub const SELECT_NODES: &str = "ROSTRACE_SELECT_NODES";
 /// See [`SELECT_NODES`].
 pub const IGNORE_NODES: &str = "ROSTRACE_IGNORE_NODES";

@@ -9,7 +9,7 @@
 
 use crate::catalog::{FieldType, TRACEPOINTS};
 use crate::env;
-use regex::Regex;
+use regex_lite::Regex;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -37,6 +37,14 @@ pub fn configured_in_env() -> bool {
     RULE_VARS
         .iter()
         .any(|(ours, caret)| [ours, caret].iter().any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())))
+}
+
+/// Whether `pattern` is a filter the tracer accepts; else why not: for `rostrace record` to
+/// refuse it before it starts (the tracer itself ignores it, with a warning). The syntax is
+/// regex-lite's: the `regex` crate's, with ASCII Perl classes (`\w`, `\d`, `\s`) and word
+/// boundaries, and without nested classes or class set operations.
+pub fn check(pattern: &str) -> Result<(), String> {
+    Regex::new(pattern).map(drop).map_err(|e| e.to_string())
 }
 
 /// The rule of rostrace's variable `name`, else of CARET's variable of the same rule.
@@ -266,4 +274,29 @@ fn decide(h: u64) -> bool {
             d
         })
         .unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_checked_as_the_tracer_compiles_them() {
+        assert_eq!(check("/talker|^/ns/.*_node$"), Ok(()));
+        assert_eq!(check("\\w+\\d"), Ok(()));
+        assert_eq!(check("("), Err("found open group without closing ')'".to_string()));
+        // What the regex crate would take and regex-lite does not: refused up front.
+        assert!(check("[a-z&&[^x]]").is_err());
+        assert!(check("\\pL").is_err());
+    }
+
+    #[test]
+    fn a_select_list_wins_and_patterns_match_anywhere() {
+        let re = |p: &str| vec![Regex::new(p).unwrap()];
+        assert!(pass("/ns/talker", &re("talker"), &[]));
+        assert!(!pass("/ns/listener", &re("talker"), &re("listener")));
+        assert!(pass("/ns/talker", &re("talker"), &re("talker")));
+        assert!(!pass("/ns/listener", &[], &re("^/ns/")));
+        assert!(pass("/other", &[], &re("^/ns/")));
+    }
 }

@@ -11,21 +11,25 @@
 //!   catalog is loaded at run time, so this library also works where LTTng is not installed.
 //!
 //! `TRACETOOLS_RUNTIME_DISABLE=1` turns tracing off. Nothing unwinds across the C ABI.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![warn(unnameable_types)]
 
 pub mod api;
 pub mod catalog;
-pub mod clock;
+mod clock;
 pub mod distro;
 pub mod env;
-pub mod ffi;
-pub mod filter;
-pub mod hooks;
+mod ffi;
+mod filter;
+mod hooks;
 mod lttng;
 mod ring;
-pub mod storage;
+mod storage;
 pub mod tracer;
-pub mod utils;
+mod utils;
+
+/// Every rclcpp symbol the library hooks for CARET's events (mangled names).
+pub use hooks::rclcpp::SYMBOLS as HOOKED_RCLCPP_SYMBOLS;
 
 mod abi {
     //! The C ABI: `ros_trace_X`, `ros_trace_enabled_X`, `ros_trace_do_X` for every `ros2` tracepoint.

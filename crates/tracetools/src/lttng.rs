@@ -73,6 +73,7 @@ pub fn load() -> Result<(), String> {
             let msg = if e.is_null() {
                 "dlopen failed".into()
             } else {
+                // SAFETY: not null: dlerror's message, NUL-terminated, valid until the next dl call.
                 unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
             };
             why.push(format!("{path}: {msg}"));

@@ -36,6 +36,8 @@ pub struct Ring {
 // SAFETY: one producer writes bytes in [head, ...) before publishing head with Release; the
 // consumer reads bytes in [tail, head) after loading head with Acquire, then publishes tail.
 unsafe impl Sync for Ring {}
+// SAFETY: the buffer is owned (a box) and the other fields are atomics or plain values: nothing
+// in it is tied to the thread that made it.
 unsafe impl Send for Ring {}
 
 impl Ring {

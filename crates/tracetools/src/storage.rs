@@ -9,7 +9,7 @@
 //! file has its room from the start; and a process that finds the disk full takes room from the
 //! session's reserve, made while the disk had some.
 
-use rostrace_ctf::write::{PacketOut, StreamWriter};
+use rostrace_ctf_write::{PacketOut, StreamWriter};
 use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;
@@ -118,11 +118,6 @@ impl LossFile {
         self.last = self.last.max(at);
     }
 
-    /// Events counted.
-    pub fn discarded(&self) -> u64 {
-        self.discarded
-    }
-
     /// Writes the count, when it changed: one packet from the first loss to the last.
     pub fn write(&mut self) -> std::io::Result<()> {
         if self.discarded == self.written {
@@ -146,7 +141,7 @@ impl LossFile {
 }
 
 /// The directory, in a session's directory, of the room kept for processes that start once the
-/// disk is full: [`SLOTS`] files of [`SLOT_BYTES`], one freed by each such process to write a
+/// disk is full: 32 files (`SLOTS`) of 16 KiB (`SLOT_BYTES`), one freed by each such process to write a
 /// trace that counts its events. `rostrace` makes it when a recording starts and removes it when
 /// it ends; traced processes top it up when they start on a disk with room to spare.
 pub const RESERVE_DIR: &str = ".rostrace-reserve";
@@ -164,15 +159,16 @@ pub const SLOT_BYTES: u64 = 16 << 10;
 fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt as _;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the struct given; `c` is NUL-terminated.
+    // SAFETY: statvfs is plain integers, for which all zeros is a value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs writes into the struct given; `c` is NUL-terminated.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
-/// Tops the reserve of the session in `root` up to [`SLOTS`] slots, as far as the disk has room.
+/// Tops the reserve of the session in `root` up to its 32 slots, as far as the disk has room.
 /// `always`: whatever room is left (rostrace, as a recording starts); else only on a disk with
 /// much more room than the reserve takes (a traced process: none of the room a process that
 /// found the disk full freed is taken back).

@@ -31,8 +31,9 @@ type CxaDemangle = unsafe extern "C" fn(*const c_char, *mut c_char, *mut usize, 
 fn cxa_demangle() -> Option<CxaDemangle> {
     static F: OnceLock<Option<CxaDemangle>> = OnceLock::new();
     *F.get_or_init(|| {
-        // SAFETY: a NUL-terminated name; the symbol, when found, has __cxa_demangle's signature.
+        // SAFETY: a NUL-terminated name.
         let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__cxa_demangle".as_ptr()) };
+        // SAFETY: the symbol, when found, is libstdc++'s __cxa_demangle, of this signature.
         (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, CxaDemangle>(p) })
     })
 }

@@ -452,7 +452,7 @@ fn events_survive_a_crash() {
 fn event_times_are_the_monotonic_clock() {
     let dir = tmp("clock");
     let prog = compile(&dir);
-    let tsc = tracetools::clock::tsc_usable();
+    let tsc = tracetools::tracer::tsc_usable();
     eprintln!("this machine's clocksource {} the TSC", if tsc { "is" } else { "is not" });
     for clock in ["default", "monotonic"] {
         let session = dir.join(clock);
@@ -539,7 +539,7 @@ int main(int argc, char ** argv)
     };
     assert_eq!(entries(&dir), ["a", "rename", "rename.c"]);
     assert_eq!(entries(&dir.join("a")), ["session"]);
-    assert_eq!(entries(&session), [tracetools::storage::RESERVE_DIR, "ust"]);
+    assert_eq!(entries(&session), [tracetools::tracer::RESERVE_DIR, "ust"]);
     assert_eq!(entries(&session.join("ust")), ["pid"]);
     let traces = entries(&session.join("ust/pid"));
     assert_eq!(traces.len(), 5, "{traces:?}");

@@ -102,7 +102,7 @@ fn fake_rclcpp(variant: &str) {
     let defined: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
     let only_old = ["add_callback_group_to_map", "StaticExecutorEntitiesCollector18add_callback_group"];
     let only_new = ["ExecutorEntitiesCollectorC1", "add_callback_group_to_collection"];
-    for s in tracetools::hooks::rclcpp::SYMBOLS {
+    for s in tracetools::HOOKED_RCLCPP_SYMBOLS {
         let not_here = if variant == "jazzy" {
             only_old.iter().any(|o| s.contains(o))
         } else {

@@ -185,11 +185,11 @@ pub(super) fn unused_names(set: &TraceSet, plan: &Plan, unused: &[Vec<u64>]) -> 
 
 /// Positions of `vpid` and `vtid` in the stream event contexts, found once per context type of
 /// each trace.
-pub(crate) struct CtxCache(rostrace_ctf::types::TracePositions<2>);
+pub(crate) struct CtxCache(rostrace_ctf::TracePositions<2>);
 
 impl Default for CtxCache {
     fn default() -> Self {
-        CtxCache(rostrace_ctf::types::TracePositions::new(["vpid", "vtid"]))
+        CtxCache(rostrace_ctf::TracePositions::new(["vpid", "vtid"]))
     }
 }
 

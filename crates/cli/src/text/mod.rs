@@ -21,13 +21,13 @@ pub(crate) fn width(wide: bool) -> usize {
     if let Some(w) = std::env::var("COLUMNS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|w| *w > 0) {
         return w.max(40);
     }
-    // SAFETY: isatty reads nothing but its descriptor; TIOCGWINSZ on stdout writes a winsize
-    // into `ws`; on failure it is left zeroed.
+    // SAFETY: isatty reads nothing but its descriptor.
     if unsafe { libc::isatty(1) } != 1 {
         return usize::MAX;
     }
+    // SAFETY: winsize is plain integers, for which all zeros is a value.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
+    // SAFETY: TIOCGWINSZ on stdout writes a winsize into `ws`; on failure it is left zeroed.
     let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 };
     if ok && ws.ws_col > 0 {
         (ws.ws_col as usize).max(40)

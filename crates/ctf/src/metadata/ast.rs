@@ -121,8 +121,6 @@ pub enum Stmt {
         subs: Vec<Subscript>,
         /// New name.
         name: String,
-        /// Offset in text.
-        offset: usize,
     },
     /// `typedef T a, b[2];`
     Typedef {

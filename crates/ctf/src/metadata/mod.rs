@@ -1,9 +1,9 @@
 //! Metadata: reading the `metadata` file (plain text or packetized) and turning its TSDL into a [`Schema`].
 
-pub mod ast;
-pub mod lexer;
-pub mod parser;
-pub mod resolve;
+mod ast;
+mod lexer;
+mod parser;
+mod resolve;
 
 use crate::error::{Error, MetadataError, Result};
 use crate::schema::Schema;

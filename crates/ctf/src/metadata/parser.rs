@@ -117,7 +117,7 @@ impl<'a> Parser<'a> {
                 name.push_str(&self.ident()?);
             }
             self.expect(';')?;
-            return Ok(Stmt::Typealias { ty, subs, name, offset });
+            return Ok(Stmt::Typealias { ty, subs, name });
         }
         if self.is_ident("typedef") {
             self.pos += 1;

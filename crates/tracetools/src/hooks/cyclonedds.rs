@@ -36,15 +36,17 @@ fn record(data: *const c_void, stamp: i64) {
 pub unsafe extern "C" fn dds_write(writer: i32, data: *const c_void) -> i32 {
     if super::backend_on() {
         if let (Some(ts_fn), Some(time)) = (DDS_WRITE_TS.get(), DDS_TIME.get()) {
-            // SAFETY: Cyclone's `dds_time_t dds_time(void)` and `dds_write_ts`.
+            // SAFETY: Cyclone's `dds_time_t dds_time(void)`.
             let stamp = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> i64>(time)() };
+            // SAFETY: Cyclone's `dds_write_ts`, with the caller's writer and sample: what the real
+            // `dds_write` calls.
             let ret = unsafe { std::mem::transmute::<*mut c_void, WriteTs>(ts_fn)(writer, data, stamp) };
             record(data, stamp);
             return ret;
         }
     }
     match DDS_WRITE.get() {
-        // SAFETY: the real `dds_write`.
+        // SAFETY: the real `dds_write`, of this signature, with the caller's arguments.
         Some(f) => unsafe { std::mem::transmute::<*mut c_void, Write>(f)(writer, data) },
         None => RETCODE_ERROR,
     }
@@ -57,7 +59,7 @@ pub unsafe extern "C" fn dds_write(writer: i32, data: *const c_void) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn dds_write_ts(writer: i32, data: *const c_void, timestamp: i64) -> i32 {
     let Some(f) = DDS_WRITE_TS.get() else { return RETCODE_ERROR };
-    // SAFETY: the real `dds_write_ts`.
+    // SAFETY: the real `dds_write_ts`, of this signature, with the caller's arguments.
     let ret = unsafe { std::mem::transmute::<*mut c_void, WriteTs>(f)(writer, data, timestamp) };
     if super::backend_on() {
         record(data, timestamp);

@@ -75,6 +75,7 @@ pub unsafe extern "C" fn hook_write_w_timestamp_2(
     handle: *const c_void,
     ts: *const Time,
 ) -> u32 {
+    // SAFETY: the arguments this hook was called with, as Fast DDS 2.x's function.
     unsafe { write_w_timestamp(&ORIG_2, this, data, handle, ts) }
 }
 
@@ -89,5 +90,6 @@ pub unsafe extern "C" fn hook_write_w_timestamp_3(
     handle: *const c_void,
     ts: *const Time,
 ) -> u32 {
+    // SAFETY: the arguments this hook was called with, as Fast DDS 3.x's function.
     unsafe { write_w_timestamp(&ORIG_3, this, data, handle, ts) }
 }

@@ -88,6 +88,7 @@ fn in_local_libraries(name: &CStr) -> Option<*mut c_void> {
 
 /// The base address of the object holding `addr`.
 fn object_of(addr: *const c_void) -> usize {
+    // SAFETY: Dl_info is pointers and integers, for which all zeros is a value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a valid out-parameter.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 {
@@ -182,7 +183,7 @@ fn loaded_objects() -> Vec<std::ffi::CString> {
         // SAFETY: the loader hands a valid entry; `data` is our Vec.
         let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<std::ffi::CString>)) };
         if !info.dlpi_name.is_null() {
-            // SAFETY: a NUL-terminated path.
+            // SAFETY: not null: the loader's NUL-terminated path of a loaded object.
             let path = unsafe { CStr::from_ptr(info.dlpi_name) };
             if !path.is_empty() {
                 out.push(path.to_owned());

@@ -42,6 +42,8 @@ unsafe fn shared(sp: *const *mut c_void) -> *mut c_void {
     if sp.is_null() {
         std::ptr::null_mut()
     } else {
+        // SAFETY: not null: the caller's `std::shared_ptr`, whose first word is the raw pointer
+        // (libstdc++'s layout), alive for the hooked call.
         unsafe { *sp }
     }
 }
@@ -49,6 +51,8 @@ unsafe fn shared(sp: *const *mut c_void) -> *mut c_void {
 /// `object->getter()` for a getter returning a `std::shared_ptr`; 0 when rclcpp has no such symbol.
 unsafe fn handle(getter: &CStr, object: *mut c_void) -> usize {
     match symbol(getter) {
+        // SAFETY: `g` is rclcpp's getter of `object`'s class (the caller names the one of its
+        // entity), `object` a live entity of that class.
         Some(g) if !object.is_null() => unsafe { rostrace_shared_get(g, object) as usize },
         _ => 0,
     }
@@ -153,6 +157,7 @@ fn construct_executor(obj: *mut c_void, kind: &[u8], now: i64) {
 pub unsafe extern "C" fn single_threaded_executor(obj: *mut c_void, options: *const c_void) {
     let now = init_timestamp();
     if let Some(f) = orig!(SINGLE, unsafe extern "C" fn(*mut c_void, *const c_void)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, options) };
     }
     if backend_on() {
@@ -174,6 +179,7 @@ pub unsafe extern "C" fn multi_threaded_executor(
 ) {
     let now = init_timestamp();
     if let Some(f) = orig!(MULTI, unsafe extern "C" fn(*mut c_void, *const c_void, usize, bool, i64)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, options, threads, yield_before_execute, timeout) };
     }
     if backend_on() {
@@ -189,6 +195,7 @@ pub unsafe extern "C" fn multi_threaded_executor(
 pub unsafe extern "C" fn static_single_threaded_executor(obj: *mut c_void, options: *const c_void) {
     let now = init_timestamp();
     if let Some(f) = orig!(STATIC, unsafe extern "C" fn(*mut c_void, *const c_void)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, options) };
     }
     if backend_on() {
@@ -212,6 +219,7 @@ pub unsafe extern "C" fn static_single_threaded_executor(obj: *mut c_void, optio
 pub unsafe extern "C" fn executor_base(obj: *mut c_void, options: *const c_void) {
     let now = init_timestamp();
     if let Some(f) = orig!(EXECUTOR_C2, unsafe extern "C" fn(*mut c_void, *const c_void)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, options) };
     }
     if backend_on() {
@@ -232,6 +240,7 @@ pub unsafe extern "C" fn executor_base(obj: *mut c_void, options: *const c_void)
 #[export_name = "_ZN6rclcpp9executors25ExecutorEntitiesCollectorC1ESt10shared_ptrINS0_22ExecutorNotifyWaitableEE"]
 pub unsafe extern "C" fn executor_entities_collector(obj: *mut c_void, notify: *mut c_void) {
     if let Some(f) = orig!(COLLECTOR_C1, unsafe extern "C" fn(*mut c_void, *mut c_void)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, notify) };
     }
     let _ = COLLECTOR.try_with(|c| c.set(obj as usize));
@@ -262,13 +271,16 @@ pub unsafe extern "C" fn add_callback_group_to_map(
     notify: bool,
 ) {
     let now = init_timestamp();
+    // SAFETY: `group` is the caller's `std::shared_ptr<CallbackGroup>` (or null), alive for the call.
     let g = unsafe { shared(group) };
     if let Some(f) =
         orig!(ADD_TO_MAP, unsafe extern "C" fn(*mut c_void, *const *mut c_void, *const *mut c_void, *mut c_void, bool))
     {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, group, node, map, notify) };
     }
     if backend_on() {
+        // SAFETY: `g` is the caller's group (or null), which its `shared_ptr` keeps alive.
         let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| crate::api::ros2_caret_add_callback_group(obj as usize, g as usize, kind, now));
     }
@@ -286,15 +298,18 @@ pub unsafe extern "C" fn static_add_callback_group(
     map: *mut c_void,
 ) -> bool {
     let now = init_timestamp();
+    // SAFETY: `group` is the caller's `std::shared_ptr<CallbackGroup>` (or null), alive for the call.
     let g = unsafe { shared(group) };
     let ret = match orig!(
         STATIC_ADD,
         unsafe extern "C" fn(*mut c_void, *const *mut c_void, *const *mut c_void, *mut c_void) -> bool
     ) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         Some(f) => unsafe { f(obj, group, node, map) },
         None => false,
     };
     if backend_on() {
+        // SAFETY: `g` is the caller's group (or null), which its `shared_ptr` keeps alive.
         let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| {
             crate::api::ros2_caret_add_callback_group_static_executor(obj as usize, g as usize, kind, now)
@@ -314,11 +329,14 @@ pub unsafe extern "C" fn add_callback_group_to_collection(
     collection: *mut c_void,
 ) {
     let now = init_timestamp();
+    // SAFETY: `group` is the caller's `std::shared_ptr<CallbackGroup>` (or null), alive for the call.
     let g = unsafe { shared(group) };
     if let Some(f) = orig!(ADD_TO_COLLECTION, unsafe extern "C" fn(*mut c_void, *const *mut c_void, *mut c_void)) {
+        // SAFETY: the real function, called with the arguments this hook was called with.
         unsafe { f(obj, group, collection) };
     }
     if backend_on() {
+        // SAFETY: `g` is the caller's group (or null), which its `shared_ptr` keeps alive.
         let kind = unsafe { group_type(g) };
         crate::ffi::guard(|| {
             crate::api::ros2_caret_callback_group_to_executor_entity_collector(obj as usize, g as usize, kind, now)
@@ -341,8 +359,11 @@ macro_rules! group_add {
                 unsafe { CStr::from_bytes_with_nul_unchecked(concat!($sym, "\0").as_bytes()) },
             );
             let now = init_timestamp();
+            // SAFETY: `entity` is the caller's `std::shared_ptr` to an entity of the getter's
+            // class, alive for the call.
             let h = if backend_on() { unsafe { handle($getter, shared(entity)) } } else { 0 };
             if let Some(f) = orig!(ORIG, unsafe extern "C" fn(*mut c_void, *const *mut c_void)) {
+                // SAFETY: the real function, called with the arguments this hook was called with.
                 unsafe { f(obj, entity) };
             }
             if backend_on() {

@@ -1,4 +1,5 @@
-//! Calendar time (UTC) of ns since the Unix epoch, for printing timestamps and naming traces.
+//! Calendar time (UTC) of ns since the Unix epoch: for naming traces (the tracer) and printing
+//! timestamps (the reader).
 
 /// A UTC date and time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
