@@ -21,12 +21,12 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod collections;
 pub mod diff;
 mod engine;
 pub mod events;
 pub mod executor;
 pub mod handler;
-pub mod hash;
 pub mod link;
 pub mod model;
 pub mod notes;
@@ -42,22 +42,13 @@ pub mod tables;
 mod window;
 mod yaml_io;
 
-pub use engine::{Handlers, Processor};
-pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};
+pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
 pub use link::{Flow, MatchBy};
 pub use notes::Note;
-pub use pipeline::{analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options};
+pub use pipeline::{
+    analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options, Processor,
+};
 pub use report::{CallbackReport, Report, TopicReport};
 pub use stats::Stats;
-pub use tables::Collected;
+pub use tables::{Collected, ReadError};
 pub use window::{parse_time, Bound, Window};
-
-/// Pushes `x` onto `v`, growing it by one while it is short: a node has one or two of most
-/// things (callbacks, publishers, runs of a callback object), and a system of very many nodes
-/// would otherwise hold room for four of each per node.
-pub(crate) fn push_small<T>(v: &mut Vec<T>, x: T) {
-    if v.len() == v.capacity() && v.len() < 4 {
-        v.reserve_exact(1);
-    }
-    v.push(x);
-}

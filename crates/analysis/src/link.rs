@@ -2,7 +2,7 @@
 //! subscriptions, publications to their topics, and takes matched to their publications (the
 //! flows).
 
-use crate::hash::{HashMap, HashSet};
+use crate::collections::{push_small, HashMap, HashSet};
 use crate::model::*;
 use crate::tables::{Collected, Publication, Run, Take};
 use serde::Serialize;
@@ -123,7 +123,7 @@ pub struct View<'a> {
     /// Matched flows.
     pub flows: &'a [Flow],
     /// The handlers of the pass, with their results.
-    pub handlers: &'a crate::engine::Handlers,
+    pub handlers: &'a crate::handler::Handlers,
 }
 
 impl View<'_> {
@@ -140,7 +140,7 @@ pub(crate) struct Linked {
     pub(crate) events: u64,
     pub(crate) ros_events: u64,
     pub(crate) range: Option<(i64, i64)>,
-    pub(crate) errors: Vec<crate::report::ReadError>,
+    pub(crate) errors: Vec<crate::tables::ReadError>,
     pub(crate) discarded: u64,
     pub(crate) window: Option<(i64, i64)>,
     pub(crate) unused_events: Vec<(String, u64)>,
@@ -387,7 +387,7 @@ fn match_flows(
                 );
                 match count.reasons.iter_mut().find(|r| r.0 == reason) {
                     Some(r) => r.1 += 1,
-                    None => crate::push_small(&mut count.reasons, (reason, 1)),
+                    None => push_small(&mut count.reasons, (reason, 1)),
                 }
                 count.unmatched += 1;
             }

@@ -3,7 +3,7 @@
 //! node using the latest message, an intra-process hop, and a fan-out.
 
 use rostrace_analysis::paths::{
-    longest_paths, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
+    longest_paths, search, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
 };
 use rostrace_ctf::write::Payload;
 use std::path::Path;
@@ -248,7 +248,7 @@ fn summary_equals_the_records() {
             if from != to {
                 let (src, dst) =
                     (rostrace_analysis::paths::Endpoint::Node(from), rostrace_analysis::paths::Endpoint::Node(to));
-                arch.search(&src, &[], &dst, SearchLimits::default(), |p| {
+                search(&arch, &src, &[], &dst, SearchLimits::default(), |p| {
                     paths.push(p);
                     true
                 });

@@ -3,8 +3,8 @@
 //! rates at most halfway to 1), rounded to two significant digits on the passing side, so that
 //! the file passes on the trace it came from.
 
-use super::model::{Stat, Unit};
-use super::units::{round2, write};
+use super::model::Stat;
+use super::units::{round2, write, Unit};
 use crate::report::{CallbackReport, TimeShare};
 use crate::yaml_io::q;
 use crate::{Analysis, Stats};

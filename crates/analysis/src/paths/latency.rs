@@ -18,42 +18,11 @@
 //!   the sink callback's end.
 
 use super::arch::{Architecture, Context};
-use crate::hash::HashMap;
+use super::spec::{PathOptions, PathSpec};
+use crate::collections::HashMap;
 use crate::link::View;
 use crate::stats::Stats;
 use serde::Serialize;
-
-/// A path: nodes, and the topic from each to the next.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct PathSpec {
-    /// Node names, source first.
-    pub nodes: Vec<String>,
-    /// Topics between consecutive nodes (one fewer than nodes).
-    pub topics: Vec<String>,
-}
-
-impl PathSpec {
-    /// CARET's string form: `[node]-[topic]-[node]-...`.
-    pub fn label(&self) -> String {
-        let mut s = String::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if i > 0 {
-                s.push_str(&format!(" -{}-> ", self.topics[i - 1]));
-            }
-            s.push_str(n);
-        }
-        s
-    }
-}
-
-/// Path options (CARET's `include_first_callback` / `include_last_callback`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PathOptions {
-    /// Start at the source callback's start instead of the first publication.
-    pub include_first_callback: bool,
-    /// End at the sink callback's end instead of its start.
-    pub include_last_callback: bool,
-}
 
 /// One segment of a path: a communication (its topic) or a node path (`node/callback`).
 #[derive(Debug, Clone, Serialize)]

@@ -2,7 +2,7 @@
 //! per node, thread and process that the time shares and the notes are made of.
 
 use super::names::Names;
-use crate::hash::{HashMap, HashSet};
+use crate::collections::{push_small, HashMap, HashSet};
 use crate::link::View;
 use crate::model::{Callback, Key, Model, Owner, OwnerRef};
 use crate::stats::Stats;
@@ -87,7 +87,7 @@ fn groups(a: &View<'_>) -> Vec<Group> {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
         match of_slot.iter_mut().find(|(k, _)| k == id) {
             Some((_, v)) => v.push(i as u32),
-            None => crate::push_small(of_slot, (*id, vec![i as u32])),
+            None => push_small(of_slot, (*id, vec![i as u32])),
         }
     }
     let slots = &a.slots;
@@ -187,7 +187,7 @@ fn callback<'m>(
     let threads = tally.node_threads.entry((key.0, key.1, node_name.clone())).or_default();
     for &(vtid, _, _) in &on {
         if !threads.contains(&vtid) {
-            crate::push_small(threads, vtid);
+            push_small(threads, vtid);
         }
     }
     for &(vtid, n, ns) in on.iter().filter(|x| x.1 > 0) {

@@ -1,9 +1,8 @@
 //! The topics section: each topic's publishers and subscribers, messages matched and not (with
 //! why), drops, and latencies, also per publisher → subscription pair.
 
-use super::names::Names;
-use super::sorted_unique;
-use crate::hash::HashMap;
+use super::names::{sorted_unique, Names};
+use crate::collections::HashMap;
 use crate::link::View;
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
 use crate::model::Model;
@@ -188,4 +187,26 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
             pub_to_callback_ns: Stats::of(&mut b),
         })
         .collect()
+}
+
+/// Why a latency that comes out below zero does: said for every one, never shown without it.
+pub(super) const NEGATIVE_WHY: &str = "on one host, an event recorded after the call it times (its tracepoint's \
+     placement) or a message paired with the wrong one; across hosts, clocks that differ";
+
+/// A warning per topic some of whose messages were taken (or handled) before they were
+/// published.
+pub(super) fn negative_latencies(topics: &[TopicReport]) -> Vec<String> {
+    let mut w = Vec::new();
+    for t in topics {
+        for (what, s) in [("publish → take", &t.pub_to_take_ns), ("publish → callback", &t.pub_to_callback_ns)] {
+            if s.count > 0 && s.min < 0 {
+                w.push(format!(
+                    "topic {}: {what} latency down to {:.1} us, below zero: {NEGATIVE_WHY}",
+                    t.name,
+                    s.min as f64 / 1e3
+                ));
+            }
+        }
+    }
+    w
 }
