@@ -1,9 +1,9 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
+use crate::args::TraceArgs;
 use crate::out::{emit, fail};
 use crate::text::count;
 use crate::text::{render, sim_lines, width};
-use crate::TraceArgs;
 use regex::Regex;
 use rostrace_analysis::diff::Samples;
 use rostrace_analysis::{parse_time, Bound, Window};

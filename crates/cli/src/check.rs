@@ -1,9 +1,9 @@
 //! `rostrace check`: a trace against an expectation file (see `rostrace_analysis::check`), one line per
 //! expectation, JUnit XML and JSON; `--suggest` writes a file a good run passes.
 
+use crate::args::TraceArgs;
 use crate::format::name as esc;
 use crate::out::{emit, fail};
-use crate::TraceArgs;
 use rostrace_analysis::check::{self, Outcome, Status};
 use serde::Serialize;
 use std::fmt::Write as _;

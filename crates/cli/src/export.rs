@@ -1,8 +1,8 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
+use crate::args::TraceArgs;
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
-use crate::TraceArgs;
 use regex::Regex;
 use rostrace_ctf::TraceSet;
 use std::path::{Path, PathBuf};

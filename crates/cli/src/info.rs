@@ -1,10 +1,10 @@
 //! `rostrace info`: what a trace holds, at a glance.
 
+use crate::args::TraceArgs;
 use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::text::{count, date_time, noun};
-use crate::TraceArgs;
 use rostrace_ctf::TraceSet;
 use std::process::ExitCode;
 

@@ -1,9 +1,9 @@
 //! `rostrace architecture`, `rostrace paths` and `rostrace e2e`: the architecture of a traced
 //! system, the paths through it, and end-to-end latency along a path, message by message.
 
+use crate::args::TraceArgs;
 use crate::format::name as esc;
 use crate::out::fail;
-use crate::TraceArgs;
 use rostrace_analysis::paths::{
     e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, PathSpec, Query, SearchLimits,
 };

@@ -1,6 +1,6 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
-use crate::TraceArgs;
+use crate::args::TraceArgs;
 use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
 use std::io::Write;
 use std::path::{Path, PathBuf};
