@@ -30,6 +30,7 @@ pub mod handler;
 pub mod link;
 pub mod model;
 pub mod notes;
+mod open;
 pub mod paths;
 mod pipeline;
 pub mod report;
@@ -45,6 +46,7 @@ mod yaml_io;
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
 pub use link::{Flow, MatchBy};
 pub use notes::Note;
+pub use open::{Loaded, Open};
 pub use pipeline::{
     analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options, Processor,
 };

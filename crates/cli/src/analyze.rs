@@ -136,11 +136,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         release_architecture: true,
         release_tables: !a.samples,
     };
-    let Some(crate::load::Loaded { set, analysis: mut an, clean }) =
-        crate::load::analyze(&a.traces.traces, a.traces.jobs, &options)
-    else {
+    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, options) else {
         return Ok(ExitCode::from(1));
     };
+    let clean = loaded.clean();
+    let rostrace_analysis::Loaded { set, analysis: mut an, .. } = loaded;
     let samples = a.samples.then(|| Samples::of(&an, &[]));
     let diff_samples = samples.as_ref();
     let mut report = std::mem::take(&mut an.report);

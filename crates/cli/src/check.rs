@@ -48,10 +48,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     // The longest paths are only searched to suggest them.
     let options = rostrace_analysis::Options { longest_paths: a.suggest, ..Default::default() };
-    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, &options) else {
+    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, options) else {
         return Ok(ExitCode::from(1));
     };
-    let (an, clean) = (loaded.analysis, loaded.clean);
+    let clean = loaded.clean();
+    let an = loaded.analysis;
     let Some(expect) = expect else {
         let about: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
         crate::out::out!("{}", check::suggest(&an, &esc(&about.join(", "))))?;

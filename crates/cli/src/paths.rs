@@ -103,7 +103,9 @@ fn parse_case(s: &str) -> Result<Case, String> {
 
 /// The analysis of the traces, with the read errors printed; None when nothing could be read.
 fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
-    crate::load::analyze(traces, jobs, &Default::default()).map(|l| (l.analysis, l.clean))
+    let l = crate::load::analyze(traces, jobs, Default::default())?;
+    let clean = l.clean();
+    Some((l.analysis, clean))
 }
 
 /// The architecture of `a`, with the file applied; what the file says that the trace does not

@@ -35,7 +35,8 @@ fn render(
 ) -> Result<(String, bool), String> {
     let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs).map(|r| (r, t))).transpose()?;
     let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
-    let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
+    let Some(loaded) = crate::load::analyze(traces, jobs, options) else { return Err("no trace to report".into()) };
+    let clean = loaded.clean();
     let a = loaded.analysis;
     let diff = base.as_ref().map(|(b, t)| diff_runs(b.as_diff_run(), Run::Trace(&a), t));
     let title = match title {
@@ -46,7 +47,7 @@ fn render(
         }
     };
     let html = rostrace_html::render(&a, &title, diff.as_ref());
-    Ok((html, loaded.clean && base.is_none_or(|(b, _)| b.clean())))
+    Ok((html, clean && base.is_none_or(|(b, _)| b.clean())))
 }
 
 /// [`render`]s the report and writes it to `out` (`-`: standard output); Ok(false) when a trace

@@ -257,6 +257,50 @@ fn export_errors_name_the_argument() {
     assert!(err.contains("--output /proc/rostrace/x.pftrace"), "{err}");
 }
 
+/// The most threads `child` ran at once (its `/proc/PID/task`, looked at every half
+/// millisecond), and how it ended.
+fn most_threads(mut child: std::process::Child) -> (std::process::ExitStatus, usize) {
+    let tasks = format!("/proc/{}/task", child.id());
+    let mut most = 0;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, most);
+        }
+        if let Ok(d) = std::fs::read_dir(&tasks) {
+            most = most.max(d.count());
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// `-j` sets the threads of the whole export, the analysis's included: with `-j 1` the process
+/// never runs a second thread; with `-j 2` it does (so the sampling sees threads when there are).
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn export_runs_on_the_threads_asked_for() {
+    let Some(t) = trace("tum-autoware-carla") else { return };
+    for (jobs, format) in [("1", "csv"), ("1", "perfetto"), ("2", "csv")] {
+        let dir = TempDir::new("export-jobs");
+        let out = if format == "perfetto" { dir.join("x.pftrace") } else { dir.path().to_path_buf() };
+        let child = rostrace()
+            .arg("export")
+            .arg(&t)
+            .args(["-j", jobs, "--format", format, "-o"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (status, most) = most_threads(child);
+        assert!(status.success(), "export -j {jobs} --format {format}: {status}");
+        if jobs == "1" {
+            assert_eq!(most, 1, "export -j 1 --format {format} ran {most} threads at once");
+        } else {
+            assert!(most > 1, "export -j {jobs} --format {format} ran one thread only");
+        }
+    }
+}
+
 #[test]
 fn readme_documents_the_export_schema() {
     let readme = std::fs::read_to_string(repo().join("docs/exports.md")).unwrap();
