@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::args::TraceArgs;
+use crate::args::{Input, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use regex::Regex;
@@ -84,7 +84,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         },
     };
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
-    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, Default::default()) else {
+    let Some(loaded) = Input::new(&a.traces).load() else {
         return Ok(ExitCode::from(1));
     };
     let mut clean = loaded.clean();
