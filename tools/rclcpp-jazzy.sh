@@ -419,7 +419,4 @@ step check check
 log "a node compiles, links and runs ($((SECONDS - t0)) s)"
 
 echo "$KEY" >"$MARKER"
-# The tests' probe of what this machine has (crates/testkit-macros/build.rs) reruns at the next
-# build and finds what was just made: the tests that need it are no longer ignored.
-touch "$here/../crates/testkit-macros/build.rs" 2>/dev/null || true
 log "$DIR (built in $((SECONDS - t_all)) s)"

@@ -40,6 +40,7 @@ const REQUIREMENTS: &[(&str, &str)] = &[
     ("venvs", "the ROS 2 virtualenvs (tools/ros2-venvs.sh)"),
     ("data_venv", "the data virtualenv (tools/data-venv.sh)"),
     ("rclcpp", "rclcpp for Jazzy (tools/rclcpp-jazzy.sh)"),
+    ("ros2_tools", "ROS 2's tools for Jazzy (tools/ros2-tools-jazzy.sh)"),
 ];
 
 /// The variables the probes read.
@@ -111,6 +112,7 @@ fn probe(name: &str, watch: &mut Vec<PathBuf>) -> Result<(), String> {
         }
         "data_venv" => found(&venv_root().join("data/bin/python"), watch),
         "rclcpp" => found(&rclcpp_dir().join(".rostrace-complete"), watch),
+        "ros2_tools" => found(&rclcpp_dir().join(".rostrace-tools-complete"), watch),
         _ => unreachable!("{name}: no probe"),
     }
 }

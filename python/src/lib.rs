@@ -19,6 +19,8 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
+mod sessions;
+
 pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
 pyo3::create_exception!(_rostrace, RecordError, PyRuntimeError, "A recording that could not be made.");
 
@@ -658,5 +660,10 @@ fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record, m)?)?;
     m.add_function(wrap_pyfunction!(traced_environment, m)?)?;
     m.add_function(wrap_pyfunction!(find_library, m)?)?;
+    m.add_class::<sessions::Session>()?;
+    m.add_function(wrap_pyfunction!(sessions::begin_session, m)?)?;
+    m.add_function(wrap_pyfunction!(sessions::create_session, m)?)?;
+    m.add_function(wrap_pyfunction!(sessions::control_session, m)?)?;
+    m.add_function(wrap_pyfunction!(sessions::list_sessions, m)?)?;
     Ok(())
 }

@@ -73,11 +73,14 @@ fn enable(name: &str, o: &Options) -> Result<(), String> {
         for e in ust.iter().chain(&helper_events) {
             lttng(&["enable-event", "-u", "-s", name, "-c", "rostrace", e])?;
         }
-        let mut ctx = vec!["add-context", "-u", "-s", name, "-c", "rostrace"];
-        for c in &o.context {
-            ctx.extend(["-t", c]);
+        // No context fields asked for (ros2_tracing's `-c` with none): none added.
+        if !o.context.is_empty() {
+            let mut ctx = vec!["add-context", "-u", "-s", name, "-c", "rostrace"];
+            for c in &o.context {
+                ctx.extend(["-t", c]);
+            }
+            lttng(&ctx)?;
         }
-        lttng(&ctx)?;
     }
     let preset = if o.with_kernel { &crate::KERNEL_PRESET[..] } else { &[] };
     for e in o.kernel.iter().map(String::as_str).chain(preset.iter().copied()) {

@@ -244,6 +244,12 @@ impl Recording {
         say
     }
 
+    /// Keeps the session directory when nothing was recorded, as ros2_tracing keeps a session's
+    /// (launch's `Trace` action): [`Recording::finish`] then only says so.
+    pub fn keep_directory(&mut self) {
+        self.remove_on_abort = false;
+    }
+
     /// Stops the recording once the traced processes ended (LTTng: snapshot if asked, stop,
     /// destroy). Returns whether something was recorded, and what there is to say (an error
     /// once); when nothing was recorded, says why (no process of `command` emitted an event)

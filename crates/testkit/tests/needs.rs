@@ -68,6 +68,12 @@ fn there(name: &str) -> bool {
             .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/rclcpp-jazzy"))
             .join(".rostrace-complete")
             .exists(),
+        "ros2_tools" => std::env::var_os("ROSTRACE_RCLCPP_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/rclcpp-jazzy"))
+            .join(".rostrace-tools-complete")
+            .exists(),
         _ => panic!("{name}: a requirement this test does not know"),
     }
 }

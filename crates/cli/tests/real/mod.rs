@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// A value of a payload field.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -293,3 +293,79 @@ pub const RCLPY_INSTRUMENTATION: &[&str] = &[
     "callback_start",
     "callback_end",
 ];
+
+/// The C++ stack's directory.
+pub fn rclcpp_dir() -> PathBuf {
+    std::env::var_os("ROSTRACE_RCLCPP_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rostrace-ci-cache/rclcpp-jazzy"))
+}
+
+/// The environment `DIR/env.sh` sets (what a user sources to build and run C++ nodes).
+pub fn stack_env(dir: &Path) -> Vec<(String, String)> {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(". '{}/env.sh' && env -0", dir.display()))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "env.sh: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| !matches!(*k, "PWD" | "SHLVL" | "_" | "OLDPWD"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+pub fn with_env<'a>(cmd: &'a mut Command, env: &[(String, String)]) -> &'a mut Command {
+    cmd.env_remove("LD_PRELOAD").env_remove("ROSTRACE_SESSION_DIR").env_remove("ROSTRACE_BACKEND");
+    cmd.env_remove("ROS_LOCALHOST_ONLY").env_remove("ROS_STATIC_PEERS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// The system built with CMake against the stack, in `DIR/systems/<sources' hash>` (reused while
+/// the sources and the stack are the same).
+pub fn build_system(dir: &Path, env: &[(String, String)]) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rclcpp");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for f in ["CMakeLists.txt", "system.cpp"] {
+        std::fs::read(src.join(f)).unwrap().hash(&mut h);
+    }
+    std::fs::read(dir.join(".rostrace-complete")).unwrap_or_default().hash(&mut h);
+    let build = dir.join("systems").join(format!("{:016x}", h.finish()));
+    let exe = build.join("rostrace_cpp_system");
+    // One build at a time (the tests of this file run in parallel, other test processes too).
+    std::fs::create_dir_all(dir.join("systems")).unwrap();
+    let lock = std::fs::File::create(dir.join("systems/.lock")).unwrap();
+    lock.lock().unwrap();
+    if exe.exists() {
+        return exe;
+    }
+    let tmp = build.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    for args in [
+        vec!["-S".to_string(), src.display().to_string(), "-B".into(), tmp.display().to_string()]
+            .into_iter()
+            .chain(["-DCMAKE_BUILD_TYPE=Release".to_string()])
+            .collect::<Vec<_>>(),
+        vec!["--build".into(), tmp.display().to_string(), "-j".into(), "2".into()],
+    ] {
+        let out = with_env(&mut Command::new("cmake"), env).args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "cmake {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&build);
+    std::fs::rename(&tmp, &build).unwrap();
+    exe
+}
