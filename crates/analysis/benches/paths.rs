@@ -260,7 +260,7 @@ fn measure_dense(dir: &Path) {
         t_longest * 1e3,
         lp.paths.iter().map(|p| p.path.nodes.len()).min().unwrap_or(0),
         lp.paths.iter().map(|p| p.path.nodes.len()).max().unwrap_or(0),
-        lp.paths.iter().map(|p| p.records).sum::<usize>()
+        lp.paths.iter().map(|p| p.counts.records).sum::<usize>()
     );
     println!(
         "  the {pairs} searches alone: {found} paths, at most {most} states in one, {cut} stopped at the work budget, \

@@ -287,7 +287,7 @@ fn longest_paths_through_a_clique() {
     assert_eq!(labels(&lp.paths), labels(&ranked));
     assert_eq!(lp.paths.len(), 10);
     assert!(lp.paths.iter().all(|p| p.path.nodes[0] == "/src0" && p.path.nodes.last().unwrap() == "/sink0"));
-    assert!(lp.paths.iter().all(|p| p.records > 0), "the paths are followed message by message");
+    assert!(lp.paths.iter().all(|p| p.counts.records > 0), "the paths are followed message by message");
 }
 
 /// The route to the sink goes through a node that is already on the path (the clique's exit,

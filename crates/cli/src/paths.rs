@@ -316,7 +316,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if records.rows.is_empty() {
         crate::out::errln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
         explain_missing(&an, &arch);
-    } else if out.complete == 0 {
+    } else if out.counts.complete == 0 {
         crate::out::errln!("rostrace: no message went the whole way along the path");
         explain_missing(&an, &arch);
     }

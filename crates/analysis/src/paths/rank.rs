@@ -2,7 +2,8 @@
 //! whose timers publish) and sinks (subscriptions whose callbacks publish nothing).
 
 use super::arch::Architecture;
-use super::latency::PathIndex;
+use super::index::PathIndex;
+use super::records::PathCounts;
 use super::search::{search, search_on, Graph, Reach, SearchLimits, SearchOutcome};
 use super::spec::{Endpoint, PathOptions, PathSpec};
 use crate::link::View;
@@ -18,18 +19,9 @@ pub struct RankedPath {
     pub label: String,
     /// Latency of the messages that went the whole way (ns).
     pub latency: Stats,
-    /// Records (messages of the first topic, more where a node republishes).
-    pub records: usize,
-    /// Records that went the whole way.
-    pub complete: usize,
-    /// Records dropped on the way: superseded and lost.
-    pub dropped: usize,
-    /// Of those, superseded by a newer message at a node that publishes the latest it took.
-    pub superseded: usize,
-    /// Of those, lost: not taken, or not forwarded.
-    pub lost: usize,
-    /// Records still on the way when the trace ended.
-    pub in_flight: usize,
+    /// How the records went (in the JSON, its fields beside these).
+    #[serde(flatten)]
+    pub counts: PathCounts,
 }
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
@@ -38,17 +30,7 @@ pub struct RankedPath {
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let follow = |p: PathSpec| {
         let r = index.summary(arch, &p, opt).ok()?;
-        Some(RankedPath {
-            label: p.label(),
-            path: p,
-            latency: r.latency,
-            records: r.records,
-            complete: r.complete,
-            dropped: r.dropped,
-            superseded: r.superseded,
-            lost: r.lost,
-            in_flight: r.in_flight,
-        })
+        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts })
     };
     let mut out: Vec<RankedPath> =
         rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
