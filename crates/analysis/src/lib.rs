@@ -26,6 +26,7 @@ pub mod diff;
 mod engine;
 pub mod events;
 pub mod executor;
+mod follow;
 pub mod handler;
 pub mod link;
 pub mod model;
@@ -43,6 +44,7 @@ pub mod tables;
 mod window;
 mod yaml_io;
 
+pub use follow::{Follower, Sample};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
 pub use link::{Flow, MatchBy};
 pub use notes::Note;

@@ -11,9 +11,7 @@ use crate::out::fail;
 use crate::prometheus::Totals;
 use rostrace_analysis::check::{Expectations, Metric, Outcome};
 use rostrace_analysis::link::View;
-use rostrace_analysis::skip::PacketIndex;
-use rostrace_analysis::{Analysis, Bound, Options, Processor, Window};
-use rostrace_ctf::TraceSet;
+use rostrace_analysis::Analysis;
 use rostrace_session::{Message, Observer, Recording};
 use snapshot::{print_text, snapshot, Reading};
 use std::ffi::OsString;
@@ -21,10 +19,6 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode, ExitStatus};
 use std::time::{Duration, Instant};
-
-/// How long after a message is published its take is waited for before the counters count
-/// it (at most a quarter of the window).
-const SETTLE_NS: i64 = 1_000_000_000;
 
 /// Arguments of `rostrace live`.
 #[derive(clap::Args)]
@@ -71,10 +65,9 @@ enum Jsonl {
     File(std::io::BufWriter<std::fs::File>),
 }
 
-/// Follows the session in `dir`: its analyses and their outputs.
+/// Follows the session in `dir`: its analyses (the library's [`Follower`]) and their outputs.
 struct Follower {
-    dir: PathBuf,
-    window_ns: i64,
+    follower: rostrace_analysis::Follower,
     max_latency_ns: Option<i64>,
     expect: Option<Expectations>,
     jsonl: Option<Jsonl>,
@@ -83,14 +76,6 @@ struct Follower {
     /// more is written there, and a followed directory is followed no longer.
     stdout_gone: bool,
     prometheus: Option<crate::prometheus::Exporter>,
-    /// The session's traces, kept open and refreshed at each interval: only the packets
-    /// written since are indexed.
-    set: Option<TraceSet>,
-    /// The packets read before, and which hold initialization events: those before the window
-    /// that hold none are passed over.
-    packets: PacketIndex,
-    /// What the last analysis read.
-    reading: Reading,
     /// The counters served with `--prometheus`, added up slice of time by slice of time.
     totals: Totals,
     /// Where the slices added to `totals` end: what started (or was published) before it is
@@ -98,64 +83,10 @@ struct Follower {
     cut: Option<i64>,
     /// The terminal UI, which shows the snapshots instead of the text until it is dropped.
     ui: Option<tui::Tui>,
-    /// The end of the last snapshot's events, and when it was read: the next window ends
-    /// about as much later as the time since.
-    last_end: Option<(i64, Instant)>,
-    /// The start of the last window.
-    window_begin: Option<i64>,
     error: Option<String>,
 }
 
 impl Follower {
-    /// The analysis of `window`; of the whole recording, opened afresh, when `is_final`.
-    fn analyze(&mut self, window: Window, is_final: bool) -> Option<Analysis> {
-        // Before the first process writes its trace there is nothing to open: not an error.
-        // The final analysis opens the finished recording afresh; the others refresh the set
-        // kept open (its errors are those of traces being written: the analysis reports the rest).
-        if is_final || self.set.is_none() {
-            self.set = Some(TraceSet::open(&[&self.dir]).0);
-        }
-        let set = self.set.as_mut()?;
-        if !is_final {
-            let _ = set.refresh();
-        }
-        if set.traces.is_empty() {
-            return None;
-        }
-        // Each packet is read whole once; later, those before the window are passed over when
-        // they declare nothing (without reading them again: the set indexed them), so an
-        // interval reads about its window, not the recording.
-        match window.begin {
-            Some(Bound::Absolute(begin)) => {
-                self.packets.learn(set);
-                self.packets.skip_before(set, begin);
-                // The window only moves on: what is passed over now always will be, so the
-                // index keeps one entry for it, not one per packet.
-                set.join_passed_over();
-            }
-            _ => set.clear_packet_filter(),
-        }
-        let options = Options { window, nodes: None, topics: None, longest_paths: false, ..Options::default() };
-        let mut p = Processor::standard();
-        // One thread: the followed processes keep the other cores.
-        p.set_jobs(1);
-        let before = set.packets_read();
-        let analysis = p.run(set, &options, |_, _| {});
-        self.reading = Reading { packets_read: set.packets_read() - before, index_entries: set.index_entries() };
-        Some(analysis)
-    }
-
-    /// Where the next slice of the counters ends, after one from `from`: before the start of
-    /// any run still running at the last event read and a settling time before that event (so
-    /// that the messages published before it have been taken), but no further back than half a
-    /// window (a run whose end was lost holds the counters back no longer).
-    fn next_cut(&self, a: &Analysis, from: i64) -> i64 {
-        let Some(end) = a.report.end_ns else { return from };
-        let settle = (self.window_ns / 4).min(SETTLE_NS);
-        let running = a.runs.iter().filter(|(r, _)| r.end().is_none()).map(|(r, _)| r.start).min();
-        (end - settle).min(running.unwrap_or(i64::MAX)).max(end - self.window_ns / 2).max(from)
-    }
-
     /// The counters after analysis `a` (of the whole recording when `all`): those of the next
     /// slice of time added; the whole recording's at the end.
     fn count(&mut self, a: &Analysis, all: bool, is_final: bool) {
@@ -164,11 +95,11 @@ impl Follower {
             return;
         }
         let from = self.cut.unwrap_or(i64::MIN);
-        let to = self.next_cut(a, from);
+        let to = self.follower.settled(a, from);
         self.totals.add(&rostrace_analysis::report::slice(&View::from(a), from, to));
         self.cut = Some(to);
         // Events read so far (the discarded ones are counted by every analysis, whatever its window).
-        self.totals.events = if all { a.report.events } else { self.packets.events() };
+        self.totals.events = if all { a.report.events } else { self.follower.events_read() };
         self.totals.discarded = a.report.discarded_events;
     }
 
@@ -183,39 +114,23 @@ impl Follower {
 
     /// One interval: the window ending at the last event, or the whole recording when `is_final`.
     fn tick(&mut self, is_final: bool) {
-        let window = match (is_final, self.last_end) {
-            (false, Some((end, at))) => {
-                let since = at.elapsed().as_nanos() as i64;
-                let mut begin = end + since - self.window_ns;
-                // The counters' next slice begins at the last cut: its runtime events are read.
-                if let Some(cut) = self.cut.filter(|_| self.prometheus.is_some()) {
-                    begin = begin.min(cut);
-                }
-                // Never back (after an interval that took long, the estimate can be): what the
-                // last window passed over is joined in the index as passed over for good. The
-                // cut is never before the last window's start, so this keeps it in.
-                begin = begin.max(self.window_begin.unwrap_or(i64::MIN));
-                self.window_begin = Some(begin);
-                Window { begin: Some(Bound::Absolute(begin)), end: None }
-            }
-            _ => Window::default(),
+        let sample = if is_final {
+            self.follower.whole()
+        } else {
+            // The counters' next slice begins at the last cut: its runtime events are read.
+            self.follower.window(self.cut.filter(|_| self.prometheus.is_some()))
         };
-        let all = window.is_all();
-        let Some(analysis) = self.analyze(window, is_final) else { return };
+        let Some(sample) = sample else { return };
+        let analysis = &sample.analysis;
         let report = &analysis.report;
-        let expectations = self.check(&analysis, is_final);
-        let snap = snapshot(report, is_final, self.max_latency_ns, expectations, self.reading);
+        let expectations = self.check(analysis, is_final);
+        let reading = Reading { packets_read: sample.packets_read, index_entries: sample.index_entries };
+        let snap = snapshot(report, is_final, self.max_latency_ns, expectations, reading);
         if self.prometheus.is_some() {
-            self.count(&analysis, all, is_final);
+            self.count(analysis, sample.whole, is_final);
             if let Some(p) = &self.prometheus {
                 p.update(report, &self.totals, snap.window_ns, &snap.expectations);
             }
-        }
-        // The window analyzed runs on to the last event read; its start is the last end seen
-        // moved on by the time since, so that it stays about `--window` long without a pass
-        // over the files to find their last event first.
-        if let Some(e) = report.end_ns {
-            self.last_end = Some((e, Instant::now()));
         }
         if let Some(w) = self.jsonl.as_mut() {
             let mut line = serde_json::to_string(&snap).unwrap_or_default();
@@ -380,22 +295,16 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             None
         };
         Ok(Follower {
-            dir: dir.to_path_buf(),
-            window_ns: window.as_nanos() as i64,
+            follower: rostrace_analysis::Follower::new(dir, window),
             max_latency_ns,
             expect: expect.clone(),
             jsonl,
             text,
             stdout_gone: false,
             prometheus: prometheus.clone(),
-            set: None,
-            packets: PacketIndex::new(),
-            reading: Reading::default(),
             totals: Totals::default(),
             cut: None,
             ui,
-            last_end: None,
-            window_begin: None,
             error: None,
         })
     };
