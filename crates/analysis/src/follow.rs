@@ -116,7 +116,7 @@ impl Follower {
     pub fn settled(&self, a: &Analysis, from: i64) -> i64 {
         let Some(end) = a.report.end_ns else { return from };
         let settle = (self.window_ns / 4).min(SETTLE_NS);
-        let running = a.runs.iter().filter(|(r, _)| r.end().is_none()).map(|(r, _)| r.start).min();
+        let running = a.runs.iter().filter(|r| r.run.end().is_none()).map(|r| r.run.start).min();
         (end - settle).min(running.unwrap_or(i64::MAX)).max(end - self.window_ns / 2).max(from)
     }
 

@@ -46,7 +46,7 @@ mod yaml_io;
 
 pub use follow::{Follower, Sample};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
-pub use link::{Flow, MatchBy};
+pub use link::{Flow, LinkedPublication, LinkedRun, LinkedTake, MatchBy};
 pub use notes::Note;
 pub use open::{Loaded, Open};
 pub use pipeline::{

@@ -4,11 +4,11 @@
 //! Python) reads.
 
 use crate::handler::{Handler, Handlers};
-use crate::link::{link, Flow, Linked, Tables, View};
+use crate::link::{link, Flow, Linked, LinkedPublication, LinkedRun, LinkedTake, Tables, View};
 use crate::model::{Key, Model};
 use crate::paths::Architecture;
 use crate::report::Report;
-use crate::tables::{Collected, Publication, Run, Take};
+use crate::tables::Collected;
 use crate::window::Window;
 use regex::Regex;
 use rostrace_ctf::TraceSet;
@@ -22,13 +22,13 @@ pub struct Analysis {
     /// Each trace's directory and host name, by trace index.
     pub traces: Vec<(std::path::PathBuf, String)>,
     /// Callback runs, with the callback object each belongs to (None: no initialization event).
-    pub runs: Vec<(Run, Option<u32>)>,
+    pub runs: Vec<LinkedRun>,
     /// Callback handles of the runs (see `Run::slot`).
     pub slots: Vec<Key>,
     /// Publications, with their topic.
-    pub pubs: Vec<(Publication, Option<std::sync::Arc<str>>)>,
+    pub pubs: Vec<LinkedPublication>,
     /// Takes, with their subscription.
-    pub takes: Vec<(Take, Option<u32>)>,
+    pub takes: Vec<LinkedTake>,
     /// Matched flows.
     pub flows: Vec<Flow>,
     /// The report.

@@ -226,8 +226,8 @@ fn from_the_trace(trace: &str, run: &str) {
             let mut got: Vec<(i64, i64)> = a
                 .runs
                 .iter()
-                .filter(|(_, id)| id.is_some_and(|i| cb.ids.contains(&i)))
-                .filter_map(|(r, _)| Some((r.start, r.duration()?)))
+                .filter(|r| r.callback.is_some_and(|i| cb.ids.contains(&i)))
+                .filter_map(|r| Some((r.run.start, r.run.duration()?)))
                 .collect();
             got.sort();
             assert_eq!(got, pairs(&csv(run, &file).1), "{file}");

@@ -5,7 +5,7 @@
 
 use super::spec::{Endpoint, PathSpec};
 use crate::collections::{push_small, HashMap};
-use crate::link::View;
+use crate::link::{LinkedPublication, View};
 use crate::model::{CallbackGroup, Owner, Registry};
 use serde::Serialize;
 
@@ -755,9 +755,9 @@ fn publishing<'a>(
 ) -> Vec<(&'a str, &'a str, &'a str)> {
     let mut seen: crate::collections::HashSet<(u32, *const u8)> = Default::default();
     let mut out = Vec::new();
-    for (p, topic) in a.pubs {
+    for LinkedPublication { publication: p, topic } in a.pubs {
         let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
-        let Some(cb) = a.runs[run as usize].1 else { continue };
+        let Some(cb) = a.runs[run as usize].callback else { continue };
         if !seen.insert((cb, topic.as_ptr())) || ignored(topic) {
             continue;
         }

@@ -21,7 +21,7 @@ use super::arch::{Architecture, Context};
 use super::records::{PathCounts, PathRecords, RecordsSummary, Segment};
 use super::spec::{PathOptions, PathSpec};
 use crate::collections::HashMap;
-use crate::link::View;
+use crate::link::{LinkedPublication, LinkedRun, LinkedTake, View};
 use crate::stats::Stats;
 
 /// Values grouped by key in one table: the keys sorted, each with the end of its values, so
@@ -119,17 +119,17 @@ impl<'a> PathIndex<'a> {
         let node_of: Vec<u32> = a
             .pubs
             .iter()
-            .map(|(p, topic)| {
+            .map(|LinkedPublication { publication: p, topic }| {
                 let node =
                     topic.as_ref().and_then(|_| crate::link::pub_id(m, p)).and_then(|id| m.publishers.get(id).node);
                 node.map_or(u32::MAX, |n| name_of[n as usize])
             })
             .collect();
-        let topic = |i: u32| a.pubs[i as usize].1.as_deref().unwrap_or("");
+        let topic = |i: u32| a.pubs[i as usize].topic.as_deref().unwrap_or("");
         let mut order: Vec<u32> = (0..a.pubs.len() as u32).filter(|&i| node_of[i as usize] != u32::MAX).collect();
         order.sort_unstable_by(|&x, &y| {
             let key = |i: u32| {
-                let p = &a.pubs[i as usize].0;
+                let p = &a.pubs[i as usize].publication;
                 (node_of[i as usize], topic(i), p.ts_rclcpp().unwrap_or(p.ts), i)
             };
             key(x).cmp(&key(y))
@@ -137,15 +137,15 @@ impl<'a> PathIndex<'a> {
         let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
         drop(node_of);
         // (The sort is stable: a callback's runs stay in index order.)
-        let mut of_callbacks: Vec<u32> = (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].1.is_some()).collect();
-        of_callbacks.sort_by_key(|&i| a.runs[i as usize].1);
-        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].1.unwrap_or(0));
+        let mut of_callbacks: Vec<u32> = (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
+        of_callbacks.sort_by_key(|&i| a.runs[i as usize].callback);
+        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].callback.unwrap_or(0));
         // The runs on each thread: each callback handle's threads (a few) with their lists, so
         // that a run finds its list without hashing.
         let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
         let mut lists: Vec<Vec<u32>> = Vec::new();
         let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
-        for (i, (r, _)) in a.runs.iter().enumerate() {
+        for (i, LinkedRun { run: r, .. }) in a.runs.iter().enumerate() {
             let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
             let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
                 Some(x) => x.1,
@@ -167,8 +167,8 @@ impl<'a> PathIndex<'a> {
         }
         // The pass records runs in time order: each list, in index order, is then in time order
         // already.
-        if !a.runs.windows(2).all(|w| w[0].0.start <= w[1].0.start) {
-            let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
+        if !a.runs.windows(2).all(|w| w[0].run.start <= w[1].run.start) {
+            let start = |i: &u32| (a.runs[*i as usize].run.start, *i);
             runs_of.each_mut(|v| v.sort_by_key(start));
             for v in runs_on.values_mut() {
                 v.sort_by_key(start);
@@ -176,7 +176,7 @@ impl<'a> PathIndex<'a> {
         }
         let mut taken: Vec<(u32, u32, u32)> = Vec::new();
         for f in a.flows {
-            let (t, sub) = &a.takes[f.take as usize];
+            let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
             let (Some(run), Some(sub)) = (t.run, sub) else { continue };
             if let Some(n) = m.subscriptions.get(*sub).node {
                 taken.push((f.publication, name_of[n as usize], run));
@@ -189,7 +189,7 @@ impl<'a> PathIndex<'a> {
     }
 
     fn run_start(&self, run: u32) -> i64 {
-        self.a.runs[run as usize].0.start
+        self.a.runs[run as usize].run.start
     }
 
     /// The runs of the callback objects `ids`, in time order.
@@ -301,13 +301,13 @@ impl<'a> PathIndex<'a> {
         let node_ids: Vec<u32> = path.nodes.iter().map(|n| self.names.get(n).copied().unwrap_or(u32::MAX)).collect();
         // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
         let comm = |k: usize, p: u32| -> ([Option<i64>; 4], Option<u32>) {
-            let pb = &a.pubs[p as usize].0;
+            let pb = &a.pubs[p as usize].publication;
             let run = self
                 .taken_by
                 .get(&p)
                 .iter()
                 .filter(|&&(_, node, r)| {
-                    node == node_ids[k + 1] && a.runs[r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
+                    node == node_ids[k + 1] && a.runs[r as usize].callback.is_some_and(|c| sub_cbs[k].ids.contains(&c))
                 })
                 .map(|&(_, _, r)| r)
                 .min_by_key(|r| self.run_start(*r));
@@ -325,7 +325,7 @@ impl<'a> PathIndex<'a> {
         for &p in pubs_of(0) {
             let (cells, run) = comm(0, p);
             if opt.include_first_callback {
-                let pb = &a.pubs[p as usize].0;
+                let pb = &a.pubs[p as usize].publication;
                 let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                 let first = self.runs_on.get(&(pb.trace, pb.vpid, pb.vtid)).and_then(|v| {
                     let i = v.partition_point(|&r| self.run_start(r) <= at);
@@ -353,9 +353,9 @@ impl<'a> PathIndex<'a> {
             match context {
                 Context::CallbackChain => {
                     for &q in pubs_of(k) {
-                        let pb = &a.pubs[q as usize].0;
+                        let pb = &a.pubs[q as usize].publication;
                         if let Some(r) = pb.in_run() {
-                            if a.runs[r as usize].1.is_some_and(|c| input.ids.contains(&c)) {
+                            if a.runs[r as usize].callback.is_some_and(|c| input.ids.contains(&c)) {
                                 outputs.entry(r).or_default().push(q);
                             }
                         }
@@ -365,7 +365,7 @@ impl<'a> PathIndex<'a> {
                     let runs = self.runs(&input.ids);
                     let starts: Vec<i64> = runs.iter().map(|&r| self.run_start(r)).collect();
                     for &q in pubs_of(k) {
-                        let pb = &a.pubs[q as usize].0;
+                        let pb = &a.pubs[q as usize].publication;
                         let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                         let i = starts.partition_point(|&s| s <= at);
                         if let Some(&r) = i.checked_sub(1).and_then(|i| runs.get(i)) {
@@ -402,7 +402,7 @@ impl<'a> PathIndex<'a> {
             }
             rows = next;
         }
-        let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].0.end()))).collect();
+        let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].run.end()))).collect();
         Ok(Chains { columns: (columns, segments), superseded_at, hops, firsts, rows, opt })
     }
 }

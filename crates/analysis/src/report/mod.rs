@@ -18,7 +18,7 @@ pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
 
 use crate::link::Linked;
-use crate::link::View;
+use crate::link::{LinkedPublication, LinkedTake, View};
 use crate::model::Process;
 use crate::tables::ReadError;
 use serde::Serialize;
@@ -114,17 +114,17 @@ impl Report {
 /// its recent events, each slice taken once what starts in it is complete.
 pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     let inside = |t: i64| from <= t && t < to;
-    let runs: Vec<_> = a.runs.iter().filter(|(r, _)| inside(r.start)).copied().collect();
+    let runs: Vec<_> = a.runs.iter().filter(|r| inside(r.run.start)).copied().collect();
     let names = names::Names::new(a.model);
     let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &names).callbacks;
-    let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].0.ts)).cloned().collect();
+    let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).cloned().collect();
     let mut tally = crate::link::TopicTally::default();
-    for (p, topic) in a.pubs {
+    for LinkedPublication { publication: p, topic } in a.pubs {
         if let Some(topic) = topic.as_ref().filter(|_| inside(p.ts)) {
             tally.entry(topic.clone()).or_default().pubs += 1;
         }
     }
-    for (t, sub) in a.takes {
+    for LinkedTake { take: t, subscription: sub } in a.takes {
         if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
             // The topic's shared name: no string made per take.
             tally.entry(names.text(&a.model.subscriptions.get(s).topic)).or_default().takes += 1;
@@ -204,7 +204,7 @@ impl<'m> Reporting<'m> {
                 service_runs: &cbs.tally.service_runs,
             },
         );
-        let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
+        let run_key = |i: u32| a.runs.get(i as usize).and_then(|r| a.slots.get(r.run.slot())).copied();
         let system = {
             let names: crate::collections::HashMap<(u32, i64, u64), (&str, &str)> =
                 cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();

@@ -3,7 +3,7 @@
 
 use super::names::{sorted_unique, Names};
 use crate::collections::HashMap;
-use crate::link::View;
+use crate::link::{LinkedTake, View};
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
 use crate::model::Model;
 use crate::stats::Stats;
@@ -129,8 +129,8 @@ pub(super) fn section<'m>(m: &'m Model, a: &View<'_>, tally: &TopicTally, names:
                 &mut fl
                     .iter()
                     .filter_map(|f| {
-                        let t = &a.takes[f.take as usize].0;
-                        t.run.map(|r| a.runs[r as usize].0.start - t.ts)
+                        let t = &a.takes[f.take as usize].take;
+                        t.run.map(|r| a.runs[r as usize].run.start - t.ts)
                     })
                     .collect::<Vec<_>>(),
             ),
@@ -153,8 +153,8 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
     type Latencies = (Vec<i64>, Vec<i64>);
     let mut by_node: HashMap<(i64, Option<u32>, i64, Option<u32>), Latencies> = HashMap::default();
     for f in fl {
-        let p = &a.pubs[f.publication as usize].0;
-        let (t, sub) = &a.takes[f.take as usize];
+        let p = &a.pubs[f.publication as usize].publication;
+        let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
         let e =
             by_node.entry((p.vpid, pub_node(m, p), t.vpid, sub.and_then(|s| m.subscriptions.get(s).node))).or_default();
         e.0.push(f.pub_to_take_ns);
