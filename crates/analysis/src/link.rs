@@ -359,7 +359,9 @@ impl<'a> Matchable<'a> {
     fn find(&self, t: &Take, topic: &str, pubs: &[LinkedPublication]) -> Option<(u32, MatchBy)> {
         if t.intra {
             // Same message object, and it was published on this subscription's topic.
-            t.intra_pub.filter(|p| pubs[*p as usize].topic.as_deref() == Some(topic)).map(|p| (p, MatchBy::IntraProcess))
+            t.intra_pub
+                .filter(|p| pubs[*p as usize].topic.as_deref() == Some(topic))
+                .map(|p| (p, MatchBy::IntraProcess))
         } else if t.source_ts != 0 {
             self.by_source.get(&(topic, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
                 let w = self.windows.get(topic)?;

@@ -1,11 +1,11 @@
 //! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
 
 use crate::schema::{self, Column};
-use rostrace_analysis::executor::ExecutorHandler;
-use rostrace_analysis::model::{Key, Model};
-use rostrace_analysis::services::ServiceHandler;
-use rostrace_analysis::{Analysis, LinkedPublication, LinkedRun, LinkedTake};
+use rostrace_analysis::ExecutorHandler;
 use rostrace_analysis::MatchBy;
+use rostrace_analysis::ServiceHandler;
+use rostrace_analysis::{Analysis, LinkedPublication, LinkedRun, LinkedTake};
+use rostrace_analysis::{Key, Model};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;

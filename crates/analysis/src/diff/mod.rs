@@ -226,8 +226,8 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
     for f in &a.flows {
         let Some(l) = f.pub_to_callback_ns else { continue };
         s.topic.entry(f.topic.to_string()).or_default().push(l);
-        let publisher =
-            crate::link::pub_id(m, &a.pubs[f.publication as usize].publication).and_then(|id| m.publishers.get(id).node);
+        let publisher = crate::link::pub_id(m, &a.pubs[f.publication as usize].publication)
+            .and_then(|id| m.publishers.get(id).node);
         let subscriber = a.takes[f.take as usize].subscription.and_then(|id| m.subscriptions.get(id).node);
         if let (Some(p), Some(q)) = (publisher, subscriber) {
             let name = format!("{} -{}-> {}", m.node_name(Some(p)), f.topic, m.node_name(Some(q)));

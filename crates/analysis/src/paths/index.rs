@@ -137,7 +137,8 @@ impl<'a> PathIndex<'a> {
         let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
         drop(node_of);
         // (The sort is stable: a callback's runs stay in index order.)
-        let mut of_callbacks: Vec<u32> = (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
+        let mut of_callbacks: Vec<u32> =
+            (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
         of_callbacks.sort_by_key(|&i| a.runs[i as usize].callback);
         let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].callback.unwrap_or(0));
         // The runs on each thread: each callback handle's threads (a few) with their lists, so

@@ -117,7 +117,8 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     let runs: Vec<_> = a.runs.iter().filter(|r| inside(r.run.start)).copied().collect();
     let names = names::Names::new(a.model);
     let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &names).callbacks;
-    let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).cloned().collect();
+    let flows: Vec<_> =
+        a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).cloned().collect();
     let mut tally = crate::link::TopicTally::default();
     for LinkedPublication { publication: p, topic } in a.pubs {
         if let Some(topic) = topic.as_ref().filter(|_| inside(p.ts)) {

@@ -3,8 +3,8 @@
 
 use super::names::{sorted_unique, Names};
 use crate::collections::HashMap;
-use crate::link::{LinkedTake, View};
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
+use crate::link::{LinkedTake, View};
 use crate::model::Model;
 use crate::stats::Stats;
 use serde::Serialize;
