@@ -19,30 +19,10 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
+mod guard;
 mod sessions;
 
-pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
-pyo3::create_exception!(_rostrace, RecordError, PyRuntimeError, "A recording that could not be made.");
-
-/// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's), and
-/// giving back the `KeyboardInterrupt` that [`Progress::tick`] unwound with.
-fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let p = match p.downcast::<Interrupted>() {
-                Ok(i) => return Err(i.0),
-                Err(p) => p,
-            };
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            Err(PyRuntimeError::new_err(format!("rostrace: internal error (please report it): {msg}")))
-        }
-    }
-}
+use guard::{guarded, Interrupted, RecordError, TraceError};
 
 /// Opens the traces; none readable is a `TraceError` naming each path and what is wrong.
 /// Returns the set and the errors of the paths that could not be opened (when others could).
@@ -75,14 +55,10 @@ fn none_opened(paths: &[PathBuf], errors: &[String]) -> PyErr {
     TraceError::new_err(msg)
 }
 
-/// Calls `progress(done, total)` at most every 100 ms, holding the GIL only for the call.
-/// A signal handler's exception (`KeyboardInterrupt` on Ctrl-C) raised while Rust works: it
-/// unwinds the work to [`guarded`], which gives it to Python as it is.
-struct Interrupted(PyErr);
-
 /// The work's progress, given to the Python callback, and the moment Python's signal handlers
 /// get to run (Ctrl-C is only seen when the interpreter runs them, which it cannot while Rust
-/// works without the GIL).
+/// works without the GIL). Calls `progress(done, total)` at most every 100 ms, holding the GIL
+/// only for the call.
 struct Progress {
     callback: Option<Py<PyAny>>,
     last: Instant,

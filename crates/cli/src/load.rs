@@ -1,7 +1,6 @@
 //! What the analysing subcommands share: opening the traces and analysing them, with progress
 //! on a terminal and every error printed.
 
-use crate::args::Input;
 use crate::progress::Progress;
 use rostrace_analysis::diff::Samples;
 use rostrace_analysis::{Loaded, Open, Options};
@@ -62,9 +61,8 @@ impl Run {
 /// begin with) is read as saved samples, anything else analysed as a trace.
 pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
     if !is_json(path) {
-        let input = Input::of(vec![path.to_path_buf()], jobs).options(|o| o.longest_paths = true);
-        let loaded = input.load();
-        return loaded
+        let options = Options { longest_paths: true, ..Options::default() };
+        return analyze(&[path.to_path_buf()], jobs, options)
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
     }
