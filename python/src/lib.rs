@@ -21,61 +21,46 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
+mod guard;
 mod sessions;
 
-pyo3::create_exception!(_rostrace, TraceError, PyValueError, "A trace that cannot be read.");
-pyo3::create_exception!(_rostrace, RecordError, PyRuntimeError, "A recording that could not be made.");
-
-/// Runs `f`, turning a panic into a `RuntimeError` (a bug of rostrace's, never the caller's), and
-/// giving back the `KeyboardInterrupt` that [`Progress::tick`] unwound with.
-fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let p = match p.downcast::<Interrupted>() {
-                Ok(i) => return Err(i.0),
-                Err(p) => p,
-            };
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            Err(PyRuntimeError::new_err(format!("rostrace: internal error (please report it): {msg}")))
-        }
-    }
-}
+use guard::{guarded, Interrupted, RecordError, TraceError};
 
 /// Opens the traces; none readable is a `TraceError` naming each path and what is wrong.
 /// Returns the set and the errors of the paths that could not be opened (when others could).
 fn open(paths: &[PathBuf]) -> PyResult<(TraceSet, Vec<String>)> {
-    if paths.is_empty() {
-        return Err(TraceError::new_err("no trace given"));
-    }
+    given(paths)?;
     let (set, errors) = TraceSet::open(paths);
     let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     if set.traces.is_empty() {
-        let msg = if errors.is_empty() {
-            format!(
-                "{}: no CTF trace found",
-                paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-            )
-        } else {
-            errors.join("\n")
-        };
-        return Err(TraceError::new_err(msg));
+        return Err(none_opened(paths, &errors));
     }
     Ok((set, errors))
 }
 
-/// Calls `progress(done, total)` at most every 100 ms, holding the GIL only for the call.
-/// A signal handler's exception (`KeyboardInterrupt` on Ctrl-C) raised while Rust works: it
-/// unwinds the work to [`guarded`], which gives it to Python as it is.
-struct Interrupted(PyErr);
+/// No path is a `TraceError`.
+fn given(paths: &[PathBuf]) -> PyResult<()> {
+    if paths.is_empty() {
+        return Err(TraceError::new_err("no trace given"));
+    }
+    Ok(())
+}
+
+/// The `TraceError` of `paths`, none of which could be opened: the errors of opening them, or
+/// that no trace was found there.
+fn none_opened(paths: &[PathBuf], errors: &[String]) -> PyErr {
+    let msg = if errors.is_empty() {
+        format!("{}: no CTF trace found", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))
+    } else {
+        errors.join("\n")
+    };
+    TraceError::new_err(msg)
+}
 
 /// The work's progress, given to the Python callback, and the moment Python's signal handlers
 /// get to run (Ctrl-C is only seen when the interpreter runs them, which it cannot while Rust
-/// works without the GIL).
+/// works without the GIL). Calls `progress(done, total)` at most every 100 ms, holding the GIL
+/// only for the call.
 struct Progress {
     callback: Option<Py<PyAny>>,
     last: Instant,
@@ -207,17 +192,21 @@ fn analyze(
 ) -> PyResult<(Vec<ArrowTable>, String, Vec<String>, Paths)> {
     py.detach(|| {
         guarded(|| {
-            let (set, mut errors) = open(&paths)?;
+            given(&paths)?;
             let mut p = Progress::new(progress);
-            let mut proc = rostrace_analysis::Processor::standard();
-            proc.set_jobs(jobs);
             let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
-            let an = proc.run(&set, &options, |d, t| p.tick(d, t));
-            p.tick(set.total_bytes(), set.total_bytes());
+            let loaded = rostrace_analysis::Open::new(&paths)
+                .jobs(jobs)
+                .options(options)
+                .progress(|d, t| p.tick(d, t))
+                .analyze()
+                .map_err(|e| none_opened(&paths, &e.iter().map(ToString::to_string).collect::<Vec<_>>()))?;
+            p.tick(loaded.set.total_bytes(), loaded.set.total_bytes());
+            let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+            let an = loaded.analysis;
             let mut sink = ArrowSink::new();
             rostrace_export::write_tables(&an, "", &mut sink).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let json = serde_json::to_string(&an.report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            errors.extend(an.report.read_errors.iter().map(ToString::to_string));
             let arch = an.architecture().into_owned();
             Ok((tables(sink.take()), json, errors, Paths { an, arch, jobs }))
         })

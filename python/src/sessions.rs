@@ -2,7 +2,7 @@
 //! command): a recording begun and finished around processes started by someone else, and the
 //! session control of `rostrace create`, `start`, `stop`, `pause`, `resume`, `list`.
 
-use crate::{guarded, RecordError};
+use crate::guard::{guarded, RecordError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rostrace_session::{Backend, Options, Recording, Verb};

@@ -28,7 +28,7 @@ mod system;
 #[path = "../tests/support/dense.rs"]
 mod dense;
 
-use rostrace_analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
+use rostrace_analysis::paths::{search, search_paths, Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use system::{Sys, MS};
@@ -111,7 +111,7 @@ fn measure_carla(trace: &Path) {
         for (dst, _) in arch.sinks() {
             if src != dst {
                 pairs += 1;
-                total += arch.search_paths(src, &[], dst, limits, |_| true).paths;
+                total += search_paths(&arch, src, &[], dst, limits, |_| true).paths;
             }
         }
     }
@@ -124,7 +124,7 @@ fn measure_carla(trace: &Path) {
     let index = PathIndex::new(&a);
     let mut n = 0;
     let mut rows = 0;
-    arch.search(&from, &[], &to, limits, |p| {
+    search(&arch, &from, &[], &to, limits, |p| {
         n += 1;
         rows += index.records(&arch, &p, PathOptions::default()).map(|r| r.rows.len()).unwrap_or(0);
         true
@@ -155,21 +155,21 @@ fn measure_generated(dir: &Path) {
     let t = Instant::now();
     let from = Endpoint::Node(arch.node("/layer00/node00").expect("source"));
     let to = Endpoint::Node(arch.node(&format!("/layer{:02}/node00", LAYERS - 1)).expect("sink"));
-    let out = arch.search(&from, &[], &to, limits, |_| true);
+    let out = search(&arch, &from, &[], &to, limits, |_| true);
     let t_search = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let (mut all, mut pairs) = (0usize, 0usize);
     for (src, _) in arch.sources() {
         for (dst, _) in arch.sinks() {
             pairs += 1;
-            all += arch.search_paths(src, &[], dst, limits, |_| true).paths;
+            all += search_paths(&arch, src, &[], dst, limits, |_| true).paths;
         }
     }
     let t_all = t.elapsed().as_secs_f64();
     // Follow the paths of one source to one sink, message by message; the longest first.
     let t = Instant::now();
     let mut specs = Vec::new();
-    arch.search(&from, &[], &to, SearchLimits { max_paths: 200, ..limits }, |p| {
+    search(&arch, &from, &[], &to, SearchLimits { max_paths: 200, ..limits }, |p| {
         specs.push(p);
         true
     });
@@ -229,7 +229,7 @@ fn measure_dense(dir: &Path) {
     let (mut pairs, mut found, mut most, mut cut) = (0usize, 0usize, 0usize, 0usize);
     for (src, _) in arch.sources() {
         for (dst, _) in arch.sinks() {
-            let out = arch.search_paths(src, &[], dst, limits, |_| true);
+            let out = search_paths(&arch, src, &[], dst, limits, |_| true);
             pairs += 1;
             found += out.paths;
             most = most.max(out.expanded);
@@ -240,7 +240,7 @@ fn measure_dense(dir: &Path) {
     // One source to one sink as `rostrace paths` searches by default (1000 paths at most).
     let t = Instant::now();
     let (src, dst) = (arch.node("/src0").expect("source"), arch.node("/sink3").expect("sink"));
-    let one = arch.search_paths(src, &[], dst, SearchLimits::default(), |_| true);
+    let one = search_paths(&arch, src, &[], dst, SearchLimits::default(), |_| true);
     let t_one = t.elapsed().as_secs_f64();
     println!(
         "dense: {} events, {} nodes, {} communications; read + model {t_analyze:.3} s",
@@ -260,7 +260,7 @@ fn measure_dense(dir: &Path) {
         t_longest * 1e3,
         lp.paths.iter().map(|p| p.path.nodes.len()).min().unwrap_or(0),
         lp.paths.iter().map(|p| p.path.nodes.len()).max().unwrap_or(0),
-        lp.paths.iter().map(|p| p.records).sum::<usize>()
+        lp.paths.iter().map(|p| p.counts.records).sum::<usize>()
     );
     println!(
         "  the {pairs} searches alone: {found} paths, at most {most} states in one, {cut} stopped at the work budget, \

@@ -1,9 +1,9 @@
 //! Executor phases per thread, from `rclcpp_executor_get_next_ready`, `_wait_for_work` and
 //! `_execute`: a handler of its own.
 
+use crate::collections::HashMap;
 use crate::events::Kind;
 use crate::handler::{At, Context, Handler, Part, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 
 /// Time a thread's executor spent in each phase.

@@ -213,3 +213,25 @@ pub(crate) fn as_any(h: &dyn Handler) -> &dyn Any {
 pub(crate) fn as_any_mut(h: &mut dyn Handler) -> &mut dyn Any {
     h
 }
+
+/// The handlers of a pass, in the order they were added; after the analysis, in the
+/// [`crate::Analysis`] with their results.
+#[derive(Default)]
+pub struct Handlers(pub(crate) Vec<Box<dyn Handler>>);
+
+impl Handlers {
+    /// The first handler of type `H`.
+    pub fn get<H: Handler>(&self) -> Option<&H> {
+        self.0.iter().find_map(|h| as_any(h.as_ref()).downcast_ref::<H>())
+    }
+
+    /// The first handler of type `H`, mutable (e.g. to take its tables).
+    pub fn get_mut<H: Handler>(&mut self) -> Option<&mut H> {
+        self.0.iter_mut().find_map(|h| as_any_mut(h.as_mut()).downcast_mut::<H>())
+    }
+
+    /// Adds `handler`, last.
+    pub(crate) fn add<H: Handler>(&mut self, handler: H) {
+        self.0.push(Box::new(handler));
+    }
+}

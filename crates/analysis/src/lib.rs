@@ -18,46 +18,54 @@
 //!     println!("{} {} {:.0} ns", cb.symbol, cb.count, cb.duration_ns.mean);
 //! }
 //! ```
-#![warn(missing_docs)]
+//!
+//! The items are at the crate's root; the four parts with a vocabulary of their own keep their
+//! modules: [`check`] (expectations), [`diff`] (two runs compared), [`paths`] (end-to-end paths)
+//! and [`system`] (the kernel and function analyses), and [`report`] holds the report's sections.
+#![deny(missing_docs)]
 
 pub mod check;
+mod collections;
 pub mod diff;
 mod engine;
-pub mod events;
-pub mod executor;
-pub mod handler;
-pub mod hash;
-pub mod link;
-pub mod model;
-pub mod notes;
+mod events;
+mod executor;
+mod follow;
+mod handler;
+mod link;
+mod model;
+mod notes;
+mod open;
 pub mod paths;
 mod pipeline;
 pub mod report;
 mod ros2;
-pub mod services;
-pub mod skip;
-pub mod stats;
+mod services;
+mod skip;
+mod stats;
 pub mod system;
-pub mod tables;
+mod tables;
 mod window;
 mod yaml_io;
 
-pub use engine::{Handlers, Processor};
-pub use handler::{merge_in_order, At, Context, Fields, Handler, Part, TraceInfo};
-pub use link::{Flow, MatchBy};
-pub use notes::Note;
-pub use pipeline::{analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options};
+pub use collections::{FastHasher, HashMap, HashSet};
+pub use events::{ClassInfo, Kind, F};
+pub use executor::{ExecutorHandler, ExecutorPhases};
+pub use follow::{Follower, Sample};
+pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
+pub use link::{Flow, LinkedPublication, LinkedRun, LinkedTake, MatchBy, View};
+pub use model::{
+    Callback, CallbackGroup, Executor, Key, Lifecycle, Model, Node, Owner, OwnerRef, Process, Publisher, Registry,
+    Service, Subscription, Timer, Versions,
+};
+pub use notes::{notes, Inputs, Note};
+pub use open::{Loaded, Open};
+pub use pipeline::{
+    analyze_collected, analyze_traces, analyze_window, collect, collect_window, Analysis, Options, Processor,
+};
 pub use report::{CallbackReport, Report, TopicReport};
+pub use services::{ClientCall, ServerCall, ServiceHandler};
+pub use skip::PacketIndex;
 pub use stats::Stats;
-pub use tables::Collected;
+pub use tables::{Collected, Publication, ReadError, Run, Take};
 pub use window::{parse_time, Bound, Window};
-
-/// Pushes `x` onto `v`, growing it by one while it is short: a node has one or two of most
-/// things (callbacks, publishers, runs of a callback object), and a system of very many nodes
-/// would otherwise hold room for four of each per node.
-pub(crate) fn push_small<T>(v: &mut Vec<T>, x: T) {
-    if v.len() == v.capacity() && v.len() < 4 {
-        v.reserve_exact(1);
-    }
-    v.push(x);
-}

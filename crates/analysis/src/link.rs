@@ -2,7 +2,7 @@
 //! subscriptions, publications to their topics, and takes matched to their publications (the
 //! flows).
 
-use crate::hash::{HashMap, HashSet};
+use crate::collections::{push_small, HashMap, HashSet};
 use crate::model::*;
 use crate::tables::{Collected, Publication, Run, Take};
 use serde::Serialize;
@@ -95,14 +95,43 @@ pub(crate) fn pub_node(m: &Model, p: &Publication) -> Option<u32> {
     pub_id(m, p).and_then(|id| m.publishers.get(id).node)
 }
 
+/// A callback run with the callback object it is a run of.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkedRun {
+    /// The run.
+    pub run: Run,
+    /// Its callback object, by id in the model's callbacks (None: no initialization event
+    /// declared its callback).
+    pub callback: Option<u32>,
+}
+
+/// A publication with the name of its topic.
+#[derive(Debug, Clone)]
+pub struct LinkedPublication {
+    /// The publication.
+    pub publication: Publication,
+    /// Its topic (None: its publisher is unknown).
+    pub topic: Option<Arc<str>>,
+}
+
+/// A take with the subscription that took it.
+#[derive(Debug, Clone)]
+pub struct LinkedTake {
+    /// The take.
+    pub take: Take,
+    /// Its subscription, by id in the model's subscriptions (None: neither its rmw handle nor
+    /// its callback tells it).
+    pub subscription: Option<u32>,
+}
+
 /// The linked tables (see [`crate::Analysis`], which holds them).
 pub(crate) struct Tables {
     pub(crate) model: Model,
     pub(crate) traces: Vec<(std::path::PathBuf, String)>,
-    pub(crate) runs: Vec<(Run, Option<u32>)>,
+    pub(crate) runs: Vec<LinkedRun>,
     pub(crate) slots: Vec<Key>,
-    pub(crate) pubs: Vec<(Publication, Option<Arc<str>>)>,
-    pub(crate) takes: Vec<(Take, Option<u32>)>,
+    pub(crate) pubs: Vec<LinkedPublication>,
+    pub(crate) takes: Vec<LinkedTake>,
     pub(crate) flows: Vec<Flow>,
 }
 
@@ -113,17 +142,17 @@ pub struct View<'a> {
     /// The model.
     pub model: &'a Model,
     /// Callback runs, with their callback objects.
-    pub runs: &'a [(Run, Option<u32>)],
+    pub runs: &'a [LinkedRun],
     /// Callback handles of the runs.
     pub slots: &'a [Key],
     /// Publications, with their topics.
-    pub pubs: &'a [(Publication, Option<Arc<str>>)],
+    pub pubs: &'a [LinkedPublication],
     /// Takes, with their subscriptions.
-    pub takes: &'a [(Take, Option<u32>)],
+    pub takes: &'a [LinkedTake],
     /// Matched flows.
     pub flows: &'a [Flow],
     /// The handlers of the pass, with their results.
-    pub handlers: &'a crate::engine::Handlers,
+    pub handlers: &'a crate::handler::Handlers,
 }
 
 impl View<'_> {
@@ -140,7 +169,7 @@ pub(crate) struct Linked {
     pub(crate) events: u64,
     pub(crate) ros_events: u64,
     pub(crate) range: Option<(i64, i64)>,
-    pub(crate) errors: Vec<crate::report::ReadError>,
+    pub(crate) errors: Vec<crate::tables::ReadError>,
     pub(crate) discarded: u64,
     pub(crate) window: Option<(i64, i64)>,
     pub(crate) unused_events: Vec<(String, u64)>,
@@ -216,18 +245,18 @@ fn link_runs_and_pubs(
     runs: Vec<Run>,
     pubs: Vec<Publication>,
     threads: usize,
-) -> (Vec<(Run, Option<u32>)>, Vec<(Publication, Option<Arc<str>>)>) {
+) -> (Vec<LinkedRun>, Vec<LinkedPublication>) {
     let versions: Vec<Option<&crate::model::Versions>> = slots.iter().map(|k| m.callbacks.versions(*k)).collect();
-    let link_runs = |runs: Vec<Run>| -> Vec<(Run, Option<u32>)> {
+    let link_runs = |runs: Vec<Run>| -> Vec<LinkedRun> {
         map_from_end(runs, |r| {
-            let id = versions[r.slot()].and_then(|v| v.at(r.start));
-            (r, id)
+            let callback = versions[r.slot()].and_then(|v| v.at(r.start));
+            LinkedRun { run: r, callback }
         })
     };
-    let link_pubs = |pubs: Vec<Publication>| -> Vec<(Publication, Option<Arc<str>>)> {
+    let link_pubs = |pubs: Vec<Publication>| -> Vec<LinkedPublication> {
         map_from_end(pubs, |p| {
             let topic = pub_topic(m, names, &p);
-            (p, topic)
+            LinkedPublication { publication: p, topic }
         })
     };
     if threads > 1 {
@@ -243,7 +272,7 @@ fn link_runs_and_pubs(
 }
 
 /// Takes → subscriptions: by the rmw handle, or else by the callback that took the message.
-fn link_takes(m: &Model, runs: &[(Run, Option<u32>)], takes: Vec<Take>) -> Vec<(Take, Option<u32>)> {
+fn link_takes(m: &Model, runs: &[LinkedRun], takes: Vec<Take>) -> Vec<LinkedTake> {
     map_from_end(takes, |t| {
         let sub = if t.rmw_subscription != 0 {
             m.subscriptions_by_rmw
@@ -256,14 +285,14 @@ fn link_takes(m: &Model, runs: &[(Run, Option<u32>)], takes: Vec<Take>) -> Vec<(
             let cb = if t.callback != 0 {
                 m.callbacks.at((t.trace, t.vpid, t.callback), t.ts)
             } else {
-                t.run.and_then(|r| runs[r as usize].1)
+                t.run.and_then(|r| runs[r as usize].callback)
             };
             match cb.and_then(|c| m.callbacks.get(c).owner) {
                 Some(Owner::Subscription(s)) => Some(s),
                 _ => None,
             }
         });
-        (t, sub)
+        LinkedTake { take: t, subscription: sub }
     })
 }
 
@@ -293,9 +322,9 @@ struct Matchable<'a> {
 }
 
 impl<'a> Matchable<'a> {
-    fn of(pubs: &'a [(Publication, Option<Arc<str>>)]) -> Matchable<'a> {
+    fn of(pubs: &'a [LinkedPublication]) -> Matchable<'a> {
         let mut x = Matchable::default();
-        for (i, (p, topic)) in pubs.iter().enumerate() {
+        for (i, LinkedPublication { publication: p, topic }) in pubs.iter().enumerate() {
             let Some(topic) = topic else { continue };
             if p.intra {
                 continue;
@@ -327,10 +356,12 @@ impl<'a> Matchable<'a> {
     }
 
     /// The publication a take of `topic` took, and how it was found.
-    fn find(&self, t: &Take, topic: &str, pubs: &[(Publication, Option<Arc<str>>)]) -> Option<(u32, MatchBy)> {
+    fn find(&self, t: &Take, topic: &str, pubs: &[LinkedPublication]) -> Option<(u32, MatchBy)> {
         if t.intra {
             // Same message object, and it was published on this subscription's topic.
-            t.intra_pub.filter(|p| pubs[*p as usize].1.as_deref() == Some(topic)).map(|p| (p, MatchBy::IntraProcess))
+            t.intra_pub
+                .filter(|p| pubs[*p as usize].topic.as_deref() == Some(topic))
+                .map(|p| (p, MatchBy::IntraProcess))
         } else if t.source_ts != 0 {
             self.by_source.get(&(topic, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
                 let w = self.windows.get(topic)?;
@@ -348,18 +379,18 @@ impl<'a> Matchable<'a> {
 fn match_flows(
     m: &Model,
     names: &TopicNames,
-    runs: &[(Run, Option<u32>)],
-    pubs: &[(Publication, Option<Arc<str>>)],
-    takes: &[(Take, Option<u32>)],
+    runs: &[LinkedRun],
+    pubs: &[LinkedPublication],
+    takes: &[LinkedTake],
 ) -> (Vec<Flow>, TopicTally) {
     let x = Matchable::of(pubs);
     let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     let mut flows = Vec::new();
     let mut tally = TopicTally::default();
-    for topic in pubs.iter().filter_map(|(_, topic)| topic.as_ref()) {
+    for topic in pubs.iter().filter_map(|p| p.topic.as_ref()) {
         tally.entry(topic.clone()).or_default().pubs += 1;
     }
-    for (ti, (t, sub)) in takes.iter().enumerate() {
+    for (ti, LinkedTake { take: t, subscription: sub }) in takes.iter().enumerate() {
         if !t.taken {
             continue;
         }
@@ -368,14 +399,14 @@ fn match_flows(
         count.takes += 1;
         match x.find(t, topic, pubs) {
             Some((p, by)) => {
-                let pt = pubs[p as usize].0.ts;
+                let pt = pubs[p as usize].publication.ts;
                 flows.push(Flow {
                     publication: p,
                     take: ti as u32,
                     topic: topic.clone(),
                     by,
                     pub_to_take_ns: t.ts - pt,
-                    pub_to_callback_ns: t.run.map(|r| runs[r as usize].0.start - pt),
+                    pub_to_callback_ns: t.run.map(|r| runs[r as usize].run.start - pt),
                 });
             }
             None => {
@@ -387,7 +418,7 @@ fn match_flows(
                 );
                 match count.reasons.iter_mut().find(|r| r.0 == reason) {
                     Some(r) => r.1 += 1,
-                    None => crate::push_small(&mut count.reasons, (reason, 1)),
+                    None => push_small(&mut count.reasons, (reason, 1)),
                 }
                 count.unmatched += 1;
             }
@@ -435,8 +466,8 @@ fn unmatched_reason(t: &Take, published: u64, has_publisher: bool, range: Option
 
 /// Messages dropped per topic (see [`crate::TopicReport::dropped`]).
 fn dropped<'a>(
-    pubs: &[(Publication, Option<Arc<str>>)],
-    takes: &[(Take, Option<u32>)],
+    pubs: &[LinkedPublication],
+    takes: &[LinkedTake],
     flows: &[Flow],
     matchable: &HashMap<&'a str, Vec<u32>>,
     m: &Model,
@@ -452,8 +483,8 @@ fn dropped<'a>(
         if f.by == MatchBy::IntraProcess {
             continue;
         }
-        let (t, Some(sub)) = &takes[f.take as usize] else { continue };
-        let pt = pubs[f.publication as usize].0.ts;
+        let LinkedTake { take: t, subscription: Some(sub) } = &takes[f.take as usize] else { continue };
+        let pt = pubs[f.publication as usize].publication.ts;
         let a = acc.entry(*sub).or_insert(Acc { took: HashSet::default(), first_pub: pt, last_take: t.ts });
         a.took.insert(f.publication);
         a.first_pub = a.first_pub.min(pt);
@@ -468,7 +499,7 @@ fn dropped<'a>(
         let n = list
             .iter()
             .filter(|&&p| {
-                let ts = pubs[p as usize].0.ts;
+                let ts = pubs[p as usize].publication.ts;
                 a.first_pub <= ts && ts <= a.last_take && !a.took.contains(&p)
             })
             .count() as u64;

@@ -3,7 +3,7 @@
 //! initialization events. Handles are keyed by (trace, vpid, address) and by time: an address
 //! that is initialized again with other content is a new object.
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use serde::Serialize;
 use std::collections::hash_map::Entry;
 
@@ -604,7 +604,7 @@ impl Model {
             }
         }
         // The processes that record callbacks and their owners: rclcpp, instrumented rclpy.
-        let links: crate::hash::HashSet<(u32, i64)> = self
+        let links: crate::collections::HashSet<(u32, i64)> = self
             .timers
             .items
             .iter()

@@ -3,8 +3,8 @@
 //! which processes lack them, and what to record next time, so that an empty table is never
 //! mistaken for "nothing happened".
 
+use crate::collections::{HashMap, HashSet};
 use crate::events::Kind;
-use crate::hash::{HashMap, HashSet};
 use crate::model::{Model, Process};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,15 +3,13 @@
 //! and topic. Its one product is the [`Analysis`], which every consumer (text, HTML, exports,
 //! Python) reads.
 
-use crate::engine::Handlers;
-use crate::handler::Handler;
-use crate::link::{link, Flow, Linked, Tables, View};
+use crate::handler::{Handler, Handlers};
+use crate::link::{link, Flow, Linked, LinkedPublication, LinkedRun, LinkedTake, Tables, View};
 use crate::model::{Key, Model};
 use crate::paths::Architecture;
 use crate::report::Report;
-use crate::tables::{Collected, Publication, Run, Take};
+use crate::tables::Collected;
 use crate::window::Window;
-use crate::Processor;
 use regex::Regex;
 use rostrace_ctf::TraceSet;
 use std::borrow::Cow;
@@ -24,13 +22,13 @@ pub struct Analysis {
     /// Each trace's directory and host name, by trace index.
     pub traces: Vec<(std::path::PathBuf, String)>,
     /// Callback runs, with the callback object each belongs to (None: no initialization event).
-    pub runs: Vec<(Run, Option<u32>)>,
+    pub runs: Vec<LinkedRun>,
     /// Callback handles of the runs (see `Run::slot`).
     pub slots: Vec<Key>,
     /// Publications, with their topic.
-    pub pubs: Vec<(Publication, Option<std::sync::Arc<str>>)>,
+    pub pubs: Vec<LinkedPublication>,
     /// Takes, with their subscription.
-    pub takes: Vec<(Take, Option<u32>)>,
+    pub takes: Vec<LinkedTake>,
     /// Matched flows.
     pub flows: Vec<Flow>,
     /// The report.
@@ -162,14 +160,73 @@ impl Options {
     }
 }
 
+/// Runs the pipeline with handlers.
+///
+/// [`Processor::standard`] holds the handlers behind `rostrace analyze`'s report (executor phases,
+/// CPU time, scheduling, memory, function profile, message age); [`Processor::new`] none. Add your
+/// own with [`Processor::add`], run with [`Processor::analyze`] or [`Processor::run`] (the
+/// [`Analysis`], which then holds the handlers: read each one's results with [`Analysis::get`])
+/// or [`Processor::collect`] (the ROS 2 tables only; then [`Processor::get`]).
+#[derive(Default)]
+pub struct Processor {
+    handlers: Handlers,
+    jobs: usize,
+}
+
 impl Processor {
+    /// A processor with no handler but the ROS 2 pass.
+    pub fn new() -> Processor {
+        Processor::default()
+    }
+
     /// A processor with the handlers of `rostrace analyze`.
     pub fn standard() -> Processor {
         let mut p = Processor::new();
         p.add(crate::executor::ExecutorHandler::default());
         p.add(crate::services::ServiceHandler::default());
-        crate::system::add_standard(&mut p);
+        crate::system::add_standard(&mut p.handlers);
         p
+    }
+
+    /// Threads (0, the default: one per core; 1: the calling thread only): for a set of several
+    /// traces, the pass shared out by trace (see [`Processor::collect`]), and the longest
+    /// paths' search. The pass over one trace (or a set that cannot be shared out) reads,
+    /// decodes and merges the events on a second thread, which hands them over merged, in
+    /// batches, while the calling thread handles them ([`TraceSet::read`]); the handlers stay
+    /// on one thread. The results are the same whatever the number.
+    pub fn set_jobs(&mut self, jobs: usize) -> &mut Processor {
+        self.jobs = jobs;
+        self
+    }
+
+    /// Registers `handler`; it gets its events in the next run.
+    pub fn add<H: Handler>(&mut self, handler: H) -> &mut Processor {
+        self.handlers.add(handler);
+        self
+    }
+
+    /// The first registered handler of type `H` (after [`Processor::collect`]; after an
+    /// analysis, [`Analysis::get`]).
+    pub fn get<H: Handler>(&self) -> Option<&H> {
+        self.handlers.get()
+    }
+
+    /// The first registered handler of type `H`, mutable (e.g. to take its tables).
+    pub fn get_mut<H: Handler>(&mut self) -> Option<&mut H> {
+        self.handlers.get_mut()
+    }
+
+    /// One pass over `set`: the ROS 2 model and instances, and every handler fed.
+    ///
+    /// With several traces and several threads ([`Processor::set_jobs`]), the traces are
+    /// shared out over the threads, each reading and handling its traces' events in time
+    /// order; the parts are then merged in the order of one pass over the set. The result is
+    /// the same. The handlers run on one thread when a handler that subscribed to an event
+    /// class does not split (see [`Handler::split`]), or when a kernel trace is in the set (its
+    /// events meet the processes of the other traces of its host), or with one trace; the
+    /// reading is then on a second thread, when there is one.
+    pub fn collect(&mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> Collected {
+        crate::engine::collect(&mut self.handlers, self.jobs, set, window, progress)
     }
 
     /// The whole pipeline: one pass over `set`, the report (filtered by node and topic) and,

@@ -2,9 +2,9 @@
 //! them, responses as servers sent them and clients took them, and the callback run that served
 //! each request (the next run on the server's thread): a handler of its own.
 
+use crate::collections::HashMap;
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::{merge_in_order, At, Context, Handler, Part, TraceInfo};
-use crate::hash::HashMap;
 use crate::model::Key;
 use rostrace_ctf::{Event, EventClass};
 

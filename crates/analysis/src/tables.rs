@@ -2,7 +2,7 @@
 //! records of runtime events (callback runs, publications, takes), linked to each other along
 //! each thread. Resolution against the model happens afterwards ([`crate::link`]).
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use crate::model::*;
 
 /// One execution of a callback; compact (24 bytes), as there is one per callback run of the
@@ -245,7 +245,7 @@ pub struct Collected {
     /// First and last event time.
     pub range: Option<(i64, i64)>,
     /// Errors met while reading.
-    pub errors: Vec<crate::report::ReadError>,
+    pub errors: Vec<ReadError>,
     /// Losses (discarded events, lost packets), as text.
     pub losses: Vec<String>,
     /// Discarded events in all.
@@ -259,6 +259,35 @@ pub struct Collected {
     pub(crate) orders: Option<Orders>,
     /// The current event's order (in a part of a split pass).
     pub(crate) order: u128,
+}
+
+/// An error met while reading the traces: its text, and whether it is a stream file's incomplete
+/// last packet (the reader's [`rostrace_ctf::Error::Truncated`]), as of a file still being
+/// written. In JSON, its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    /// What the reader said.
+    pub message: String,
+    /// Whether the file ends inside its last packet.
+    pub truncated: bool,
+}
+
+impl From<&rostrace_ctf::Error> for ReadError {
+    fn from(e: &rostrace_ctf::Error) -> Self {
+        ReadError { message: e.to_string(), truncated: e.is_truncated() }
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl serde::Serialize for ReadError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
+    }
 }
 
 /// The orders of the events of a part's runs, publications and takes.

@@ -2,7 +2,7 @@
 //! (`../shared/reference/caret/caret_analyze/`): every record, every latency and response time,
 //! to the nanosecond.
 
-use rostrace_analysis::paths::{yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
+use rostrace_analysis::paths::{search_paths, yaml, Architecture, Case, PathIndex, PathOptions, PathSpec};
 
 /// The shared test data (`$ROSTRACE_TEST_DATA`, else `../shared` beside the repository).
 use rostrace_testkit::test_data as shared;
@@ -199,7 +199,7 @@ fn from_the_trace(trace: &str, run: &str) {
     // The path search finds the one path from the sensor to the actuator.
     let (from, to) = (arch.node("/sensor_dummy_node").unwrap(), arch.node("/actuator_dummy_node").unwrap());
     let mut found = Vec::new();
-    let out = arch.search_paths(from, &[], to, Default::default(), |p| {
+    let out = search_paths(&arch, from, &[], to, Default::default(), |p| {
         found.push(p);
         true
     });
@@ -226,8 +226,8 @@ fn from_the_trace(trace: &str, run: &str) {
             let mut got: Vec<(i64, i64)> = a
                 .runs
                 .iter()
-                .filter(|(_, id)| id.is_some_and(|i| cb.ids.contains(&i)))
-                .filter_map(|(r, _)| Some((r.start, r.duration()?)))
+                .filter(|r| r.callback.is_some_and(|i| cb.ids.contains(&i)))
+                .filter_map(|r| Some((r.run.start, r.run.duration()?)))
                 .collect();
             got.sort();
             assert_eq!(got, pairs(&csv(run, &file).1), "{file}");

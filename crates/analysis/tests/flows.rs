@@ -76,16 +76,16 @@ fn source_timestamp_flows_in_tc_ros2_example2() {
     let f = a
         .flows
         .iter()
-        .find(|f| a.takes[f.take as usize].0.ts == take.ts && a.takes[f.take as usize].0.source_ts == source)
+        .find(|f| a.takes[f.take as usize].take.ts == take.ts && a.takes[f.take as usize].take.source_ts == source)
         .expect("the first /topic_a take is matched");
     assert_eq!(&*f.topic, "/topic_a");
     assert_eq!(f.by, MatchBy::SourceTimestamp);
     assert_eq!(f.pub_to_take_ns, expected);
-    assert_eq!(a.pubs[f.publication as usize].0.ts_dds(), Some(ev[wi].ts));
+    assert_eq!(a.pubs[f.publication as usize].publication.ts_dds(), Some(ev[wi].ts));
     // Every flow: same topic and same source timestamp on both sides.
     for f in &a.flows {
-        let (p, topic) = &a.pubs[f.publication as usize];
-        let (t, _) = &a.takes[f.take as usize];
+        let rostrace_analysis::LinkedPublication { publication: p, topic } = &a.pubs[f.publication as usize];
+        let t = &a.takes[f.take as usize].take;
         assert_eq!(topic.as_deref(), Some(&*f.topic));
         assert_eq!(p.source_ts(), Some(t.source_ts));
         assert!(f.pub_to_take_ns > 0);
@@ -121,8 +121,8 @@ fn publish_window_flows_in_pingpong() {
     let ping = a.report.topics.iter().find(|t| &*t.name == "/ping").unwrap();
     assert_eq!((ping.takes, ping.matched), (15, 15));
     for f in &a.flows {
-        let (p, _) = &a.pubs[f.publication as usize];
-        let (t, _) = &a.takes[f.take as usize];
+        let p = &a.pubs[f.publication as usize].publication;
+        let t = &a.takes[f.take as usize].take;
         assert_eq!(f.by, MatchBy::PublishWindow);
         assert!(p.ts_rmw().unwrap() <= t.source_ts && t.source_ts <= p.ts_after().unwrap());
     }
@@ -143,8 +143,8 @@ fn publish_window_flows_in_pingpong() {
         .rfind(|e| e.name == "ros2:rclcpp_publish" && e.ts <= rmw_publish.ts && e.vtid == rmw_publish.vtid)
         .unwrap();
     assert_eq!(rclcpp.u["message"], rmw_publish.u["message"], "same message through the layers");
-    let f = a.flows.iter().find(|f| a.takes[f.take as usize].0.ts == take.ts).unwrap();
-    assert_eq!(a.pubs[f.publication as usize].0.ts_rmw(), Some(rmw_publish.ts));
+    let f = a.flows.iter().find(|f| a.takes[f.take as usize].take.ts == take.ts).unwrap();
+    assert_eq!(a.pubs[f.publication as usize].publication.ts_rmw(), Some(rmw_publish.ts));
     assert_eq!(f.pub_to_take_ns, take.ts - rclcpp.ts);
 }
 
@@ -157,8 +157,8 @@ fn caret_flows() {
     assert_eq!(a.report.flows_unmatched, 0);
     assert!(a.report.flows_matched > 300);
     for f in &a.flows {
-        let (p, _) = &a.pubs[f.publication as usize];
-        let (t, _) = &a.takes[f.take as usize];
+        let p = &a.pubs[f.publication as usize].publication;
+        let t = &a.takes[f.take as usize].take;
         match f.by {
             MatchBy::SourceTimestamp => assert_eq!(p.source_ts(), Some(t.source_ts)),
             MatchBy::IntraProcess => assert_eq!(p.message, t.message),
@@ -169,7 +169,7 @@ fn caret_flows() {
     let intra = a.flows.iter().filter(|f| f.by == MatchBy::IntraProcess).count();
     assert!(intra >= 10, "{intra} intra-process flows");
     for f in a.flows.iter().filter(|f| f.by == MatchBy::IntraProcess) {
-        assert_eq!(a.pubs[f.publication as usize].0.message, a.takes[f.take as usize].0.message);
+        assert_eq!(a.pubs[f.publication as usize].publication.message, a.takes[f.take as usize].take.message);
         assert!(f.pub_to_take_ns >= 0);
     }
 }

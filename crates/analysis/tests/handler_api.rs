@@ -74,7 +74,7 @@ fn a_users_handler_runs_in_the_pass() {
 
     // Publications during callback runs: as the ROS 2 pass links them.
     let mut linked: HashMap<u32, u64> = HashMap::new();
-    for (pubn, _) in &a.pubs {
+    for pubn in a.pubs.iter().map(|p| &p.publication) {
         if pubn.ts_rmw().is_some() {
             if let Some(run) = pubn.in_run() {
                 *linked.entry(run).or_default() += 1;

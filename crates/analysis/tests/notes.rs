@@ -2,7 +2,7 @@
 //! field is not told it lacks the events, and callbacks whose runs were all cut by the trace's
 //! edges are not taken for a client library without callback tracepoints.
 
-use rostrace_analysis::notes::Note;
+use rostrace_analysis::Note;
 use rostrace_ctf::write::{FieldDecl, FieldType, Payload};
 #[path = "support/system.rs"]
 mod system;

@@ -14,7 +14,7 @@ mod dense;
 use dense::Dense;
 use rostrace_analysis::paths::arch::{ArchNode, ArchPublish, ArchSubscribe};
 use rostrace_analysis::paths::{
-    longest_of, longest_paths, rank, Architecture, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,
+    longest_of, longest_paths, rank, search, Architecture, Endpoint, PathIndex, PathOptions, PathSpec, SearchLimits,
 };
 
 /// The search as it was before branches were pruned: every simple path, depth-first, edges in
@@ -190,7 +190,7 @@ fn pruned_search_finds_the_plain_search_s_paths() {
             format!("{nodes:?} from {from:?} through {through:?} to {to:?}, depth {max_depth}, {max_paths} paths");
         let limits = SearchLimits { max_depth, max_paths, max_expansions: usize::MAX };
         let mut got = Vec::new();
-        let out = arch.search(&from, &through, &to, limits, |p| {
+        let out = search(&arch, &from, &through, &to, limits, |p| {
             got.push(p);
             true
         });
@@ -207,7 +207,7 @@ fn pruned_search_finds_the_plain_search_s_paths() {
         // A work budget gives the first paths, and says when it stopped the search.
         let budget = 1 + rng.below(8);
         let mut cut = Vec::new();
-        let out = arch.search(&from, &through, &to, SearchLimits { max_expansions: budget, ..limits }, |p| {
+        let out = search(&arch, &from, &through, &to, SearchLimits { max_expansions: budget, ..limits }, |p| {
             cut.push(p);
             true
         });
@@ -259,7 +259,7 @@ fn longest_paths_through_a_clique() {
     // went down the clique, cutting branches at the depth (a node 15 deep has /sink0 off the
     // path): a few states tell that.
     let limits = SearchLimits { max_depth: 15, max_paths: 20, ..SearchLimits::default() };
-    let out = arch.search(&Endpoint::Node(src), &[], &Endpoint::Node(lonely), limits, |_| true);
+    let out = search(&arch, &Endpoint::Node(src), &[], &Endpoint::Node(lonely), limits, |_| true);
     assert_eq!((out.paths, out.expanded, out.truncated_depth, out.truncated_work), (0, 1, true, false));
     assert!(out.probed < 100, "{} states probed", out.probed);
 
@@ -268,7 +268,7 @@ fn longest_paths_through_a_clique() {
     assert_eq!(want.len(), 20);
     assert_eq!(want[0].nodes.len(), 15);
     let mut got = Vec::new();
-    let out = arch.search(&Endpoint::Node(src), &[], &Endpoint::Node(sink), limits, |p| {
+    let out = search(&arch, &Endpoint::Node(src), &[], &Endpoint::Node(sink), limits, |p| {
         got.push(p);
         true
     });
@@ -287,7 +287,7 @@ fn longest_paths_through_a_clique() {
     assert_eq!(labels(&lp.paths), labels(&ranked));
     assert_eq!(lp.paths.len(), 10);
     assert!(lp.paths.iter().all(|p| p.path.nodes[0] == "/src0" && p.path.nodes.last().unwrap() == "/sink0"));
-    assert!(lp.paths.iter().all(|p| p.records > 0), "the paths are followed message by message");
+    assert!(lp.paths.iter().all(|p| p.counts.records > 0), "the paths are followed message by message");
 }
 
 /// The route to the sink goes through a node that is already on the path (the clique's exit,
@@ -309,7 +309,7 @@ fn a_route_through_the_path_itself_is_no_route() {
     let arch = arch_of(&nodes);
     let (src, sink) = (arch.node("/src").unwrap(), arch.node("/zz_sink").unwrap());
     let mut got = Vec::new();
-    let out = arch.search(&Endpoint::Node(src), &[], &Endpoint::Node(sink), SearchLimits::default(), |p| {
+    let out = search(&arch, &Endpoint::Node(src), &[], &Endpoint::Node(sink), SearchLimits::default(), |p| {
         got.push(p.label());
         true
     });
@@ -319,7 +319,7 @@ fn a_route_through_the_path_itself_is_no_route() {
     assert!(out.probed <= 13 * 13, "{} states probed", out.probed);
     // Through a topic waypoint and to a topic: the same.
     let (through, to) = ([Endpoint::Topic("/s".into())], Endpoint::Topic("/out".into()));
-    let out = arch.search(&Endpoint::Node(src), &through, &to, SearchLimits::default(), |_| true);
+    let out = search(&arch, &Endpoint::Node(src), &through, &to, SearchLimits::default(), |_| true);
     assert_eq!((out.paths, out.expanded, out.truncated_depth, out.truncated_work), (1, 3, false, false));
 }
 
@@ -331,7 +331,7 @@ fn the_work_budget_stops_a_search_and_says_so() {
     let arch = Architecture::from_analysis(&a);
     let (src, sink) = (arch.node("/src0").unwrap(), arch.node("/sink0").unwrap());
     let limits = SearchLimits { max_depth: 15, max_paths: 20, max_expansions: 10 };
-    let out = arch.search(&Endpoint::Node(src), &[], &Endpoint::Node(sink), limits, |_| true);
+    let out = search(&arch, &Endpoint::Node(src), &[], &Endpoint::Node(sink), limits, |_| true);
     assert_eq!((out.expanded, out.truncated_work, out.truncated_paths), (10, true, false));
     let index = PathIndex::new(&a);
     let lp = longest_paths(&index, &arch, limits, 300, 10, PathOptions::default());

@@ -3,7 +3,7 @@
 //! node using the latest message, an intra-process hop, and a fan-out.
 
 use rostrace_analysis::paths::{
-    longest_paths, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
+    longest_paths, search, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
 };
 use rostrace_ctf::write::Payload;
 use std::path::Path;
@@ -248,7 +248,7 @@ fn summary_equals_the_records() {
             if from != to {
                 let (src, dst) =
                     (rostrace_analysis::paths::Endpoint::Node(from), rostrace_analysis::paths::Endpoint::Node(to));
-                arch.search(&src, &[], &dst, SearchLimits::default(), |p| {
+                search(&arch, &src, &[], &dst, SearchLimits::default(), |p| {
                     paths.push(p);
                     true
                 });
@@ -263,9 +263,10 @@ fn summary_equals_the_records() {
             let r = index.records(&arch, p, opt).unwrap();
             let s = index.summary(&arch, p, opt).unwrap();
             let what = format!("{} {opt:?}", p.label());
-            assert_eq!(s.records, r.rows.len(), "{what}");
-            assert_eq!(s.complete, r.complete(), "{what}");
-            assert_eq!((s.dropped, s.in_flight), r.incomplete(), "{what}");
+            assert_eq!(s.counts, r.counts(), "{what}");
+            assert_eq!(s.counts.records, r.rows.len(), "{what}");
+            assert_eq!(s.counts.complete, r.complete(), "{what}");
+            assert_eq!((s.counts.dropped, s.counts.in_flight), r.incomplete(), "{what}");
             let want = r.stats();
             assert_eq!(
                 (s.latency.count, s.latency.sum, s.latency.min, s.latency.max),
@@ -273,7 +274,7 @@ fn summary_equals_the_records() {
                 "{what}"
             );
             assert_eq!(s.latency.p50, want.p50, "{what}");
-            incomplete += s.dropped + s.in_flight;
+            incomplete += s.counts.dropped + s.counts.in_flight;
         }
     }
     assert!(incomplete > 0);
@@ -317,13 +318,17 @@ fn superseded_and_lost_apart() {
     let path = spec(&["/v_src", "/w_timer", "/x_sink"], &["/v", "/w"]);
     let r = index.records(&arch, &path, PathOptions::default()).unwrap();
     // Complete: 104, 114; superseded: 100, 102, 108, 110, 112; lost: 106; in flight: 116, 118.
-    let inc = r.incomplete_by_kind();
-    assert_eq!((r.complete(), inc.superseded, inc.lost, inc.in_flight), (2, 5, 1, 2));
+    let c = r.counts();
+    assert_eq!((c.records, c.complete, c.dropped, c.superseded, c.lost, c.in_flight), (10, 2, 6, 5, 1, 2));
     assert_eq!(r.incomplete(), (6, 2));
-    let sum = index.summary(&arch, &path, PathOptions::default()).unwrap();
-    assert_eq!((sum.complete, sum.dropped, sum.superseded, sum.lost, sum.in_flight), (2, 6, 5, 1, 2));
+    assert_eq!(index.summary(&arch, &path, PathOptions::default()).unwrap().counts, c);
     let e = rostrace_analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
-    assert_eq!((e.dropped, e.superseded, e.lost, e.in_flight), (6, 5, 1, 2));
+    assert_eq!(e.counts, c);
+    // In the JSON, the counts are fields of the summary's own, in their order.
+    let json = serde_json::to_string(&e).unwrap();
+    let at = |k: &str| json.find(&format!("\"{k}\":")).unwrap_or_else(|| panic!("{k}: {json}"));
+    let keys = ["latency", "records", "complete", "dropped", "superseded", "lost", "in_flight", "instances"];
+    assert!(keys.windows(2).all(|w| at(w[0]) < at(w[1])), "{json}");
 }
 
 /// Giving the architecture back before the report is made (as `analyze` does) changes nothing

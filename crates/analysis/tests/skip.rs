@@ -2,7 +2,7 @@
 //! initialization event ([`PacketIndex`]) gives the callbacks and topics of one that reads
 //! them all.
 
-use rostrace_analysis::skip::PacketIndex;
+use rostrace_analysis::PacketIndex;
 use rostrace_analysis::{analyze_window, Bound, Window};
 use rostrace_ctf::TraceSet;
 

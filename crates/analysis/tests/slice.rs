@@ -2,7 +2,7 @@
 //! of the whole: runs by their start, publications and messages by their publication, takes
 //! by their time.
 
-use rostrace_analysis::link::View;
+use rostrace_analysis::View;
 use rostrace_analysis::{analyze_window, report, Report, Window};
 use rostrace_ctf::TraceSet;
 use std::collections::BTreeMap;

@@ -350,8 +350,8 @@ fn flows_across_traces_and_intra_process() {
     assert_eq!((intra.matched, intra.intra_process), (1, 1));
     assert_eq!(intra.pub_to_callback_ns.p50, 100_100);
     for f in &a.flows {
-        let (pb, _) = &a.pubs[f.publication as usize];
-        let (tk, _) = &a.takes[f.take as usize];
+        let pb = &a.pubs[f.publication as usize].publication;
+        let tk = &a.takes[f.take as usize].take;
         match f.by {
             MatchBy::SourceTimestamp => assert_eq!(pb.source_ts(), Some(tk.source_ts)),
             MatchBy::IntraProcess => assert_eq!(pb.ring, Some((0xB0, 3))),

@@ -1,12 +1,10 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
+use crate::args::{Input, ScopeArgs, TraceArgs};
 use crate::out::{emit, fail};
 use crate::text::count;
 use crate::text::{render, sim_lines, width};
-use crate::TraceArgs;
-use regex::Regex;
 use rostrace_analysis::diff::Samples;
-use rostrace_analysis::{parse_time, Bound, Window};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,20 +19,8 @@ pub struct Args {
     /// Rows of each table in the text report (0: all).
     #[arg(long, default_value_t = 25)]
     top: usize,
-    /// Analyze from TIME: seconds after the trace start (`2.5`, `+2.5s`, `1500ms`), or an absolute
-    /// time (ns since the epoch, or `2021-10-06T12:00:00.5Z`). Initialization events before it
-    /// are still read.
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    begin: Option<String>,
-    /// Analyze until TIME (same forms as --begin).
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    end: Option<String>,
-    /// Only nodes whose `/namespace/name` matches REGEX (and their callbacks, topics, time shares).
-    #[arg(long, value_name = "REGEX")]
-    nodes: Option<String>,
-    /// Only topics whose name matches REGEX (and the callbacks and nodes of those topics).
-    #[arg(long, value_name = "REGEX")]
-    topics: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// Do not abbreviate: full symbols and lists, lines as long as they need.
     #[arg(long)]
     wide: bool,
@@ -77,10 +63,7 @@ impl Args {
             traces: TraceArgs { traces, jobs: 0 },
             json,
             top,
-            begin: None,
-            end: None,
-            nodes: None,
-            topics: None,
+            scope: ScopeArgs::default(),
             wide: false,
             time: TimeBase::System,
             samples: false,
@@ -90,57 +73,22 @@ impl Args {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
-    let mut window = Window::default();
-    for (name, v, slot) in [("--begin", &a.begin, &mut window.begin), ("--end", &a.end, &mut window.end)] {
-        if let Some(v) = v {
-            match parse_time(v) {
-                Ok(b) => *slot = Some(b),
-                Err(e) => return fail(format!("{name}: {e}")),
-            }
-        }
-    }
-    if let (Some(b), Some(e)) = (window.begin, window.end) {
-        let same_kind =
-            matches!((b, e), (Bound::Relative(_), Bound::Relative(_)) | (Bound::Absolute(_), Bound::Absolute(_)));
-        let (Bound::Relative(x) | Bound::Absolute(x), Bound::Relative(y) | Bound::Absolute(y)) = (b, e);
-        if same_kind && x > y {
-            return fail(format!(
-                "--begin ({}) is after --end ({})",
-                a.begin.as_deref().unwrap_or(""),
-                a.end.as_deref().unwrap_or("")
-            ));
-        }
-    }
-    let mut res = [None, None];
-    for (i, (name, v)) in [("--nodes", &a.nodes), ("--topics", &a.topics)].into_iter().enumerate() {
-        if let Some(v) = v {
-            match Regex::new(v) {
-                Ok(re) => res[i] = Some(re),
-                Err(e) => {
-                    return fail(format!(
-                        "{name}: invalid regular expression {v:?}: {}",
-                        e.to_string().lines().last().unwrap_or("")
-                    ))
-                }
-            }
-        }
-    }
-    let [nodes, topics] = res;
     // Nothing here asks for the architecture once the paths are found, nor for the runtime
     // tables once the report is made, but the samples.
-    let options = rostrace_analysis::Options {
-        window,
-        nodes,
-        topics,
-        longest_paths: true,
-        release_architecture: true,
-        release_tables: !a.samples,
+    let input = match Input::new(&a.traces).scope(&a.scope) {
+        Ok(i) => i.options(|o| {
+            o.longest_paths = true;
+            o.release_architecture = true;
+            o.release_tables = !a.samples;
+        }),
+        Err(e) => return fail(e),
     };
-    let Some(crate::load::Loaded { set, analysis: mut an, clean }) =
-        crate::load::analyze(&a.traces.traces, a.traces.jobs, &options)
-    else {
+    let window = input.options.window;
+    let Some(loaded) = input.load() else {
         return Ok(ExitCode::from(1));
     };
+    let clean = loaded.clean();
+    let rostrace_analysis::Loaded { set, analysis: mut an, .. } = loaded;
     let samples = a.samples.then(|| Samples::of(&an, &[]));
     let diff_samples = samples.as_ref();
     let mut report = std::mem::take(&mut an.report);

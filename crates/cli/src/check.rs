@@ -1,9 +1,9 @@
 //! `rostrace check`: a trace against an expectation file (see `rostrace_analysis::check`), one line per
 //! expectation, JUnit XML and JSON; `--suggest` writes a file a good run passes.
 
+use crate::args::{Input, TraceArgs};
 use crate::format::name as esc;
 use crate::out::{emit, fail};
-use crate::TraceArgs;
 use rostrace_analysis::check::{self, Outcome, Status};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -47,11 +47,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return fail(e),
     };
     // The longest paths are only searched to suggest them.
-    let options = rostrace_analysis::Options { longest_paths: a.suggest, ..Default::default() };
-    let Some(loaded) = crate::load::analyze(&a.traces.traces, a.traces.jobs, &options) else {
+    let input = Input::new(&a.traces).options(|o| o.longest_paths = a.suggest);
+    let Some(loaded) = input.load() else {
         return Ok(ExitCode::from(1));
     };
-    let (an, clean) = (loaded.analysis, loaded.clean);
+    let clean = loaded.clean();
+    let an = loaded.analysis;
     let Some(expect) = expect else {
         let about: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
         crate::out::out!("{}", check::suggest(&an, &esc(&about.join(", "))))?;

@@ -2,9 +2,10 @@
 //! `rostrace_analysis::diff`), significant changes first; exit 1 when any is significant, so
 //! that CI can fail on a regression.
 
+use crate::args::ThresholdArgs;
 use crate::format::{dur, name as esc};
 use crate::out::{emit, fail};
-use rostrace_analysis::diff::{self, Change, Diff, Thresholds};
+use rostrace_analysis::diff::{self, Change, Diff};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,51 +31,6 @@ pub struct Args {
     /// Threads (0: one per core).
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     jobs: usize,
-}
-
-/// The thresholds of a significant change, as `diff` and `report --baseline` take them.
-#[derive(clap::Args)]
-pub struct ThresholdArgs {
-    /// The p-value of the Mann–Whitney test below which a change can be significant
-    /// [default: 0.001].
-    #[arg(long, value_name = "P")]
-    alpha: Option<f64>,
-    /// The least |Cliff's delta| (0..1) for a change to be significant [default: 0.33].
-    #[arg(long, value_name = "D")]
-    min_delta: Option<f64>,
-    /// The least relative change of the median for a change to be significant (0.1: 10 %)
-    /// [default: 0.1].
-    #[arg(long, value_name = "R")]
-    min_change: Option<f64>,
-}
-
-impl ThresholdArgs {
-    /// The thresholds, or the error naming the argument out of its range.
-    pub fn thresholds(&self) -> Result<Thresholds, String> {
-        let d = Thresholds::default();
-        let t = Thresholds {
-            alpha: self.alpha.unwrap_or(d.alpha),
-            min_delta: self.min_delta.unwrap_or(d.min_delta),
-            min_change: self.min_change.unwrap_or(d.min_change),
-        };
-        if !(t.alpha > 0.0 && t.alpha <= 1.0) {
-            return Err(format!("--alpha {}: not in (0, 1]", t.alpha));
-        }
-        if !(0.0..=1.0).contains(&t.min_delta) {
-            return Err(format!("--min-delta {}: not in [0, 1]", t.min_delta));
-        }
-        if t.min_change.is_nan() || t.min_change < 0.0 {
-            return Err(format!("--min-change {}: not a number at least 0", t.min_change));
-        }
-        Ok(t)
-    }
-
-    /// The first threshold argument given on the command line, if any.
-    pub fn given(&self) -> Option<&'static str> {
-        [("--alpha", self.alpha), ("--min-delta", self.min_delta), ("--min-change", self.min_change)]
-            .into_iter()
-            .find_map(|(name, v)| v.map(|_| name))
-    }
 }
 
 /// Runs the command.

@@ -1,8 +1,8 @@
 //! `rostrace events`: every event, one line each, as text or JSON.
 
+use crate::args::TraceArgs;
 use crate::format::{json_event, text_event, trace_prefix};
 use crate::progress::Progress;
-use crate::TraceArgs;
 use rostrace_ctf::TraceSet;
 use std::io::Write;
 use std::process::ExitCode;

@@ -1,10 +1,9 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
+use crate::args::{Input, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
-use crate::TraceArgs;
 use regex::Regex;
-use rostrace_ctf::TraceSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -85,22 +84,11 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         },
     };
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
-    let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
-    for e in &errors {
-        crate::out::errln!("rostrace: error: {e}");
-    }
-    if set.traces.is_empty() {
+    let Some(loaded) = Input::new(&a.traces).load() else {
         return Ok(ExitCode::from(1));
-    }
-    let p = rostrace_analysis::Processor::standard();
-    let mut progress =
-        Progress::new(set.total_bytes(), "analyzing").then("analyzing: events read; linking and reporting");
-    let an = p.analyze(&set, rostrace_analysis::Window::default(), |d, total| progress.at(d, total));
-    progress.finish();
-    for e in &an.report.read_errors {
-        crate::out::errln!("rostrace: error: {e}");
-    }
-    let mut clean = errors.is_empty() && an.report.read_errors.is_empty();
+    };
+    let mut clean = loaded.clean();
+    let rostrace_analysis::Loaded { set, analysis: an, .. } = loaded;
     match a.format {
         Format::Perfetto => {
             if an.runs.is_empty() && an.pubs.is_empty() && an.takes.is_empty() {

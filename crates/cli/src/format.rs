@@ -365,7 +365,7 @@ pub fn text_event(out: &mut Vec<u8>, ev: &Event, prev_ns: Option<i64>, prefix: O
 pub use rostrace_analysis::check::units::human_duration as dur;
 
 /// A distribution's statistics on one line (`-` when empty).
-pub fn stats_line(s: &rostrace_analysis::stats::Stats) -> String {
+pub fn stats_line(s: &rostrace_analysis::Stats) -> String {
     if s.count == 0 {
         return "-".into();
     }

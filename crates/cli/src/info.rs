@@ -1,10 +1,10 @@
 //! `rostrace info`: what a trace holds, at a glance.
 
+use crate::args::TraceArgs;
 use crate::format::name as esc;
 use crate::out::outln;
 use crate::progress::Progress;
 use crate::text::{count, date_time, noun};
-use crate::TraceArgs;
 use rostrace_ctf::TraceSet;
 use std::process::ExitCode;
 
@@ -46,17 +46,18 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     } else {
         print_text(&info)?;
     }
-    for e in &info.errors {
+    for e in &info.summary.errors {
         crate::out::errln!("rostrace: error: {e}");
     }
-    let ok = info.errors.is_empty();
+    let ok = info.summary.errors.is_empty();
     // The process ends next, and the kernel takes its memory back at once (as `analyze` does):
     // unmapping the files and freeing the metadata piece by piece took 0.1–0.17 ms more.
     std::mem::forget(set);
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn print_text(i: &Info) -> std::io::Result<()> {
+fn print_text(info: &Info) -> std::io::Result<()> {
+    let i = &info.summary;
     outln!("traces:     {}", i.traces.len())?;
     for t in &i.traces {
         outln!("  {t}")?;
@@ -71,20 +72,20 @@ fn print_text(i: &Info) -> std::io::Result<()> {
     if !i.tracers.is_empty() {
         outln!("tracer:     {}", esc(&i.tracers.join(", ")))?;
     }
-    if !i.tracetools_versions.is_empty() || !i.ros_distros.is_empty() {
+    if !info.tracetools_versions.is_empty() || !info.ros_distros.is_empty() {
         outln!(
             "ROS 2:      {}{}",
-            esc(&i.ros_distros.join(", ")),
-            if i.tracetools_versions.is_empty() {
+            esc(&info.ros_distros.join(", ")),
+            if info.tracetools_versions.is_empty() {
                 String::new()
             } else {
-                format!(" (tracetools {})", esc(&i.tracetools_versions.join(", ")))
+                format!(" (tracetools {})", esc(&info.tracetools_versions.join(", ")))
             }
         )?;
-        if !i.ros_distros_assumed.is_empty() {
+        if !info.ros_distros_assumed.is_empty() {
             outln!(
                 "            assumed for some processes: {} (their environment set no ROS_DISTRO; record with --distro)",
-                esc(&i.ros_distros_assumed.join(", "))
+                esc(&info.ros_distros_assumed.join(", "))
             )?;
         }
     }

@@ -3,41 +3,30 @@
 
 use crate::progress::Progress;
 use rostrace_analysis::diff::Samples;
-use rostrace_analysis::{Analysis, Options, Processor};
-use rostrace_ctf::TraceSet;
+use rostrace_analysis::{Loaded, Open, Options};
 use std::path::{Path, PathBuf};
 
-/// A trace set analysed.
-pub struct Loaded {
-    /// The traces (left to the caller, which may leave them to the process's end).
-    pub set: TraceSet,
-    /// The analysis.
-    pub analysis: Analysis,
-    /// Whether every trace was opened and read without error.
-    pub clean: bool,
-}
-
 /// Opens `traces` and analyses them with `options` on `jobs` threads (the standard handlers),
-/// the errors of opening and reading printed as they are met; `None` when no trace opened.
-pub fn analyze(traces: &[PathBuf], jobs: usize, options: &Options) -> Option<Loaded> {
-    let (set, errors) = TraceSet::open_jobs(traces, jobs);
-    for e in &errors {
-        crate::out::errln!("rostrace: error: {e}");
+/// with progress on a terminal and the errors of opening and reading printed as they are met;
+/// `None` when no trace opened.
+pub fn analyze(traces: &[PathBuf], jobs: usize, options: Options) -> Option<Loaded> {
+    let mut progress: Option<Progress> = None;
+    let loaded = Open::new(traces)
+        .jobs(jobs)
+        .options(options)
+        .on_error(|e| crate::out::errln!("rostrace: error: {e}"))
+        .progress(|done, total| {
+            progress
+                .get_or_insert_with(|| {
+                    Progress::new(total, "analyzing").then("analyzing: events read; linking and reporting")
+                })
+                .at(done, total)
+        })
+        .analyze();
+    if let Some(p) = &progress {
+        p.finish();
     }
-    if set.traces.is_empty() {
-        return None;
-    }
-    let mut progress =
-        Progress::new(set.total_bytes(), "analyzing").then("analyzing: events read; linking and reporting");
-    let mut p = Processor::standard();
-    p.set_jobs(jobs);
-    let analysis = p.run(&set, options, |d, total| progress.at(d, total));
-    progress.finish();
-    for e in &analysis.report.read_errors {
-        crate::out::errln!("rostrace: error: {e}");
-    }
-    let clean = errors.is_empty() && analysis.report.read_errors.is_empty();
-    Some(Loaded { set, analysis, clean })
+    loaded.ok()
 }
 
 /// One run of `rostrace diff` (or `report --baseline`): a trace analysed, or the samples saved
@@ -61,7 +50,7 @@ impl Run {
     /// Whether it was read without error (a saved run always is, once loaded).
     pub fn clean(&self) -> bool {
         match self {
-            Run::Trace(l) => l.clean,
+            Run::Trace(l) => l.clean(),
             Run::Saved(_) => true,
         }
     }
@@ -72,9 +61,8 @@ impl Run {
 /// begin with) is read as saved samples, anything else analysed as a trace.
 pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
     if !is_json(path) {
-        let options = Options { longest_paths: true, ..Default::default() };
-        let loaded = analyze(std::slice::from_ref(&path.to_path_buf()), jobs, &options);
-        return loaded
+        let options = Options { longest_paths: true, ..Options::default() };
+        return analyze(&[path.to_path_buf()], jobs, options)
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
     }

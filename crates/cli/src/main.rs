@@ -1,6 +1,7 @@
 //! `rostrace`: the command-line tool. Thin: each subcommand is a module over the libraries.
 
 mod analyze;
+mod args;
 mod check;
 mod demo;
 mod diff;
@@ -21,7 +22,6 @@ mod signals;
 mod text;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// ROS 2 tracing and trace analysis.
@@ -127,20 +127,6 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Lazy<T> {
     fn update_from_arg_matches_mut(&mut self, m: &mut clap::ArgMatches) -> Result<(), clap::Error> {
         self.0.update_from_arg_matches_mut(m)
     }
-}
-
-/// Paths of traces as given on the command line.
-#[derive(clap::Args, Clone)]
-pub struct TraceArgs {
-    /// Trace directories (searched recursively for CTF traces) or metadata files.
-    #[arg(required = true, value_name = "TRACE")]
-    pub traces: Vec<PathBuf>,
-    /// Threads (0: one per core): reading the traces; for the analyses, the pass over the events
-    /// (shared out by trace, or, on one trace, reading on a second thread while this one handles
-    /// the events) and the work beside it (path search, report). The output is the same whatever
-    /// the number.
-    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
-    pub jobs: usize,
 }
 
 /// Keeps large blocks (the analysis's tables, each as large as the trace's share of them) in

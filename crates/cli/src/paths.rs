@@ -1,16 +1,16 @@
 //! `rostrace architecture`, `rostrace paths` and `rostrace e2e`: the architecture of a traced
 //! system, the paths through it, and end-to-end latency along a path, message by message.
 
+use crate::args::{ArchitectureArg, Input, TraceArgs};
 use crate::format::name as esc;
 use crate::out::fail;
-use crate::TraceArgs;
 use rostrace_analysis::paths::{
     e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, PathSpec, Query, SearchLimits,
 };
 
 use rostrace_analysis::Analysis;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `rostrace architecture`.
@@ -30,10 +30,8 @@ pub struct ArchArgs {
 /// Arguments shared by `paths` and `e2e`.
 #[derive(clap::Args)]
 pub struct PathArgs {
-    /// An architecture file (CARET's YAML) whose message contexts and named paths override what
-    /// the trace shows.
-    #[arg(long, value_name = "FILE")]
-    architecture: Option<PathBuf>,
+    #[command(flatten)]
+    architecture: ArchitectureArg,
     /// Start each path at the start of the first node's callback that published, not at the
     /// publication (CARET's include_first_callback).
     #[arg(long)]
@@ -101,25 +99,6 @@ fn parse_case(s: &str) -> Result<Case, String> {
     Case::from_name(s).ok_or_else(|| format!("expected all, best, worst or worst-with-external-latency, not {s:?}"))
 }
 
-/// The analysis of the traces, with the read errors printed; None when nothing could be read.
-fn load(traces: &[PathBuf], jobs: usize) -> Option<(Analysis, bool)> {
-    crate::load::analyze(traces, jobs, &Default::default()).map(|l| (l.analysis, l.clean))
-}
-
-/// The architecture of `a`, with the file applied; what the file says that the trace does not
-/// have is warned about.
-fn architecture(a: &Analysis, file: Option<&Path>) -> Result<Architecture, String> {
-    let mut arch = a.architecture().into_owned();
-    if let Some(f) = file {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
-        let parsed = yaml::import(&text).map_err(|e| format!("--architecture {}: {e}", f.display()))?;
-        for u in arch.apply(&parsed) {
-            crate::out::errln!("rostrace: warning: --architecture {}: {}", f.display(), esc(&u));
-        }
-    }
-    Ok(arch)
-}
-
 /// Why the trace may show no path: the notes about what it lacks, and an empty architecture.
 fn explain_missing(a: &Analysis, arch: &Architecture) {
     if arch.communications.is_empty() {
@@ -138,11 +117,13 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
 
 /// `rostrace architecture`.
 pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
-    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
-    let arch = match architecture(&an, a.architecture.as_deref()) {
-        Ok(x) => x,
+    let input = match Input::new(&a.traces).architecture_file(a.architecture.as_deref()) {
+        Ok(i) => i,
         Err(e) => return fail(e),
     };
+    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
+    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let arch = input.architecture(&an);
     let text = yaml::export(&arch);
     match a.output.as_deref().filter(|p| !crate::out::is_stdout(p)) {
         Some(p) => {
@@ -187,11 +168,13 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_expansions == 0 {
         return fail("--max-expansions must be 1 or more");
     }
-    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
-    let arch = match architecture(&an, a.common.architecture.as_deref()) {
-        Ok(x) => x,
+    let input = match Input::new(&a.traces).architecture_file(a.common.architecture.architecture.as_deref()) {
+        Ok(i) => i,
         Err(e) => return fail(e),
     };
+    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
+    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let arch = input.architecture(&an);
     let query = Query {
         from: &a.from,
         through: &a.through,
@@ -294,11 +277,13 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let Some((an, clean)) = load(&a.traces.traces, a.traces.jobs) else { return Ok(ExitCode::from(1)) };
-    let arch = match architecture(&an, a.common.architecture.as_deref()) {
-        Ok(x) => x,
+    let input = match Input::new(&a.traces).architecture_file(a.common.architecture.architecture.as_deref()) {
+        Ok(i) => i,
         Err(e) => return fail(e),
     };
+    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
+    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let arch = input.architecture(&an);
     let spec = match (&a.path, &a.name) {
         (Some(p), _) => arch.parse_path(p, "--path"),
         (None, Some(n)) => named_path(&arch, n),
@@ -331,7 +316,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if records.rows.is_empty() {
         crate::out::errln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
         explain_missing(&an, &arch);
-    } else if out.complete == 0 {
+    } else if out.counts.complete == 0 {
         crate::out::errln!("rostrace: no message went the whole way along the path");
         explain_missing(&an, &arch);
     }

@@ -1,6 +1,6 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
-use crate::TraceArgs;
+use crate::args::{Input, ThresholdArgs, TraceArgs};
 use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ pub struct Args {
     baseline: Option<PathBuf>,
     /// With `--baseline`: when a change is significant (as for `rostrace diff`).
     #[command(flatten)]
-    thresholds: crate::diff::ThresholdArgs,
+    thresholds: ThresholdArgs,
 }
 
 /// Analyzes `traces` and renders the report, compared with the run `baseline` when given; with
@@ -34,8 +34,9 @@ fn render(
     jobs: usize,
 ) -> Result<(String, bool), String> {
     let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs).map(|r| (r, t))).transpose()?;
-    let options = rostrace_analysis::Options { longest_paths: true, ..Default::default() };
-    let Some(loaded) = crate::load::analyze(traces, jobs, &options) else { return Err("no trace to report".into()) };
+    let input = Input::of(traces.to_vec(), jobs).options(|o| o.longest_paths = true);
+    let Some(loaded) = input.load() else { return Err("no trace to report".into()) };
+    let clean = loaded.clean();
     let a = loaded.analysis;
     let diff = base.as_ref().map(|(b, t)| diff_runs(b.as_diff_run(), Run::Trace(&a), t));
     let title = match title {
@@ -46,7 +47,7 @@ fn render(
         }
     };
     let html = rostrace_html::render(&a, &title, diff.as_ref());
-    Ok((html, loaded.clean && base.is_none_or(|(b, _)| b.clean())))
+    Ok((html, clean && base.is_none_or(|(b, _)| b.clean())))
 }
 
 /// [`render`]s the report and writes it to `out` (`-`: standard output); Ok(false) when a trace

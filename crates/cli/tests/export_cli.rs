@@ -44,7 +44,7 @@ fn analysis_of(t: &Path) -> rostrace_analysis::Analysis {
 fn run_nodes(a: &rostrace_analysis::Analysis) -> Vec<String> {
     a.runs
         .iter()
-        .map(|(r, _)| {
+        .map(|&rostrace_analysis::LinkedRun { run: r, .. }| {
             let k = a.slots[r.slot()];
             a.report
                 .callbacks
@@ -69,7 +69,7 @@ fn perfetto_export_decodes_with_perfettos_protos() {
         let v = read(&py, &["perfetto", file.to_str().unwrap(), proto.to_str().unwrap()]);
         let a = analysis_of(&t);
         assert_eq!(v["slices"], a.runs.len(), "{name}: a slice per callback run");
-        let unfinished = a.runs.iter().filter(|(r, _)| r.end().is_none()).count();
+        let unfinished = a.runs.iter().filter(|r| r.run.end().is_none()).count();
         assert_eq!(v["unfinished"], unfinished, "{name}");
         assert_eq!(v["instants"]["publish"], a.pubs.len(), "{name}");
         assert_eq!(v["instants"]["take"], a.takes.len(), "{name}");
@@ -78,7 +78,7 @@ fn perfetto_export_decodes_with_perfettos_protos() {
         assert_eq!(v["flows_ended"], a.flows.len(), "{name}");
         assert_eq!(v["flows_started_once"], true);
         assert_eq!(v["flows_ended_once"], true);
-        let through_take = a.flows.iter().filter(|f| a.takes[f.take as usize].0.run.is_some()).count();
+        let through_take = a.flows.iter().filter(|f| a.takes[f.take as usize].take.run.is_some()).count();
         assert_eq!(v["flows_through_take"], through_take, "{name}: publish -> take -> callback");
         assert_eq!(v["counters"], a.flows.len(), "{name}: a latency value per flow");
         // Slices are named by node and owner: as many per name as the callbacks' runs.
@@ -104,12 +104,12 @@ fn perfetto_export_decodes_with_perfettos_protos() {
         let threads: std::collections::BTreeSet<(u32, i64, i64)> = a
             .runs
             .iter()
-            .map(|(r, _)| {
+            .map(|&rostrace_analysis::LinkedRun { run: r, .. }| {
                 let k = a.slots[r.slot()];
                 (k.0, k.1, r.vtid as i64)
             })
-            .chain(a.pubs.iter().map(|(p, _)| (p.trace, p.vpid, p.vtid)))
-            .chain(a.takes.iter().map(|(t, _)| (t.trace, t.vpid, t.vtid)))
+            .chain(a.pubs.iter().map(|p| (p.publication.trace, p.publication.vpid, p.publication.vtid)))
+            .chain(a.takes.iter().map(|t| (t.take.trace, t.take.vpid, t.take.vtid)))
             .collect();
         assert_eq!(v["threads"], threads.len(), "{name}");
     }
@@ -158,15 +158,15 @@ fn tables_read_back_with_pyarrow_and_pandas() {
             assert_eq!(table(def.name)["columns"], serde_json::json!(cols), "{format} {}", def.name);
         }
         // Values: sums of times and durations, nulls where the analysis has none.
-        let durations: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum();
+        let durations: i64 = a.runs.iter().filter_map(|r| r.run.duration()).sum();
         assert_eq!(table("callback_runs")["sums"]["duration_ns"], durations, "{format}");
-        let starts: i64 = a.runs.iter().map(|(r, _)| r.start).fold(0i64, |s, x| s.wrapping_add(x));
+        let starts: i64 = a.runs.iter().map(|r| r.run.start).fold(0i64, |s, x| s.wrapping_add(x));
         assert_eq!(table("callback_runs")["sums"]["start_ns"], starts, "{format}");
         let lat: i64 = a.flows.iter().map(|f| f.pub_to_take_ns).sum();
         assert_eq!(table("flows")["sums"]["pub_to_take_ns"], lat, "{format}");
         let no_cb = a.flows.iter().filter(|f| f.pub_to_callback_ns.is_none()).count();
         assert_eq!(table("flows")["nulls"]["pub_to_callback_ns"], no_cb, "{format}");
-        let no_src = a.pubs.iter().filter(|(p, _)| p.source_ts().is_none()).count();
+        let no_src = a.pubs.iter().filter(|p| p.publication.source_ts().is_none()).count();
         assert_eq!(table("publications")["nulls"]["source_timestamp_ns"], no_src, "{format}");
         let total: i64 = a.report.callbacks.iter().map(|c| c.total_ns).sum();
         assert_eq!(table("callbacks")["sums"]["total_ns"], total, "{format}");
@@ -187,7 +187,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
             assert_eq!(cs["types"]["timestamp_ns"], "int64");
             assert_eq!(table("callback_runs")["types"]["intra_process"], "bool");
         }
-        let starts: i64 = a.runs.iter().map(|(r, _)| r.start).fold(0i64, |s, x| s.wrapping_add(x));
+        let starts: i64 = a.runs.iter().map(|r| r.run.start).fold(0i64, |s, x| s.wrapping_add(x));
         assert_eq!(cs["sums"]["timestamp_ns"], starts, "{format}: callback_start times are the runs' starts");
     }
 }
@@ -204,7 +204,7 @@ fn duckdb_queries_two_recordings_together() {
         let a = analysis_of(&t);
         let nodes = run_nodes(&a);
         let mut per: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
-        for ((r, _), n) in a.runs.iter().zip(&nodes) {
+        for (r, n) in a.runs.iter().map(|r| &r.run).zip(&nodes) {
             if let Some(d) = r.duration() {
                 let e = per.entry(n.clone()).or_default();
                 e.0 += 1;
@@ -255,6 +255,50 @@ fn export_errors_name_the_argument() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--output /proc/rostrace/x.pftrace"), "{err}");
+}
+
+/// The most threads `child` ran at once (its `/proc/PID/task`, looked at every half
+/// millisecond), and how it ended.
+fn most_threads(mut child: std::process::Child) -> (std::process::ExitStatus, usize) {
+    let tasks = format!("/proc/{}/task", child.id());
+    let mut most = 0;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, most);
+        }
+        if let Ok(d) = std::fs::read_dir(&tasks) {
+            most = most.max(d.count());
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// `-j` sets the threads of the whole export, the analysis's included: with `-j 1` the process
+/// never runs a second thread; with `-j 2` it does (so the sampling sees threads when there are).
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn export_runs_on_the_threads_asked_for() {
+    let Some(t) = trace("tum-autoware-carla") else { return };
+    for (jobs, format) in [("1", "csv"), ("1", "perfetto"), ("2", "csv")] {
+        let dir = TempDir::new("export-jobs");
+        let out = if format == "perfetto" { dir.join("x.pftrace") } else { dir.path().to_path_buf() };
+        let child = rostrace()
+            .arg("export")
+            .arg(&t)
+            .args(["-j", jobs, "--format", format, "-o"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (status, most) = most_threads(child);
+        assert!(status.success(), "export -j {jobs} --format {format}: {status}");
+        if jobs == "1" {
+            assert_eq!(most, 1, "export -j 1 --format {format} ran {most} threads at once");
+        } else {
+            assert!(most > 1, "export -j {jobs} --format {format} ran one thread only");
+        }
+    }
 }
 
 #[test]

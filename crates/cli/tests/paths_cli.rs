@@ -314,3 +314,28 @@ fn events_of_one_time_do_not_multiply_records() {
     assert!(records >= 56 && records <= publications, "{records} records, {publications} publications");
     assert!(out.len() < 1 << 20, "{} bytes", out.len());
 }
+
+/// An architecture file that cannot be read is an error of `--architecture` before any trace
+/// is read: a trace that does not open is not reached, and nothing is analysed in vain.
+#[test]
+fn a_bad_architecture_file_is_refused_before_the_traces_are_read() {
+    let tmp = rostrace_testkit::TempDir::new("paths-bad-arch");
+    let bad = tmp.join("arch.yaml");
+    std::fs::write(&bad, "nodes: [unclosed\n").unwrap();
+    let missing = tmp.join("no-such-file.yaml");
+    let trace = tmp.join("no-trace-here");
+    for (file, why) in [(&bad, ""), (&missing, "No such file")] {
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["architecture", "--architecture", f],
+            vec!["paths", "--architecture", f, "--from", "/a", "--to", "/b"],
+            vec!["e2e", "--architecture", f, "--path", "/a,/b"],
+        ] {
+            let (code, _, err) = run(&args, &trace);
+            assert_eq!(code, Some(1), "{args:?}: {err}");
+            assert!(err.starts_with(&format!("rostrace: error: --architecture {f}: ")), "{args:?}: {err}");
+            assert!(err.contains(why), "{args:?}: {err}");
+            assert!(!err.contains("no-trace-here"), "{args:?}: the trace was read: {err}");
+        }
+    }
+}

@@ -127,11 +127,11 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
         let t = std::thread::Builder::new()
             .name("fusion".into())
             .spawn_scoped(s, || {
-                crate::spin(&mut fusion_exec, duration, stop);
+                crate::spin::spin(&mut fusion_exec, duration, stop);
                 fusion_exec.read_errors()
             })
             .map_err(rostrace_ros2::Error::Io)?;
-        crate::spin(&mut exec, duration, stop);
+        crate::spin::spin(&mut exec, duration, stop);
         let mut errors = exec.read_errors();
         errors.extend(t.join().unwrap_or_default());
         Ok::<_, rostrace_ros2::Error>(errors)

@@ -20,6 +20,7 @@
 mod control;
 pub mod msgs;
 mod sensing;
+mod spin;
 mod tally;
 pub mod work;
 
@@ -91,17 +92,5 @@ pub fn run(role: Role, domain: u16, duration: Duration, stop: &AtomicBool) -> ro
     match role {
         Role::Sensing => sensing::run(domain, duration, stop),
         Role::Control => control::run(domain, duration, stop),
-    }
-}
-
-/// Spins `exec` until `duration` has passed or `stop` is set.
-fn spin(exec: &mut rostrace_ros2::Executor, duration: Duration, stop: &AtomicBool) {
-    let end = std::time::Instant::now() + duration;
-    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        let now = std::time::Instant::now();
-        if now >= end {
-            break;
-        }
-        exec.spin_for((end - now).min(Duration::from_millis(100)));
     }
 }

@@ -120,6 +120,6 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     for n in [lidar, imu, filter, map] {
         exec.add_node(n)?;
     }
-    crate::spin(&mut exec, duration, stop);
+    crate::spin::spin(&mut exec, duration, stop);
     Ok(counts.tally("sensing", exec.read_errors()))
 }

@@ -25,9 +25,9 @@ pub mod perfetto;
 pub mod schema;
 pub mod tables;
 
-use rostrace_analysis::executor::ExecutorHandler;
-use rostrace_analysis::services::ServiceHandler;
 use rostrace_analysis::Analysis;
+use rostrace_analysis::ExecutorHandler;
+use rostrace_analysis::ServiceHandler;
 use std::io;
 
 /// Writes the analysis tables of [`schema::tables`] (those of the handlers, service calls and

@@ -6,7 +6,7 @@
 //! Field numbers are Perfetto's (`protos/perfetto/trace/perfetto_trace.proto`); the encoding is
 //! written here (a few messages do not need a protobuf library).
 
-use rostrace_analysis::Analysis;
+use rostrace_analysis::{Analysis, LinkedPublication, LinkedRun, LinkedTake};
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -279,12 +279,12 @@ fn tracks<'a, W: Write>(
     let m = &a.model;
     // Threads: every (trace, vpid, vtid) that ran, published or took.
     let mut threads: Vec<(u32, i64, i64)> = Vec::new();
-    threads.extend(a.runs.iter().map(|(r, _)| {
+    threads.extend(a.runs.iter().map(|LinkedRun { run: r, .. }| {
         let k = a.slots[r.slot()];
         (k.0, k.1, r.vtid as i64)
     }));
-    threads.extend(a.pubs.iter().map(|(p, _)| (p.trace, p.vpid, p.vtid)));
-    threads.extend(a.takes.iter().map(|(t, _)| (t.trace, t.vpid, t.vtid)));
+    threads.extend(a.pubs.iter().map(|LinkedPublication { publication: p, .. }| (p.trace, p.vpid, p.vtid)));
+    threads.extend(a.takes.iter().map(|LinkedTake { take: t, .. }| (t.trace, t.vpid, t.vtid)));
     threads.sort_unstable();
     threads.dedup();
     let mut procs: Vec<(u32, i64)> = threads.iter().map(|t| (t.0, t.1)).collect();
@@ -363,17 +363,17 @@ fn tracks<'a, W: Write>(
 fn items(a: &Analysis) -> Vec<(i64, Item)> {
     let mut items: Vec<(i64, Item)> =
         Vec::with_capacity(2 * a.runs.len() + a.pubs.len() + a.takes.len() + a.flows.len());
-    for (i, (r, _)) in a.runs.iter().enumerate() {
+    for (i, LinkedRun { run: r, .. }) in a.runs.iter().enumerate() {
         items.push((r.start, Item::Begin(i as u32)));
         if let Some(e) = r.end() {
             items.push((e, Item::End(i as u32)));
         }
     }
-    items.extend(a.pubs.iter().enumerate().map(|(i, (p, _))| (p.ts, Item::Publish(i as u32))));
-    items.extend(a.takes.iter().enumerate().map(|(i, (t, _))| (t.ts, Item::Take(i as u32))));
+    items.extend(a.pubs.iter().enumerate().map(|(i, p)| (p.publication.ts, Item::Publish(i as u32))));
+    items.extend(a.takes.iter().enumerate().map(|(i, t)| (t.take.ts, Item::Take(i as u32))));
     for (i, f) in a.flows.iter().enumerate() {
-        let k = &a.takes[f.take as usize].0;
-        let at = k.run.map_or(k.ts, |r| a.runs[r as usize].0.start);
+        let k = &a.takes[f.take as usize].take;
+        let at = k.run.map_or(k.ts, |r| a.runs[r as usize].run.start);
         items.push((at, Item::Latency(i as u32)));
     }
     items.sort_unstable();
@@ -400,7 +400,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     let by_key: HashMap<(u32, i64, u64), &rostrace_analysis::CallbackReport> =
         a.report.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), c)).collect();
     let slice_name = |run: u32| -> (String, Option<&rostrace_analysis::CallbackReport>, u64) {
-        let k = a.slots[a.runs[run as usize].0.slot()];
+        let k = a.slots[a.runs[run as usize].run.slot()];
         let c = by_key.get(&k).copied();
         let name = match c {
             Some(c) => {
@@ -428,7 +428,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
         let id = i as u64 + 1;
         pub_flows.entry(f.publication).or_default().push(id);
         take_flow.insert(f.take, id);
-        if let Some(r) = a.takes[f.take as usize].0.run {
+        if let Some(r) = a.takes[f.take as usize].take.run {
             run_flows.entry(r).or_default().push(id);
         }
     }
@@ -440,7 +440,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     for (ts, item) in items {
         match item {
             Item::Begin(i) => {
-                let (r, _) = &a.runs[i as usize];
+                let r = &a.runs[i as usize].run;
                 let k = a.slots[r.slot()];
                 let track = thread_uuid[&(k.0, k.1, r.vtid as i64)];
                 let (name, c, address) = slice_name(i);
@@ -458,13 +458,13 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
                 stats.slices += 1;
             }
             Item::End(i) => {
-                let (r, _) = &a.runs[i as usize];
+                let r = &a.runs[i as usize].run;
                 let k = a.slots[r.slot()];
                 let track = thread_uuid[&(k.0, k.1, r.vtid as i64)];
                 w.event(ts, TYPE_SLICE_END, track, None, &[], &[], &[], None)?;
             }
             Item::Publish(i) => {
-                let (p, topic) = &a.pubs[i as usize];
+                let LinkedPublication { publication: p, topic } = &a.pubs[i as usize];
                 let track = thread_uuid[&(p.trace, p.vpid, p.vtid)];
                 let name = format!("publish {}", topic.as_deref().unwrap_or("?"));
                 let mut ann = vec![("message", Ann::Pointer(p.message))];
@@ -476,7 +476,7 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
                 stats.instants += 1;
             }
             Item::Take(i) => {
-                let (t, sub) = &a.takes[i as usize];
+                let LinkedTake { take: t, subscription: sub } = &a.takes[i as usize];
                 let track = thread_uuid[&(t.trace, t.vpid, t.vtid)];
                 let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str()).unwrap_or("?");
                 let name = format!("take {topic}");

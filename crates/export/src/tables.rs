@@ -1,11 +1,11 @@
 //! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
 
 use crate::schema::{self, Column};
-use rostrace_analysis::executor::ExecutorHandler;
-use rostrace_analysis::model::{Key, Model};
-use rostrace_analysis::services::ServiceHandler;
-use rostrace_analysis::Analysis;
+use rostrace_analysis::ExecutorHandler;
 use rostrace_analysis::MatchBy;
+use rostrace_analysis::ServiceHandler;
+use rostrace_analysis::{Analysis, LinkedPublication, LinkedRun, LinkedTake};
+use rostrace_analysis::{Key, Model};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
@@ -366,7 +366,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     let by_key: HashMap<Key, usize> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
     let mut t = open(sink, def("callback_runs"))?;
-    for (i, (run, _)) in a.runs.iter().enumerate() {
+    for (i, LinkedRun { run, .. }) in a.runs.iter().enumerate() {
         let k = a.slots[run.slot()];
         let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
         t.row(&instance(
@@ -387,7 +387,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     done(t, "callback_runs", counts)?;
 
     let mut t = open(sink, def("publications"))?;
-    for (i, (p, topic)) in a.pubs.iter().enumerate() {
+    for (i, LinkedPublication { publication: p, topic }) in a.pubs.iter().enumerate() {
         t.row(&instance(
             recording,
             i,
@@ -410,7 +410,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     done(t, "publications", counts)?;
 
     let mut t = open(sink, def("takes"))?;
-    for (i, (k, sub)) in a.takes.iter().enumerate() {
+    for (i, LinkedTake { take: k, subscription: sub }) in a.takes.iter().enumerate() {
         let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
         t.row(&instance(
             recording,
@@ -432,8 +432,8 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
 
     let mut t = open(sink, def("flows"))?;
     for f in &a.flows {
-        let p = &a.pubs[f.publication as usize].0;
-        let k = &a.takes[f.take as usize].0;
+        let p = &a.pubs[f.publication as usize].publication;
+        let k = &a.takes[f.take as usize].take;
         let by = match f.by {
             MatchBy::SourceTimestamp => "source_timestamp",
             MatchBy::PublishWindow => "publish_window",
@@ -447,7 +447,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
             by.into(),
             Cell::I64(p.ts),
             Cell::I64(k.ts),
-            k.run.map(|x| a.runs[x as usize].0.start).into(),
+            k.run.map(|x| a.runs[x as usize].run.start).into(),
             Cell::I64(f.pub_to_take_ns),
             f.pub_to_callback_ns.into(),
         ])?;

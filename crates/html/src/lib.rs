@@ -244,9 +244,9 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
         })
     };
     let mut order: Vec<usize> = (0..a.runs.len()).collect();
-    order.sort_by_key(|&i| a.runs[i].0.start);
+    order.sort_by_key(|&i| a.runs[i].run.start);
     for i in order {
-        let run = &a.runs[i].0;
+        let run = &a.runs[i].run;
         let k = a.slots[run.slot()];
         if left_out.contains(&k) {
             inst.runs_left_out += 1;
@@ -260,18 +260,18 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
     }
     let mut topic_ids: HashMap<&str, u32> = HashMap::new();
     let mut flows: Vec<&rostrace_analysis::Flow> = a.flows.iter().collect();
-    flows.sort_by_key(|f| a.pubs[f.publication as usize].0.ts);
+    flows.sort_by_key(|f| a.pubs[f.publication as usize].publication.ts);
     for f in flows {
         if shown_topics.as_ref().is_some_and(|s| !s.contains(&*f.topic)) {
             inst.flows_left_out += 1;
             continue;
         }
-        let p = &a.pubs[f.publication as usize].0;
-        let k = &a.takes[f.take as usize].0;
+        let p = &a.pubs[f.publication as usize].publication;
+        let k = &a.takes[f.take as usize].take;
         let pt = thread(&mut inst, (p.trace, p.vpid, p.vtid));
         let (c, ct) = match k.run {
             Some(r) => {
-                let run = &a.runs[r as usize].0;
+                let run = &a.runs[r as usize].run;
                 let key = a.slots[run.slot()];
                 (run.start, thread(&mut inst, (key.0, key.1, run.vtid as i64)))
             }

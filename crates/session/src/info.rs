@@ -3,59 +3,66 @@
 //! names it; else the ABI table of `tracetools::distro` tells it from the version). As
 //! `rostrace info --json` writes it, and Python's `rostrace.info` returns it.
 
-use rostrace_ctf::summary::{LossOut, Process};
+use rostrace_ctf::summary::Summary;
 use rostrace_ctf::TraceSet;
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeStruct as _, Serializer};
 
-/// The summary of ROS 2 traces.
-#[derive(Serialize, Clone, Debug)]
+/// The summary of ROS 2 traces: the reader's, and the ROS 2 versions its traces recorded.
+#[derive(Clone, Debug)]
 pub struct Info {
-    /// CTF traces found.
-    pub traces: Vec<String>,
-    /// First event time, ns since the Unix epoch.
-    pub begin_ns: Option<i64>,
-    /// Last event time.
-    pub end_ns: Option<i64>,
-    /// end - begin, ns.
-    pub duration_ns: Option<i64>,
-    /// Events in all.
-    pub event_count: u64,
-    /// Events per name, most frequent first.
-    pub events_per_name: Vec<(String, u64)>,
-    /// Data stream files.
-    pub streams: usize,
-    /// Processes, by trace and vpid.
-    pub processes: Vec<Process>,
-    /// Discarded events in all.
-    pub discarded_events: u64,
-    /// Lost packets in all.
-    pub lost_packets: u64,
-    /// Each loss.
-    pub losses: Vec<LossOut>,
+    /// The reader's summary. Its `values` are taken out (they are the two lists below) and its
+    /// `errors` begin with those of opening the traces.
+    pub summary: Summary,
     /// tracetools versions from `rcl_init`, in the order first seen.
     pub tracetools_versions: Vec<String>,
     /// ROS 2 distributions (from `caret_init`, or told by the tracetools versions).
     pub ros_distros: Vec<String>,
     /// The distributions rostrace's tracer guessed, the traced processes' environment naming
     /// none (`ros_distro_assumed` in a trace's metadata): the label is then not the processes'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Not written when empty.
     pub ros_distros_assumed: Vec<String>,
-    /// Tracers (from the metadata environment).
-    pub tracers: Vec<String>,
-    /// Errors met while reading (the `errors` given first).
-    pub errors: Vec<String>,
+}
+
+impl Serialize for Info {
+    /// The summary's fields with the ROS 2 ones between its losses and its tracers, the order of
+    /// `rostrace info --json` and Python's `rostrace.info`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let x = &self.summary;
+        let mut o = s.serialize_struct("Info", 16)?;
+        o.serialize_field("traces", &x.traces)?;
+        o.serialize_field("begin_ns", &x.begin_ns)?;
+        o.serialize_field("end_ns", &x.end_ns)?;
+        o.serialize_field("duration_ns", &x.duration_ns)?;
+        o.serialize_field("event_count", &x.event_count)?;
+        o.serialize_field("events_per_name", &x.events_per_name)?;
+        o.serialize_field("streams", &x.streams)?;
+        o.serialize_field("processes", &x.processes)?;
+        o.serialize_field("discarded_events", &x.discarded_events)?;
+        o.serialize_field("lost_packets", &x.lost_packets)?;
+        o.serialize_field("losses", &x.losses)?;
+        o.serialize_field("tracetools_versions", &self.tracetools_versions)?;
+        o.serialize_field("ros_distros", &self.ros_distros)?;
+        if self.ros_distros_assumed.is_empty() {
+            o.skip_field("ros_distros_assumed")?;
+        } else {
+            o.serialize_field("ros_distros_assumed", &self.ros_distros_assumed)?;
+        }
+        o.serialize_field("tracers", &x.tracers)?;
+        o.serialize_field("errors", &x.errors)?;
+        o.end()
+    }
 }
 
 /// Reads the traces once (`jobs` threads, 0: one per core) and summarizes them; `errors` (of
 /// opening them) come first in the summary's; `progress` is told the bytes read so far.
 pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize, progress: &(dyn Fn(u64) + Sync)) -> Info {
-    let s = rostrace_ctf::summary::summarize(
+    let mut summary = rostrace_ctf::summary::summarize(
         set,
         &[(":rcl_init", "version"), (":caret_init", "distribution")],
         jobs,
         progress,
     );
-    let mut values = s.values.into_iter();
+    let mut values = std::mem::take(&mut summary.values).into_iter();
     let versions = values.next().unwrap_or_default();
     let mut distros = values.next().unwrap_or_default();
     if distros.is_empty() {
@@ -65,24 +72,8 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize, progress: &(dyn
             }
         }
     }
-    Info {
-        traces: s.traces,
-        begin_ns: s.begin_ns,
-        end_ns: s.end_ns,
-        duration_ns: s.duration_ns,
-        event_count: s.event_count,
-        events_per_name: s.events_per_name,
-        streams: s.streams,
-        processes: s.processes,
-        discarded_events: s.discarded_events,
-        lost_packets: s.lost_packets,
-        losses: s.losses,
-        tracetools_versions: versions,
-        ros_distros: distros,
-        ros_distros_assumed: assumed(set),
-        tracers: s.tracers,
-        errors: errors.into_iter().chain(s.errors).collect(),
-    }
+    summary.errors = errors.into_iter().chain(std::mem::take(&mut summary.errors)).collect();
+    Info { summary, tracetools_versions: versions, ros_distros: distros, ros_distros_assumed: assumed(set) }
 }
 
 /// The distributions the tracer of some trace of `set` guessed, each once.

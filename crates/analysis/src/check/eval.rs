@@ -175,18 +175,19 @@ fn path(arch: &Architecture, index: &PathIndex<'_>, e: &Expectation) -> Values {
     let opt =
         PathOptions { include_first_callback: *include_first_callback, include_last_callback: *include_last_callback };
     let s = index.summary(arch, &spec, opt)?;
+    let c = s.counts;
     let rate = |n: usize| {
-        if s.records == 0 {
+        if c.records == 0 {
             Err(format!("{} published no {} in the trace", spec.nodes[0], spec.topics[0]))
         } else {
-            Ok(vec![n as f64 / s.records as f64])
+            Ok(vec![n as f64 / c.records as f64])
         }
     };
     match e.metric {
         Metric::Latency(st) if s.latency.count > 0 => Ok(vec![st.of(&s.latency)]),
         Metric::Latency(_) => Err("no message went the whole way along the path".into()),
-        Metric::DropRate => rate(s.dropped),
-        Metric::LostRate => rate(s.lost),
+        Metric::DropRate => rate(c.dropped),
+        Metric::LostRate => rate(c.lost),
         _ => Err("not a path's metric".into()),
     }
 }

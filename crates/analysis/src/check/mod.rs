@@ -44,6 +44,7 @@ mod suggest;
 pub mod units;
 
 pub use eval::evaluate;
-pub use model::{Bound, Expectation, Expectations, Metric, Outcome, Stat, Status, Subject, Unit};
+pub use model::{Bound, Expectation, Expectations, Metric, Outcome, Stat, Status, Subject};
 pub use parse::parse;
 pub use suggest::{suggest, MARGIN};
+pub use units::Unit;

@@ -1,21 +1,8 @@
 //! What an expectation file says ([`Expectations`]) and what checking it against an analysis
 //! found ([`Outcome`]).
 
+use super::units::{self, Unit};
 use serde::Serialize;
-
-/// The unit of a measured value and of its limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Nanoseconds (written with a unit in the file: `ns`, `us`, `ms`, `s`).
-    Ns,
-    /// Hertz (messages per second).
-    Hz,
-    /// A fraction (`0.25` or `25%` in the file).
-    Ratio,
-    /// A count.
-    Count,
-}
 
 /// One statistic of a distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -160,7 +147,7 @@ impl Bound {
 impl Bound {
     /// The range for people, in `unit`: `at most 5.00 ms`, `at least 10`, `between 9 Hz and 11 Hz`.
     pub fn describe(&self, unit: Unit) -> String {
-        let v = |x| super::units::human(x, unit);
+        let v = |x| units::human(x, unit);
         match (self.low, self.high) {
             (Some(l), Some(h)) => format!("between {} and {}", v(l), v(h)),
             (Some(l), None) => format!("at least {}", v(l)),
@@ -222,7 +209,7 @@ impl Subject {
                     s += &format!(" topic {t}");
                 }
                 if let Some(p) = timer_period_ns {
-                    s += &format!(" timer {}", super::units::duration(*p));
+                    s += &format!(" timer {}", units::duration(*p));
                 }
                 if let Some(v) = service {
                     s += &format!(" service {v}");
@@ -320,7 +307,7 @@ impl Outcome {
         match (self.status, self.measured) {
             (Status::NotInTrace, _) | (_, None) => format!("not in the trace{}", note(": ")),
             (_, Some(m)) => {
-                format!("{} ({}{})", super::units::human(m, self.unit), self.limit.describe(self.unit), note("; "))
+                format!("{} ({}{})", units::human(m, self.unit), self.limit.describe(self.unit), note("; "))
             }
         }
     }

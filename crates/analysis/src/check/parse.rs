@@ -120,10 +120,10 @@ fn flag(m: &[Entry], key: &str) -> Result<bool, String> {
 fn callback(m: &[Entry], line: usize) -> Result<Subject, String> {
     let node = required(m, "node", line, "a callback")?;
     let timer_period_ns = match (text(m, "timer_period")?, get(m, "timer_period")) {
-        (Some(t), Some(e)) => Some(
-            units::parse(&t, super::model::Unit::Ns).map_err(|err| format!("line {}: `timer_period`: {err}", e.line))?
-                as i64,
-        ),
+        (Some(t), Some(e)) => {
+            Some(units::parse(&t, units::Unit::Ns).map_err(|err| format!("line {}: `timer_period`: {err}", e.line))?
+                as i64)
+        }
         _ => None,
     };
     let symbol = text(m, "symbol")?;

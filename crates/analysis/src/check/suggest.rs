@@ -3,8 +3,8 @@
 //! rates at most halfway to 1), rounded to two significant digits on the passing side, so that
 //! the file passes on the trace it came from.
 
-use super::model::{Stat, Unit};
-use super::units::{round2, write};
+use super::model::Stat;
+use super::units::{round2, write, Unit};
 use crate::report::{CallbackReport, TimeShare};
 use crate::yaml_io::q;
 use crate::{Analysis, Stats};
@@ -158,15 +158,15 @@ fn paths(o: &mut String, a: &Analysis) {
     let Some(lp) = &a.report.longest_paths else { return };
     let arch = a.architecture();
     let mut any = false;
-    for p in lp.paths.iter().filter(|p| p.latency.count > 0 && p.records > 0) {
+    for p in lp.paths.iter().filter(|p| p.latency.count > 0 && p.counts.records > 0) {
         if !any {
             let _ = writeln!(o, "paths:");
             any = true;
         }
         let _ = writeln!(o, "- path: {}", q(&arch.path_text(&p.path)));
         stats_line(o, "  ", "latency", &[&p.latency]);
-        for (key, n) in [("drop_rate", p.dropped), ("lost_rate", p.lost)] {
-            match rate_up(n as f64 / p.records as f64) {
+        for (key, n) in [("drop_rate", p.counts.dropped), ("lost_rate", p.counts.lost)] {
+            match rate_up(n as f64 / p.counts.records as f64) {
                 Some(r) => {
                     let _ = writeln!(o, "  {key}: {}", write(r, Unit::Ratio));
                 }

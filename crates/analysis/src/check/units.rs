@@ -1,7 +1,21 @@
 //! Values of an expectation file: durations with their unit, frequencies, fractions and
 //! counts, read and written; and the rounding of suggested limits.
 
-use super::model::Unit;
+use serde::Serialize;
+
+/// The unit of a measured value and of its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Nanoseconds (written with a unit in the file: `ns`, `us`, `ms`, `s`).
+    Ns,
+    /// Hertz (messages per second).
+    Hz,
+    /// A fraction (`0.25` or `25%` in the file).
+    Ratio,
+    /// A count.
+    Count,
+}
 
 /// Duration units, longest suffix first so that `ms` is not read as `m` + `s`.
 const DURATION_UNITS: [(&str, f64); 5] = [("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];

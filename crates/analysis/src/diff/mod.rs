@@ -216,7 +216,7 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
     for c in &a.report.callbacks {
         names.entry((c.trace, c.vpid, c.address)).or_insert_with(|| callback_name(c));
     }
-    for (r, _) in &a.runs {
+    for crate::link::LinkedRun { run: r, .. } in &a.runs {
         let (Some(d), Some(k)) = (r.duration(), a.slots.get(r.slot())) else { continue };
         if let Some(n) = names.get(&(k.0, k.1, k.2)) {
             s.callback.entry(n.clone()).or_default().push(d);
@@ -226,9 +226,9 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
     for f in &a.flows {
         let Some(l) = f.pub_to_callback_ns else { continue };
         s.topic.entry(f.topic.to_string()).or_default().push(l);
-        let publisher =
-            crate::link::pub_id(m, &a.pubs[f.publication as usize].0).and_then(|id| m.publishers.get(id).node);
-        let subscriber = a.takes[f.take as usize].1.and_then(|id| m.subscriptions.get(id).node);
+        let publisher = crate::link::pub_id(m, &a.pubs[f.publication as usize].publication)
+            .and_then(|id| m.publishers.get(id).node);
+        let subscriber = a.takes[f.take as usize].subscription.and_then(|id| m.subscriptions.get(id).node);
         if let (Some(p), Some(q)) = (publisher, subscriber) {
             let name = format!("{} -{}-> {}", m.node_name(Some(p)), f.topic, m.node_name(Some(q)));
             s.pair.entry(name).or_default().push(l);

@@ -1,7 +1,7 @@
 //! The parts of a split pass merged into one pass's results.
 
 use super::pass::PartOut;
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use crate::model::{interleave, Key, Model};
 use crate::tables::{Collected, Orders, Publication, Take};
 

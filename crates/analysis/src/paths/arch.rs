@@ -3,8 +3,9 @@
 //! node's paths from an input topic to an output topic with how they are followed (message
 //! context), as CARET defines them; observed from the trace rather than written by hand.
 
-use crate::hash::HashMap;
-use crate::link::View;
+use super::spec::{Endpoint, PathSpec};
+use crate::collections::{push_small, HashMap};
+use crate::link::{LinkedPublication, View};
 use crate::model::{CallbackGroup, Owner, Registry};
 use serde::Serialize;
 
@@ -270,7 +271,7 @@ impl Architecture {
                 Some(Owner::Client(_)) | None => continue,
             };
             if let Some(n) = node_name(owner_node) {
-                crate::push_small(cbs.entry(n).or_default(), (rank, cb.created_ns, id as u32));
+                push_small(cbs.entry(n).or_default(), (rank, cb.created_ns, id as u32));
             }
         }
         // Callback id → (node name, callback name).
@@ -307,7 +308,7 @@ impl Architecture {
                 });
                 match same {
                     Some(c) => c.ids.push(id),
-                    None => crate::push_small(
+                    None => push_small(
                         &mut nd.callbacks,
                         ArchCallback {
                             name: String::new(),
@@ -336,7 +337,7 @@ impl Architecture {
             let nd = node(&mut nodes, &mut by_name, n);
             match nd.publishes.iter_mut().find(|x| x.topic == p.topic) {
                 Some(x) => x.publishers.push(id as u32),
-                None => crate::push_small(
+                None => push_small(
                     &mut nd.publishes,
                     ArchPublish { topic: p.topic.clone(), callbacks: Vec::new(), publishers: vec![id as u32] },
                 ),
@@ -350,14 +351,14 @@ impl Architecture {
             let nd = node(&mut nodes, &mut by_name, n);
             if !nd.subscribes.iter().any(|x| x.topic == s.topic) {
                 let callback = nd.subscription_callback(&s.topic).map(|c| c.name.clone());
-                crate::push_small(&mut nd.subscribes, ArchSubscribe { topic: s.topic.clone(), callback });
+                push_small(&mut nd.subscribes, ArchSubscribe { topic: s.topic.clone(), callback });
             }
         }
         // Who publishes during which callback's runs.
         for (n, topic, cbn) in publishing(a, &cb_name, ignored) {
             let nd = by_name.get(n).map(|&i| &mut nodes[i as usize]);
             if let Some(x) = nd.and_then(|nd| nd.publishes.iter_mut().find(|x| &*x.topic == topic)) {
-                crate::push_small(&mut x.callbacks, cbn.to_string());
+                push_small(&mut x.callbacks, cbn.to_string());
             }
         }
         // Node paths: every input to every output.
@@ -450,7 +451,7 @@ impl Architecture {
             // services, each in the order it names them: the order of their names.
             let mut callbacks: Vec<String> = members.iter().map(|(_, c)| c.to_string()).collect();
             callbacks.sort();
-            crate::push_small(&mut nd.groups, ArchGroup { name, kind, callbacks, executor: exec });
+            push_small(&mut nd.groups, ArchGroup { name, kind, callbacks, executor: exec });
         }
         // caret_analyze numbers executors in the order of their addresses (a pandas groupby on
         // executor_addr) as its IDRemapper leaves them: the first executor registered at an
@@ -550,6 +551,197 @@ impl Architecture {
         self.named_paths.extend(last.into_iter().map(|i| file.named_paths[i].clone()));
         unapplied
     }
+
+    /// A node or topic named by a user: as given, or with a leading `/` added; `node:NAME` or
+    /// `topic:NAME` says which (ROS names hold no `:`), and must, when a node and a topic share
+    /// the name (`/imu` and `/imu`). The error (starting with `what`, the argument's name)
+    /// suggests names that contain it.
+    pub fn resolve(&self, name: &str, what: &str) -> Result<Endpoint, String> {
+        let arch = self;
+        let (kind, bare) = match name.split_once(':') {
+            Some((k @ ("node" | "topic"), rest)) => (Some(k), rest.trim()),
+            _ => (None, name),
+        };
+        let named =
+            |n: &str| -> (Option<usize>, bool) { (arch.node(n), arch.communications.iter().any(|c| c.topic == n)) };
+        let slashed = format!("/{bare}");
+        let (mut node, mut topic) = named(bare);
+        if node.is_none() && !topic && !bare.starts_with('/') {
+            (node, topic) = named(&slashed);
+        }
+        let full = if arch.node(bare).is_some() || arch.communications.iter().any(|c| c.topic == bare) {
+            bare
+        } else {
+            slashed.as_str()
+        };
+        match (kind, node, topic) {
+            (Some("node"), Some(n), _) | (None, Some(n), false) => return Ok(Endpoint::Node(n)),
+            (Some("topic"), _, true) | (None, None, true) => return Ok(Endpoint::Topic(full.to_string())),
+            (None, Some(_), true) => {
+                return Err(format!(
+                    "{what} {name:?}: a node and a topic are both named {full}: write node:{full} or topic:{full}"
+                ))
+            }
+            _ => {}
+        }
+        let key = bare.trim_start_matches('/');
+        let mut near: Vec<String> = Vec::new();
+        if kind != Some("topic") {
+            near.extend(arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).map(|n| {
+                let topic_too = arch.communications.iter().any(|c| c.topic == n);
+                if topic_too {
+                    format!("node:{n}")
+                } else {
+                    n.to_string()
+                }
+            }));
+        }
+        if kind != Some("node") {
+            near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)).map(|t| {
+                if arch.node(t).is_some() {
+                    format!("topic:{t}")
+                } else {
+                    t.to_string()
+                }
+            }));
+        }
+        near.sort();
+        near.dedup();
+        let hint = if near.is_empty() {
+            format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
+        } else {
+            let n = near.len();
+            let shown: Vec<String> = near.into_iter().take(8).collect();
+            format!(
+                "did you mean {}{}?",
+                shown.join(", "),
+                if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
+            )
+        };
+        let what_kind = match kind {
+            Some("node") => "no such node",
+            Some("topic") => "no such topic (with publishers and subscribers)",
+            _ => "no such node or topic (with publishers and subscribers)",
+        };
+        Err(format!("{what} {name:?}: {what_kind} in the trace; {hint}"))
+    }
+
+    /// `spec` written as [`Architecture::parse_path`] reads it back: `NODE,TOPIC,NODE,...`, a
+    /// topic written `topic:NAME` where a node has its name (`node:NAME` for such a node).
+    pub fn path_text(&self, spec: &PathSpec) -> String {
+        let topic_named = |n: &str| self.communications.iter().any(|c| c.topic == n);
+        let mut items = Vec::new();
+        for (i, n) in spec.nodes.iter().enumerate() {
+            if i > 0 {
+                let t = &spec.topics[i - 1];
+                items.push(if self.node(t).is_some() { format!("topic:{t}") } else { t.clone() });
+            }
+            items.push(if topic_named(n) { format!("node:{n}") } else { n.clone() });
+        }
+        items.join(",")
+    }
+
+    /// The path written `NODE,NODE,...` with topics between where two nodes communicate over
+    /// several (a topic left out is the only one between its nodes); a name that is a node's and
+    /// a topic's is written `node:NAME` or `topic:NAME` ([`Architecture::resolve`]). Errors start
+    /// with `what`.
+    pub fn parse_path(&self, s: &str, what: &str) -> Result<PathSpec, String> {
+        let arch = self;
+        let mut nodes: Vec<usize> = Vec::new();
+        let mut topics: Vec<Option<String>> = Vec::new();
+        for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            match arch.resolve(item, what)? {
+                Endpoint::Node(n) => {
+                    if !nodes.is_empty() && topics.len() < nodes.len() {
+                        topics.push(None);
+                    }
+                    nodes.push(n);
+                }
+                Endpoint::Topic(t) => {
+                    if nodes.is_empty() || topics.len() == nodes.len() {
+                        return Err(format!("{what}: topic {t} must come between two nodes"));
+                    }
+                    topics.push(Some(t));
+                }
+            }
+        }
+        if nodes.len() < 2 || topics.len() != nodes.len() - 1 {
+            return Err(format!(
+                "{what}: a path needs two nodes or more (NODE,NODE,... with topics between where needed)"
+            ));
+        }
+        let mut spec =
+            PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
+        for (k, t) in topics.into_iter().enumerate() {
+            let (u, v) = (nodes[k], nodes[k + 1]);
+            let mut between: Vec<&str> =
+                arch.communications.iter().filter(|c| c.from == u && c.to == v).map(|c| c.topic.as_str()).collect();
+            between.sort();
+            between.dedup();
+            let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
+            let topic = match t {
+                Some(t) if between.contains(&t.as_str()) => t,
+                Some(t) => return Err(format!("{what}: {un} does not send {t} to {vn} in the trace")),
+                None => match between.as_slice() {
+                    [one] => one.to_string(),
+                    [] => return Err(format!("{what}: {un} sends nothing to {vn} in the trace")),
+                    many => {
+                        return Err(format!(
+                            "--path: {un} sends {} topics to {vn} ({}): name the one between them",
+                            many.len(),
+                            many.join(", ")
+                        ))
+                    }
+                },
+            };
+            spec.topics.push(topic);
+        }
+        Ok(spec)
+    }
+
+    /// The node named `name`, or else the topic, if any node publishes or subscribes to it.
+    pub fn endpoint(&self, name: &str) -> Option<Endpoint> {
+        if let Some(i) = self.node(name) {
+            return Some(Endpoint::Node(i));
+        }
+        self.communications.iter().any(|c| c.topic == name).then(|| Endpoint::Topic(name.to_string()))
+    }
+
+    /// Sources: nodes with a timer callback that publishes, and the topics it publishes.
+    pub fn sources(&self) -> Vec<(usize, Vec<String>)> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let timers: Vec<&str> =
+                n.callbacks.iter().filter(|c| c.kind == "timer_callback").map(|c| c.name.as_str()).collect();
+            let topics: Vec<String> = n
+                .publishes
+                .iter()
+                .filter(|p| p.callbacks.iter().any(|c| timers.contains(&c.as_str())))
+                .map(|p| p.topic.clone())
+                .collect();
+            if !topics.is_empty() {
+                v.push((i, topics));
+            }
+        }
+        v
+    }
+
+    /// Sinks: nodes with a subscription whose callback publishes nothing, and those topics.
+    pub fn sinks(&self) -> Vec<(usize, Vec<String>)> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let topics: Vec<String> = n
+                .subscribes
+                .iter()
+                .filter(|s| s.callback.as_ref().is_some_and(|c| !n.publishes.iter().any(|p| p.callbacks.contains(c))))
+                .map(|s| s.topic.clone())
+                .collect();
+            if !topics.is_empty() {
+                v.push((i, topics));
+            }
+        }
+        v
+    }
 }
 
 /// Who publishes during which callback's runs: (node, topic, callback) names, each once, in
@@ -561,11 +753,11 @@ fn publishing<'a>(
     cb_name: &'a HashMap<u32, (String, String)>,
     ignored: impl Fn(&str) -> bool,
 ) -> Vec<(&'a str, &'a str, &'a str)> {
-    let mut seen: crate::hash::HashSet<(u32, *const u8)> = Default::default();
+    let mut seen: crate::collections::HashSet<(u32, *const u8)> = Default::default();
     let mut out = Vec::new();
-    for (p, topic) in a.pubs {
+    for LinkedPublication { publication: p, topic } in a.pubs {
         let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
-        let Some(cb) = a.runs[run as usize].1 else { continue };
+        let Some(cb) = a.runs[run as usize].callback else { continue };
         if !seen.insert((cb, topic.as_ptr())) || ignored(topic) {
             continue;
         }

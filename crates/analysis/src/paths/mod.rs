@@ -1,15 +1,17 @@
-//! End-to-end paths: the architecture observed in a trace ([`arch`]), CARET's architecture
-//! file ([`yaml`]), path search ([`search`]), latency and response time along a path, message
-//! by message ([`latency`]), and paths ranked by latency ([`rank`]).
+//! End-to-end paths: a path as asked for ([`spec`]), the architecture observed in a trace
+//! ([`arch`]), CARET's architecture file ([`yaml`]), path search ([`search`]), a path's records
+//! message by message made from an analysis ([`index`]), what they tell (latency, drops,
+//! response time: [`records`]) and their summary ([`summary`]), and paths ranked by latency
+//! ([`rank`]).
 //!
 //! ```no_run
-//! use rostrace_analysis::paths::{Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
+//! use rostrace_analysis::paths::{search, Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
 //! let (set, _errors) = rostrace_ctf::TraceSet::open(&["trace/"]);
 //! let a = rostrace_analysis::analyze_traces(&set, |_, _| {});
 //! let arch = Architecture::from_analysis(&a);
 //! let index = PathIndex::new(&a);
 //! let (from, to) = (arch.endpoint("/sensor").unwrap(), arch.endpoint("/actuator").unwrap());
-//! arch.search(&from, &[], &to, SearchLimits::default(), |path| {
+//! search(&arch, &from, &[], &to, SearchLimits::default(), |path| {
 //!     let records = index.records(&arch, &path, PathOptions::default()).unwrap();
 //!     println!("{}: mean {} ns", path.label(), records.stats().mean);
 //!     true
@@ -17,16 +19,20 @@
 //! ```
 
 pub mod arch;
-pub mod latency;
+pub mod index;
 pub mod rank;
+pub mod records;
 pub mod search;
+pub mod spec;
+pub mod summary;
 pub mod yaml;
 
 pub use arch::{Architecture, Context};
-pub use latency::{
-    e2e_summary, Case, E2eSummary, PathIndex, PathOptions, PathRecords, PathSpec, RecordsSummary, Segment,
-};
+pub use index::PathIndex;
 pub use rank::{
     find, longest_of, longest_paths, longest_with_architecture, rank, Found, LongestPaths, Query, RankedPath,
 };
-pub use search::{Endpoint, SearchLimits, SearchOutcome};
+pub use records::{Case, PathCounts, PathRecords, RecordsSummary, Segment};
+pub use search::{search, search_paths, SearchLimits, SearchOutcome};
+pub use spec::{Endpoint, PathOptions, PathSpec};
+pub use summary::{e2e_summary, E2eSummary};

@@ -2,8 +2,10 @@
 //! whose timers publish) and sinks (subscriptions whose callbacks publish nothing).
 
 use super::arch::Architecture;
-use super::latency::{PathIndex, PathOptions, PathSpec};
-use super::search::{Endpoint, SearchLimits, SearchOutcome};
+use super::index::PathIndex;
+use super::records::PathCounts;
+use super::search::{search, search_on, Graph, Reach, SearchLimits, SearchOutcome};
+use super::spec::{Endpoint, PathOptions, PathSpec};
 use crate::link::View;
 use crate::stats::Stats;
 use serde::Serialize;
@@ -17,18 +19,9 @@ pub struct RankedPath {
     pub label: String,
     /// Latency of the messages that went the whole way (ns).
     pub latency: Stats,
-    /// Records (messages of the first topic, more where a node republishes).
-    pub records: usize,
-    /// Records that went the whole way.
-    pub complete: usize,
-    /// Records dropped on the way: superseded and lost.
-    pub dropped: usize,
-    /// Of those, superseded by a newer message at a node that publishes the latest it took.
-    pub superseded: usize,
-    /// Of those, lost: not taken, or not forwarded.
-    pub lost: usize,
-    /// Records still on the way when the trace ended.
-    pub in_flight: usize,
+    /// How the records went (in the JSON, its fields beside these).
+    #[serde(flatten)]
+    pub counts: PathCounts,
 }
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
@@ -37,17 +30,7 @@ pub struct RankedPath {
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let follow = |p: PathSpec| {
         let r = index.summary(arch, &p, opt).ok()?;
-        Some(RankedPath {
-            label: p.label(),
-            path: p,
-            latency: r.latency,
-            records: r.records,
-            complete: r.complete,
-            dropped: r.dropped,
-            superseded: r.superseded,
-            lost: r.lost,
-            in_flight: r.in_flight,
-        })
+        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts })
     };
     let mut out: Vec<RankedPath> =
         rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
@@ -78,44 +61,6 @@ pub struct LongestPaths {
     pub expanded: usize,
 }
 
-impl Architecture {
-    /// Sources: nodes with a timer callback that publishes, and the topics it publishes.
-    pub fn sources(&self) -> Vec<(usize, Vec<String>)> {
-        let mut v = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            let timers: Vec<&str> =
-                n.callbacks.iter().filter(|c| c.kind == "timer_callback").map(|c| c.name.as_str()).collect();
-            let topics: Vec<String> = n
-                .publishes
-                .iter()
-                .filter(|p| p.callbacks.iter().any(|c| timers.contains(&c.as_str())))
-                .map(|p| p.topic.clone())
-                .collect();
-            if !topics.is_empty() {
-                v.push((i, topics));
-            }
-        }
-        v
-    }
-
-    /// Sinks: nodes with a subscription whose callback publishes nothing, and those topics.
-    pub fn sinks(&self) -> Vec<(usize, Vec<String>)> {
-        let mut v = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            let topics: Vec<String> = n
-                .subscribes
-                .iter()
-                .filter(|s| s.callback.as_ref().is_some_and(|c| !n.publishes.iter().any(|p| p.callbacks.contains(c))))
-                .map(|s| s.topic.clone())
-                .collect();
-            if !topics.is_empty() {
-                v.push((i, topics));
-            }
-        }
-        v
-    }
-}
-
 /// The `top` longest paths from a source's timer-published topic to a sink's subscription,
 /// following at most `limits.max_paths` paths per (source, sink) and `budget` in all, each
 /// search expanding at most `limits.max_expansions` states.
@@ -144,7 +89,7 @@ pub fn longest_paths_within(
     let (sources, sinks) = (arch.sources(), arch.sinks());
     let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
     let mut found: Vec<PathSpec> = Vec::new();
-    let graph = arch.graph();
+    let graph = Graph::of(arch);
     // A source reaches only the sinks of its part of the system: the others are never searched.
     let parts = graph.parts();
     let mut sinks_of: std::collections::HashMap<u32, Vec<usize>> = Default::default();
@@ -158,7 +103,7 @@ pub fn longest_paths_within(
     for (src, _) in &sources {
         *sources_left.entry(parts[*src]).or_default() += 1;
     }
-    let mut reach: Vec<Option<super::search::Reach>> = vec![None; sinks.len()];
+    let mut reach: Vec<Option<Reach>> = vec![None; sinks.len()];
     let none = Vec::new();
     'all: for (src, first_topics) in &sources {
         let part = parts[*src];
@@ -175,13 +120,13 @@ pub fn longest_paths_within(
                 out.truncated = true;
                 break 'all;
             }
-            let reach = reach[j].get_or_insert_with(|| arch.reach(&graph, &[], &Endpoint::Node(*dst)));
+            let reach = reach[j].get_or_insert_with(|| Reach::new(arch, &graph, &[], &Endpoint::Node(*dst)));
             let limits =
                 SearchLimits { max_expansions: limits.max_expansions.min(expansions - out.expanded), ..limits };
             // Whether a branch was cut at the depth matters only while nothing else stopped.
             let depth_flag = !out.truncated;
             let from = Endpoint::Node(*src);
-            let outcome: SearchOutcome = arch.search_on(&graph, reach, &from, limits, depth_flag, |p| {
+            let outcome: SearchOutcome = search_on(arch, &graph, reach, &from, limits, depth_flag, |p| {
                 let first_ok = p.topics.first().is_some_and(|t| first_topics.contains(t));
                 let last_ok = p.topics.last().is_some_and(|t| last_topics.contains(t));
                 if first_ok && last_ok {
@@ -270,7 +215,7 @@ pub fn find<'a>(an: impl Into<View<'a>>, arch: &Architecture, q: &Query<'_>, job
     let to = arch.resolve(q.to, to_label)?;
     let through = q.through.iter().map(|t| arch.resolve(t, through_label)).collect::<Result<Vec<_>, _>>()?;
     let mut found = Vec::new();
-    let outcome = arch.search(&from, &through, &to, q.limits, |p| {
+    let outcome = search(arch, &from, &through, &to, q.limits, |p| {
         found.push(p);
         true
     });

@@ -15,8 +15,8 @@
 //! probed for one. A search also stops after `max_expansions` states, and probes as many at
 //! most: bounded work, whatever the graph.
 
-use super::arch::Architecture;
-use super::latency::PathSpec;
+use super::arch::{Architecture, Communication};
+use super::spec::{Endpoint, PathSpec};
 use std::collections::VecDeque;
 
 /// Limits of a search.
@@ -65,448 +65,207 @@ pub struct SearchOutcome {
     pub probed: usize,
 }
 
-/// Where a path starts, passes or ends: a node, or a topic (the path takes that topic: it
-/// starts at a publisher of it, or ends at a subscriber of it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    /// A node (index in [`Architecture::nodes`]).
-    Node(usize),
-    /// A topic.
-    Topic(String),
+/// Every simple path from `from` through each of `through` (in order) to `to`, given to
+/// `found` as it is found; `found` returns false to stop. Node indices in
+/// [`Architecture::nodes`].
+pub fn search_paths(
+    arch: &Architecture,
+    from: usize,
+    through: &[usize],
+    to: usize,
+    limits: SearchLimits,
+    found: impl FnMut(PathSpec) -> bool,
+) -> SearchOutcome {
+    let through: Vec<Endpoint> = through.iter().map(|&n| Endpoint::Node(n)).collect();
+    search(arch, &Endpoint::Node(from), &through, &Endpoint::Node(to), limits, found)
 }
 
-impl Architecture {
-    /// A node or topic named by a user: as given, or with a leading `/` added; `node:NAME` or
-    /// `topic:NAME` says which (ROS names hold no `:`), and must, when a node and a topic share
-    /// the name (`/imu` and `/imu`). The error (starting with `what`, the argument's name)
-    /// suggests names that contain it.
-    pub fn resolve(&self, name: &str, what: &str) -> Result<Endpoint, String> {
-        let arch = self;
-        let (kind, bare) = match name.split_once(':') {
-            Some((k @ ("node" | "topic"), rest)) => (Some(k), rest.trim()),
-            _ => (None, name),
-        };
-        let named =
-            |n: &str| -> (Option<usize>, bool) { (arch.node(n), arch.communications.iter().any(|c| c.topic == n)) };
-        let slashed = format!("/{bare}");
-        let (mut node, mut topic) = named(bare);
-        if node.is_none() && !topic && !bare.starts_with('/') {
-            (node, topic) = named(&slashed);
-        }
-        let full = if arch.node(bare).is_some() || arch.communications.iter().any(|c| c.topic == bare) {
-            bare
-        } else {
-            slashed.as_str()
-        };
-        match (kind, node, topic) {
-            (Some("node"), Some(n), _) | (None, Some(n), false) => return Ok(Endpoint::Node(n)),
-            (Some("topic"), _, true) | (None, None, true) => return Ok(Endpoint::Topic(full.to_string())),
-            (None, Some(_), true) => {
-                return Err(format!(
-                    "{what} {name:?}: a node and a topic are both named {full}: write node:{full} or topic:{full}"
-                ))
-            }
-            _ => {}
-        }
-        let key = bare.trim_start_matches('/');
-        let mut near: Vec<String> = Vec::new();
-        if kind != Some("topic") {
-            near.extend(arch.nodes.iter().map(|n| n.name.as_str()).filter(|n| n.contains(key)).map(|n| {
-                let topic_too = arch.communications.iter().any(|c| c.topic == n);
-                if topic_too {
-                    format!("node:{n}")
-                } else {
-                    n.to_string()
-                }
-            }));
-        }
-        if kind != Some("node") {
-            near.extend(arch.communications.iter().map(|c| c.topic.as_str()).filter(|t| t.contains(key)).map(|t| {
-                if arch.node(t).is_some() {
-                    format!("topic:{t}")
-                } else {
-                    t.to_string()
-                }
-            }));
-        }
-        near.sort();
-        near.dedup();
-        let hint = if near.is_empty() {
-            format!("the trace has {} nodes (see `rostrace architecture`)", arch.nodes.len())
-        } else {
-            let n = near.len();
-            let shown: Vec<String> = near.into_iter().take(8).collect();
-            format!(
-                "did you mean {}{}?",
-                shown.join(", "),
-                if n > 8 { format!(" (+{} more)", n - 8) } else { String::new() }
-            )
-        };
-        let what_kind = match kind {
-            Some("node") => "no such node",
-            Some("topic") => "no such topic (with publishers and subscribers)",
-            _ => "no such node or topic (with publishers and subscribers)",
-        };
-        Err(format!("{what} {name:?}: {what_kind} in the trace; {hint}"))
-    }
+/// Every simple path from `from` through each of `through` (in order) to `to`, nodes or
+/// topics, given to `found` as it is found; `found` returns false to stop.
+pub fn search(
+    arch: &Architecture,
+    from: &Endpoint,
+    through: &[Endpoint],
+    to: &Endpoint,
+    limits: SearchLimits,
+    found: impl FnMut(PathSpec) -> bool,
+) -> SearchOutcome {
+    let graph = Graph::of(arch);
+    let reach = Reach::new(arch, &graph, through, to);
+    search_on(arch, &graph, &reach, from, limits, true, found)
+}
 
-    /// `spec` written as [`Architecture::parse_path`] reads it back: `NODE,TOPIC,NODE,...`, a
-    /// topic written `topic:NAME` where a node has its name (`node:NAME` for such a node).
-    pub fn path_text(&self, spec: &PathSpec) -> String {
-        let topic_named = |n: &str| self.communications.iter().any(|c| c.topic == n);
-        let mut items = Vec::new();
-        for (i, n) in spec.nodes.iter().enumerate() {
-            if i > 0 {
-                let t = &spec.topics[i - 1];
-                items.push(if self.node(t).is_some() { format!("topic:{t}") } else { t.clone() });
-            }
-            items.push(if topic_named(n) { format!("node:{n}") } else { n.clone() });
+/// [`search`] over `graph` ([`Graph::of`]) to the end and through the waypoints of `reach`
+/// ([`Reach::new`]), for many searches over one architecture; `depth_flag`: whether to tell
+/// `truncated_depth` (work spent only for it).
+///
+/// A candidate node is entered only if the path can still end from it within the depth: by
+/// `reach` (which ignores the nodes already on the path; exact when none is in the node's
+/// strongly connected component, as a route from it can meet them only there), else along
+/// a route that avoids them: one found greedily (the `reach` distance going down by one at
+/// each step), else the distances of a search backwards from the end that leaves the path's
+/// nodes out, made once for that path's prefix. Without waypoints every node entered then leads to a
+/// path (a route avoiding the path is a simple path), so the work grows with the paths
+/// found, not with the graph's simple paths.
+///
+/// `truncated_depth` is what the plain enumeration said: some branch, leading to the end or
+/// not, was cut at `max_depth`. A branch left out leads nowhere, but the plain enumeration
+/// went down it, so it is probed ([`Probe`]) until one reaches the depth.
+pub(crate) fn search_on(
+    arch: &Architecture,
+    graph: &Graph,
+    reach: &Reach,
+    from: &Endpoint,
+    limits: SearchLimits,
+    depth_flag: bool,
+    mut found: impl FnMut(PathSpec) -> bool,
+) -> SearchOutcome {
+    // Starts: the node, or each publisher of the topic with its first edge fixed.
+    let starts: Vec<(usize, Option<&str>)> = match from {
+        Endpoint::Node(n) => vec![(*n, None)],
+        Endpoint::Topic(t) => {
+            let mut v: Vec<usize> = arch.communications.iter().filter(|c| &c.topic == t).map(|c| c.from).collect();
+            v.sort_by(|a, b| arch.nodes[*a].name.cmp(&arch.nodes[*b].name));
+            v.dedup();
+            v.into_iter().map(|n| (n, Some(t.as_str()))).collect()
         }
-        items.join(",")
-    }
-
-    /// The path written `NODE,NODE,...` with topics between where two nodes communicate over
-    /// several (a topic left out is the only one between its nodes); a name that is a node's and
-    /// a topic's is written `node:NAME` or `topic:NAME` ([`Architecture::resolve`]). Errors start
-    /// with `what`.
-    pub fn parse_path(&self, s: &str, what: &str) -> Result<PathSpec, String> {
-        let arch = self;
-        let mut nodes: Vec<usize> = Vec::new();
-        let mut topics: Vec<Option<String>> = Vec::new();
-        for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-            match arch.resolve(item, what)? {
-                Endpoint::Node(n) => {
-                    if !nodes.is_empty() && topics.len() < nodes.len() {
-                        topics.push(None);
-                    }
-                    nodes.push(n);
-                }
-                Endpoint::Topic(t) => {
-                    if nodes.is_empty() || topics.len() == nodes.len() {
-                        return Err(format!("{what}: topic {t} must come between two nodes"));
-                    }
-                    topics.push(Some(t));
-                }
-            }
+    };
+    let mut outcome = SearchOutcome::default();
+    let n = arch.nodes.len();
+    let mut on_path = vec![false; n];
+    let all = reach.waypoints.len();
+    let mut route = Route { mark: vec![0; n], stamp: 0 };
+    // Nodes of the path per component: none in v's, and reach's distance from v is exact.
+    let mut on_component = vec![0u32; n];
+    let mut probe = Probe {
+        left: limits.max_expansions,
+        done: !depth_flag,
+        seen: Vec::new(),
+        touched: Vec::new(),
+        queue: VecDeque::new(),
+    };
+    // Distances avoiding the path's nodes, per prefix that needed them (reused buffers).
+    let mut tables: Vec<Vec<u32>> = Vec::new();
+    let mut spare: Vec<Vec<u32>> = Vec::new();
+    let mut queue = VecDeque::new();
+    'starts: for (start, first_topic) in starts {
+        if outcome.expanded >= limits.max_expansions {
+            outcome.truncated_work = true;
+            break;
         }
-        if nodes.len() < 2 || topics.len() != nodes.len() - 1 {
-            return Err(format!(
-                "{what}: a path needs two nodes or more (NODE,NODE,... with topics between where needed)"
-            ));
-        }
-        let mut spec =
-            PathSpec { nodes: nodes.iter().map(|&n| arch.nodes[n].name.clone()).collect(), topics: Vec::new() };
-        for (k, t) in topics.into_iter().enumerate() {
-            let (u, v) = (nodes[k], nodes[k + 1]);
-            let mut between: Vec<&str> =
-                arch.communications.iter().filter(|c| c.from == u && c.to == v).map(|c| c.topic.as_str()).collect();
-            between.sort();
-            between.dedup();
-            let (un, vn) = (&arch.nodes[u].name, &arch.nodes[v].name);
-            let topic = match t {
-                Some(t) if between.contains(&t.as_str()) => t,
-                Some(t) => return Err(format!("{what}: {un} does not send {t} to {vn} in the trace")),
-                None => match between.as_slice() {
-                    [one] => one.to_string(),
-                    [] => return Err(format!("{what}: {un} sends nothing to {vn} in the trace")),
-                    many => {
-                        return Err(format!(
-                            "--path: {un} sends {} topics to {vn} ({}): name the one between them",
-                            many.len(),
-                            many.join(", ")
-                        ))
-                    }
-                },
-            };
-            spec.topics.push(topic);
-        }
-        Ok(spec)
-    }
-
-    /// The node named `name`, or else the topic, if any node publishes or subscribes to it.
-    pub fn endpoint(&self, name: &str) -> Option<Endpoint> {
-        if let Some(i) = self.node(name) {
-            return Some(Endpoint::Node(i));
-        }
-        self.communications.iter().any(|c| c.topic == name).then(|| Endpoint::Topic(name.to_string()))
-    }
-
-    /// Every simple path from `from` through each of `through` (in order) to `to`, given to
-    /// `found` as it is found; `found` returns false to stop. Node indices in
-    /// [`Architecture::nodes`].
-    pub fn search_paths(
-        &self,
-        from: usize,
-        through: &[usize],
-        to: usize,
-        limits: SearchLimits,
-        found: impl FnMut(PathSpec) -> bool,
-    ) -> SearchOutcome {
-        let through: Vec<Endpoint> = through.iter().map(|&n| Endpoint::Node(n)).collect();
-        self.search(&Endpoint::Node(from), &through, &Endpoint::Node(to), limits, found)
-    }
-
-    /// Every simple path from `from` through each of `through` (in order) to `to`, nodes or
-    /// topics, given to `found` as it is found; `found` returns false to stop.
-    pub fn search(
-        &self,
-        from: &Endpoint,
-        through: &[Endpoint],
-        to: &Endpoint,
-        limits: SearchLimits,
-        found: impl FnMut(PathSpec) -> bool,
-    ) -> SearchOutcome {
-        let graph = self.graph();
-        let reach = self.reach(&graph, through, to);
-        self.search_on(&graph, &reach, from, limits, true, found)
-    }
-
-    /// The communications as edges, for many searches over one architecture.
-    pub(crate) fn graph(&self) -> Graph {
-        let n = self.nodes.len();
-        // Each node's rank by name (equal names, equal ranks): the out-edges in (node name,
-        // topic) order, names compared once.
-        let mut by_name: Vec<usize> = (0..n).collect();
-        by_name.sort_by(|a, b| self.nodes[*a].name.cmp(&self.nodes[*b].name));
-        let mut rank = vec![0; n];
-        for (i, w) in by_name.windows(2).enumerate() {
-            rank[w[1]] = if self.nodes[w[1]].name == self.nodes[w[0]].name { rank[w[0]] } else { i + 1 };
-        }
-        let edges = |end: fn(&super::arch::Communication) -> usize, other: fn(&super::arch::Communication) -> usize| {
-            let mut at = vec![0; n + 1];
-            for c in &self.communications {
-                at[end(c) + 1] += 1;
-            }
-            for v in 0..n {
-                at[v + 1] += at[v];
-            }
-            let mut fill = at.clone();
-            let mut list = vec![(0, 0); self.communications.len()];
-            for (ci, c) in self.communications.iter().enumerate() {
-                list[fill[end(c)]] = (other(c), ci);
-                fill[end(c)] += 1;
-            }
-            (list, at)
-        };
-        let (mut out, out_at) = edges(|c| c.from, |c| c.to);
-        let (into, into_at) = edges(|c| c.to, |c| c.from);
-        for v in 0..n {
-            out[out_at[v]..out_at[v + 1]].sort_by(|a, b| {
-                rank[a.0]
-                    .cmp(&rank[b.0])
-                    .then_with(|| self.communications[a.1].topic.cmp(&self.communications[b.1].topic))
-            });
-        }
-        let mut g = Graph { out, out_at, into, into_at, component: Vec::new() };
-        g.component = g.components();
-        g
-    }
-
-    /// How near each node is to the end `to` through the waypoints `through` ([`Reach`]), for
-    /// every search with that end and those waypoints.
-    pub(crate) fn reach(&self, graph: &Graph, through: &[Endpoint], to: &Endpoint) -> Reach {
-        // A topic as a flag per communication.
-        let on = |t: &str| self.communications.iter().map(|c| c.topic == t).collect::<Vec<bool>>();
-        let waypoints = through
-            .iter()
-            .map(|w| match w {
-                Endpoint::Node(v) => Waypoint::Node(*v),
-                Endpoint::Topic(t) => Waypoint::Topic(on(t)),
-            })
-            .collect();
-        let (end_node, end_topic) = match to {
-            Endpoint::Node(v) => (Some(*v), None),
-            Endpoint::Topic(t) => (None, Some(on(t))),
-        };
-        // The edges that end a path: into the end node, or on the end topic.
-        let ending = match (end_node, &end_topic) {
-            (Some(v), _) => graph.into(v).iter().map(|&(u, c)| (u, v, c)).collect(),
-            (_, Some(on)) => (0..self.communications.len())
-                .filter(|&c| on[c])
-                .map(|c| (self.communications[c].from, self.communications[c].to, c))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let mut r = Reach { n: self.nodes.len(), waypoints, end_node, end_topic, ending, need: Vec::new() };
-        let mut need = Vec::new();
-        r.distances(graph, None, &mut need, &mut VecDeque::new());
-        r.need = need;
-        r
-    }
-
-    /// [`search`](Self::search) over `graph` ([`graph`](Self::graph)) to the end and through
-    /// the waypoints of `reach` ([`reach`](Self::reach)), for many searches over one
-    /// architecture; `depth_flag`: whether to tell `truncated_depth` (work spent only for it).
-    ///
-    /// A candidate node is entered only if the path can still end from it within the depth: by
-    /// `reach` (which ignores the nodes already on the path; exact when none is in the node's
-    /// strongly connected component, as a route from it can meet them only there), else along
-    /// a route that avoids them: one found greedily (the `reach` distance going down by one at
-    /// each step), else the distances of a search backwards from the end that leaves the path's
-    /// nodes out, made once for that path's prefix. Without waypoints every node entered then leads to a
-    /// path (a route avoiding the path is a simple path), so the work grows with the paths
-    /// found, not with the graph's simple paths.
-    ///
-    /// `truncated_depth` is what the plain enumeration said: some branch, leading to the end or
-    /// not, was cut at `max_depth`. A branch left out leads nowhere, but the plain enumeration
-    /// went down it, so it is probed ([`Probe`]) until one reaches the depth.
-    pub(crate) fn search_on(
-        &self,
-        graph: &Graph,
-        reach: &Reach,
-        from: &Endpoint,
-        limits: SearchLimits,
-        depth_flag: bool,
-        mut found: impl FnMut(PathSpec) -> bool,
-    ) -> SearchOutcome {
-        // Starts: the node, or each publisher of the topic with its first edge fixed.
-        let starts: Vec<(usize, Option<&str>)> = match from {
-            Endpoint::Node(n) => vec![(*n, None)],
-            Endpoint::Topic(t) => {
-                let mut v: Vec<usize> = self.communications.iter().filter(|c| &c.topic == t).map(|c| c.from).collect();
-                v.sort_by(|a, b| self.nodes[*a].name.cmp(&self.nodes[*b].name));
-                v.dedup();
-                v.into_iter().map(|n| (n, Some(t.as_str()))).collect()
-            }
-        };
-        let mut outcome = SearchOutcome::default();
-        let n = self.nodes.len();
-        let mut on_path = vec![false; n];
-        let all = reach.waypoints.len();
-        let mut route = Route { mark: vec![0; n], stamp: 0 };
-        // Nodes of the path per component: none in v's, and reach's distance from v is exact.
-        let mut on_component = vec![0u32; n];
-        let mut probe = Probe {
-            left: limits.max_expansions,
-            done: !depth_flag,
-            seen: Vec::new(),
-            touched: Vec::new(),
-            queue: VecDeque::new(),
-        };
-        // Distances avoiding the path's nodes, per prefix that needed them (reused buffers).
-        let mut tables: Vec<Vec<u32>> = Vec::new();
-        let mut spare: Vec<Vec<u32>> = Vec::new();
-        let mut queue = VecDeque::new();
-        'starts: for (start, first_topic) in starts {
-            if outcome.expanded >= limits.max_expansions {
-                outcome.truncated_work = true;
-                break;
-            }
-            outcome.expanded += 1;
-            // The path: (node, next edge to try, waypoints passed, its table of distances
-            // avoiding the path up to it if made), and the communications taken.
-            let mut stack: Vec<(usize, usize, usize, Option<usize>)> =
-                vec![(start, 0, reach.advance_node(0, start), None)];
-            let mut comms: Vec<usize> = Vec::new();
-            on_path[start] = true;
-            on_component[graph.component[start] as usize] += 1;
-            // A simple path cannot come back to its start: every branch leads nowhere.
-            let dead_start = reach.end_node == Some(start);
-            while let Some(&(u, next0, k, table)) = stack.last() {
-                let at_end = comms.last().is_some_and(|&c| reach.ends(u, c));
-                if at_end && next0 == 0 && k == all {
-                    if outcome.paths >= limits.max_paths {
-                        outcome.truncated_paths = true;
-                        break 'starts;
-                    }
-                    outcome.paths += 1;
-                    let spec = PathSpec {
-                        nodes: stack.iter().map(|s| self.nodes[s.0].name.clone()).collect(),
-                        topics: comms.iter().map(|&c| self.communications[c].topic.clone()).collect(),
-                    };
-                    if !found(spec) {
-                        break 'starts;
-                    }
-                }
-                if at_end || next0 >= graph.out(u).len() {
-                    if let Some(t) = table {
-                        spare.push(std::mem::take(&mut tables[t]));
-                    }
-                    on_path[u] = false;
-                    on_component[graph.component[u] as usize] -= 1;
-                    stack.pop();
-                    comms.pop();
-                    continue;
-                }
-                let (v, c) = graph.out(u)[next0];
-                if let Some(top) = stack.last_mut() {
-                    top.1 += 1;
-                }
-                if on_path[v] || (stack.len() == 1 && first_topic.is_some_and(|t| self.communications[c].topic != t)) {
-                    continue;
-                }
-                if stack.len() >= limits.max_depth {
-                    outcome.truncated_depth = true;
-                    continue;
-                }
-                // An edge that ends the path: a path if every waypoint is passed, else nothing
-                // (the path stops there). Else v is entered if the path can still end from it
-                // within the depth; if not, it leads nowhere.
-                let k2 = reach.advance(k, c, v);
-                if reach.ends(v, c) {
-                    if k2 != all {
-                        continue;
-                    }
-                } else {
-                    let room = limits.max_depth - (stack.len() + 1);
-                    let leads = !dead_start
-                        && match reach.need(v, k2) {
-                            None => false,
-                            Some(d) if d > room => false,
-                            Some(_) if on_component[graph.component[v] as usize] == 0 => true,
-                            Some(d) => {
-                                let d = match table {
-                                    Some(t) => tables[t][k2 * n + v],
-                                    None if route.exists(graph, reach, &on_path, v, k2, d) => d as u32,
-                                    None => {
-                                        // Distances avoiding this path, kept while its last node stays.
-                                        let mut t = spare.pop().unwrap_or_default();
-                                        reach.distances(graph, Some(&on_path), &mut t, &mut queue);
-                                        let d = t[k2 * n + v];
-                                        let i = match tables.iter().position(Vec::is_empty) {
-                                            Some(i) => {
-                                                tables[i] = t;
-                                                i
-                                            }
-                                            None => {
-                                                tables.push(t);
-                                                tables.len() - 1
-                                            }
-                                        };
-                                        if let Some(top) = stack.last_mut() {
-                                            top.3 = Some(i);
-                                        }
-                                        d
-                                    }
-                                };
-                                d != Reach::NONE && d as usize <= room
-                            }
-                        };
-                    if !leads {
-                        if !outcome.truncated_depth && !probe.done {
-                            outcome.truncated_depth =
-                                probe.cut(graph, reach, &mut on_path, v, stack.len() + 1, limits.max_depth);
-                        }
-                        continue;
-                    }
-                }
-                if outcome.expanded >= limits.max_expansions {
-                    outcome.truncated_work = true;
+        outcome.expanded += 1;
+        // The path: (node, next edge to try, waypoints passed, its table of distances
+        // avoiding the path up to it if made), and the communications taken.
+        let mut stack: Vec<(usize, usize, usize, Option<usize>)> = vec![(start, 0, reach.advance_node(0, start), None)];
+        let mut comms: Vec<usize> = Vec::new();
+        on_path[start] = true;
+        on_component[graph.component[start] as usize] += 1;
+        // A simple path cannot come back to its start: every branch leads nowhere.
+        let dead_start = reach.end_node == Some(start);
+        while let Some(&(u, next0, k, table)) = stack.last() {
+            let at_end = comms.last().is_some_and(|&c| reach.ends(u, c));
+            if at_end && next0 == 0 && k == all {
+                if outcome.paths >= limits.max_paths {
+                    outcome.truncated_paths = true;
                     break 'starts;
                 }
-                outcome.expanded += 1;
-                on_path[v] = true;
-                on_component[graph.component[v] as usize] += 1;
-                stack.push((v, 0, k2, None));
-                comms.push(c);
+                outcome.paths += 1;
+                let spec = PathSpec {
+                    nodes: stack.iter().map(|s| arch.nodes[s.0].name.clone()).collect(),
+                    topics: comms.iter().map(|&c| arch.communications[c].topic.clone()).collect(),
+                };
+                if !found(spec) {
+                    break 'starts;
+                }
             }
-            // Every node entered was left again (the loop ends with the stack empty): nothing to
-            // reset, and a search costs what it visits, not the system's size.
-            debug_assert!(stack.is_empty() && comms.is_empty());
+            if at_end || next0 >= graph.out(u).len() {
+                if let Some(t) = table {
+                    spare.push(std::mem::take(&mut tables[t]));
+                }
+                on_path[u] = false;
+                on_component[graph.component[u] as usize] -= 1;
+                stack.pop();
+                comms.pop();
+                continue;
+            }
+            let (v, c) = graph.out(u)[next0];
+            if let Some(top) = stack.last_mut() {
+                top.1 += 1;
+            }
+            if on_path[v] || (stack.len() == 1 && first_topic.is_some_and(|t| arch.communications[c].topic != t)) {
+                continue;
+            }
+            if stack.len() >= limits.max_depth {
+                outcome.truncated_depth = true;
+                continue;
+            }
+            // An edge that ends the path: a path if every waypoint is passed, else nothing
+            // (the path stops there). Else v is entered if the path can still end from it
+            // within the depth; if not, it leads nowhere.
+            let k2 = reach.advance(k, c, v);
+            if reach.ends(v, c) {
+                if k2 != all {
+                    continue;
+                }
+            } else {
+                let room = limits.max_depth - (stack.len() + 1);
+                let leads = !dead_start
+                    && match reach.need(v, k2) {
+                        None => false,
+                        Some(d) if d > room => false,
+                        Some(_) if on_component[graph.component[v] as usize] == 0 => true,
+                        Some(d) => {
+                            let d = match table {
+                                Some(t) => tables[t][k2 * n + v],
+                                None if route.exists(graph, reach, &on_path, v, k2, d) => d as u32,
+                                None => {
+                                    // Distances avoiding this path, kept while its last node stays.
+                                    let mut t = spare.pop().unwrap_or_default();
+                                    reach.distances(graph, Some(&on_path), &mut t, &mut queue);
+                                    let d = t[k2 * n + v];
+                                    let i = match tables.iter().position(Vec::is_empty) {
+                                        Some(i) => {
+                                            tables[i] = t;
+                                            i
+                                        }
+                                        None => {
+                                            tables.push(t);
+                                            tables.len() - 1
+                                        }
+                                    };
+                                    if let Some(top) = stack.last_mut() {
+                                        top.3 = Some(i);
+                                    }
+                                    d
+                                }
+                            };
+                            d != Reach::NONE && d as usize <= room
+                        }
+                    };
+                if !leads {
+                    if !outcome.truncated_depth && !probe.done {
+                        outcome.truncated_depth =
+                            probe.cut(graph, reach, &mut on_path, v, stack.len() + 1, limits.max_depth);
+                    }
+                    continue;
+                }
+            }
+            if outcome.expanded >= limits.max_expansions {
+                outcome.truncated_work = true;
+                break 'starts;
+            }
+            outcome.expanded += 1;
+            on_path[v] = true;
+            on_component[graph.component[v] as usize] += 1;
+            stack.push((v, 0, k2, None));
+            comms.push(c);
         }
-        outcome.probed = limits.max_expansions - probe.left;
-        outcome
+        // Every node entered was left again (the loop ends with the stack empty): nothing to
+        // reset, and a search costs what it visits, not the system's size.
+        debug_assert!(stack.is_empty() && comms.is_empty());
     }
+    outcome.probed = limits.max_expansions - probe.left;
+    outcome
 }
 
 /// Whether the plain enumeration cut a branch at the depth in a part the search leaves out
@@ -628,6 +387,47 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// The communications as edges, for many searches over one architecture.
+    pub(crate) fn of(arch: &Architecture) -> Graph {
+        let n = arch.nodes.len();
+        // Each node's rank by name (equal names, equal ranks): the out-edges in (node name,
+        // topic) order, names compared once.
+        let mut by_name: Vec<usize> = (0..n).collect();
+        by_name.sort_by(|a, b| arch.nodes[*a].name.cmp(&arch.nodes[*b].name));
+        let mut rank = vec![0; n];
+        for (i, w) in by_name.windows(2).enumerate() {
+            rank[w[1]] = if arch.nodes[w[1]].name == arch.nodes[w[0]].name { rank[w[0]] } else { i + 1 };
+        }
+        let edges = |end: fn(&Communication) -> usize, other: fn(&Communication) -> usize| {
+            let mut at = vec![0; n + 1];
+            for c in &arch.communications {
+                at[end(c) + 1] += 1;
+            }
+            for v in 0..n {
+                at[v + 1] += at[v];
+            }
+            let mut fill = at.clone();
+            let mut list = vec![(0, 0); arch.communications.len()];
+            for (ci, c) in arch.communications.iter().enumerate() {
+                list[fill[end(c)]] = (other(c), ci);
+                fill[end(c)] += 1;
+            }
+            (list, at)
+        };
+        let (mut out, out_at) = edges(|c| c.from, |c| c.to);
+        let (into, into_at) = edges(|c| c.to, |c| c.from);
+        for v in 0..n {
+            out[out_at[v]..out_at[v + 1]].sort_by(|a, b| {
+                rank[a.0]
+                    .cmp(&rank[b.0])
+                    .then_with(|| arch.communications[a.1].topic.cmp(&arch.communications[b.1].topic))
+            });
+        }
+        let mut g = Graph { out, out_at, into, into_at, component: Vec::new() };
+        g.component = g.components();
+        g
+    }
+
     /// The part of the system each node is in: nodes joined by communications, whatever their
     /// direction, are in one part (a path never leaves its part).
     pub(crate) fn parts(&self) -> Vec<u32> {
@@ -740,6 +540,38 @@ pub(crate) struct Reach {
 
 impl Reach {
     const NONE: u32 = 0;
+
+    /// How near each node is to the end `to` through the waypoints `through` ([`Reach`]), for
+    /// every search with that end and those waypoints.
+    pub(crate) fn new(arch: &Architecture, graph: &Graph, through: &[Endpoint], to: &Endpoint) -> Reach {
+        // A topic as a flag per communication.
+        let on = |t: &str| arch.communications.iter().map(|c| c.topic == t).collect::<Vec<bool>>();
+        let waypoints = through
+            .iter()
+            .map(|w| match w {
+                Endpoint::Node(v) => Waypoint::Node(*v),
+                Endpoint::Topic(t) => Waypoint::Topic(on(t)),
+            })
+            .collect();
+        let (end_node, end_topic) = match to {
+            Endpoint::Node(v) => (Some(*v), None),
+            Endpoint::Topic(t) => (None, Some(on(t))),
+        };
+        // The edges that end a path: into the end node, or on the end topic.
+        let ending = match (end_node, &end_topic) {
+            (Some(v), _) => graph.into(v).iter().map(|&(u, c)| (u, v, c)).collect(),
+            (_, Some(on)) => (0..arch.communications.len())
+                .filter(|&c| on[c])
+                .map(|c| (arch.communications[c].from, arch.communications[c].to, c))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut r = Reach { n: arch.nodes.len(), waypoints, end_node, end_topic, ending, need: Vec::new() };
+        let mut need = Vec::new();
+        r.distances(graph, None, &mut need, &mut VecDeque::new());
+        r.need = need;
+        r
+    }
 
     /// Whether arriving at `v` over communication `c` ends the path (the end node, or the last
     /// hop on the end topic).

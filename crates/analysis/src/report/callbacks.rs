@@ -2,8 +2,8 @@
 //! per node, thread and process that the time shares and the notes are made of.
 
 use super::names::Names;
-use crate::hash::{HashMap, HashSet};
-use crate::link::View;
+use crate::collections::{push_small, HashMap, HashSet};
+use crate::link::{LinkedRun, View};
 use crate::model::{Callback, Key, Model, Owner, OwnerRef};
 use crate::stats::Stats;
 use crate::tables::Run;
@@ -83,11 +83,11 @@ type Group = ((Key, Option<u32>), Vec<u32>);
 
 fn groups(a: &View<'_>) -> Vec<Group> {
     let mut by_slot: Vec<Vec<(Option<u32>, Vec<u32>)>> = vec![Vec::new(); a.slots.len()];
-    for (i, (r, id)) in a.runs.iter().enumerate() {
+    for (i, LinkedRun { run: r, callback: id }) in a.runs.iter().enumerate() {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
         match of_slot.iter_mut().find(|(k, _)| k == id) {
             Some((_, v)) => v.push(i as u32),
-            None => crate::push_small(of_slot, (*id, vec![i as u32])),
+            None => push_small(of_slot, (*id, vec![i as u32])),
         }
     }
     let slots = &a.slots;
@@ -102,12 +102,12 @@ fn groups(a: &View<'_>) -> Vec<Group> {
 
 pub(super) fn section<'m>(a: &View<'m>, names: &Names<'m>) -> Section {
     let m = &a.model;
-    let total_ns: i64 = a.runs.iter().filter_map(|(r, _)| r.duration()).sum::<i64>().max(1);
+    let total_ns: i64 = a.runs.iter().filter_map(|r| r.run.duration()).sum::<i64>().max(1);
     let groups = groups(a);
     let mut callbacks = Vec::with_capacity(groups.len());
     let mut tally = Tally::default();
     for ((key, id), idx) in &groups {
-        let idx: Vec<Run> = idx.iter().map(|&i| a.runs[i as usize].0).collect();
+        let idx: Vec<Run> = idx.iter().map(|&i| a.runs[i as usize].run).collect();
         let cb = id.map(|i| m.callbacks.get(i));
         callbacks.push(callback(m, *key, cb, &idx, total_ns, names, &mut tally));
     }
@@ -187,7 +187,7 @@ fn callback<'m>(
     let threads = tally.node_threads.entry((key.0, key.1, node_name.clone())).or_default();
     for &(vtid, _, _) in &on {
         if !threads.contains(&vtid) {
-            crate::push_small(threads, vtid);
+            push_small(threads, vtid);
         }
     }
     for &(vtid, n, ns) in on.iter().filter(|x| x.1 > 0) {

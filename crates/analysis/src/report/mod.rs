@@ -18,38 +18,10 @@ pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
 
 use crate::link::Linked;
-use crate::link::View;
+use crate::link::{LinkedPublication, LinkedTake, View};
 use crate::model::Process;
+use crate::tables::ReadError;
 use serde::Serialize;
-
-/// An error met while reading the traces: its text, and whether it is a stream file's incomplete
-/// last packet (the reader's [`rostrace_ctf::Error::Truncated`]), as of a file still being
-/// written. In JSON, its text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadError {
-    /// What the reader said.
-    pub message: String,
-    /// Whether the file ends inside its last packet.
-    pub truncated: bool,
-}
-
-impl From<&rostrace_ctf::Error> for ReadError {
-    fn from(e: &rostrace_ctf::Error) -> Self {
-        ReadError { message: e.to_string(), truncated: e.is_truncated() }
-    }
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl Serialize for ReadError {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.message)
-    }
-}
 
 /// The whole result, for the terminal report and JSON.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -142,17 +114,18 @@ impl Report {
 /// its recent events, each slice taken once what starts in it is complete.
 pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     let inside = |t: i64| from <= t && t < to;
-    let runs: Vec<_> = a.runs.iter().filter(|(r, _)| inside(r.start)).copied().collect();
+    let runs: Vec<_> = a.runs.iter().filter(|r| inside(r.run.start)).copied().collect();
     let names = names::Names::new(a.model);
     let callbacks = callbacks::section(&View { runs: &runs, ..*a }, &names).callbacks;
-    let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].0.ts)).cloned().collect();
+    let flows: Vec<_> =
+        a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).cloned().collect();
     let mut tally = crate::link::TopicTally::default();
-    for (p, topic) in a.pubs {
+    for LinkedPublication { publication: p, topic } in a.pubs {
         if let Some(topic) = topic.as_ref().filter(|_| inside(p.ts)) {
             tally.entry(topic.clone()).or_default().pubs += 1;
         }
     }
-    for (t, sub) in a.takes {
+    for LinkedTake { take: t, subscription: sub } in a.takes {
         if let Some(s) = sub.filter(|_| t.taken && inside(t.ts)) {
             // The topic's shared name: no string made per take.
             tally.entry(names.text(&a.model.subscriptions.get(s).topic)).or_default().takes += 1;
@@ -160,35 +133,6 @@ pub fn slice(a: &View<'_>, from: i64, to: i64) -> Report {
     }
     let topics = topics::section(a.model, &View { flows: &flows, ..*a }, &tally, &names);
     Report { callbacks, topics, ..Report::default() }
-}
-
-/// Why a latency that comes out below zero does: said for every one, never shown without it.
-pub(crate) const NEGATIVE_WHY: &str = "on one host, an event recorded after the call it times (its tracepoint's \
-     placement) or a message paired with the wrong one; across hosts, clocks that differ";
-
-/// A warning per topic some of whose messages were taken (or handled) before they were
-/// published.
-fn negative_latencies(topics: &[TopicReport]) -> Vec<String> {
-    let mut w = Vec::new();
-    for t in topics {
-        for (what, s) in [("publish → take", &t.pub_to_take_ns), ("publish → callback", &t.pub_to_callback_ns)] {
-            if s.count > 0 && s.min < 0 {
-                w.push(format!(
-                    "topic {}: {what} latency down to {:.1} us, below zero: {NEGATIVE_WHY}",
-                    t.name,
-                    s.min as f64 / 1e3
-                ));
-            }
-        }
-    }
-    w
-}
-
-/// `v` sorted, each item once (a row's list of names).
-fn sorted_unique<T: Ord>(mut v: Vec<T>) -> Vec<T> {
-    v.sort();
-    v.dedup();
-    v
 }
 
 /// The report being made, in two steps: the topics first ([`begin`], from the runtime tables:
@@ -261,9 +205,9 @@ impl<'m> Reporting<'m> {
                 service_runs: &cbs.tally.service_runs,
             },
         );
-        let run_key = |i: u32| a.runs.get(i as usize).and_then(|(r, _)| a.slots.get(r.slot())).copied();
+        let run_key = |i: u32| a.runs.get(i as usize).and_then(|r| a.slots.get(r.run.slot())).copied();
         let system = {
-            let names: crate::hash::HashMap<(u32, i64, u64), (&str, &str)> =
+            let names: crate::collections::HashMap<(u32, i64, u64), (&str, &str)> =
                 cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
             crate::system::SystemReport::of(a.handlers, run_key, &names)
         };
@@ -274,7 +218,7 @@ impl<'m> Reporting<'m> {
         if flows_unmatched > 0 {
             warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
         }
-        warnings.extend(negative_latencies(&topics));
+        warnings.extend(topics::negative_latencies(&topics));
         let services = services::section(a);
         warnings.extend(services::negative_latencies(&services));
         let mut processes: Vec<Process> = m.processes.values().cloned().collect();

@@ -1,6 +1,6 @@
 //! The names the report's rows show, each made once and shared by every row that shows it.
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use crate::model::Model;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -55,4 +55,11 @@ impl<'m> Names<'m> {
             })
             .clone()
     }
+}
+
+/// `v` sorted, each item once (a row's list of names).
+pub(super) fn sorted_unique<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v.dedup();
+    v
 }

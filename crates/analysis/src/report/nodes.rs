@@ -1,7 +1,7 @@
 //! Nodes with what each owns, executors with their callback groups, lifecycle transitions.
 
-use super::names::Names;
-use super::sorted_unique;
+use super::names::{sorted_unique, Names};
+use crate::collections::push_small;
 use crate::model::{Endpoint, Model, Service};
 use serde::Serialize;
 use std::sync::Arc;
@@ -59,7 +59,7 @@ pub(super) fn section<'m>(m: &'m Model, names: &Names<'m>) -> Vec<NodeReport> {
         let mut by: Vec<Vec<&T>> = (0..n).map(|_| Vec::new()).collect();
         for x in items {
             if let Some(v) = node(x).and_then(|i| by.get_mut(i as usize)) {
-                crate::push_small(v, x);
+                push_small(v, x);
             }
         }
         by

@@ -1,6 +1,6 @@
 //! Services: requests and responses matched client → server → client (Kilted's rmw events).
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use crate::link::View;
 use crate::model::{Key, Model, Registry, Service};
 use crate::services::{ClientCall, ServerCall, ServiceHandler};
@@ -141,7 +141,7 @@ pub(super) fn negative_latencies(services: &[ServiceReport]) -> Vec<String> {
                     "service {}: {what} latency down to {:.1} us, below zero: {}",
                     s.name,
                     st.min as f64 / 1e3,
-                    super::NEGATIVE_WHY
+                    super::topics::NEGATIVE_WHY
                 ));
             }
         }

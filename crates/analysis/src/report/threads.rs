@@ -2,7 +2,7 @@
 
 use super::callbacks::Tally;
 use super::names::Names;
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use crate::link::View;
 use serde::Serialize;
 use std::sync::Arc;

@@ -1,11 +1,10 @@
 //! The topics section: each topic's publishers and subscribers, messages matched and not (with
 //! why), drops, and latencies, also per publisher → subscription pair.
 
-use super::names::Names;
-use super::sorted_unique;
-use crate::hash::HashMap;
-use crate::link::View;
+use super::names::{sorted_unique, Names};
+use crate::collections::HashMap;
 use crate::link::{pub_node, Flow, MatchBy, TopicCount, TopicTally};
+use crate::link::{LinkedTake, View};
 use crate::model::Model;
 use crate::stats::Stats;
 use serde::Serialize;
@@ -130,8 +129,8 @@ pub(super) fn section<'m>(m: &'m Model, a: &View<'_>, tally: &TopicTally, names:
                 &mut fl
                     .iter()
                     .filter_map(|f| {
-                        let t = &a.takes[f.take as usize].0;
-                        t.run.map(|r| a.runs[r as usize].0.start - t.ts)
+                        let t = &a.takes[f.take as usize].take;
+                        t.run.map(|r| a.runs[r as usize].run.start - t.ts)
                     })
                     .collect::<Vec<_>>(),
             ),
@@ -154,8 +153,8 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
     type Latencies = (Vec<i64>, Vec<i64>);
     let mut by_node: HashMap<(i64, Option<u32>, i64, Option<u32>), Latencies> = HashMap::default();
     for f in fl {
-        let p = &a.pubs[f.publication as usize].0;
-        let (t, sub) = &a.takes[f.take as usize];
+        let p = &a.pubs[f.publication as usize].publication;
+        let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
         let e =
             by_node.entry((p.vpid, pub_node(m, p), t.vpid, sub.and_then(|s| m.subscriptions.get(s).node))).or_default();
         e.0.push(f.pub_to_take_ns);
@@ -188,4 +187,26 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
             pub_to_callback_ns: Stats::of(&mut b),
         })
         .collect()
+}
+
+/// Why a latency that comes out below zero does: said for every one, never shown without it.
+pub(super) const NEGATIVE_WHY: &str = "on one host, an event recorded after the call it times (its tracepoint's \
+     placement) or a message paired with the wrong one; across hosts, clocks that differ";
+
+/// A warning per topic some of whose messages were taken (or handled) before they were
+/// published.
+pub(super) fn negative_latencies(topics: &[TopicReport]) -> Vec<String> {
+    let mut w = Vec::new();
+    for t in topics {
+        for (what, s) in [("publish → take", &t.pub_to_take_ns), ("publish → callback", &t.pub_to_callback_ns)] {
+            if s.count > 0 && s.min < 0 {
+                w.push(format!(
+                    "topic {}: {what} latency down to {:.1} us, below zero: {NEGATIVE_WHY}",
+                    t.name,
+                    s.min as f64 / 1e3
+                ));
+            }
+        }
+    }
+    w
 }

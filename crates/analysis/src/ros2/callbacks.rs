@@ -5,9 +5,9 @@
 //! another thread of a MultiThreadedExecutor) is closed there: the oldest open run of the same
 //! callback in the process.
 
+use crate::collections::HashMap;
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
-use crate::hash::HashMap;
 use crate::model::Key;
 use crate::tables::{Collected, Run};
 use rostrace_ctf::Event;

@@ -3,9 +3,9 @@
 //! intra-process ring buffers), each linked to the callback run it happens in or leads to.
 //! Runs after [`super::callbacks`] on `callback_start`, whose run it links the pending take to.
 
+use crate::collections::HashMap;
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
-use crate::hash::HashMap;
 use crate::model::Key;
 use crate::tables::{Collected, Layer, Publication, Take};
 use rostrace_ctf::Event;

@@ -3,8 +3,8 @@
 //! previous switch on that CPU; the first switch of each CPU only starts the clock, and the thread
 //! still running at the end of the trace is not counted.
 
+use crate::collections::HashMap;
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 use std::collections::BTreeMap;

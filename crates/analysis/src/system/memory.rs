@@ -13,8 +13,8 @@
 //!
 //! Each change is attributed to the thread that made it; sums per thread and process over time.
 
+use crate::collections::HashMap;
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 

@@ -4,8 +4,8 @@
 //! before the callback runs on the same thread: age = `callback_start` time − that stamp.
 //! Messages without a header stamp (`message_timestamp` 0) have no age.
 
+use crate::collections::HashMap;
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 
 const DISPATCH: u8 = 0;

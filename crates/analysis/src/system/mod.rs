@@ -17,18 +17,19 @@ pub use profile::{FunctionProfile, Profile};
 pub use scheduling::{RunSched, Scheduling};
 pub use sim_time::{SimClock, SimTime, SimTimeReport};
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
+use crate::handler::Handlers;
 use crate::stats::Stats;
 use serde::Serialize;
 
-/// Registers the system handlers of `rostrace analyze`.
-pub fn add_standard(p: &mut crate::Processor) {
-    p.add(CpuTime::default());
-    p.add(Scheduling::default());
-    p.add(MessageAge::default());
-    p.add(Memory::default());
-    p.add(Profile::default());
-    p.add(SimTime::default());
+/// Adds the system handlers of `rostrace analyze` ([`crate::Processor::standard`]).
+pub(crate) fn add_standard(h: &mut Handlers) {
+    h.add(CpuTime::default());
+    h.add(Scheduling::default());
+    h.add(MessageAge::default());
+    h.add(Memory::default());
+    h.add(Profile::default());
+    h.add(SimTime::default());
 }
 
 /// The system analyses' results, as reported (absent when the trace lacks their events).
@@ -243,7 +244,7 @@ impl SystemReport {
     /// The results of the system handlers registered with `p`; `run_key(i)` is the callback
     /// (trace, vpid, address) of run `i`, `names` each callback's node and symbol.
     pub fn of(
-        p: &crate::Handlers,
+        p: &Handlers,
         run_key: impl Fn(u32) -> Option<(u32, i64, u64)>,
         names: &HashMap<(u32, i64, u64), (&str, &str)>,
     ) -> SystemReport {

@@ -9,8 +9,8 @@
 //! LTTng-UST's statedump and the binaries are at the same path here.
 
 use super::symbols::{Mapping, Symbol, Symbolizer};
+use crate::collections::HashMap;
 use crate::handler::{At, Context, Fields, Handler, Part, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 use serde::Serialize;
 

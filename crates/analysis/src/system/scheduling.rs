@@ -8,8 +8,8 @@
 //! `sched_switch` events with it as `prev_tid` take it off and as `next_tid` put it back. A
 //! userspace thread is the kernel thread of the same id on the same host (no PID namespaces).
 
+use crate::collections::HashMap;
 use crate::handler::{At, Context, Fields, Handler, TraceInfo};
-use crate::hash::HashMap;
 use rostrace_ctf::{Event, EventClass};
 
 /// Scheduling of one callback run.
@@ -68,7 +68,7 @@ pub struct Scheduling {
     pub runs: Vec<RunSched>,
     /// Wake-up latencies (ns) per (host, tid) of the threads that ran callbacks.
     pub wakeups: HashMap<(String, i64), Vec<i64>>,
-    callback_threads: crate::hash::HashSet<(u32, i64)>,
+    callback_threads: crate::collections::HashSet<(u32, i64)>,
 }
 
 impl Scheduling {

@@ -5,7 +5,7 @@
 //! that analyzes, names the function. A binary whose recorded build id differs from the file's
 //! is not used (the trace came from another build); C++ names are demangled.
 
-use crate::hash::HashMap;
+use crate::collections::HashMap;
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! group, which ends the command (and so `live`, after its final analysis). Following a directory
 //! they end `live` and signal nothing. The terminal is restored when the UI is dropped, and on a panic by ratatui's hook.
 
-use super::Snapshot;
+use super::snapshot::Snapshot;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Style, Stylize as _};

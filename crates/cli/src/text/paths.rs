@@ -46,10 +46,10 @@ pub fn render_paths(a: Search<'_>, ranked: &[rostrace_analysis::paths::RankedPat
         let _ = writeln!(
             o,
             "    {} of {} messages went the whole way{}, {} in flight at the end",
-            r.complete,
-            r.records,
-            drops(r.superseded, r.lost),
-            r.in_flight
+            r.counts.complete,
+            r.counts.records,
+            drops(r.counts.superseded, r.counts.lost),
+            r.counts.in_flight
         );
         let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
     }
@@ -96,11 +96,11 @@ pub fn render_e2e(o: &E2eSummary) -> String {
         s,
         "  {}: {} went the whole way, {} superseded by a newer one, {} lost on the way, {} in flight \
          when the trace ended",
-        count(o.records as u64, "message"),
-        o.complete,
-        o.superseded,
-        o.lost,
-        o.in_flight
+        count(o.counts.records as u64, "message"),
+        o.counts.complete,
+        o.counts.superseded,
+        o.counts.lost,
+        o.counts.in_flight
     );
     let _ = writeln!(s, "\nEnd-to-end latency ({})\n  {}", count(o.latency.count, "message"), stats_line(&o.latency));
     if !o.segments.is_empty() {

@@ -373,7 +373,7 @@ fn longest_paths(o: &mut String, r: &Report, top: usize, width: usize) {
             plural(lp.sources, "source", "sources"),
             plural(lp.sinks, "sink", "sinks")
         );
-        let followed = lp.paths.iter().any(|p| p.complete > 0);
+        let followed = lp.paths.iter().any(|p| p.counts.complete > 0);
         if followed {
             let _ = writeln!(o, "  by mean latency; `rostrace e2e --path ...` breaks one down");
         } else {
@@ -386,19 +386,19 @@ fn longest_paths(o: &mut String, r: &Report, top: usize, width: usize) {
             );
         }
         for (i, p) in take(&lp.paths, top.clamp(1, 10)).iter().enumerate() {
-            let head = if p.complete > 0 {
+            let head = if p.counts.complete > 0 {
                 format!(
                     "  #{} mean {} p99 {} max {}, {}/{} messages{}: ",
                     i + 1,
                     dur(p.latency.mean),
                     dur(p.latency.p99 as f64),
                     dur(p.latency.max as f64),
-                    p.complete,
-                    p.records,
-                    super::paths::drops(p.superseded, p.lost)
+                    p.counts.complete,
+                    p.counts.records,
+                    super::paths::drops(p.counts.superseded, p.counts.lost)
                 )
             } else if followed {
-                format!("  #{} no message went the whole way ({} started): ", i + 1, p.records)
+                format!("  #{} no message went the whole way ({} started): ", i + 1, p.counts.records)
             } else {
                 format!("  #{} ", i + 1)
             };

@@ -1,8 +1,10 @@
-//! A fast hasher for the analysis's maps, keyed by integers (trace, vpid, tid, addresses):
-//! the std SipHash is built to resist hash flooding by a network peer, which a trace read
-//! offline is not, and took a quarter of the analysis's time. A multiply-rotate hash in the
-//! manner of rustc's FxHash, with a final rotation so that pointer keys (low bits zero) still
-//! spread over the buckets.
+//! The analysis's collections: maps with a fast hasher, and vectors grown one item at a time
+//! while short.
+//!
+//! The maps are keyed by integers (trace, vpid, tid, addresses): the std SipHash is built to
+//! resist hash flooding by a network peer, which a trace read offline is not, and took a quarter
+//! of the analysis's time. A multiply-rotate hash in the manner of rustc's FxHash, with a final
+//! rotation so that pointer keys (low bits zero) still spread over the buckets.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -65,6 +67,16 @@ impl Hasher for FastHasher {
 pub type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// `HashSet` with [`FastHasher`].
 pub type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FastHasher>>;
+
+/// Pushes `x` onto `v`, growing it by one while it is short: a node has one or two of most
+/// things (callbacks, publishers, runs of a callback object), and a system of very many nodes
+/// would otherwise hold room for four of each per node.
+pub(crate) fn push_small<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() && v.len() < 4 {
+        v.reserve_exact(1);
+    }
+    v.push(x);
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
-//! End-to-end latency along a path, message by message, as caret_analyze defines it (v0.7.3):
-//! the path's communications and node paths joined in order into records, one per message of
-//! the first topic (more when a node republishes the latest input), then latency and response
-//! time from the records' first and last columns.
+//! A path's records made from an analysis, as caret_analyze defines them (v0.7.3): the path's
+//! communications and node paths joined in order into records, one per message of the first
+//! topic (more when a node republishes the latest input); latency and response time are then
+//! read from the records' first and last columns ([`super::records`]).
 //!
 //! - A **communication** record: a publication's `rclcpp_publish`, `rcl_publish`, `dds_write`
 //!   and the `callback_start` of the subscriber's callback run that took it (matched by DDS
@@ -18,146 +18,11 @@
 //!   the sink callback's end.
 
 use super::arch::{Architecture, Context};
-use crate::hash::HashMap;
-use crate::link::View;
+use super::records::{PathCounts, PathRecords, RecordsSummary, Segment};
+use super::spec::{PathOptions, PathSpec};
+use crate::collections::HashMap;
+use crate::link::{LinkedPublication, LinkedRun, LinkedTake, View};
 use crate::stats::Stats;
-use serde::Serialize;
-
-/// A path: nodes, and the topic from each to the next.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct PathSpec {
-    /// Node names, source first.
-    pub nodes: Vec<String>,
-    /// Topics between consecutive nodes (one fewer than nodes).
-    pub topics: Vec<String>,
-}
-
-impl PathSpec {
-    /// CARET's string form: `[node]-[topic]-[node]-...`.
-    pub fn label(&self) -> String {
-        let mut s = String::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if i > 0 {
-                s.push_str(&format!(" -{}-> ", self.topics[i - 1]));
-            }
-            s.push_str(n);
-        }
-        s
-    }
-}
-
-/// Path options (CARET's `include_first_callback` / `include_last_callback`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PathOptions {
-    /// Start at the source callback's start instead of the first publication.
-    pub include_first_callback: bool,
-    /// End at the sink callback's end instead of its start.
-    pub include_last_callback: bool,
-}
-
-/// One segment of a path: a communication (its topic) or a node path (`node/callback`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Segment {
-    /// Topic, or `<node>/<callback>` for a node path.
-    pub name: String,
-    /// `communication` (publish → callback start), `node` (callback start → publish) or
-    /// `callback` (the last callback, start → end).
-    pub kind: &'static str,
-    /// First and last column of the segment in the records.
-    pub columns: (usize, usize),
-}
-
-/// The records of a path: one row per message, a column per event along it; `None` where the
-/// message did not get (dropped, or the trace ended).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PathRecords {
-    /// Column names, CARET's (`/topic1/rclcpp_publish_timestamp/0`, ...).
-    pub columns: Vec<String>,
-    /// Rows, sorted by their first column.
-    pub rows: Vec<Vec<Option<i64>>>,
-    /// Segments, in path order.
-    pub segments: Vec<Segment>,
-    /// How far (in cells) a record gets when it stops at the input of a node that publishes the
-    /// latest message it took (CARET's `use_latest_message`): stopping there, it was superseded
-    /// by a newer input, not lost.
-    #[serde(skip)]
-    pub superseded_at: Vec<usize>,
-}
-
-/// Records that did not go the whole way, by why (see [`PathRecords::incomplete`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Incomplete {
-    /// Stopped at the input of a node that publishes the latest message it took, while a later
-    /// record got further: a newer message was used in its place (use latest message).
-    pub superseded: usize,
-    /// Stopped elsewhere while a later record got further: not taken, or not forwarded.
-    pub lost: usize,
-    /// Still on the way when the trace ended.
-    pub in_flight: usize,
-}
-
-impl Incomplete {
-    /// Of `reach` (per record in time order: cells up to its last one) and the records'
-    /// `width`, with the reaches that mean superseded.
-    fn of(reach: impl DoubleEndedIterator<Item = usize>, width: usize, superseded_at: &[usize]) -> Incomplete {
-        let mut out = Incomplete::default();
-        let mut best_later = 0;
-        for k in reach.rev() {
-            if k < width {
-                if best_later > k {
-                    if superseded_at.contains(&k) {
-                        out.superseded += 1;
-                    } else {
-                        out.lost += 1;
-                    }
-                } else {
-                    out.in_flight += 1;
-                }
-            }
-            best_later = best_later.max(k);
-        }
-        out
-    }
-
-    /// Superseded and lost.
-    pub fn dropped(&self) -> usize {
-        self.superseded + self.lost
-    }
-}
-
-/// Response-time cases (CARET's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Case {
-    /// For each input, the earliest output that follows it.
-    All,
-    /// For each output, from its newest input.
-    Best,
-    /// For each output, from its oldest input.
-    Worst,
-    /// For each output, from the input before its oldest one.
-    WorstWithExternalLatency,
-}
-
-impl Case {
-    /// Every case.
-    pub const ALL: [Case; 4] = [Case::All, Case::Best, Case::Worst, Case::WorstWithExternalLatency];
-
-    /// CARET's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Case::All => "all",
-            Case::Best => "best",
-            Case::Worst => "worst",
-            Case::WorstWithExternalLatency => "worst-with-external-latency",
-        }
-    }
-
-    /// From CARET's name.
-    pub fn from_name(s: &str) -> Option<Case> {
-        Case::ALL.into_iter().find(|c| c.name() == s)
-    }
-}
 
 /// Values grouped by key in one table: the keys sorted, each with the end of its values, so
 /// that an index of a system of many nodes is three tables, not a heap block per key.
@@ -254,17 +119,17 @@ impl<'a> PathIndex<'a> {
         let node_of: Vec<u32> = a
             .pubs
             .iter()
-            .map(|(p, topic)| {
+            .map(|LinkedPublication { publication: p, topic }| {
                 let node =
                     topic.as_ref().and_then(|_| crate::link::pub_id(m, p)).and_then(|id| m.publishers.get(id).node);
                 node.map_or(u32::MAX, |n| name_of[n as usize])
             })
             .collect();
-        let topic = |i: u32| a.pubs[i as usize].1.as_deref().unwrap_or("");
+        let topic = |i: u32| a.pubs[i as usize].topic.as_deref().unwrap_or("");
         let mut order: Vec<u32> = (0..a.pubs.len() as u32).filter(|&i| node_of[i as usize] != u32::MAX).collect();
         order.sort_unstable_by(|&x, &y| {
             let key = |i: u32| {
-                let p = &a.pubs[i as usize].0;
+                let p = &a.pubs[i as usize].publication;
                 (node_of[i as usize], topic(i), p.ts_rclcpp().unwrap_or(p.ts), i)
             };
             key(x).cmp(&key(y))
@@ -272,15 +137,16 @@ impl<'a> PathIndex<'a> {
         let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
         drop(node_of);
         // (The sort is stable: a callback's runs stay in index order.)
-        let mut of_callbacks: Vec<u32> = (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].1.is_some()).collect();
-        of_callbacks.sort_by_key(|&i| a.runs[i as usize].1);
-        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].1.unwrap_or(0));
+        let mut of_callbacks: Vec<u32> =
+            (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
+        of_callbacks.sort_by_key(|&i| a.runs[i as usize].callback);
+        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].callback.unwrap_or(0));
         // The runs on each thread: each callback handle's threads (a few) with their lists, so
         // that a run finds its list without hashing.
         let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
         let mut lists: Vec<Vec<u32>> = Vec::new();
         let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
-        for (i, (r, _)) in a.runs.iter().enumerate() {
+        for (i, LinkedRun { run: r, .. }) in a.runs.iter().enumerate() {
             let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
             let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
                 Some(x) => x.1,
@@ -302,8 +168,8 @@ impl<'a> PathIndex<'a> {
         }
         // The pass records runs in time order: each list, in index order, is then in time order
         // already.
-        if !a.runs.windows(2).all(|w| w[0].0.start <= w[1].0.start) {
-            let start = |i: &u32| (a.runs[*i as usize].0.start, *i);
+        if !a.runs.windows(2).all(|w| w[0].run.start <= w[1].run.start) {
+            let start = |i: &u32| (a.runs[*i as usize].run.start, *i);
             runs_of.each_mut(|v| v.sort_by_key(start));
             for v in runs_on.values_mut() {
                 v.sort_by_key(start);
@@ -311,7 +177,7 @@ impl<'a> PathIndex<'a> {
         }
         let mut taken: Vec<(u32, u32, u32)> = Vec::new();
         for f in a.flows {
-            let (t, sub) = &a.takes[f.take as usize];
+            let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
             let (Some(run), Some(sub)) = (t.run, sub) else { continue };
             if let Some(n) = m.subscriptions.get(*sub).node {
                 taken.push((f.publication, name_of[n as usize], run));
@@ -324,7 +190,7 @@ impl<'a> PathIndex<'a> {
     }
 
     fn run_start(&self, run: u32) -> i64 {
-        self.a.runs[run as usize].0.start
+        self.a.runs[run as usize].run.start
     }
 
     /// The runs of the callback objects `ids`, in time order.
@@ -363,16 +229,8 @@ impl<'a> PathIndex<'a> {
             })
             .collect();
         let complete = rows.iter().filter(|r| r.0.is_some() && r.1.is_some()).count();
-        let inc = Incomplete::of(rows.iter().map(|r| r.2), width, &ch.superseded_at);
-        Ok(RecordsSummary {
-            records: rows.len(),
-            complete,
-            dropped: inc.dropped(),
-            superseded: inc.superseded,
-            lost: inc.lost,
-            in_flight: inc.in_flight,
-            latency: Stats::of(&mut latencies),
-        })
+        let counts = PathCounts::of(rows.len(), complete, rows.iter().map(|r| r.2), width, &ch.superseded_at);
+        Ok(RecordsSummary { counts, latency: Stats::of(&mut latencies) })
     }
 
     /// The records of `path` as chains of hops, with the columns and segments.
@@ -444,13 +302,13 @@ impl<'a> PathIndex<'a> {
         let node_ids: Vec<u32> = path.nodes.iter().map(|n| self.names.get(n).copied().unwrap_or(u32::MAX)).collect();
         // Communication cells of publication p towards node k+1's callback: 4 cells, and the run.
         let comm = |k: usize, p: u32| -> ([Option<i64>; 4], Option<u32>) {
-            let pb = &a.pubs[p as usize].0;
+            let pb = &a.pubs[p as usize].publication;
             let run = self
                 .taken_by
                 .get(&p)
                 .iter()
                 .filter(|&&(_, node, r)| {
-                    node == node_ids[k + 1] && a.runs[r as usize].1.is_some_and(|c| sub_cbs[k].ids.contains(&c))
+                    node == node_ids[k + 1] && a.runs[r as usize].callback.is_some_and(|c| sub_cbs[k].ids.contains(&c))
                 })
                 .map(|&(_, _, r)| r)
                 .min_by_key(|r| self.run_start(*r));
@@ -468,7 +326,7 @@ impl<'a> PathIndex<'a> {
         for &p in pubs_of(0) {
             let (cells, run) = comm(0, p);
             if opt.include_first_callback {
-                let pb = &a.pubs[p as usize].0;
+                let pb = &a.pubs[p as usize].publication;
                 let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                 let first = self.runs_on.get(&(pb.trace, pb.vpid, pb.vtid)).and_then(|v| {
                     let i = v.partition_point(|&r| self.run_start(r) <= at);
@@ -496,9 +354,9 @@ impl<'a> PathIndex<'a> {
             match context {
                 Context::CallbackChain => {
                     for &q in pubs_of(k) {
-                        let pb = &a.pubs[q as usize].0;
+                        let pb = &a.pubs[q as usize].publication;
                         if let Some(r) = pb.in_run() {
-                            if a.runs[r as usize].1.is_some_and(|c| input.ids.contains(&c)) {
+                            if a.runs[r as usize].callback.is_some_and(|c| input.ids.contains(&c)) {
                                 outputs.entry(r).or_default().push(q);
                             }
                         }
@@ -508,7 +366,7 @@ impl<'a> PathIndex<'a> {
                     let runs = self.runs(&input.ids);
                     let starts: Vec<i64> = runs.iter().map(|&r| self.run_start(r)).collect();
                     for &q in pubs_of(k) {
-                        let pb = &a.pubs[q as usize].0;
+                        let pb = &a.pubs[q as usize].publication;
                         let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                         let i = starts.partition_point(|&s| s <= at);
                         if let Some(&r) = i.checked_sub(1).and_then(|i| runs.get(i)) {
@@ -545,7 +403,7 @@ impl<'a> PathIndex<'a> {
             }
             rows = next;
         }
-        let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].0.end()))).collect();
+        let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].run.end()))).collect();
         Ok(Chains { columns: (columns, segments), superseded_at, hops, firsts, rows, opt })
     }
 }
@@ -621,314 +479,5 @@ impl Chains {
             in_hops.unwrap_or(usize::from(first.is_some() && lead == 1))
         };
         (first, last, reach)
-    }
-}
-
-/// What [`PathIndex::summary`] tells of a path.
-#[derive(Debug, Clone, Default)]
-pub struct RecordsSummary {
-    /// Records (rows of [`PathIndex::records`]).
-    pub records: usize,
-    /// Records that went the whole way.
-    pub complete: usize,
-    /// Records dropped on the way: superseded and lost.
-    pub dropped: usize,
-    /// Of those, superseded by a newer message (see [`Incomplete::superseded`]).
-    pub superseded: usize,
-    /// Of those, lost (see [`Incomplete::lost`]).
-    pub lost: usize,
-    /// Records still on the way when the trace ended.
-    pub in_flight: usize,
-    /// Latency of the complete records (ns).
-    pub latency: Stats,
-}
-
-impl PathRecords {
-    /// (first column, last − first) of every record that has both, in order; negative ones
-    /// (reordered clocks) left out.
-    pub fn latencies(&self) -> Vec<(i64, i64)> {
-        self.rows
-            .iter()
-            .filter_map(|r| match (r.first().copied().flatten(), r.last().copied().flatten()) {
-                (Some(a), Some(b)) if b >= a => Some((a, b - a)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Whether record `r` reached the end (an intra-process hop has no `rcl_publish` and
-    /// `dds_write` cells: only the first and last cells count).
-    pub fn is_complete(r: &[Option<i64>]) -> bool {
-        r.first().is_some_and(Option::is_some) && r.last().is_some_and(Option::is_some)
-    }
-
-    /// Records that reached the end.
-    pub fn complete(&self) -> usize {
-        self.rows.iter().filter(|r| PathRecords::is_complete(r)).count()
-    }
-
-    /// Records that did not reach the end: (dropped, in flight). A record is dropped where it
-    /// stops when a later record (a later input) got further than it; otherwise it was still
-    /// in flight when the trace ended. [`PathRecords::incomplete_by_kind`] tells superseded
-    /// from lost.
-    pub fn incomplete(&self) -> (usize, usize) {
-        let i = self.incomplete_by_kind();
-        (i.dropped(), i.in_flight)
-    }
-
-    /// Records that did not reach the end: superseded, lost, in flight.
-    pub fn incomplete_by_kind(&self) -> Incomplete {
-        let reach = |r: &Vec<Option<i64>>| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        Incomplete::of(self.rows.iter().map(reach), self.columns.len(), &self.superseded_at)
-    }
-
-    /// Segment statistics: per segment, the statistics of its latency over the complete
-    /// records (their means add up to the mean of the complete records' latency).
-    pub fn segment_stats(&self) -> Vec<(Segment, Stats)> {
-        self.segment_latencies()
-            .into_iter()
-            .zip(&self.segments)
-            .map(|((_, mut v), s)| (s.clone(), Stats::of(&mut v)))
-            .collect()
-    }
-
-    /// Response time per `case`: (input time, response time), by input time. O(n log n).
-    pub fn response_time(&self, case: Case) -> Vec<(i64, i64)> {
-        // Per distinct input (first column), the earliest output; an input whose record ends
-        // early takes the earliest output of the later records.
-        let mut starts: Vec<i64> = Vec::new();
-        let mut ends: Vec<i64> = Vec::new();
-        let mut at: HashMap<i64, usize> = HashMap::default();
-        let mut min_end: Option<i64> = None;
-        for r in self.rows.iter().rev() {
-            let end = match r.last().copied().flatten() {
-                Some(e) => e,
-                None => match min_end {
-                    Some(e) => e,
-                    None => continue,
-                },
-            };
-            let Some(start) = r.first().copied().flatten() else { continue };
-            if end < start {
-                continue;
-            }
-            match at.get(&start) {
-                None => {
-                    at.insert(start, starts.len());
-                    starts.push(start);
-                    ends.push(end);
-                    min_end = Some(min_end.map_or(end, |m| m.min(end)));
-                }
-                Some(&i) => {
-                    if end < ends[i] {
-                        ends[i] = end;
-                        min_end = Some(min_end.map_or(end, |m| m.min(end)));
-                    }
-                }
-            }
-        }
-        starts.reverse();
-        ends.reverse();
-        // As caret_analyze v0.7.3: the inputs of the earliest output are left out (the first
-        // output may follow inputs from before the trace began).
-        if let Some(&first) = ends.iter().min() {
-            let keep: Vec<bool> = ends.iter().map(|&e| e != first).collect();
-            let mut k = keep.iter();
-            starts.retain(|_| *k.next().unwrap_or(&true));
-            let mut k = keep.iter();
-            ends.retain(|_| *k.next().unwrap_or(&true));
-        }
-        let mut out: Vec<(i64, i64)> = match case {
-            Case::All => starts.iter().zip(&ends).map(|(s, e)| (*s, e - s)).collect(),
-            Case::Best | Case::Worst => {
-                let mut per_end: HashMap<i64, usize> = HashMap::default();
-                let mut v: Vec<(i64, i64)> = Vec::new();
-                for (s, e) in starts.iter().zip(&ends) {
-                    match per_end.get(e) {
-                        None => {
-                            per_end.insert(*e, v.len());
-                            v.push((*s, *e));
-                        }
-                        Some(&i) => {
-                            let better = if case == Case::Best { *s > v[i].0 } else { *s < v[i].0 };
-                            if better {
-                                v[i].0 = *s;
-                            }
-                        }
-                    }
-                }
-                v.into_iter().map(|(s, e)| (s, e - s)).collect()
-            }
-            Case::WorstWithExternalLatency => {
-                let mut per_end: HashMap<i64, usize> = HashMap::default();
-                // (start, end, previous start)
-                let mut v: Vec<(i64, i64, i64)> = Vec::new();
-                for i in 1..starts.len() {
-                    let (s, e, prev) = (starts[i], ends[i], starts[i - 1]);
-                    match per_end.get(&e) {
-                        None => {
-                            per_end.insert(e, v.len());
-                            v.push((s, e, prev));
-                        }
-                        Some(&j) => {
-                            if s < v[j].0 {
-                                v[j] = (s, e, prev);
-                            }
-                        }
-                    }
-                }
-                v.sort_by_key(|x| x.0);
-                return v.into_iter().map(|(_, e, prev)| (prev, e - prev)).collect();
-            }
-        };
-        out.sort_by_key(|x| x.0);
-        out
-    }
-
-    /// Per segment, the latency of each complete record (ns).
-    pub fn segment_latencies(&self) -> Vec<(String, Vec<i64>)> {
-        self.segments
-            .iter()
-            .map(|s| {
-                let v = self
-                    .rows
-                    .iter()
-                    .filter(|r| PathRecords::is_complete(r))
-                    .map(|r| r[s.columns.1].unwrap_or(0) - r[s.columns.0].unwrap_or(0))
-                    .collect();
-                (s.name.clone(), v)
-            })
-            .collect()
-    }
-
-    /// Statistics of the latencies.
-    pub fn stats(&self) -> Stats {
-        let mut v: Vec<i64> = self.latencies().into_iter().map(|x| x.1).collect();
-        Stats::of(&mut v)
-    }
-}
-
-/// A path's records summed up (`rostrace e2e`'s JSON): segments, latency, drops, every
-/// complete record, response times, and CARET's records table.
-#[derive(Debug, Serialize)]
-pub struct E2eSummary<'a> {
-    /// The path.
-    pub path: &'a PathSpec,
-    /// CARET's form of the path.
-    pub label: String,
-    /// Whether the first node's callback is part of the path.
-    pub include_first_callback: bool,
-    /// Whether the last node's callback is part of the path.
-    pub include_last_callback: bool,
-    /// Segment names and kinds, in order.
-    pub segments: Vec<SegmentOut>,
-    /// Latency of the records that went the whole way (ns).
-    pub latency: Stats,
-    /// Records.
-    pub records: usize,
-    /// Records that went the whole way.
-    pub complete: usize,
-    /// Records dropped on the way: superseded and lost.
-    pub dropped: usize,
-    /// Of those, superseded by a newer message at a node that publishes the latest it took.
-    pub superseded: usize,
-    /// Of those, lost: not taken, or not forwarded.
-    pub lost: usize,
-    /// Records still on the way when the trace ended.
-    pub in_flight: usize,
-    /// Every record that went the whole way.
-    pub instances: Vec<Instance>,
-    /// Per case: (input ns, response time ns).
-    pub response_time: Vec<ResponseOut>,
-    /// CARET's records: column names and every row (null where a message did not get).
-    pub columns: &'a [String],
-    /// The rows, a value (ns) per column.
-    pub rows: &'a [Vec<Option<i64>>],
-}
-
-/// A segment of the path and its latency.
-#[derive(Debug, Serialize)]
-pub struct SegmentOut {
-    /// Name.
-    pub name: String,
-    /// `communication`, `node` or `callback` (see [`Segment::kind`]).
-    pub kind: &'static str,
-    /// Latency (ns).
-    pub latency: Stats,
-}
-
-/// A record that went the whole way.
-#[derive(Debug, Serialize)]
-pub struct Instance {
-    /// When it started.
-    pub start_ns: i64,
-    /// When it ended.
-    pub end_ns: i64,
-    /// End − start.
-    pub latency_ns: i64,
-    /// Time in each segment.
-    pub segments_ns: Vec<i64>,
-}
-
-/// Response time in one of CARET's cases.
-#[derive(Debug, Serialize)]
-pub struct ResponseOut {
-    /// The case's name.
-    pub case: &'static str,
-    /// Response time (ns).
-    pub stats: Stats,
-    /// (input ns, response time ns) per record.
-    pub instances: Vec<(i64, i64)>,
-}
-
-/// The summary of the records `r` of path `spec`, with the response time in each of `cases`.
-pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: &[Case]) -> E2eSummary<'a> {
-    let inc = r.incomplete_by_kind();
-    let instances = r
-        .rows
-        .iter()
-        .filter(|row| PathRecords::is_complete(row))
-        .map(|row| {
-            let (s, e) = (row[0].unwrap_or(0), row[row.len() - 1].unwrap_or(0));
-            Instance {
-                start_ns: s,
-                end_ns: e,
-                latency_ns: e - s,
-                segments_ns: r
-                    .segments
-                    .iter()
-                    .map(|g| row[g.columns.1].unwrap_or(0) - row[g.columns.0].unwrap_or(0))
-                    .collect(),
-            }
-        })
-        .collect();
-    E2eSummary {
-        path: spec,
-        label: spec.label(),
-        include_first_callback: opt.include_first_callback,
-        include_last_callback: opt.include_last_callback,
-        segments: r
-            .segment_stats()
-            .into_iter()
-            .map(|(s, st)| SegmentOut { name: s.name, kind: s.kind, latency: st })
-            .collect(),
-        latency: r.stats(),
-        records: r.rows.len(),
-        complete: r.complete(),
-        dropped: inc.dropped(),
-        superseded: inc.superseded,
-        lost: inc.lost,
-        in_flight: inc.in_flight,
-        instances,
-        response_time: cases
-            .iter()
-            .map(|&c| {
-                let v = r.response_time(c);
-                let mut ns: Vec<i64> = v.iter().map(|x| x.1).collect();
-                ResponseOut { case: c.name(), stats: Stats::of(&mut ns), instances: v }
-            })
-            .collect(),
-        columns: &r.columns,
-        rows: &r.rows,
     }
 }
