@@ -10,7 +10,7 @@ use crate::paths::Architecture;
 use crate::report::Report;
 use crate::tables::Collected;
 use crate::window::Window;
-use regex::Regex;
+use regex_lite::Regex;
 use rostrace_ctf::TraceSet;
 use std::borrow::Cow;
 

@@ -134,7 +134,7 @@ impl Input {
         let [nodes, topics] = [("--nodes", &s.nodes), ("--topics", &s.topics)].map(|(name, v)| {
             v.as_deref()
                 .map(|v| {
-                    regex::Regex::new(v).map_err(|e| {
+                    regex_lite::Regex::new(v).map_err(|e| {
                         format!(
                             "{name}: invalid regular expression {v:?}: {}",
                             e.to_string().lines().last().unwrap_or("")

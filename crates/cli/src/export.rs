@@ -3,7 +3,7 @@
 use crate::args::{Input, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
-use regex::Regex;
+use regex_lite::Regex;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

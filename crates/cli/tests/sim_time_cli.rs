@@ -178,8 +178,8 @@ const CARET_LIGHT: &[&str] = &[
 ];
 
 fn glob(p: &str, name: &str) -> bool {
-    let re = format!("^{}$", regex::escape(p).replace("\\*", ".*"));
-    regex::Regex::new(&re).unwrap().is_match(name)
+    let re = format!("^{}$", regex_lite::escape(p).replace("\\*", ".*"));
+    regex_lite::Regex::new(&re).unwrap().is_match(name)
 }
 
 /// `--light` records CARET's light list only (embedded and LTTng backends), and the trace still

@@ -90,7 +90,7 @@ fn matches(s: &Subject, c: &CallbackReport) -> bool {
         && owner("subscription", topic)
         && owner("service", service)
         && timer_period_ns.is_none_or(|p| c.timer_period_ns == Some(p))
-        && symbol.as_ref().is_none_or(|re| regex::Regex::new(re).is_ok_and(|re| re.is_match(&c.symbol)))
+        && symbol.as_ref().is_none_or(|re| regex_lite::Regex::new(re).is_ok_and(|re| re.is_match(&c.symbol)))
 }
 
 fn callback(r: &Report, e: &Expectation) -> Values {

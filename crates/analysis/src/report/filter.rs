@@ -1,7 +1,7 @@
 //! The report narrowed to some nodes or topics.
 
 use super::Report;
-use regex::Regex;
+use regex_lite::Regex;
 use std::collections::HashSet;
 
 impl Report {
