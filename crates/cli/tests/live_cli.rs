@@ -116,8 +116,10 @@ fn live_follows_a_recording_and_ends_with_the_counts_of_analyze() {
     let busiest = live.iter().max_by_key(|s| s["events"].as_u64().unwrap()).unwrap();
     assert!(callbacks(busiest).keys().any(|k| k.0 == "/sensing/lidar"), "{busiest}");
     let (b, e) = (busiest["window_ns"][0].as_i64().unwrap(), busiest["window_ns"][1].as_i64().unwrap());
-    // About --window: its start is estimated from the last end seen and the time since.
-    assert!(e - b <= 1_900_000_000, "window of {} ns", e - b);
+    // About --window: its start is estimated from the last end seen and the time since (which a
+    // loaded machine stretches by its delays), and well short of the whole recording.
+    let whole = last["window_ns"][1].as_i64().unwrap() - last["window_ns"][0].as_i64().unwrap();
+    assert!(e - b <= 2_500_000_000 && (e - b) * 3 < whole * 2, "window of {} ns, recording of {whole} ns", e - b);
     assert!(busiest["events"].as_u64().unwrap() < last["events"].as_u64().unwrap());
     for s in &lines {
         assert!(s["read_errors"].as_array().unwrap().is_empty(), "{s}");
