@@ -128,7 +128,8 @@ fn callback(m: &[Entry], line: usize) -> Result<Subject, String> {
     };
     let symbol = text(m, "symbol")?;
     if let (Some(s), Some(e)) = (&symbol, get(m, "symbol")) {
-        regex_lite::Regex::new(s).map_err(|err| format!("line {}: `symbol`: not a regular expression: {err}", e.line))?;
+        regex_lite::Regex::new(s)
+            .map_err(|err| format!("line {}: `symbol`: not a regular expression: {err}", e.line))?;
     }
     Ok(Subject::Callback { node, topic: text(m, "topic")?, timer_period_ns, service: text(m, "service")?, symbol })
 }
