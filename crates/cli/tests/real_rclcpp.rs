@@ -648,15 +648,7 @@ fn three_languages_in_one_session() {
     let tmp = TempDir::new("three-languages");
     let (trace, json) = (tmp.join("trace"), tmp.join("analysis.json"));
     let domain = 231 + std::process::id() % 2;
-    // The rclpy node's imports read first, so that a cold disk (a fresh CI machine) does not
-    // start it after the others have ended: what is tested is the three talking.
-    let warm = std::process::Command::new(&python)
-        .args(["-c", "import rclpy, geometry_msgs.msg, sensor_msgs.msg, std_msgs.msg"])
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
-        .output()
-        .unwrap();
-    assert!(warm.status.success(), "rclpy imports: {}", String::from_utf8_lossy(&warm.stderr));
+    warm_rclpy(&python);
     // The C++ node with the stack's libraries, the rclpy node with its virtualenv's (the demo
     // preloads rostrace's library into both, and interrupts the shell that became Python).
     let script = format!(

@@ -642,6 +642,7 @@ fn interop(d: &Distro, index: u32) {
     let (dir, json) = (tmp.join("trace"), tmp.join("analysis.json"));
     // A domain of its own (101..=160, clear of the other tests').
     let domain = 101 + (std::process::id() * 5 + index * 31) % 60;
+    warm_rclpy(&venv.join("bin/python"));
     let mut cmd = rostrace();
     cmd.args(["demo", "--duration", "4", "--distro", d.name, "--domain", &domain.to_string(), "-o"])
         .arg(&dir)

@@ -209,6 +209,19 @@ pub fn rclpy_env(cmd: &mut Command, distro: &str, domain: u32) {
 
 /// Fast DDS and `ROS_DISTRO` for an rclpy program, with nothing of the test's own environment
 /// that would trace it, change its libraries or limit its discovery.
+/// Reads rclpy's and the demo's message modules once: on a cold disk (a fresh machine's first
+/// Python start) they take seconds, and an rclpy node of a timed run would start after the run
+/// ended. What the tests time is the nodes talking.
+pub fn warm_rclpy(python: &Path) {
+    let out = Command::new(python)
+        .args(["-c", "import rclpy, geometry_msgs.msg, sensor_msgs.msg, std_msgs.msg"])
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("_ROS_WHEELS_BOOTSTRAP_COMPLETE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}: rclpy imports: {}", python.display(), String::from_utf8_lossy(&out.stderr));
+}
+
 pub fn fastdds_env(cmd: &mut Command, distro: &str) {
     cmd.env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
         .env("ROS_DISTRO", distro)
