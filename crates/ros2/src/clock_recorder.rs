@@ -31,7 +31,7 @@ pub struct ClockRecorderStats {
     pub received: u64,
     /// `sim_time` events emitted.
     pub recorded: u64,
-    /// Ticks whose sample never came (no `/clock` yet, or none since the tick before).
+    /// Periods with no sample recorded (no `/clock` yet, or none since the sample before).
     pub skipped: u64,
 }
 
@@ -43,26 +43,30 @@ pub fn clock_qos() -> ros2_client::QosProfile {
 }
 
 /// Runs the recorder on `domain` until `stop` is set: a node `clock_recorder` (namespace `/`)
-/// subscribed to `/clock`, and a `period` wall timer (CARET: 1 s). Each tick asks for a sample,
-/// which the next `/clock` message gives: `sim_time` with its clock, recorded as it is received,
-/// so the event's system time and the sim time it carries are the same instant (CARET's recorder
-/// records the last clock received at the tick, up to a publication period old). A tick that
-/// finds the previous tick's request unserved (no `/clock` yet, or none since: the publisher
-/// paused or ended) records nothing, and says so on stderr once; so does sim time going backwards.
+/// subscribed to `/clock`. The first `/clock` received is recorded as `sim_time`, and then the
+/// first one received once `period` (CARET: 1 s) of wall time has passed since the last one
+/// recorded, as it is received: so samples are `period` apart (to one publication period), and
+/// the event's system time and the sim time it carries are the same instant (CARET's recorder
+/// records, on a wall timer, the last clock received, up to a publication period old). A `period`
+/// wall timer watches: a period with nothing recorded (no `/clock` yet, or none since: the
+/// publisher paused or ended) is counted, and said on stderr once; so is sim time going backwards.
 pub fn run_clock_recorder(domain: u16, period: Duration, stop: &AtomicBool) -> Result<ClockRecorderStats> {
     let ctx = Context::with_domain(domain)?;
     let mut node = ctx.create_node("/", "clock_recorder")?;
-    // Whether a tick asked for a sample that no /clock has given yet.
-    let wanted = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    // Nanoseconds from `started` to the last sample recorded, plus one: 0 while there is none.
+    let last = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));
     let recorded = Arc::new(AtomicU64::new(0));
     let skipped = Arc::new(AtomicU64::new(0));
+    let since = move |at: u64| started.elapsed().saturating_sub(Duration::from_nanos(at.saturating_sub(1)));
     {
-        let (wanted, received, recorded) = (wanted.clone(), received.clone(), recorded.clone());
+        let (last, received, recorded) = (last.clone(), received.clone(), recorded.clone());
         let mut previous = i64::MIN;
         node.create_subscription("/clock", "rosgraph_msgs/Clock", &clock_qos(), move |c: Clock, _| {
             received.fetch_add(1, Ordering::Relaxed);
-            if !wanted.swap(false, Ordering::Relaxed) {
+            let at = last.load(Ordering::Relaxed);
+            if at != 0 && since(at) < period {
                 return;
             }
             let now = c.nanos();
@@ -75,16 +79,18 @@ pub fn run_clock_recorder(domain: u16, period: Duration, stop: &AtomicBool) -> R
             }
             previous = now;
             tracetools::api::ros2_caret_sim_time(now.max(0) as u64);
+            last.store(started.elapsed().as_nanos() as u64 + 1, Ordering::Relaxed);
             recorded.fetch_add(1, Ordering::Relaxed);
         })?;
     }
     {
-        let (wanted, received, skipped) = (wanted.clone(), received.clone(), skipped.clone());
-        let started = Instant::now();
+        let (last, received, skipped) = (last.clone(), received.clone(), skipped.clone());
         let mut warned = false;
         node.create_timer(period, move || {
-            if wanted.swap(true, Ordering::Relaxed) {
-                // The previous tick's sample never came.
+            let at = last.load(Ordering::Relaxed);
+            // A sample is due a period after the last; the publication after it may take a while.
+            let late = if at == 0 { true } else { since(at) >= period * 2 };
+            if late {
                 skipped.fetch_add(1, Ordering::Relaxed);
                 if !warned {
                     if received.load(Ordering::Relaxed) == 0 {
