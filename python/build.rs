@@ -1,13 +1,11 @@
-//! Embeds rostrace's `libtracetools.so` and its LTTng-UST provider in the native module, so
+//! Embeds rostrace's `libtracetools.so` and its LTTng-UST providers in the native module, so
 //! that `rostrace.record()` from an installed wheel preloads them (see
 //! `crates/session/build/embed.rs`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 include!("../crates/session/build/embed.rs");
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    embed_tracer(&manifest.join(".."));
+    embed_tracer();
 }

@@ -693,6 +693,8 @@ fn build_lttng_provider(tps: &[Tp], out: &Path) {
         }
     }
     println!("cargo:rustc-env=ROSTRACE_LTTNG_PROVIDER_DIR={}", root.display());
+    // For the build scripts of the programs that embed the providers (DEP_TRACETOOLS_LTTNG_DIR).
+    println!("cargo:lttng_dir={}", root.display());
     for h in headers {
         if Path::new(h).exists() {
             println!("cargo:rerun-if-changed={h}");

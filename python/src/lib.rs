@@ -603,11 +603,7 @@ include!(concat!(env!("OUT_DIR"), "/providers.rs"));
 
 /// rostrace's libtracetools.so and LTTng-UST providers, embedded by `build.rs`: an installed
 /// wheel records without the `rostrace` command.
-static EMBEDDED: rostrace_session::Embedded = rostrace_session::Embedded {
-    lib: include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so")),
-    providers: PROVIDERS,
-    hash: CONTENT_HASH,
-};
+static EMBEDDED: rostrace_session::Embedded = rostrace_session::Embedded { lib: LIBRARY, providers: PROVIDERS };
 
 fn embedded_library() -> Option<Result<PathBuf, String>> {
     EMBEDDED.library()

@@ -5,11 +5,7 @@ use std::path::PathBuf;
 
 include!(concat!(env!("OUT_DIR"), "/providers.rs"));
 
-static EMBEDDED: rostrace_session::Embedded = rostrace_session::Embedded {
-    lib: include_bytes!(concat!(env!("OUT_DIR"), "/libtracetools.so")),
-    providers: PROVIDERS,
-    hash: CONTENT_HASH,
-};
+static EMBEDDED: rostrace_session::Embedded = rostrace_session::Embedded { lib: LIBRARY, providers: PROVIDERS };
 
 /// The embedded libtracetools.so, written out if needed, or why it cannot be; `None` when
 /// this build embeds none.

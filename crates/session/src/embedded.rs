@@ -6,15 +6,13 @@
 use crate::cache::{cache_dir, private_subdir, write_once};
 use std::path::PathBuf;
 
-/// What a program carries: the library (empty when the build could not embed it), its LTTng-UST
-/// providers (file name, contents) and a hash of them all (the name of their directory).
+/// What a program carries: the library (empty when the build could not embed it) and its
+/// LTTng-UST providers (file name, contents).
 pub struct Embedded {
     /// libtracetools.so.
     pub lib: &'static [u8],
     /// The providers, one per distribution.
     pub providers: &'static [(&'static str, &'static [u8])],
-    /// A hash of the library and the providers.
-    pub hash: u64,
 }
 
 impl Embedded {
@@ -25,7 +23,8 @@ impl Embedded {
             return None;
         }
         Some(cache_dir().and_then(|root| {
-            let dir = root.join(format!("{}-{:016x}", env!("CARGO_PKG_VERSION"), self.hash));
+            // One directory per content: programs of other builds never share a file.
+            let dir = root.join(format!("{}-{:016x}", env!("CARGO_PKG_VERSION"), self.hash()));
             private_subdir(&dir)?;
             let lib = dir.join("libtracetools.so");
             write_once(&lib, self.lib)
@@ -33,5 +32,13 @@ impl Embedded {
                 .map_err(|e| format!("cannot write it to {}: {e}", dir.display()))?;
             Ok(lib)
         }))
+    }
+
+    /// A hash (FNV-1a) of the library and the providers.
+    fn hash(&self) -> u64 {
+        let fnv = |data: &[u8]| {
+            data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
+        };
+        self.providers.iter().fold(fnv(self.lib), |h, (_, data)| h.rotate_left(17) ^ fnv(data))
     }
 }
