@@ -167,13 +167,8 @@ class Trace(Action):
         _, kwargs = super().parse(entity, parser)
         kwargs["session_name"] = parser.parse_substitution(entity.get_attr("session-name"))
 
-        def flag(attr: str, key: str) -> None:
-            v = entity.get_attr(attr, data_type=bool, optional=True, can_be_str=False)
-            if v is not None:
-                kwargs[key] = v
-
-        def number(attr: str, key: str) -> None:
-            v = entity.get_attr(attr, data_type=int, optional=True, can_be_str=False)
+        def typed(attr: str, key: str, data_type: type) -> None:
+            v = entity.get_attr(attr, data_type=data_type, optional=True, can_be_str=False)
             if v is not None:
                 kwargs[key] = v
 
@@ -183,11 +178,11 @@ class Trace(Action):
             if v is not None:
                 kwargs[key] = [parser.parse_substitution(w) for w in shlex.split(v)] if v else []
 
-        flag("append-timestamp", "append_timestamp")
-        flag("append-trace", "append_trace")
-        flag("snapshot-mode", "snapshot_mode")
-        number("subbuffer-size-ust", "subbuffer_size_ust")
-        number("subbuffer-size-kernel", "subbuffer_size_kernel")
+        typed("append-timestamp", "append_timestamp", bool)
+        typed("append-trace", "append_trace", bool)
+        typed("snapshot-mode", "snapshot_mode", bool)
+        typed("subbuffer-size-ust", "subbuffer_size_ust", int)
+        typed("subbuffer-size-kernel", "subbuffer_size_kernel", int)
         words("events-ust", "events_ust")
         words("events-kernel", "events_kernel")
         words("context-fields", "context_fields")

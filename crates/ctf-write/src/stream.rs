@@ -418,15 +418,7 @@ mod tests {
         w.discard(2, 20);
         w.switch_packet().unwrap();
         w.discard(3, 30);
-        let out = w.finish().unwrap();
-        let mut at = 0;
-        let mut packets = Vec::new();
-        while at < out.len() {
-            let ctx = &out[at + 32..at + PACKET_PREAMBLE];
-            let u = |i: usize| u64::from_le_bytes(ctx[i..i + 8].try_into().unwrap());
-            packets.push((u(16) / 8, u(32), u(40)));
-            at += (u(24) / 8) as usize;
-        }
+        let packets = packets(&w.finish().unwrap());
         // (content bytes, sequence number, events discarded so far)
         assert_eq!(packets.len(), 3, "{packets:?}");
         assert!(packets[0].0 > PACKET_PREAMBLE as u64 && packets[0].2 == 0, "{packets:?}");
