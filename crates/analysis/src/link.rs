@@ -312,13 +312,26 @@ fn map_from_end<A, B>(mut v: Vec<A>, mut f: impl FnMut(A) -> B) -> Vec<B> {
 }
 
 /// The publications takes can be matched to, per topic: by source timestamp, by publish window,
-/// the matchable ones and the range of their source times.
+/// the matchable ones and the range of their source times. A topic is known by its shared name's
+/// address (one per name, see [`TopicNames`]): a million publications hash an address each, not
+/// their topic's name three times.
 #[derive(Default)]
 struct Matchable<'a> {
-    by_source: HashMap<(&'a str, i64), u32>,
-    windows: HashMap<&'a str, Vec<(i64, i64, u32)>>,
-    matchable: HashMap<&'a str, Vec<u32>>,
-    source_range: HashMap<&'a str, (i64, i64)>,
+    /// Each topic's index below, by the address of its shared name.
+    index: HashMap<usize, u32>,
+    /// Per topic: its name, its publications by publish window (sorted), the matchable ones,
+    /// and the range of their source times.
+    names: Vec<&'a str>,
+    windows: Vec<Vec<(i64, i64, u32)>>,
+    matchable: Vec<Vec<u32>>,
+    source_range: Vec<Option<(i64, i64)>>,
+    /// (topic, source timestamp) → publication.
+    by_source: HashMap<(u32, i64), u32>,
+}
+
+/// The address that stands for a shared topic name.
+fn address(topic: &Arc<str>) -> usize {
+    Arc::as_ptr(topic) as *const u8 as usize
 }
 
 impl<'a> Matchable<'a> {
@@ -329,49 +342,67 @@ impl<'a> Matchable<'a> {
             if p.intra {
                 continue;
             }
+            let k = *x.index.entry(address(topic)).or_insert_with(|| {
+                x.names.push(&**topic);
+                x.windows.push(Vec::new());
+                x.matchable.push(Vec::new());
+                x.source_range.push(None);
+                x.names.len() as u32 - 1
+            });
             let span = match p.source_ts() {
                 Some(s) if s != 0 => {
-                    x.by_source.entry((&**topic, s)).or_insert(i as u32);
+                    x.by_source.entry((k, s)).or_insert(i as u32);
                     Some((s, s))
                 }
                 _ => match (p.ts_rmw(), p.ts_after()) {
                     (Some(a), Some(b)) => {
-                        x.windows.entry(&**topic).or_default().push((a, b, i as u32));
+                        x.windows[k as usize].push((a, b, i as u32));
                         Some((a, b))
                     }
                     _ => None,
                 },
             };
             if let Some((a, b)) = span {
-                x.matchable.entry(&**topic).or_default().push(i as u32);
-                let r = x.source_range.entry(&**topic).or_insert((a, b));
+                x.matchable[k as usize].push(i as u32);
+                let r = x.source_range[k as usize].get_or_insert((a, b));
                 r.0 = r.0.min(a);
                 r.1 = r.1.max(b);
             }
         }
-        for w in x.windows.values_mut() {
+        for w in &mut x.windows {
             w.sort_unstable();
         }
         x
     }
 
+    /// The index of `topic` (none when no publication of it can be matched).
+    fn topic(&self, topic: &Arc<str>) -> Option<u32> {
+        self.index.get(&address(topic)).copied()
+    }
+
     /// The publication a take of `topic` took, and how it was found.
-    fn find(&self, t: &Take, topic: &str, pubs: &[LinkedPublication]) -> Option<(u32, MatchBy)> {
+    fn find(&self, t: &Take, topic: &Arc<str>, pubs: &[LinkedPublication]) -> Option<(u32, MatchBy)> {
         if t.intra {
             // Same message object, and it was published on this subscription's topic.
             t.intra_pub
-                .filter(|p| pubs[*p as usize].topic.as_deref() == Some(topic))
+                .filter(|p| pubs[*p as usize].topic.as_deref() == Some(&**topic))
                 .map(|p| (p, MatchBy::IntraProcess))
         } else if t.source_ts != 0 {
-            self.by_source.get(&(topic, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
-                let w = self.windows.get(topic)?;
-                let k = w.partition_point(|(a, _, _)| *a <= t.source_ts);
-                let (a, b, p) = *w.get(k.checked_sub(1)?)?;
+            let k = self.topic(topic)?;
+            self.by_source.get(&(k, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
+                let w = &self.windows[k as usize];
+                let i = w.partition_point(|(a, _, _)| *a <= t.source_ts);
+                let (a, b, p) = *w.get(i.checked_sub(1)?)?;
                 (a <= t.source_ts && t.source_ts <= b).then_some((p, MatchBy::PublishWindow))
             })
         } else {
             None
         }
+    }
+
+    /// The matchable publications of each topic that has some, by name.
+    fn matchable_by_name(&self) -> HashMap<&'a str, &[u32]> {
+        self.names.iter().zip(&self.matchable).filter(|(_, v)| !v.is_empty()).map(|(n, v)| (*n, v.as_slice())).collect()
     }
 }
 
@@ -387,15 +418,24 @@ fn match_flows(
     let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     let mut flows = Vec::new();
     let mut tally = TopicTally::default();
+    // Counted per topic name first: a clone of the shared name per topic, not per publication.
+    let mut published: HashMap<&Arc<str>, u64> = HashMap::default();
     for topic in pubs.iter().filter_map(|p| p.topic.as_ref()) {
-        tally.entry(topic.clone()).or_default().pubs += 1;
+        *published.entry(topic).or_default() += 1;
+    }
+    for (topic, n) in published {
+        tally.entry(topic.clone()).or_default().pubs += n;
     }
     for (ti, LinkedTake { take: t, subscription: sub }) in takes.iter().enumerate() {
         if !t.taken {
             continue;
         }
         let Some(topic) = sub.map(|s| &names.of_subscription[s as usize]) else { continue };
-        let count = tally.entry(topic.clone()).or_default();
+        // (Looked up by name: the shared name is cloned only for a topic's first take.)
+        if !tally.contains_key(&**topic) {
+            tally.insert(topic.clone(), TopicCount::default());
+        }
+        let count = tally.get_mut(&**topic).expect("just inserted");
         count.takes += 1;
         match x.find(t, topic, pubs) {
             Some((p, by)) => {
@@ -414,7 +454,7 @@ fn match_flows(
                     t,
                     count.pubs,
                     published_topics.contains(&**topic),
-                    x.source_range.get(&**topic).copied(),
+                    x.topic(topic).and_then(|k| x.source_range[k as usize]),
                 );
                 match count.reasons.iter_mut().find(|r| r.0 == reason) {
                     Some(r) => r.1 += 1,
@@ -426,7 +466,7 @@ fn match_flows(
     }
     // Grown by doubling: the table is kept to the end, its spare room need not be.
     flows.shrink_to_fit();
-    for (name, n) in dropped(pubs, takes, &flows, &x.matchable, m) {
+    for (name, n) in dropped(pubs, takes, &flows, &x.matchable_by_name(), m) {
         match tally.get_mut(name) {
             Some(c) => c.dropped = Some(n),
             None => {
@@ -469,7 +509,7 @@ fn dropped<'a>(
     pubs: &[LinkedPublication],
     takes: &[LinkedTake],
     flows: &[Flow],
-    matchable: &HashMap<&'a str, Vec<u32>>,
+    matchable: &HashMap<&'a str, &[u32]>,
     m: &Model,
 ) -> HashMap<&'a str, u64> {
     // Per subscription: the publications it took, the first one's time and its last take.

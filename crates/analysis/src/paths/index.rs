@@ -126,14 +126,18 @@ impl<'a> PathIndex<'a> {
             })
             .collect();
         let topic = |i: u32| a.pubs[i as usize].topic.as_deref().unwrap_or("");
-        let mut order: Vec<u32> = (0..a.pubs.len() as u32).filter(|&i| node_of[i as usize] != u32::MAX).collect();
-        order.sort_unstable_by(|&x, &y| {
-            let key = |i: u32| {
+        // Sorted by integers: the topic's rank among the topics' names stands for the name.
+        let rank = crate::collections::ranks(a.pubs.iter().map(|p| p.topic.as_deref().unwrap_or("")));
+        let mut keyed: Vec<(u32, u32, i64, u32)> = (0..a.pubs.len() as u32)
+            .filter(|&i| node_of[i as usize] != u32::MAX)
+            .map(|i| {
                 let p = &a.pubs[i as usize].publication;
-                (node_of[i as usize], topic(i), p.ts_rclcpp().unwrap_or(p.ts), i)
-            };
-            key(x).cmp(&key(y))
-        });
+                (node_of[i as usize], rank[topic(i)], p.ts_rclcpp().unwrap_or(p.ts), i)
+            })
+            .collect();
+        keyed.sort_unstable();
+        drop(rank);
+        let order: Vec<u32> = keyed.into_iter().map(|k| k.3).collect();
         let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
         drop(node_of);
         // (The sort is stable: a callback's runs stay in index order.)

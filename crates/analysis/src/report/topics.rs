@@ -94,9 +94,12 @@ pub(super) fn section<'m>(m: &'m Model, a: &View<'_>, tally: &TopicTally, names:
         .chain(m.subscriptions.items.iter().map(|e| (e.topic.as_str(), false, e.node)))
         .collect();
     ends.sort_unstable_by(|x, y| x.0.cmp(y.0));
-    let mut flows: Vec<&Flow> = a.flows.iter().collect();
-    // (Stable: a topic's flows stay in their order.)
-    flows.sort_by(|x, y| x.topic.cmp(&y.topic));
+    // By the topic's rank among the names, then the flow's index: a topic's flows stay in order.
+    let rank = crate::collections::ranks(a.flows.iter().map(|f| &*f.topic));
+    let mut keyed: Vec<(u32, u32)> = a.flows.iter().enumerate().map(|(i, f)| (rank[&*f.topic], i as u32)).collect();
+    keyed.sort_unstable();
+    drop(rank);
+    let flows: Vec<&Flow> = keyed.into_iter().map(|(_, i)| &a.flows[i as usize]).collect();
     let mut topics = Vec::with_capacity(ends.chunk_by(|x, y| x.0 == y.0).count());
     let mut rest = flows.as_slice();
     for of_topic in ends.chunk_by(|x, y| x.0 == y.0) {
