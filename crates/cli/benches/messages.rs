@@ -5,9 +5,9 @@
 //! ROUNDS` writes the trace alone): a generated chain of ten nodes (a timer-driven source, eight
 //! relays, a sink), each on a thread of its own, passing one message from the source to the sink
 //! every millisecond, ROUNDS times: 56 events a round, every message taken and every callback
-//! run (one process, Jazzy's events). Each command runs in a process of its own, best of three.
-//! With `ROSTRACE_BENCH_BASELINE` set to another build's `rostrace`, its `analyze` is measured
-//! on the same trace too.
+//! run (one process, Jazzy's events). Each command runs in a process of its own, five times, the
+//! commands taken in turn; medians. With `ROSTRACE_BENCH_BASELINE` set to another build's
+//! `rostrace`, its `analyze` is measured in the same turns.
 
 #[path = "measure.rs"]
 mod measure;
@@ -23,37 +23,31 @@ const CHAIN: usize = 10;
 
 fn generate(dir: &Path, rounds: u64) {
     let mut s = Sys::new();
-    let mut chain = Vec::with_capacity(CHAIN);
-    for k in 0..CHAIN {
-        let n = s.node(&format!("chain/n{k}"));
-        let sub = (k > 0).then(|| s.subscription(n, &format!("/chain/t{}", k - 1)));
-        let timer = (k == 0).then(|| s.timer(n, MS));
-        let publ = (k + 1 < CHAIN).then(|| s.publisher(n, &format!("/chain/t{k}")));
-        chain.push((timer, sub, publ));
-    }
+    let chain = s.chain("chain", CHAIN, MS);
     for round in 0..rounds {
-        let mut t = 10 * MS + round * MS;
-        let mut src = 0;
-        for (k, (timer, sub, publ)) in chain.iter().enumerate() {
-            let tid = 1000 + k as i32;
-            if let Some(cb) = timer {
-                s.run(tid, *cb, t, t + 20_000);
-            }
-            if let Some(sub) = sub {
-                s.deliver(tid, *sub, src, t, 10_000);
-            }
-            if let Some(p) = publ {
-                src = s.publish(tid, *p, t + 1_000);
-            }
-            t += 20_000;
-        }
+        s.pass(&chain, 10 * MS + round * MS, |k| 1000 + k as i32);
     }
     s.write(dir);
 }
 
-/// The best of three runs: (s, MB, ok).
-fn best(cmd: impl Fn() -> Command) -> (f64, f64, bool) {
-    (0..3).map(|_| measure(&mut cmd())).fold((f64::MAX, 0.0, true), |a, r| (a.0.min(r.0), a.1.max(r.1), a.2 && r.2))
+/// Runs each command in turn, five times: the medians of each one's wall time (s) and peak
+/// memory (MB), and whether every run succeeded.
+fn in_turn(cmds: &[&dyn Fn() -> Command]) -> Vec<(f64, f64, bool)> {
+    let mut runs: Vec<Vec<(f64, f64, bool)>> = vec![Vec::new(); cmds.len()];
+    for _ in 0..5 {
+        for (cmd, r) in cmds.iter().zip(&mut runs) {
+            r.push(measure(&mut cmd()));
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    runs.into_iter()
+        .map(|r| {
+            (median(r.iter().map(|x| x.0).collect()), median(r.iter().map(|x| x.1).collect()), r.iter().all(|x| x.2))
+        })
+        .collect()
 }
 
 fn main() {
@@ -82,29 +76,30 @@ fn main() {
         as f64
         / 1e6;
     println!("{rounds} rounds of a 10-node chain: {} events, {mb:.0} MB", rounds * 56);
-    let run = |exe: &std::ffi::OsStr, args: &[&str]| {
-        let (exe, trace) = (exe.to_owned(), trace.clone());
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        best(move || {
-            let mut c = Command::new(&exe);
-            c.arg(args[0].as_str()).arg(&trace).args(&args[1..]);
-            c
-        })
+    let command = |exe: &std::ffi::OsStr, args: &[&str]| {
+        let mut c = Command::new(exe);
+        c.arg(args[0]).arg(&trace).args(&args[1..]);
+        c
     };
+    let info = || command(exe.as_ref(), &["info"]);
+    let analyze = || command(exe.as_ref(), &["analyze", "--json", "-"]);
+    let base = std::env::var_os("ROSTRACE_BENCH_BASELINE");
+    let baseline = || command(base.as_deref().unwrap_or_default(), &["analyze", "--json", "-"]);
+    let mut cmds: Vec<&dyn Fn() -> Command> = vec![&info, &analyze];
+    if base.is_some() {
+        cmds.push(&baseline);
+    }
+    let r = in_turn(&cmds);
     let ok = |b: bool| if b { "" } else { " FAILED" };
-    let (i_s, i_mb, i_ok) = run(exe.as_ref(), &["info"]);
-    let (a_s, a_mb, a_ok) = run(exe.as_ref(), &["analyze", "--json", "-"]);
-    println!("{:<24} {i_s:>7.2} s {i_mb:>6.0} MB{}", "info", ok(i_ok));
-    println!("{:<24} {a_s:>7.2} s {a_mb:>6.0} MB{}  {:.1}x info", "analyze --json", ok(a_ok), a_s / i_s);
-    if let Some(base) = std::env::var_os("ROSTRACE_BENCH_BASELINE") {
-        let (b_s, b_mb, b_ok) = run(&base, &["analyze", "--json", "-"]);
-        println!(
-            "{:<24} {b_s:>7.2} s {b_mb:>6.0} MB{}  {:.1}x info; this build {:.2}x its time",
-            "baseline analyze --json",
-            ok(b_ok),
-            b_s / i_s,
-            a_s / b_s
-        );
+    let row = |name: &str, (s, mb, good): (f64, f64, bool)| {
+        println!("{name:<24} {s:>7.2} s {mb:>6.0} MB{}  {:.1}x info", ok(good), s / r[0].0);
+    };
+    println!("medians of 5 runs, the commands taken in turn");
+    row("info", r[0]);
+    row("analyze --json", r[1]);
+    if let Some(&b) = r.get(2) {
+        row("baseline analyze --json", b);
+        println!("this build: {:.2}x the baseline's time, {:.2}x its memory", r[1].0 / b.0, r[1].1 / b.1);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -24,40 +24,14 @@ const CHAIN: usize = 10;
 fn generate(dir: &Path, nodes: usize) {
     let mut s = Sys::new();
     let chains = nodes / CHAIN;
-    let mut links = Vec::with_capacity(chains);
-    for c in 0..chains {
-        let mut chain = Vec::with_capacity(CHAIN);
-        let mut prev = None;
-        for k in 0..CHAIN {
-            let n = s.node(&format!("c{c}/n{k}"));
-            let sub = prev.map(|_| s.subscription(n, &format!("/c{c}/t{}", k - 1)));
-            let timer = (k == 0).then(|| s.timer(n, 100 * MS));
-            let publ = (k + 1 < CHAIN).then(|| s.publisher(n, &format!("/c{c}/t{k}")));
-            chain.push((timer, sub, publ));
-            prev = Some(n);
-        }
-        links.push(chain);
-    }
+    let links: Vec<_> = (0..chains).map(|c| s.chain(&format!("c{c}"), CHAIN, 100 * MS)).collect();
     // A chain's messages take 200 µs on its thread; a thread passes at most 400 chains' in a
     // round of 100 ms, one after the other (a thread never runs two callbacks at once).
     let threads = chains.div_ceil(400).max(64);
     for round in 0..3u64 {
         for (c, chain) in links.iter().enumerate() {
             let tid = 1000 + (c % threads) as i32;
-            let mut t = 10 * MS + round * 100 * MS + (c / threads) as u64 * 200_000;
-            let mut src = 0;
-            for (timer, sub, publ) in chain {
-                if let Some(cb) = timer {
-                    s.run(tid, *cb, t, t + 20_000);
-                }
-                if let Some(sub) = sub {
-                    s.deliver(tid, *sub, src, t, 10_000);
-                }
-                if let Some(p) = publ {
-                    src = s.publish(tid, *p, t + 1_000);
-                }
-                t += 20_000;
-            }
+            s.pass(chain, 10 * MS + round * 100 * MS + (c / threads) as u64 * 200_000, |_| tid);
         }
     }
     s.write(dir);

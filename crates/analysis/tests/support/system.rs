@@ -32,6 +32,10 @@ pub struct Sub {
     pub callback: u64,
 }
 
+/// A node of a chain: the source's timer callback, the subscription to the previous node's
+/// topic, and the publisher of its own (none for the sink).
+pub type Link = (Option<u64>, Option<Sub>, Option<Pub>);
+
 /// One process (vpid 100), events in any order, written sorted.
 pub struct Sys {
     decl: TraceDecl,
@@ -129,6 +133,36 @@ impl Sys {
     pub fn deliver(&mut self, tid: i32, s: Sub, src: i64, t: u64, dur: u64) {
         self.ev(t, tid, "ros2:rmw_take", Payload::new().u64(s.rmw).u64(0xE000).i64(src).i32(1));
         self.run(tid, s.callback, t + 100, t + 100 + dur);
+    }
+    /// A chain of `len` nodes `{prefix}/n{k}`, each publishing `/{prefix}/t{k}` to the next;
+    /// the source is driven by a timer of `period`.
+    pub fn chain(&mut self, prefix: &str, len: usize, period: u64) -> Vec<Link> {
+        (0..len)
+            .map(|k| {
+                let n = self.node(&format!("{prefix}/n{k}"));
+                let sub = (k > 0).then(|| self.subscription(n, &format!("/{prefix}/t{}", k - 1)));
+                let timer = (k == 0).then(|| self.timer(n, period));
+                let publ = (k + 1 < len).then(|| self.publisher(n, &format!("/{prefix}/t{k}")));
+                (timer, sub, publ)
+            })
+            .collect()
+    }
+    /// One message through `chain` from `t`: the source's timer runs, then each node takes the
+    /// previous node's message and publishes its own, 20 µs apart; node `k` runs on `tid(k)`.
+    pub fn pass(&mut self, chain: &[Link], mut t: u64, tid: impl Fn(usize) -> i32) {
+        let mut src = 0;
+        for (k, (timer, sub, publ)) in chain.iter().enumerate() {
+            if let Some(cb) = timer {
+                self.run(tid(k), *cb, t, t + 20_000);
+            }
+            if let Some(sub) = sub {
+                self.deliver(tid(k), *sub, src, t, 10_000);
+            }
+            if let Some(p) = publ {
+                src = self.publish(tid(k), *p, t + 1_000);
+            }
+            t += 20_000;
+        }
     }
     pub fn write(mut self, dir: &Path) {
         let d = &self.decl;
