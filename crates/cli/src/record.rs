@@ -126,6 +126,16 @@ pub struct RecordOptions {
     /// second of wall time, from the start of the recording to its end (`rostrace analyze --time sim`).
     #[arg(long)]
     record_clock: bool,
+    /// Always-on recording: write the recording in chunks, a new one when the last reached
+    /// SIZE (100M, 2G) or lasted DURATION (30s, 10min, 1h). Each chunk starts with the
+    /// processes' initialization events: each one, or several together, is a complete recording
+    /// (embedded backend, `record` and `demo`).
+    #[arg(long, value_name = "SIZE|DURATION", value_parser = rostrace_session::Rotate::parse)]
+    rotate: Option<rostrace_session::Rotate>,
+    /// With --rotate: keep only the newest N chunks (the one being written included); the
+    /// oldest are deleted as new ones begin.
+    #[arg(long, value_name = "N", requires = "rotate")]
+    keep: Option<usize>,
 }
 
 impl RecordOptions {
@@ -157,6 +167,8 @@ impl RecordOptions {
             light: self.light,
             record_clock: self.record_clock,
             rclpy: true,
+            rotate: self.rotate,
+            keep: self.keep,
         }
     }
 }

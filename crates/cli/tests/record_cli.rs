@@ -994,3 +994,122 @@ fn a_distribution_guessed_is_said_to_be_assumed() {
         assert_eq!(assumed, distro.is_none(), "{name}");
     }
 }
+
+/// The JSON of `rostrace analyze` of `paths`.
+fn analysis_json(dir: &Path, paths: &[PathBuf]) -> serde_json::Value {
+    let json = dir.join("analysis.json");
+    let out = rostrace().args(["analyze", "--json"]).arg(&json).args(paths).output().unwrap();
+    assert!(out.status.success(), "{paths:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+/// What an analysis says the system is: its nodes, and its callbacks by owner.
+fn system_of(a: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let names = |k: &str, f: &dyn Fn(&serde_json::Value) -> String| {
+        let mut v: Vec<String> = a[k].as_array().unwrap().iter().map(f).collect();
+        v.sort();
+        v
+    };
+    (
+        names("nodes", &|n| n["name"].to_string()),
+        names("callbacks", &|c| format!("{} {} {} {}", c["node"], c["kind"], c["topic"], c["timer_period_ns"])),
+    )
+}
+
+/// Always-on recording: `record --rotate` writes chunks; each one analyses alone (it starts with
+/// the initialization events) and describes the whole system; read together they are the whole
+/// recording, every event the program emitted once, none lost or doubled at the boundaries.
+#[test]
+fn rotated_chunks_each_analyse_alone_and_together_are_the_whole_recording() {
+    let dir = tmp("rotate");
+    let prog = flows(&dir);
+    let expected = dir.join("e.txt");
+    let out = record(&["--rotate", "1s", "-s", "r", "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(&expected)
+        .args(["1", "0", "run", "3.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let session = dir.join("r");
+    let chunks = rostrace_session::chunks(&session);
+    assert!((3..=5).contains(&chunks.len()), "{} chunks: {chunks:?}", chunks.len());
+    let text = format!("{}{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(text.contains(&format!("recorded in {} chunks", chunks.len())), "{text}");
+    let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
+    let whole = analysis_json(&dir, std::slice::from_ref(&session));
+    // Read together, every event the program emitted, once; and CARET's caret_init.
+    assert_eq!(whole["events"].as_u64().unwrap() as usize, emitted + 1, "{}", whole["events"]);
+    assert_eq!(whole["discarded_events"], 0);
+    let system = system_of(&whole);
+    assert!(!system.0.is_empty() && !system.1.is_empty(), "{system:?}");
+    let mut runtime = 0;
+    for c in &chunks {
+        // Each chunk alone: the whole system, and the events of its own time.
+        let a = analysis_json(&dir, std::slice::from_ref(c));
+        assert_eq!(system_of(&a), system, "{}", c.display());
+        let ros2 = events(c);
+        let inits = ros2.iter().filter(|(n, _)| n.ends_with("_init") || n.contains("callback_added")).count();
+        assert!(inits > 0, "{}: no initialization events", c.display());
+        let (begin, end) = (a["begin_ns"].as_i64().unwrap(), a["end_ns"].as_i64().unwrap());
+        assert!(end - begin < 2_500_000_000, "{}: spans {} ms", c.display(), (end - begin) / 1_000_000);
+        runtime += ros2.iter().filter(|(n, _)| n == "ros2:callback_start").count();
+        babeltrace2_reads(c);
+    }
+    let started =
+        std::fs::read_to_string(&expected).unwrap().lines().filter(|l| l.contains("\tros2:callback_start\t")).count();
+    assert_eq!(runtime, started, "callback starts over the chunks");
+    // Any run of chunks is a recording too: the last two.
+    let last_two = analysis_json(&dir, &chunks[chunks.len() - 2..]);
+    assert_eq!(system_of(&last_two), system);
+    // babeltrace2 reads the chunks together as rostrace does, event for event.
+    if require(have_babeltrace2(), "babeltrace2") {
+        let theirs = Command::new("babeltrace2").arg(&session).output().unwrap();
+        let ours = rostrace().arg("events").arg(&session).output().unwrap();
+        assert!(theirs.status.success() && ours.status.success());
+        assert!(theirs.stdout == ours.stdout, "babeltrace2 and rostrace events differ on the chunks");
+    }
+}
+
+/// `--keep N` keeps the newest N chunks and says how many went; what rotation does not go with
+/// is refused with the reason.
+#[test]
+fn rotation_keeps_the_newest_chunks() {
+    let dir = tmp("rotate-keep");
+    let prog = flows(&dir);
+    let out = record(&["--rotate", "1s", "--keep", "2", "-s", "k", "-p"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .arg(dir.join("e.txt"))
+        .args(["1", "0", "run", "4.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let chunks = rostrace_session::chunks(&dir.join("k"));
+    assert_eq!(chunks.len(), 2, "{chunks:?}");
+    let text = format!("{}{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(text.contains("oldest deleted (--keep 2)"), "{text}");
+    // The oldest kept is not the first.
+    assert!(!chunks[0].file_name().unwrap().to_string_lossy().starts_with("chunk-000000"), "{chunks:?}");
+    let kept = analysis_json(&dir, &[dir.join("k")]);
+    assert!(kept["callbacks"].as_array().is_some_and(|c| !c.is_empty()), "{kept}");
+    for (args, says) in [
+        (&["--rotate", "10m"][..], "10min"),
+        (&["--keep", "2"][..], "--rotate"),
+        (&["--rotate", "1s", "--keep", "0"][..], "--keep 0"),
+        (&["--rotate", "1s", "--backend", "lttng"][..], "--backend embedded"),
+        (&["--rotate", "1s", "--snapshot-mode"][..], "choose one"),
+    ] {
+        let o = record(args).args(["-p"]).arg(&dir).args(["--", "true"]).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(says), "{args:?}: {e}");
+    }
+    let o = rostrace().args(["start", "s", "--rotate", "1s", "-p"]).arg(&dir).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("rostrace record --rotate"), "{e}");
+}

@@ -84,6 +84,22 @@ impl TraceSet {
         (set, errors)
     }
 
+    /// Per trace: the index of the first trace of its UUID. Traces of one UUID are parts of one
+    /// trace, as babeltrace2 merges them: the chunks of a rotated recording (rostrace's
+    /// `record --rotate`, LTTng's rotation), or LTTng's snapshots of one session. A trace
+    /// without a UUID is its own.
+    pub fn identities(&self) -> Vec<usize> {
+        let mut first: std::collections::HashMap<[u8; 16], usize> = std::collections::HashMap::new();
+        let mut out = Vec::with_capacity(self.traces.len());
+        for (ti, t) in self.traces.iter().enumerate() {
+            out.push(match t.schema.uuid {
+                Some(u) => *first.entry(u).or_insert(ti),
+                None => ti,
+            });
+        }
+        out
+    }
+
     /// Brings the set up to date with its traces being written: finds the traces that
     /// appeared under the paths it was opened on, reads metadata that grew again, maps the
     /// stream files that grew again, adds those that appeared, and indexes the packets written

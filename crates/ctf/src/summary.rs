@@ -11,11 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A process seen in the event contexts: one process id of one trace, so that copies of a trace
-/// or traces of several hosts are distinct processes.
+/// or traces of several hosts are distinct processes (the parts of one trace, see
+/// [`TraceSet::identities`], are one).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Process {
-    /// Index of its trace in `traces`.
+    /// Index of its trace in `traces` (the first of its parts).
     pub trace: usize,
     /// Host name of its trace (metadata `hostname`), or "".
     pub host: String,
@@ -261,6 +262,7 @@ pub fn summarize(set: &TraceSet, fields: &[(&str, &str)], jobs: usize, progress:
     let mut per_class: Vec<Vec<u64>> = wanted.iter().map(|c| vec![0; c.len()]).collect();
     // With the time of the name they have.
     let mut procs: BTreeMap<(usize, i64), (Process, i64)> = BTreeMap::new();
+    let identity = set.identities();
     let mut values: Vec<Vec<(i64, String)>> = vec![Vec::new(); fields.len()];
     let (mut begin, mut end) = (None, None);
     let mut n = 0u64;
@@ -276,6 +278,7 @@ pub fn summarize(set: &TraceSet, fields: &[(&str, &str)], jobs: usize, progress:
         }
         // (A process is once in a file: the order within one does not matter.)
         for (vpid, seen) in s.procs {
+            let ti = identity[ti];
             let (p, first) = procs.entry((ti, vpid)).or_insert_with(|| {
                 let p = Process { trace: ti, host: hosts[ti].clone(), vpid, procname: String::new(), events: 0 };
                 (p, i64::MAX)

@@ -41,7 +41,7 @@ pub fn write_control(dir: &Path, state: &str) -> Result<bool, String> {
 /// renamed over it), or, when that cannot be written (a full disk), in place: the word padded
 /// with spaces to the file's length, in one write over bytes the file already has, so that no
 /// space is needed. Readers take the first word. Returns whether the disk was full.
-fn write_session_file(dir: &Path, file: &str, state: &str) -> Result<bool, String> {
+pub(crate) fn write_session_file(dir: &Path, file: &str, state: &str) -> Result<bool, String> {
     let path = dir.join(file);
     let tmp = dir.join(format!("{file}.tmp"));
     let atomic = std::fs::write(&tmp, format!("{state}\n")).and_then(|_| std::fs::rename(&tmp, &path));
@@ -92,6 +92,11 @@ pub struct Created {
 /// not before [`control`] starts it (`create`).
 pub fn create(name: &str, o: &Options, recording: bool) -> Result<Created, String> {
     o.check()?;
+    if o.rotate.is_some() {
+        return Err("--rotate needs a recorder that stays while the session records, to begin each chunk: use \
+             `rostrace record --rotate ... -- COMMAND`"
+            .into());
+    }
     if o.record_clock {
         return Err(
             "--record-clock runs the clock recorder for as long as rostrace runs: use it with `rostrace record` \

@@ -27,6 +27,7 @@ mod options;
 mod rclpy;
 mod recorders;
 mod recording;
+mod rotation;
 mod run;
 pub mod summary;
 
@@ -42,4 +43,5 @@ pub use lttng::{lttng_provider_check, lttng_provider_dir};
 pub use options::{distro_or_env, Backend, Options, KERNEL_PRESET, LIGHT_EVENTS};
 pub use rclpy::RCLPY_VAR;
 pub use recording::{Message, Recording};
+pub use rotation::{chunks, Rotate, Rotated, CHUNK_PREFIX};
 pub use run::{exit_code_of, record, signal_name, wait_passing_signals, Observer, Passing, Quiet, Received, Recorded};

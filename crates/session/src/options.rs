@@ -80,6 +80,11 @@ pub struct Options {
     /// Python nodes trace their callbacks: a `sitecustomize.py` first on their `PYTHONPATH`.
     /// `ROSTRACE_RCLPY=0` in the environment turns it off whatever this says.
     pub rclpy: bool,
+    /// Write the recording in chunks, a new one when the last reached this size or age
+    /// (embedded backend, `record`).
+    pub rotate: Option<crate::Rotate>,
+    /// Keep only the newest chunks, this many (with `rotate`).
+    pub keep: Option<usize>,
 }
 
 impl Default for Options {
@@ -110,6 +115,8 @@ impl Default for Options {
             light: false,
             record_clock: false,
             rclpy: true,
+            rotate: None,
+            keep: None,
         }
     }
 }
@@ -265,6 +272,31 @@ impl Options {
         }
         if self.backend == Backend::Embedded {
             self.check_embedded()?;
+        }
+        self.check_rotation()
+    }
+
+    /// What rotation goes with.
+    fn check_rotation(&self) -> Result<(), String> {
+        match (self.rotate, self.keep) {
+            (None, Some(_)) => return Err("--keep keeps the newest chunks of --rotate: give --rotate too".into()),
+            (_, Some(0)) => return Err("--keep 0 would keep nothing: keep at least 1 chunk".into()),
+            (None, None) => return Ok(()),
+            _ => {}
+        }
+        if self.backend == Backend::Lttng {
+            return Err(
+                "--rotate writes chunks that each start with the initialization events, which only the embedded \
+                 tracer can replay: use --backend embedded (LTTng's own rotation, `lttng enable-rotation`, writes \
+                 chunks that lack them: docs/recording.md)"
+                    .into(),
+            );
+        }
+        if self.snapshot_mode {
+            return Err(
+                "--rotate writes everything in chunks; --snapshot-mode keeps the last events in memory: choose one"
+                    .into(),
+            );
         }
         Ok(())
     }

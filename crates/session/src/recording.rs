@@ -52,6 +52,9 @@ pub struct Recording {
     clock: Option<std::process::Child>,
     /// What its setup had to say ([`Recording::take_messages`]).
     said: Vec<Message>,
+    /// The rotation (`rotate`), while it runs.
+    rotation: Option<crate::rotation::Rotation>,
+    keep: Option<usize>,
 }
 
 impl Recording {
@@ -87,6 +90,8 @@ impl Recording {
             record_clock: o.record_clock,
             clock: None,
             said: Vec::new(),
+            rotation: None,
+            keep: o.keep,
         };
         match o.backend {
             Backend::Embedded => r.begin_embedded(o, lib)?,
@@ -113,6 +118,18 @@ impl Recording {
         }
         // Room for the processes that would start once the disk is full.
         tracetools::tracer::reserve(&self.dir, true);
+        if let Some(rotate) = o.rotate {
+            // The first chunk named before any traced process starts: all write into it.
+            let started = crate::rotation::Rotation::first(&self.dir)
+                .and_then(|_| crate::rotation::Rotation::start(&self.dir, rotate, o.keep));
+            match started {
+                Ok(r) => self.rotation = Some(r),
+                Err(e) => {
+                    let _ = self.abort_in_place();
+                    return Err(e);
+                }
+            }
+        }
         self.env = embedded_env(&self.dir, o, lib);
         Ok(())
     }
@@ -229,6 +246,9 @@ impl Recording {
     fn abort_in_place(&mut self) -> Vec<Message> {
         let mut say = Vec::new();
         self.stop_clock(&mut say);
+        if let Some(r) = self.rotation.take() {
+            r.stop();
+        }
         let lock = lock_session(&self.dir);
         let _ = std::fs::remove_file(recorder_file(&self.dir));
         let others = other_recorders(&self.dir);
@@ -257,6 +277,7 @@ impl Recording {
     pub fn finish(mut self, command: &str) -> (bool, Vec<Message>) {
         let mut say = Vec::new();
         self.stop_clock(&mut say);
+        self.stop_rotation(&mut say);
         let others = self.stop_backend(&mut say);
         if rostrace_ctf::find_traces(&self.dir).is_err() {
             say.push(Message::Error(format!(
@@ -275,6 +296,25 @@ impl Recording {
             return (false, say);
         }
         (true, say)
+    }
+
+    /// Stops the rotation, if the recording rotates: the chunk being written is the last; says
+    /// how many chunks there were and where.
+    fn stop_rotation(&mut self, say: &mut Vec<Message>) {
+        let Some(r) = self.rotation.take() else { return };
+        let done = r.stop();
+        say.extend(done.errors.into_iter().map(Message::Error));
+        let kept = crate::rotation::chunks(&self.dir).len();
+        let deleted = match (done.deleted, self.keep) {
+            (0, _) | (_, None) => String::new(),
+            (n, Some(k)) => format!(", the {n} oldest deleted (--keep {k})"),
+        };
+        say.push(Message::Info(format!(
+            "recorded in {} chunk{}{deleted}: {kept} in {} (each one, or several together, is a recording)",
+            done.chunks,
+            if done.chunks == 1 { "" } else { "s" },
+            self.dir.display()
+        )));
     }
 
     /// Stops LTTng, or marks this recorder gone and stops the session if it was the last;

@@ -22,6 +22,8 @@ pub(super) struct Pass<'p> {
     /// Events taken (see [`Pass::handle_item`]).
     pub(super) read: u64,
     pub(super) bounds: Option<(i64, i64)>,
+    /// The initialization events of traces in parts seen so far (see [`Pass::replayed`]).
+    inits: crate::collections::HashSet<(u32, u64)>,
 }
 
 /// What a part of a split pass collected.
@@ -45,6 +47,7 @@ impl<'p> Pass<'p> {
             n: 0,
             read: 0,
             bounds: None,
+            inits: Default::default(),
         }
     }
 
@@ -87,6 +90,14 @@ impl<'p> Pass<'p> {
         let plan = self.plan;
         let ti = ev.trace_index();
         let ts = ev.timestamp().unwrap_or(0);
+        let (vpid, vtid) = ids_read.unwrap_or_else(|| ids(ev, &mut self.ctx_cache));
+        let t = plan.identity[ti];
+        let ci = ev.class().index;
+        let info = plan.infos[ti][ci].as_ref();
+        if plan.grouped[ti] && plan.replayed[ti][ci] && replayed(&mut self.inits, t, vtid, ev) {
+            return;
+        }
+        let route = &plan.routes[ti][ci];
         let window = self.window;
         let (lo, hi) = *self.bounds.get_or_insert_with(|| window.resolve(ts));
         let inside = lo <= ts && ts <= hi;
@@ -99,11 +110,6 @@ impl<'p> Pass<'p> {
                 Some((a, b)) => (a.min(ts), b.max(ts)),
             });
         }
-        let (vpid, vtid) = ids_read.unwrap_or_else(|| ids(ev, &mut self.ctx_cache));
-        let t = ti as u32;
-        let ci = ev.class().index;
-        let info = plan.infos[ti][ci].as_ref();
-        let route = &plan.routes[ti][ci];
         {
             let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
                 trace: t,
@@ -208,4 +214,45 @@ pub(crate) fn ids(ev: &Event, cache: &mut CtxCache) -> (i64, i64) {
 pub(crate) fn ids_of([vpid, vtid]: rostrace_ctf::Ints) -> (i64, i64) {
     let vpid = vpid.map_or(0, |v| v as i64);
     (vpid, vtid.map_or(vpid, |v| v as i64))
+}
+
+/// Whether `ev`, an initialization event of a trace in parts (`t`), is one seen already in
+/// another part: each chunk of a rotated recording starts with its process's
+/// initialization events again (the same thread, event and payload), and read together
+/// they are counted once. (Their times may differ: the tracer keeps its own copy.)
+fn replayed(inits: &mut crate::collections::HashSet<(u32, u64)>, t: u32, vtid: i64, ev: &Event<'_>) -> bool {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::hash::DefaultHasher::new();
+    (vtid, ev.name()).hash(&mut h);
+    if let Some(p) = ev.payload() {
+        for (_, v) in p.iter() {
+            hash_value(&v, &mut h);
+        }
+    }
+    !inits.insert((t, h.finish()))
+}
+
+/// Hashes a decoded value (strings by their bytes, compounds member by member).
+fn hash_value(v: &rostrace_ctf::FieldValue<'_>, h: &mut impl std::hash::Hasher) {
+    use rostrace_ctf::FieldValue as V;
+    use std::hash::Hash as _;
+    match v {
+        V::U64(x) => (0u8, x).hash(h),
+        V::I64(x) => (1u8, x).hash(h),
+        V::Enum { value, .. } => (2u8, value).hash(h),
+        V::F64(x) => (3u8, x.to_bits()).hash(h),
+        V::Str(s) => (4u8, s).hash(h),
+        V::Struct(s) => {
+            5u8.hash(h);
+            for (_, m) in s.iter() {
+                hash_value(&m, h);
+            }
+        }
+        V::Array(a) => {
+            (6u8, a.len()).hash(h);
+            for m in a.iter() {
+                hash_value(&m, h);
+            }
+        }
+    }
 }

@@ -17,6 +17,22 @@ pub(super) struct Plan {
     pub(super) routes: Vec<Vec<Vec<(usize, u32)>>>,
     /// Per handler: whether it subscribed to a class of the set.
     pub(super) subscribed: Vec<bool>,
+    /// Per trace: the first trace of its UUID, whose part it is ([`TraceSet::identities`]): the
+    /// processes, nodes and handles of the parts are one trace's.
+    pub(super) identity: Vec<u32>,
+    /// Per trace: whether other traces of the set are parts of the same trace.
+    pub(super) grouped: Vec<bool>,
+    /// Per trace and class, for the traces in parts: whether the class is one of those the
+    /// tracer writes again at the start of each part (see [`replayed_class`]).
+    pub(super) replayed: Vec<Vec<bool>>,
+}
+
+/// Whether events of class `name` (of the ROS 2 kind `info`) are initialization events, which
+/// rostrace's tracer writes again at the start of each chunk of a rotated recording: those
+/// the analysis builds its model from, and the message-link annotations.
+fn replayed_class(name: &str, info: Option<&ClassInfo>) -> bool {
+    info.is_some_and(|i| i.kind.is_init())
+        || name.split_once(':').is_some_and(|(_, ev)| ev.starts_with("message_link_"))
 }
 
 impl Plan {
@@ -27,6 +43,14 @@ impl Plan {
             .iter()
             .map(|t| matches!(t.schema.env("domain"), Some(rostrace_ctf::EnvValue::Str(d)) if d == "kernel"))
             .collect();
+        let identity: Vec<u32> = set.identities().into_iter().map(|i| i as u32).collect();
+        let mut grouped = vec![false; identity.len()];
+        for (ti, &id) in identity.iter().enumerate() {
+            if id as usize != ti {
+                grouped[ti] = true;
+                grouped[id as usize] = true;
+            }
+        }
         let distro_assumed: Vec<bool> =
             set.traces.iter().map(|t| t.schema.env("ros_distro_assumed").is_some()).collect();
         let infos: Vec<Vec<Option<(ClassInfo, u8)>>> = set
@@ -51,7 +75,7 @@ impl Plan {
             .enumerate()
             .map(|(ti, t)| {
                 let info = TraceInfo {
-                    index: ti as u32,
+                    index: identity[ti],
                     kernel: kernel[ti],
                     hostname: &hosts[ti],
                     schema: &t.schema,
@@ -68,6 +92,16 @@ impl Plan {
                 })
             })
             .collect();
-        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed }
+        let replayed = set
+            .traces
+            .iter()
+            .zip(&infos)
+            .zip(&grouped)
+            .map(|((t, infos), &g)| match g {
+                true => t.schema.per_class(|ec| replayed_class(&ec.name, infos[ec.index].as_ref().map(|(i, _)| i))),
+                false => Vec::new(),
+            })
+            .collect();
+        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed, identity, grouped, replayed }
     }
 }

@@ -34,16 +34,32 @@ pub(super) fn collect_split(
         }
         Some(v)
     };
-    // The traces shared out, the largest first, each to the part with the fewest bytes.
-    let parts = threads.min(set.traces.len());
-    let mut sizes: Vec<(u64, usize)> = set.traces.iter().enumerate().map(|(ti, t)| (t.bytes(), ti)).collect();
-    sizes.sort_by_key(|&(n, ti)| (std::cmp::Reverse(n), ti));
+    // The traces shared out, the largest first, each to the part with the fewest bytes; the
+    // parts of one trace (see `TraceSet::identities`) together.
+    let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut group_of = crate::collections::HashMap::default();
+    for (ti, t) in set.traces.iter().enumerate() {
+        let g = *group_of.entry(plan.identity[ti]).or_insert_with(|| {
+            groups.push((0, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].0 += t.bytes();
+        groups[g].1.push(ti);
+    }
+    if groups.len() < 2 {
+        return None;
+    }
+    let parts = threads.min(groups.len());
+    groups.sort_by_key(|(n, tis)| (std::cmp::Reverse(*n), tis[0]));
     let mut load = vec![0u64; parts];
     let mut traces: Vec<Vec<usize>> = vec![Vec::new(); parts];
-    for (n, ti) in sizes {
+    for (n, tis) in groups {
         let p = (0..parts).min_by_key(|&p| (load[p], p)).unwrap_or(0);
         load[p] += n;
-        traces[p].push(ti);
+        traces[p].extend(tis);
+    }
+    for t in &mut traces {
+        t.sort_unstable();
     }
     let mut copies = Vec::new();
     for _ in 0..parts {

@@ -32,4 +32,6 @@ pub use crate::storage::{release, reserve, LOSS_FILE, RESERVE_DIR};
 pub use backend::{is_off, mode, trace_dir, Mode};
 pub use budget::parse_size;
 pub use emit::{emit, enabled_events, event_on, recording, set_events, set_recording, wanted};
-pub use session::{control_state, flush, Control, CONTROL_FILE, SNAPSHOT_FILE, WRITE_FAILED_FILE};
+pub use session::{
+    control_state, current_chunk, flush, Control, CONTROL_FILE, ROTATE_FILE, SNAPSHOT_FILE, WRITE_FAILED_FILE,
+};

@@ -1,7 +1,8 @@
 //! The session's writer: a process's trace directory and metadata, opened at its first event;
 //! the writer thread that drains the threads' rings into stream files every period, replays
 //! the initialization events when recording starts, writes the flight recorder's snapshots,
-//! follows the session's control file; and the end of the trace.
+//! follows the session's control file, and starts a new chunk of the recording when the
+//! session rotates; and the end of the trace.
 
 use super::{budget, emit, init};
 use crate::clock;
@@ -23,7 +24,14 @@ struct Session {
     /// as discarded, in its loss file (see [`open_trace`]).
     lost: bool,
     chunk: AtomicU64,
-    dir: PathBuf,
+    /// The name of the process's trace directory (the same in every chunk of a rotating session).
+    leaf: String,
+    /// Whether the session rotates (it had a [`ROTATE_FILE`] when the process started).
+    rotating: bool,
+    /// The trace's metadata, and its metadata without event classes (see [`open_trace`]), for
+    /// each chunk.
+    metadata: Vec<u8>,
+    counting: Vec<u8>,
     uuid: [u8; 16],
     vpid: i32,
     procname: Vec<u8>,
@@ -46,6 +54,10 @@ struct Stream {
 
 #[derive(Default)]
 struct Writer {
+    /// The directory of the process's trace (in a rotating session, in the chunk written now).
+    dir: PathBuf,
+    /// The chunk written now, in a rotating session.
+    chunk_name: Option<String>,
     streams: Vec<Stream>,
     unbuffered_reported: u64,
     finished: bool,
@@ -199,7 +211,7 @@ pub(super) fn root() -> Option<&'static Path> {
 
 /// The directory of this process's trace, once the session started.
 pub(super) fn dir() -> Option<PathBuf> {
-    SESSION.get().map(|s| s.dir.clone())
+    SESSION.get().map(|s| s.writer.lock().unwrap_or_else(|e| e.into_inner()).dir.clone())
 }
 
 /// Whether the trace only counts the process's events (it could not be opened whole).
@@ -233,7 +245,10 @@ impl Session {
         clock::use_tsc();
         let offset = clock::offset();
         let now = clock::realtime();
-        let dir = root.join("ust").join("pid").join(trace_dir_name(&procname, vpid, now));
+        let leaf = trace_dir_name(&procname, vpid, now);
+        // A rotating session: the trace goes to the chunk written now.
+        let chunk_name = current_chunk(&root);
+        let dir = chunk_dir(&root, chunk_name.as_deref(), &leaf);
         std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
         let uuid = random_uuid();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
@@ -260,18 +275,21 @@ impl Session {
         // than at the writer's first flush: a process killed soon after its first events keeps
         // them. On a full disk, a trace that counts them.
         decl.events.clear();
-        let counting = || packetize_metadata(&metadata_text(&decl), &uuid);
-        let (loss, lost) = open_trace(&root, &dir, &metadata, counting, uuid);
+        let counting = packetize_metadata(&metadata_text(&decl), &uuid);
+        let (loss, lost) = open_trace(&root, &dir, &metadata, || counting.clone(), uuid);
         let s = Session {
             snapshot_budget: std::env::var(crate::env::SNAPSHOT).ok().and_then(|v| budget::parse_size(&v)).unwrap_or(0),
             root: root.clone(),
             lost,
             chunk: AtomicU64::new(0),
-            dir,
+            leaf,
+            rotating: chunk_name.is_some(),
+            metadata,
+            counting,
             uuid,
             vpid,
             procname,
-            writer: Mutex::new(Writer { loss, ..Writer::default() }),
+            writer: Mutex::new(Writer { loss, dir, chunk_name, ..Writer::default() }),
             stop: AtomicBool::new(false),
         };
         budget::set_up(lost);
@@ -336,7 +354,7 @@ impl Session {
             }
             if st.out.is_none() && !st.dead {
                 let chunk = self.chunk.load(Ordering::Relaxed);
-                let path = ring_path(&self.dir, ring.index, chunk);
+                let path = ring_path(&w.dir, ring.index, chunk);
                 match TraceFile::create(&path) {
                     Ok(f) => {
                         st.out = Some(StreamWriter::new(
@@ -386,7 +404,7 @@ impl Session {
             }
             if let Some(e) = out.failure() {
                 let chunk = self.chunk.load(Ordering::Relaxed);
-                failure.get_or_insert((ring_path(&self.dir, ring.index, chunk), copy_error(e)));
+                failure.get_or_insert((ring_path(&w.dir, ring.index, chunk), copy_error(e)));
             }
         }
         let u = emit::unbuffered();
@@ -395,7 +413,7 @@ impl Session {
         if let Some(loss) = &mut w.loss {
             loss.add(lost, counted_at);
             if let Err(e) = loss.write() {
-                failure.get_or_insert((self.dir.join(storage::LOSS_FILE), e));
+                failure.get_or_insert((w.dir.join(storage::LOSS_FILE), e));
             }
         }
         if let Some((path, e)) = failure {
@@ -414,7 +432,7 @@ impl Session {
         if std::mem::replace(&mut w.write_failed, true) {
             return;
         }
-        note_failure(if self.dir.is_dir() { &self.dir } else { &self.root }, path, e);
+        note_failure(if w.dir.is_dir() { &w.dir } else { &self.root }, path, e);
     }
 
     /// Writes everything and closes the trace, for good (at exit, on a fatal signal): the loss
@@ -442,25 +460,46 @@ impl Session {
         }
     }
 
+    /// Ends the chunk written now and goes on in chunk `name` of the rotating session: the
+    /// streams written out and closed (with the loss file: a complete trace), the process's
+    /// trace opened again in the new chunk, with the same metadata, and all the initialization
+    /// events kept written first, so that the chunk is a recording that can be analysed alone.
+    /// They carry the time the chunk begins: the chunk spans its own time, and its events
+    /// follow them.
+    fn rotate(&self, w: &mut Writer, name: String) {
+        let begins = clock::monotonic();
+        self.drain(w, true);
+        w.finished = false;
+        if let Some(loss) = w.loss.take() {
+            loss.close();
+        }
+        let dir = chunk_dir(&self.root, Some(&name), &self.leaf);
+        let (loss, _) = open_trace(&self.root, &dir, &self.metadata, || self.counting.clone(), self.uuid);
+        (w.loss, w.dir, w.chunk_name) = (loss, dir, Some(name));
+        init::unwrite_all();
+        self.replay(w, true, Some(begins));
+    }
+
     /// Flight recorder: every snapshot carries all initialization events.
     fn snapshot_init(&self, w: &mut Writer) {
         if self.snapshot_budget == 0 {
             return;
         }
         init::unwrite_all();
-        self.replay(w, true);
+        self.replay(w, true, None);
     }
 
     /// Writes the initialization events kept while not recording, with their original times
-    /// (all of them for a `snapshot`), and counts as discarded those the store could not keep.
-    fn replay(&self, w: &mut Writer, snapshot: bool) {
+    /// (or time `at`), all of them for a `snapshot`, and counts as discarded those the store
+    /// could not keep.
+    fn replay(&self, w: &mut Writer, snapshot: bool, at: Option<u64>) {
         let (order, lost, lost_at) = init::take_unwritten(snapshot);
         if order.is_empty() && lost == 0 {
             return;
         }
         let chunk = self.chunk.load(Ordering::Relaxed);
         w.replays += 1;
-        let path = self.dir.join(format!("channel0_init_{chunk}_{}", w.replays));
+        let path = w.dir.join(format!("channel0_init_{chunk}_{}", w.replays));
         let f = match TraceFile::create(&path) {
             Ok(f) => f,
             Err(e) => {
@@ -477,7 +516,7 @@ impl Session {
         // Copied a part at a time: no second copy of the whole store.
         for part in order.chunks(4096) {
             for e in &init::copies(part) {
-                let _ = out.event(e.id as u32, e.ts, self.vpid, e.vtid, &self.procname, &e.payload);
+                let _ = out.event(e.id as u32, at.unwrap_or(e.ts), self.vpid, e.vtid, &self.procname, &e.payload);
             }
         }
         out.discard(lost, lost_at);
@@ -504,6 +543,33 @@ pub const SNAPSHOT_FILE: &str = ".rostrace-snapshot";
 
 /// Name of the control file in a session directory.
 pub const CONTROL_FILE: &str = ".rostrace-control";
+
+/// Name of the file of a rotating session (`rostrace record --rotate`) that names the chunk
+/// written now: a directory of the session, which holds the traces of that chunk. The traced
+/// processes follow it: when it names another chunk, each closes its trace and opens it again
+/// in the new one.
+pub const ROTATE_FILE: &str = ".rostrace-rotate";
+
+/// The chunk that `root`'s rotation file names, when it has one and the name is a plain
+/// directory name (letters, digits, `-` and `_`, not hidden).
+pub fn current_chunk(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(ROTATE_FILE)).ok()?;
+    let name = text.split_whitespace().next()?;
+    let plain = name.len() <= 128
+        && !name.starts_with(['-', '_'])
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    plain.then(|| name.to_string())
+}
+
+/// The trace directory `leaf` of a process in chunk `chunk` of the session in `root` (no chunk:
+/// a session that does not rotate).
+fn chunk_dir(root: &Path, chunk: Option<&str>, leaf: &str) -> PathBuf {
+    let base = match chunk {
+        Some(c) => root.join(c),
+        None => root.to_path_buf(),
+    };
+    base.join("ust").join("pid").join(leaf)
+}
 
 /// The state in `root`'s control file; no file means recording.
 pub fn control_state(root: Option<&std::path::Path>) -> Control {
@@ -550,11 +616,16 @@ fn writer_loop() {
                 s.close(&mut w);
             }
         }
+        if s.rotating {
+            if let Some(next) = current_chunk(&s.root).filter(|c| w.chunk_name.as_ref() != Some(c)) {
+                s.rotate(&mut w, next);
+            }
+        }
         if w.state != Some(state) {
             match state {
                 Control::Recording => {
                     // Initialization events first, with their original times, then live events.
-                    s.replay(&mut w, false);
+                    s.replay(&mut w, false, None);
                     emit::set_recording(true);
                 }
                 Control::Paused => {
