@@ -104,6 +104,23 @@ impl Follower {
         self.analyze(Window::default(), true)
     }
 
+    /// Writes what the last look at a window read as a recording of its own in `dest` (a new
+    /// directory): each trace's metadata and the packets of the window, with those before it
+    /// that declare what the window uses (initialization events), copied byte for byte. So
+    /// the moment a look found wrong is kept, not the hour around it, and it analyses alone as
+    /// the look did. Packets are whole: the copy may begin a little before the window.
+    pub fn save_window(&self, dest: &std::path::Path) -> Result<rostrace_ctf::Extracted, String> {
+        let set = self.set.as_ref().ok_or_else(|| "nothing recorded yet".to_string())?;
+        if dest.exists() {
+            return Err(format!("{} exists already", dest.display()));
+        }
+        let skip = set.packet_filter();
+        let keep = move |path: &std::path::Path, offset: u64, end: Option<i64>| {
+            skip.as_ref().is_none_or(|f| !f(path, offset, end))
+        };
+        set.extract(&self.dir, dest, &keep).map_err(|e| format!("{}: {e}", dest.display()))
+    }
+
     /// Events read so far by the looks at windows (each packet counted once).
     pub fn events_read(&self) -> u64 {
         self.packets.events()

@@ -39,6 +39,16 @@ pub struct Args {
     /// window fails; a `runs` limit is judged on the whole recording, at the end.
     #[arg(long, value_name = "FILE")]
     expect: Option<PathBuf>,
+    /// When an expectation of --expect fails in a window, write that window as a recording of
+    /// its own below DIR (`<time>-<expectation>/`: the window's packets and the initialization
+    /// events, with the window's analysis in analysis.json and the outcomes in
+    /// expectations.json): the moment before the failure, not the whole recording. At most one
+    /// per window length, and --max-snapshots in all.
+    #[arg(long, value_name = "DIR", requires = "expect")]
+    snapshot_on_fail: Option<PathBuf>,
+    /// The most snapshots --snapshot-on-fail writes.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "snapshot_on_fail")]
+    max_snapshots: usize,
     /// Write each snapshot as one JSON line to FILE (`-` for standard output); the last line is
     /// the whole recording's (`"final": true`).
     #[arg(long, value_name = "FILE")]
@@ -84,6 +94,78 @@ struct Follower {
     /// The terminal UI, which shows the snapshots instead of the text until it is dropped.
     ui: Option<tui::Tui>,
     error: Option<String>,
+    /// `--snapshot-on-fail`: where, how many at most, and those written with the end of their window.
+    snapshots: Option<Snapshots>,
+}
+
+/// The recordings `--snapshot-on-fail` writes.
+struct Snapshots {
+    dir: PathBuf,
+    max: usize,
+    /// Each one written: its directory and the end of its window.
+    written: Vec<(PathBuf, i64)>,
+    /// What to say once the terminal is given back (the terminal UI holds it).
+    said: Vec<String>,
+}
+
+impl Snapshots {
+    /// Writes the window of the last look of `f` when `outcomes` has a failure, the window
+    /// begins after the last one written ended, and fewer than the most were written. Returns
+    /// what to say, or the error.
+    fn take(
+        &mut self,
+        f: &rostrace_analysis::Follower,
+        a: &Analysis,
+        outcomes: &[Outcome],
+    ) -> Option<Result<String, String>> {
+        use rostrace_analysis::check::Status;
+        let failed: Vec<&Outcome> = outcomes.iter().filter(|o| o.status == Status::Fail).collect();
+        let (begin, end) = (a.report.begin_ns?, a.report.end_ns?);
+        if failed.is_empty() || self.written.len() >= self.max || self.written.last().is_some_and(|w| begin <= w.1) {
+            return None;
+        }
+        let t = rostrace_ctf::time::utc(end);
+        let what: String = format!("{} {}", failed[0].subject, failed[0].metric)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+            .collect();
+        let what = what.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
+        let name = format!(
+            "{:04}{:02}{:02}-{:02}{:02}{:02}-{}",
+            t.year,
+            t.month,
+            t.day,
+            t.hour,
+            t.minute,
+            t.second,
+            what.chars().take(80).collect::<String>()
+        );
+        let dest = self.dir.join(name);
+        let written = f.save_window(&dest).and_then(|x| {
+            write_json(&dest.join("analysis.json"), &a.report)?;
+            write_json(&dest.join("expectations.json"), &outcomes)?;
+            Ok(x)
+        });
+        Some(match written {
+            Ok(x) => {
+                self.written.push((dest.clone(), end));
+                Ok(format!(
+                    "{} failed: the window written to {} ({} packets, {:.1} MB; its analysis in analysis.json)",
+                    failed.iter().map(|o| format!("{} {}", o.subject, o.metric)).collect::<Vec<_>>().join(", "),
+                    dest.display(),
+                    x.packets,
+                    x.bytes as f64 / 1e6
+                ))
+            }
+            Err(e) => Err(format!("--snapshot-on-fail: {e}")),
+        })
+    }
+}
+
+/// Writes `v` as pretty JSON to `path`.
+fn write_json(path: &Path, v: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 impl Follower {
@@ -124,6 +206,16 @@ impl Follower {
         let analysis = &sample.analysis;
         let report = &analysis.report;
         let expectations = self.check(analysis, is_final);
+        if let (false, Some(s)) = (is_final, self.snapshots.as_mut()) {
+            match s.take(&self.follower, analysis, &expectations) {
+                Some(Ok(m)) if self.ui.is_some() => s.said.push(m),
+                Some(Ok(m)) => crate::out::errln!("rostrace: {m}"),
+                Some(Err(e)) => {
+                    self.error.get_or_insert(e);
+                }
+                None => {}
+            }
+        }
         let reading = Reading { packets_read: sample.packets_read, index_entries: sample.index_entries };
         let snap = snapshot(report, is_final, self.max_latency_ns, expectations, reading);
         if self.prometheus.is_some() {
@@ -187,6 +279,9 @@ impl Follower {
         }
         // The final snapshot and the recording's messages go to the restored terminal.
         self.ui = None;
+        for m in self.snapshots.as_mut().map(|s| std::mem::take(&mut s.said)).unwrap_or_default() {
+            crate::out::errln!("rostrace: {m}");
+        }
     }
 }
 
@@ -276,6 +371,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     let ui = text && !a.plain && std::io::stdout().is_terminal();
     let stops_command = a.dir.is_none();
     let jsonl_path = a.jsonl.clone();
+    let (snapshot_dir, max_snapshots) = (a.snapshot_on_fail.clone(), a.max_snapshots);
+    if let Some(d) = &snapshot_dir {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            return fail(format!("--snapshot-on-fail {}: {e}", d.display()));
+        }
+    }
     let prometheus = match crate::prometheus::serve(&a.prometheus) {
         Ok(p) => p,
         Err(e) => return fail(e),
@@ -306,6 +407,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             cut: None,
             ui,
             error: None,
+            snapshots: snapshot_dir.clone().map(|dir| Snapshots {
+                dir,
+                max: max_snapshots,
+                written: Vec::new(),
+                said: Vec::new(),
+            }),
         })
     };
     if let Some(dir) = &a.dir {

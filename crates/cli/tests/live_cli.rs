@@ -10,6 +10,7 @@ mod system;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 fn callbacks(v: &Value) -> BTreeMap<(String, String, String), u64> {
     let mut m = BTreeMap::new();
@@ -321,4 +322,109 @@ fn live_says_when_the_recording_it_follows_ended() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && err.contains("ended (its session was stopped)"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("-- whole recording"));
+}
+
+/// `live --snapshot-on-fail`: a callback slowed in the demo fails an expectation while it runs;
+/// the window that failed is written as a recording of its own (its packets and the
+/// initialization events), smaller than the whole, with the window's analysis beside it, and
+/// `check` fails the same expectation on it. At most one per window, `--max-snapshots` in all.
+#[test]
+fn a_failed_expectation_leaves_a_snapshot_of_its_window_that_check_fails_alike() {
+    let dir = TempDir::new("live-snapshot");
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    let expect = dir.join("expect.yaml");
+    std::fs::write(
+        &expect,
+        "callbacks:\n- node: /sensing/lidar_filter\n  topic: /sensing/points_raw\n  duration: {p50: 2ms}\n",
+    )
+    .unwrap();
+    let snaps = dir.join("snaps");
+    let script = format!(
+        "{exe} demo --process sensing --duration 6 --domain 59 --slow /sensing/lidar_filter:/sensing/points_raw=8 & \
+         {exe} demo --process control --duration 6 --domain 59; wait"
+    );
+    let out = rostrace()
+        .args(["live", "--plain", "--window", "2", "--interval", "0.5", "--max-snapshots", "2", "--expect"])
+        .arg(&expect)
+        .arg("--snapshot-on-fail")
+        .arg(&snaps)
+        .args(["-s", "s", "-p"])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let mut taken: Vec<PathBuf> = std::fs::read_dir(&snaps).unwrap().map(|e| e.unwrap().path()).collect();
+    taken.sort();
+    assert!((1..=2).contains(&taken.len()), "{taken:?}\n{err}");
+    assert!(err.contains("failed: the window written to"), "{err}");
+    let whole = dir.join("s");
+    let bytes = |d: &Path| -> u64 {
+        walk(d).iter().filter(|p| !p.ends_with("metadata")).map(|p| std::fs::metadata(p).unwrap().len()).sum()
+    };
+    let runs = |a: &Value| -> u64 {
+        a["callbacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["node"] == "/sensing/lidar_filter")
+            .map(|c| c["count"].as_u64().unwrap())
+            .sum()
+    };
+    let whole_json = analyze_json(&[], &[&whole]);
+    for s in &taken {
+        let name = s.file_name().unwrap().to_string_lossy();
+        assert!(name.contains("sensing-lidar_filter-topic-sensing-points_raw-duration-p50"), "{name}");
+        // The window's analysis beside it, and `check` fails the same expectation on it.
+        let saved: Value = serde_json::from_slice(&std::fs::read(s.join("analysis.json")).unwrap()).unwrap();
+        let outcomes: Value = serde_json::from_slice(&std::fs::read(s.join("expectations.json")).unwrap()).unwrap();
+        assert_eq!(outcomes[0]["status"], "fail", "{outcomes}");
+        let check = rostrace().args(["check", "--expect"]).arg(&expect).arg(s).output().unwrap();
+        let text = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(check.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("FAIL     callback /sensing/lidar_filter topic /sensing/points_raw: duration p50"),
+            "{text}"
+        );
+        // The window, not the whole: fewer bytes and runs, but the slow runs it judged.
+        let alone = analyze_json(&[], &[s]);
+        assert!(bytes(s) < bytes(&whole), "{} of {} bytes", bytes(s), bytes(&whole));
+        assert!(
+            runs(&alone) >= runs(&saved) && runs(&alone) < runs(&whole_json),
+            "{} {}",
+            runs(&alone),
+            runs(&whole_json)
+        );
+        let info = rostrace().args(["info", "--json"]).arg(s).output().unwrap();
+        let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+        assert_eq!((info["discarded_events"].as_u64(), info["lost_packets"].as_u64()), (Some(0), Some(0)), "{info}");
+        if require(have_babeltrace2(), "babeltrace2") {
+            let bt = std::process::Command::new("babeltrace2").arg(s).output().unwrap();
+            let e = String::from_utf8_lossy(&bt.stderr);
+            assert!(bt.status.success() && !e.contains("WARNING") && !e.contains("ERROR"), "{e}");
+        }
+    }
+    // Rate-limited: the windows of two snapshots do not overlap.
+    if taken.len() == 2 {
+        let w = |s: &PathBuf| -> (i64, i64) {
+            let v: Value = serde_json::from_slice(&std::fs::read(s.join("analysis.json")).unwrap()).unwrap();
+            (v["begin_ns"].as_i64().unwrap(), v["end_ns"].as_i64().unwrap())
+        };
+        assert!(w(&taken[1]).0 > w(&taken[0]).1, "{:?} {:?}", w(&taken[0]), w(&taken[1]));
+    }
+}
+
+/// The files at or below `d`.
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

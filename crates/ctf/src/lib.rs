@@ -16,6 +16,7 @@
 mod decode;
 mod error;
 mod event;
+mod extract;
 mod find;
 mod index;
 pub mod json;
@@ -39,6 +40,7 @@ pub use rostrace_ctf_write::time;
 
 pub use error::{Error, MetadataError, Result};
 pub use event::Event;
+pub use extract::Extracted;
 pub use find::{find_traces, find_traces_all};
 pub use index::PacketFilter;
 pub use merge::{Events, Ints, Place};

@@ -19,7 +19,7 @@ pub struct TraceSet {
     /// Mapped data kept resident while read (see [`RESIDENT_BUDGET`]).
     budget: u64,
     /// Packets whose events every reader of the set passes over.
-    skip: Option<std::sync::Arc<PacketFilter>>,
+    pub(crate) skip: Option<std::sync::Arc<PacketFilter>>,
     /// The paths the set was opened on, where [`refresh`](Self::refresh) looks for new traces.
     roots: Vec<PathBuf>,
     /// Packet headers read by the set's readers, and by its indexing.

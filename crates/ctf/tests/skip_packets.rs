@@ -59,3 +59,61 @@ fn skipped_packets_leave_the_other_events_as_they_were() {
     assert!(events.iter().all(|e| it.any(|a| a == e)), "not in the order of the whole reading");
     assert_eq!(d, discarded);
 }
+
+/// [`TraceSet::extract`]: the packets kept, written as traces of their own, read as the same
+/// events (in the same order, as a reading that passes over the others gives them), with no
+/// packet counted lost for those left out; LTTng's traces (a session of several processes)
+/// and babeltrace2 reads them.
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn extracted_packets_are_a_trace_of_the_events_kept() {
+    rostrace_testkit::needs_test_data!();
+    let dir = rostrace_testkit::test_data().join("traces/tum-autoware-carla");
+    let (mut set, errors) = TraceSet::open(&[&dir]);
+    assert!(errors.is_empty(), "{errors:?}");
+    set.refresh();
+    let (all, _) = read(&set, 1);
+    let packets: BTreeSet<(PathBuf, u64)> = all.iter().map(|e| (e.2.clone(), e.3)).collect();
+    // Every third packet left out, and every packet whose events are all before the middle but
+    // the first of each file (which holds what LTTng declares first).
+    let middle = all[all.len() / 2].1.unwrap();
+    let mut last_of: std::collections::BTreeMap<(PathBuf, u64), i64> = Default::default();
+    let mut first_of: std::collections::BTreeMap<PathBuf, u64> = Default::default();
+    for e in &all {
+        let t = last_of.entry((e.2.clone(), e.3)).or_insert(i64::MIN);
+        *t = (*t).max(e.1.unwrap());
+        let f = first_of.entry(e.2.clone()).or_insert(e.3);
+        *f = (*f).min(e.3);
+    }
+    let mut left_out: BTreeSet<(PathBuf, u64)> = packets.iter().step_by(3).cloned().collect();
+    left_out.extend(last_of.iter().filter(|(k, t)| **t < middle && first_of[&k.0] != k.1).map(|(k, _)| k.clone()));
+    let left_out = std::sync::Arc::new(left_out);
+    let out = rostrace_testkit::TempDir::new("extract");
+    let dest = out.join("part");
+    let l = left_out.clone();
+    let keep = move |p: &std::path::Path, o: u64, _: Option<i64>| !l.contains(&(p.to_path_buf(), o));
+    let done = set.extract(&dir, &dest, &keep).unwrap();
+    assert_eq!(done.traces, set.traces.len());
+    assert!(done.packets > 0);
+    let expected: Vec<Ev> = all.iter().filter(|e| !left_out.contains(&(e.2.clone(), e.3))).cloned().collect();
+    let (part, errors) = TraceSet::open(&[&dest]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let (events, _) = read(&part, 1);
+    let names = |v: &[Ev]| v.iter().map(|e| (e.0.clone(), e.1)).collect::<Vec<_>>();
+    assert!(events.len() < all.len() && !events.is_empty());
+    assert_eq!(names(&events), names(&expected));
+    let summary = rostrace_ctf::summary::summarize(&part, &[], 1, &|_| {});
+    assert_eq!(
+        (summary.lost_packets, summary.discarded_events),
+        (0, 0),
+        "{:?}",
+        &summary.losses[..3.min(summary.losses.len())]
+    );
+    assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+    if rostrace_testkit::require(rostrace_testkit::have("babeltrace2", "--version"), "babeltrace2") {
+        let bt = std::process::Command::new("babeltrace2").arg(&dest).output().unwrap();
+        let e = String::from_utf8_lossy(&bt.stderr);
+        assert!(bt.status.success() && !e.contains("WARNING") && !e.contains("ERROR"), "{e}");
+        assert_eq!(String::from_utf8_lossy(&bt.stdout).lines().count(), events.len());
+    }
+}
