@@ -32,6 +32,7 @@ mod events;
 mod executor;
 mod follow;
 mod handler;
+pub mod hosts;
 mod link;
 mod model;
 mod notes;

@@ -101,7 +101,7 @@ impl<'a> Open<'a> {
     /// opened (none for no path given).
     pub fn analyze(self) -> Result<Loaded, Vec<ReadError>> {
         let Open { paths, jobs, options, processor, mut on_error, progress } = self;
-        let (set, open_errors) = TraceSet::open_jobs(&paths, jobs);
+        let (mut set, open_errors) = TraceSet::open_jobs(&paths, jobs);
         let mut errors: Vec<ReadError> = open_errors.iter().map(ReadError::from).collect();
         for e in &errors {
             on_error(e);
@@ -109,9 +109,16 @@ impl<'a> Open<'a> {
         if set.traces.is_empty() {
             return Err(errors);
         }
+        // Several hosts: their clocks aligned first.
+        let (hosts, warnings) = match options.keep_clocks {
+            true => Default::default(),
+            false => crate::hosts::align(&mut set, &options.clock_offsets, jobs),
+        };
         let mut p = processor.unwrap_or_else(Processor::standard);
         p.set_jobs(jobs);
-        let analysis = p.run(&set, &options, progress);
+        let mut analysis = p.run(&set, &options, progress);
+        analysis.report.hosts = hosts;
+        analysis.report.warnings.splice(0..0, warnings);
         for e in &analysis.report.read_errors {
             on_error(e);
         }

@@ -149,6 +149,11 @@ pub struct Options {
     /// ([`Analysis::architecture`] after [`Options::release_architecture`]) sees no callback
     /// publishing (every node path `use_latest_message`): keep the architecture to ask for it.
     pub release_tables: bool,
+    /// Hosts whose clock offset is known (host name, its clock minus the reference host's, ns),
+    /// instead of estimated from the messages (see [`crate::hosts`]); used by [`crate::Open`].
+    pub clock_offsets: Vec<(String, i64)>,
+    /// Keep the recorded clocks of several hosts as they are (no alignment).
+    pub keep_clocks: bool,
 }
 
 impl Options {

@@ -60,7 +60,7 @@ impl Args {
     /// Analysis of `traces`, with the text report's `top` rows, and JSON to `json` if given.
     pub fn new(traces: Vec<PathBuf>, json: Option<PathBuf>, top: usize) -> Args {
         Args {
-            traces: TraceArgs { traces, jobs: 0 },
+            traces: TraceArgs { traces, jobs: 0, clock_offset: Vec::new(), no_align: false },
             json,
             top,
             scope: ScopeArgs::default(),

@@ -20,6 +20,44 @@ pub struct TraceArgs {
     /// the number.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     pub jobs: usize,
+    /// Recordings of several hosts: HOST's clock is NS ahead of the reference host's (`37ms`,
+    /// `-2.5s`, ns without a unit), instead of the offset estimated from the messages they
+    /// exchange (docs/multi-host.md). Repeatable.
+    #[arg(long, value_name = "HOST=NS", value_parser = parse_clock_offset)]
+    pub clock_offset: Vec<(String, i64)>,
+    /// Recordings of several hosts: keep their recorded clocks, not aligned.
+    #[arg(long, conflicts_with = "clock_offset")]
+    pub no_align: bool,
+}
+
+impl TraceArgs {
+    /// For the commands that read events without analysing them: the clocks of several hosts
+    /// are aligned by the analysis, so `--clock-offset` and `--no-align` are refused.
+    pub fn reading_only(&self) -> Result<(), String> {
+        match (self.clock_offset.is_empty(), self.no_align) {
+            (true, false) => Ok(()),
+            _ => Err("--clock-offset and --no-align apply to the analysing commands (analyze, report, check, paths, e2e, export, diff): events and info show the recorded times".into()),
+        }
+    }
+}
+
+/// `HOST=OFFSET` of `--clock-offset`: ns, or with a unit (s, ms, us, ns).
+fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
+    let (host, off) = v.split_once('=').ok_or_else(|| format!("{v:?}: give HOST=OFFSET, e.g. robot1=37ms"))?;
+    let off = off.trim();
+    let (num, unit) = off.split_at(off.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(off.len()));
+    let scale = match unit {
+        "" | "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return Err(format!("{v:?}: the offset's unit is s, ms, us or ns")),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| format!("{v:?}: {off:?} is not a number"))?;
+    if host.is_empty() || !(n * scale).is_finite() || (n * scale).abs() > 1e18 {
+        return Err(format!("{v:?}: give HOST=OFFSET, e.g. robot1=37ms"));
+    }
+    Ok((host.to_string(), (n * scale).round() as i64))
 }
 
 /// What part of the traces to analyse: a time window, and the nodes and topics reported.
@@ -120,7 +158,9 @@ pub struct Input {
 impl Input {
     /// The traces of `t`, the whole of them, no architecture file.
     pub fn new(t: &TraceArgs) -> Input {
-        Input::of(t.traces.clone(), t.jobs)
+        let mut i = Input::of(t.traces.clone(), t.jobs);
+        (i.options.clock_offsets, i.options.keep_clocks) = (t.clock_offset.clone(), t.no_align);
+        i
     }
 
     /// The traces at `traces`, on `jobs` threads.

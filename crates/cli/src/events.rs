@@ -34,6 +34,9 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    if let Err(e) = a.traces.reading_only() {
+        return crate::out::fail(e);
+    }
     let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     let mut failed = false;
     for e in &errors {

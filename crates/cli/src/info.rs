@@ -31,6 +31,9 @@ pub fn collect(set: &TraceSet, errors: Vec<String>, jobs: usize) -> Info {
 
 /// Runs the command.
 pub fn run(a: Args) -> std::io::Result<ExitCode> {
+    if let Err(e) = a.traces.reading_only() {
+        return crate::out::fail(e);
+    }
     let (set, errors) = TraceSet::open_jobs(&a.traces.traces, a.traces.jobs);
     let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     if set.traces.is_empty() && !errors.is_empty() {

@@ -100,6 +100,22 @@ impl TraceSet {
         out
     }
 
+    /// Moves the times of trace `trace` by `ns` (its clocks' offsets from the origin): a host's
+    /// clock corrected to another's (events of several hosts). Before the set is read: the
+    /// readers made afterwards, and the time-ordered merge, use the times moved.
+    pub fn shift_clocks(&mut self, trace: usize, ns: i64) {
+        let Some(t) = self.traces.get_mut(trace) else { return };
+        let mut schema = (*t.schema).clone();
+        for c in &mut schema.clocks {
+            let freq = c.freq.max(1) as i128;
+            let total = (c.offset_s as i128 * 1_000_000_000 + c.cycles_to_ns(c.offset_cycles) as i128) + ns as i128;
+            let (s, rem) = (total.div_euclid(1_000_000_000), total.rem_euclid(1_000_000_000));
+            c.offset_s = s.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+            c.offset_cycles = (rem * freq / 1_000_000_000) as u64;
+        }
+        t.schema = std::sync::Arc::new(schema);
+    }
+
     /// Brings the set up to date with its traces being written: finds the traces that
     /// appeared under the paths it was opened on, reads metadata that grew again, maps the
     /// stream files that grew again, adds those that appeared, and indexes the packets written

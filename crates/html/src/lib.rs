@@ -129,6 +129,7 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
         unmatched_callback_ends,
         discarded_events,
         warnings,
+        hosts,
         system,
         longest_paths,
     } = r;
@@ -174,6 +175,7 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
         unmatched_callback_ends: *unmatched_callback_ends,
         discarded_events: *discarded_events,
         warnings: warnings.clone(),
+        hosts: hosts.clone(),
         system: system.clone(),
         longest_paths: longest_paths.clone(),
     };

@@ -13,6 +13,7 @@ mod topics;
 
 pub use callbacks::CallbackReport;
 pub use nodes::{ExecutorReport, NodeReport, TransitionReport};
+pub(crate) use services::exchanged;
 pub use services::ServiceReport;
 pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
@@ -76,6 +77,10 @@ pub struct Report {
     pub discarded_events: u64,
     /// Warnings.
     pub warnings: Vec<String>,
+    /// The hosts of recordings of several hosts, and how their clocks were aligned (none for
+    /// one host): see [`crate::hosts`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::hosts::HostClock>,
     /// System analyses (kernel and userspace events beside the ROS 2 ones), when the trace has
     /// their events.
     pub system: crate::system::SystemReport,
@@ -250,6 +255,7 @@ impl<'m> Reporting<'m> {
             unmatched_callback_ends: unmatched_total,
             discarded_events: discarded,
             warnings,
+            hosts: Vec::new(),
         }
     }
 }

@@ -37,11 +37,11 @@ pub struct ServiceReport {
     pub round_trip_ns: Stats,
 }
 
-/// Matches requests client → server by (client GID, sequence number) and responses server →
-/// client by (source timestamp, sequence number), per service.
-fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<ServiceReport> {
-    let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
-    // Client calls by (client GID, seq), and by (response source timestamp, seq).
+/// The client calls by (client GID, sequence number), and by (response source timestamp,
+/// sequence number).
+type ClientIndex = (HashMap<(Vec<u8>, i64), usize>, HashMap<(i64, i64), usize>);
+
+fn client_index(m: &Model, clients: &[ClientCall]) -> ClientIndex {
     let mut by_gid: HashMap<(Vec<u8>, i64), usize> = HashMap::default();
     for (i, c) in clients.iter().enumerate() {
         if let Some(g) = m.gids.get(&c.client) {
@@ -55,6 +55,43 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
             by_source.insert((src, c.seq), i);
         }
     }
+    (by_gid, by_source)
+}
+
+/// The client call whose request server call `s` took, and the one that took its response.
+fn clients_of(s: &ServerCall, (by_gid, by_source): &ClientIndex) -> (Option<usize>, Option<usize>) {
+    let by_client = by_gid.get(&(s.client_gid.clone(), s.seq)).copied();
+    let response = s
+        .response
+        .and_then(|(_, src)| by_client.or_else(|| if src != 0 { by_source.get(&(src, s.seq)).copied() } else { None }));
+    (by_client, response)
+}
+
+/// Every request and response matched between a client and a server: the trace that sent it
+/// and when, the trace that took it and when (the hosts' clocks are aligned with them).
+pub(crate) fn exchanged(m: &Model, calls: &ServiceHandler) -> Vec<(u32, i64, u32, i64)> {
+    let (clients, servers) = (&calls.client_calls, &calls.server_calls);
+    let index = client_index(m, clients);
+    let mut out = Vec::new();
+    for s in servers {
+        let (request, response) = clients_of(s, &index);
+        if let Some(c) = request.map(|ci| &clients[ci]) {
+            out.push((c.client.0, c.ts_send, s.service.0, s.ts_take));
+        }
+        if let (Some((t_send, _)), Some(c)) = (s.response, response.map(|ci| &clients[ci])) {
+            if let Some((t_take, _)) = c.response {
+                out.push((s.service.0, t_send, c.client.0, t_take));
+            }
+        }
+    }
+    out
+}
+
+/// Matches requests client → server by (client GID, sequence number) and responses server →
+/// client by (source timestamp, sequence number), per service.
+fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<ServiceReport> {
+    let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
+    let index = client_index(m, clients);
     #[derive(Default)]
     struct Acc {
         sent: u64,
@@ -82,14 +119,13 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
         if let Some((t, _)) = s.response {
             a.service.push(t - s.ts_take);
         }
-        let by_client = by_gid.get(&(s.client_gid.clone(), s.seq)).copied();
+        let (by_client, response) = clients_of(s, &index);
         if let Some(ci) = by_client {
             a.req_matched += 1;
             a.request.push(s.ts_take - clients[ci].ts_send);
         }
-        if let Some((t_send, src)) = s.response {
-            let ci = by_client.or_else(|| if src != 0 { by_source.get(&(src, s.seq)).copied() } else { None });
-            if let Some((t_take, _)) = ci.and_then(|ci| clients[ci].response) {
+        if let Some((t_send, _)) = s.response {
+            if let Some((t_take, _)) = response.and_then(|ci| clients[ci].response) {
                 a.resp_matched += 1;
                 a.response.push(t_take - t_send);
             }

@@ -14,6 +14,7 @@ pub fn render(r: &Report, top: usize, width: usize) -> String {
     let mut text = String::new();
     let o = &mut text;
     header(o, r);
+    hosts(o, r);
     notes(o, r, width);
     nodes(o, r, top, width);
     callbacks(o, r, top, width);
@@ -76,6 +77,41 @@ fn header(o: &mut String, r: &Report) {
             }
         };
         let _ = writeln!(o, "window: {} to {}", show(a), show(b));
+    }
+}
+
+/// The hosts of recordings of several, and how their clocks were aligned.
+fn hosts(o: &mut String, r: &Report) {
+    use rostrace_analysis::hosts::ClockSource;
+    if r.hosts.is_empty() {
+        return;
+    }
+    let ms = |ns: i64| format!("{:+.3} ms", ns as f64 / 1e6);
+    let _ = writeln!(o, "\nHosts (clocks aligned to the reference host's; offset: its clock minus the reference's)");
+    for h in &r.hosts {
+        let how = match h.source {
+            ClockSource::Reference => "reference".to_string(),
+            ClockSource::Estimated => format!(
+                "offset {} ± {} from {} messages in, {} out",
+                ms(h.offset_ns),
+                ms(h.error_ns.unwrap_or(0)).trim_start_matches('+'),
+                h.messages_in,
+                h.messages_out
+            ),
+            ClockSource::Given => format!("offset {} as given (--clock-offset)", ms(h.offset_ns)),
+            ClockSource::Recorded => {
+                let side = match (h.lower_ns, h.upper_ns) {
+                    (None, Some(u)) => format!("one-sided: offset at most {} ({} messages in)", ms(u), h.messages_in),
+                    (Some(l), None) => {
+                        format!("one-sided: offset at least {} ({} messages out)", ms(l), h.messages_out)
+                    }
+                    _ => "no message with the reference host".to_string(),
+                };
+                format!("recorded clock kept; {side}")
+            }
+        };
+        let _ =
+            writeln!(o, "  {:<24} {:>3} trace{}  {how}", esc(&h.host), h.traces, if h.traces == 1 { " " } else { "s" });
     }
 }
 

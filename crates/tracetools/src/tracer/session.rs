@@ -266,6 +266,15 @@ impl Session {
             ("vpid".to_string(), vpid.to_string()),
             ("procname".to_string(), String::from_utf8_lossy(&procname).into_owned()),
         ];
+        // Which machine and which boot: two hosts of one name, or one host rebooted, told apart.
+        let machine = std::fs::read_to_string("/etc/machine-id").unwrap_or_default().trim().to_string();
+        if !machine.is_empty() && machine.bytes().all(|c| c.is_ascii_hexdigit()) {
+            env.push(("machine_id".to_string(), machine));
+        }
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default().trim().to_string();
+        if !boot.is_empty() {
+            env.push(("boot_id".to_string(), boot));
+        }
         if crate::distro::assumed() {
             env.push(("ros_distro_assumed".to_string(), crate::distro::current().name.to_string()));
         }
