@@ -28,7 +28,7 @@ pub enum ClockSource {
 }
 
 /// A host of the recordings and its clock's alignment to the reference host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostClock {
     /// The host (the traces' `hostname`).
     pub host: String,
@@ -49,6 +49,13 @@ pub struct HostClock {
     /// between this host and the reference host is known within it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_ns: Option<i64>,
+    /// How fast its clock ran against the reference's (parts per million), when the messages
+    /// show it (a constant offset does not fit them); 0 otherwise.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drift_ppm: f64,
+    /// The time (the reference's clock, ns) at which the offset is `offset_ns`, with a drift.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ns: Option<i64>,
     /// Messages matched from the reference host to this one.
     pub messages_in: u64,
     /// Messages from this host to the reference host.
@@ -118,6 +125,8 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             lower_ns: None,
             upper_ns: None,
             error_ns: None,
+            drift_ppm: 0.0,
+            at_ns: None,
             messages_in: 0,
             messages_out: 0,
         })
@@ -139,34 +148,30 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
     if let Some(calls) = first.get::<ServiceHandler>() {
         messages.extend(crate::report::exchanged(&first.model, calls));
     }
-    let at = |h: &str| clocks.iter().position(|c| c.host == h);
-    let (ri, mut bounds) = (at(&reference).unwrap_or(0), vec![(i64::MIN, i64::MAX, 0u64, 0u64); clocks.len()]);
+    let order: Vec<String> = clocks.iter().map(|c| c.host.clone()).collect();
+    let at = |h: &str| order.iter().position(|x| x == h);
+    let ri = at(&reference).unwrap_or(0);
+    // Per host, its messages with the reference host: (time on the reference's clock, bound).
+    let mut samples: Vec<Samples> = vec![Samples::default(); clocks.len()];
     for (from, sent, to, taken) in messages {
         match (at(&hosts[from as usize]), at(&hosts[to as usize])) {
-            (Some(a), Some(b)) if a == ri && b != ri => {
-                let x = &mut bounds[b];
-                x.1 = x.1.min(taken - sent);
-                x.2 += 1;
-            }
-            (Some(a), Some(b)) if b == ri && a != ri => {
-                let x = &mut bounds[a];
-                x.0 = x.0.max(sent - taken);
-                x.3 += 1;
-            }
+            (Some(a), Some(b)) if a == ri && b != ri => samples[b].upper.push((sent, taken - sent)),
+            (Some(a), Some(b)) if b == ri && a != ri => samples[a].lower.push((taken, sent - taken)),
             _ => {}
         }
     }
     let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
+    let mut corrections = vec![(0i64, 0.0f64, 0i64); clocks.len()];
     for (i, c) in clocks.iter_mut().enumerate() {
         if i == ri {
             continue;
         }
-        let (lo, hi, n_in, n_out) = bounds[i];
-        (c.messages_in, c.messages_out) = (n_in, n_out);
-        c.lower_ns = (n_out > 0).then_some(lo);
-        c.upper_ns = (n_in > 0).then_some(hi);
+        let f = fit(&samples[i]);
+        (c.messages_in, c.messages_out) = (samples[i].upper.len() as u64, samples[i].lower.len() as u64);
+        (c.lower_ns, c.upper_ns) = (f.lower, f.upper);
         if let Some((_, ns)) = given.iter().find(|(h, _)| *h == c.host) {
             (c.source, c.offset_ns) = (ClockSource::Given, *ns);
+            corrections[i] = (*ns, 0.0, 0);
             if c.lower_ns.is_some_and(|l| *ns < l) || c.upper_ns.is_some_and(|u| *ns > u) {
                 warnings.push(format!(
                     "--clock-offset {}={ns}: outside what the messages allow ({} to {}): some latencies from or to it are negative",
@@ -177,30 +182,31 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             }
             continue;
         }
-        match (c.lower_ns, c.upper_ns) {
-            (Some(l), Some(u)) => {
+        match f.estimate {
+            Some(e) => {
                 c.source = ClockSource::Estimated;
-                c.offset_ns = l + (u - l) / 2;
-                c.error_ns = Some((u - l).abs() / 2);
-                if l > u {
+                (c.offset_ns, c.error_ns, c.drift_ppm, c.at_ns) =
+                    (e.offset_ns, Some(e.error_ns), e.drift * 1e6, (e.drift != 0.0).then_some(e.at_ns));
+                corrections[i] = (e.offset_ns, e.drift, e.at_ns);
+                if e.error_ns < 0 {
                     warnings.push(format!(
-                        "host {}: its clock's bounds from the messages cross ({} above {}): its clock drifts, or \
-                         messages were matched wrongly; the middle is used",
+                        "host {}: no clock offset and drift fits all its messages (they miss by {}): messages were \
+                         matched wrongly, or its clock jumped; the best fit is used",
                         c.host,
-                        ms(l),
-                        ms(u)
+                        ms(-e.error_ns)
                     ));
                 }
             }
-            (l, u) => {
-                let said = match (l, u) {
+            None => {
+                let (n_in, n_out) = (c.messages_in, c.messages_out);
+                let said = match (f.lower, f.upper) {
                     (None, Some(u)) => format!(
-                        "only messages from {reference} to it ({n_in}): its clock is at most {} ahead of {reference}'s{}",
+                        "one-sided: only messages from {reference} to it ({n_in}): its clock is at most {} ahead of {reference}'s{}",
                         ms(u),
                         if u < 0 { ", so its recorded times make those messages arrive before they were sent" } else { "" }
                     ),
                     (Some(l), None) => format!(
-                        "only messages from it to {reference} ({n_out}): its clock is at least {} ahead of {reference}'s{}",
+                        "one-sided: only messages from it to {reference} ({n_out}): its clock is at least {} ahead of {reference}'s{}",
                         ms(l),
                         if l > 0 { ", so its recorded times make those messages arrive before they were sent" } else { "" }
                     ),
@@ -214,9 +220,145 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
         }
     }
     for (ti, h) in hosts.iter().enumerate() {
-        if let Some(c) = clocks.iter().find(|c| c.host == *h && c.offset_ns != 0) {
-            set.shift_clocks(ti, -c.offset_ns);
+        if let Some(i) = at(h) {
+            let (offset, drift, at_ns) = corrections[i];
+            if offset != 0 || drift != 0.0 {
+                set.correct_clocks(ti, offset, drift, at_ns);
+            }
         }
     }
     (clocks, warnings)
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A host's messages with the reference host: from the reference, (the time sent, take −
+/// publish: an upper bound of the offset then); to it, (the time taken, publish − take: a lower
+/// bound). Times on the reference's clock.
+#[derive(Debug, Clone, Default)]
+struct Samples {
+    upper: Vec<(i64, i64)>,
+    lower: Vec<(i64, i64)>,
+}
+
+/// An offset and drift that fit the messages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Estimate {
+    /// The offset at `at_ns` (ns).
+    offset_ns: i64,
+    /// Drift, a fraction (0 when a constant offset fits).
+    drift: f64,
+    at_ns: i64,
+    /// Half the gap between the bounds along the fitted line (negative: no line fits them all).
+    error_ns: i64,
+}
+
+/// What the messages tell of a host's clock: the constant offset's bounds (each when messages
+/// go that way), and an estimate when they go both ways.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fit {
+    lower: Option<i64>,
+    upper: Option<i64>,
+    estimate: Option<Estimate>,
+}
+
+/// The widest drift searched: 2000 ppm (clocks without NTP drift by tens of ppm).
+const MAX_DRIFT: f64 = 2e-3;
+
+/// Fits the offset to the bounds: a constant offset, the middle of the tightest bounds, when it
+/// fits them (the lower below the upper); else the line of the widest gap between the bounds
+/// (a drifting clock: the gap is a concave function of the slope, searched by ternary search),
+/// in the middle of the gap.
+fn fit(s: &Samples) -> Fit {
+    let lower = s.lower.iter().map(|x| x.1).max();
+    let upper = s.upper.iter().map(|x| x.1).min();
+    let estimate = match (lower, upper) {
+        (Some(l), Some(u)) if l <= u => {
+            Some(Estimate { offset_ns: l + (u - l) / 2, drift: 0.0, at_ns: 0, error_ns: (u - l) / 2 })
+        }
+        (Some(_), Some(_)) => {
+            let at = s.upper.iter().chain(&s.lower).map(|x| x.0).min().unwrap_or(0);
+            // For a slope r: the tightest upper and lower bounds of the offset at `at`.
+            let edges = |r: f64| {
+                let rel = |t: i64| (t - at) as f64;
+                let u = s.upper.iter().map(|&(t, d)| d as f64 - r * rel(t)).fold(f64::INFINITY, f64::min);
+                let l = s.lower.iter().map(|&(t, e)| e as f64 - r * rel(t)).fold(f64::NEG_INFINITY, f64::max);
+                (l, u)
+            };
+            let gap = |r: f64| {
+                let (l, u) = edges(r);
+                u - l
+            };
+            let (mut a, mut b) = (-MAX_DRIFT, MAX_DRIFT);
+            for _ in 0..200 {
+                let (m1, m2) = (a + (b - a) / 3.0, b - (b - a) / 3.0);
+                if gap(m1) < gap(m2) {
+                    a = m1;
+                } else {
+                    b = m2;
+                }
+            }
+            let r = (a + b) / 2.0;
+            let (l, u) = edges(r);
+            Some(Estimate {
+                offset_ns: ((l + u) / 2.0).round() as i64,
+                drift: r,
+                at_ns: at,
+                error_ns: ((u - l) / 2.0) as i64,
+            })
+        }
+        _ => None,
+    };
+    Fit { lower, upper, estimate }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages every 10 ms for `secs` s both ways with latencies of 100 to 300 us, on a clock
+    /// `offset` ahead and `drift` fast.
+    fn samples(offset: f64, drift: f64, secs: i64, both: bool) -> Samples {
+        let mut s = Samples::default();
+        for k in 0..secs * 100 {
+            let t = 1_000_000_000 + k * 10_000_000;
+            let latency = 100_000 + (k * 7919 % 200_000);
+            let theta = |t: i64| offset + drift * (t - 1_000_000_000) as f64;
+            // From the reference: taken at t + latency on its clock, that + theta on the host's.
+            s.upper.push((t, (latency as f64 + theta(t + latency)) as i64));
+            if both {
+                s.lower.push((t + latency, (theta(t) - latency as f64) as i64));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_constant_offset_is_found_within_its_bound() {
+        let f = fit(&samples(-2.5e9, 0.0, 5, true));
+        let e = f.estimate.unwrap();
+        assert_eq!(e.drift, 0.0);
+        assert!((e.offset_ns + 2_500_000_000).abs() <= e.error_ns && e.error_ns <= 100_000, "{e:?}");
+    }
+
+    #[test]
+    fn a_drift_is_found_when_no_constant_offset_fits() {
+        // 50 ppm over an hour: 180 ms.
+        let f = fit(&samples(37e6, 50e-6, 3600, true));
+        assert!(f.lower.unwrap() > f.upper.unwrap(), "{f:?}");
+        let e = f.estimate.unwrap();
+        assert!((e.drift * 1e6 - 50.0).abs() < 0.5, "{e:?}");
+        assert!((e.offset_ns - 37_000_000).abs() <= e.error_ns.max(0) + 1000 && e.error_ns >= 0, "{e:?}");
+    }
+
+    #[test]
+    fn one_way_messages_give_one_bound_and_no_estimate() {
+        let f = fit(&samples(5e6, 0.0, 5, false));
+        assert_eq!((f.lower, f.estimate), (None, None));
+        assert!(f.upper.is_some_and(|u| u >= 5_000_000 + 100_000), "{f:?}");
+        let none = fit(&Samples::default());
+        assert_eq!(none, Fit { lower: None, upper: None, estimate: None });
+    }
 }

@@ -49,9 +49,10 @@ impl Drop for Hosts {
     }
 }
 
-/// A copy of the recording `src` in `dst` whose clock is `shift_ns` ahead: each trace's
-/// metadata written as text with its clock's offset moved.
-fn shifted(src: &Path, dst: &Path, shift_ns: i64) {
+/// A copy of the recording `src` in `dst` whose clock is `shift_ns` ahead and runs `drift` fast
+/// (a fraction): each trace's metadata written as text with its clock's offset moved and its
+/// frequency lowered (each cycle then counts for more ns).
+fn shifted(src: &Path, dst: &Path, shift_ns: i64, drift: f64) {
     rostrace_testkit::copy_writable(src, dst);
     for t in rostrace_ctf::find_traces(dst).unwrap() {
         let (_, text) = rostrace_ctf::metadata::read_metadata(&t.join("metadata")).unwrap();
@@ -61,12 +62,17 @@ fn shifted(src: &Path, dst: &Path, shift_ns: i64) {
         for line in text.text.lines() {
             let l = line.trim();
             in_clock = (in_clock || l.starts_with("clock {")) && !l.starts_with("};");
+            if in_clock && l.starts_with("freq = ") && drift != 0.0 {
+                let freq: f64 = l["freq = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
+                out.push_str(&format!("\tfreq = {};\n", (freq / (1.0 + drift)).round() as u64));
+                continue;
+            }
             if in_clock && l.starts_with("offset_s = ") {
-                offset_s = l["offset_s = ".len()..].trim_end_matches(';').parse().unwrap();
+                offset_s = l["offset_s = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
                 continue;
             }
             if in_clock && l.starts_with("offset = ") {
-                let offset: i64 = l["offset = ".len()..].trim_end_matches(';').parse().unwrap();
+                let offset: i64 = l["offset = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
                 let total = offset_s as i128 * 1_000_000_000 + offset as i128 + shift_ns as i128;
                 out.push_str(&format!(
                     "\toffset_s = {};\n\toffset = {};\n",
@@ -149,7 +155,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     // between the hosts are positive.
     for shift in [-2_500_000_000i64, 37_000_000] {
         let moved = dir.join(format!("hostA{shift}"));
-        shifted(&ra, &moved, shift);
+        shifted(&ra, &moved, shift, 0.0);
         let a = analyze(&[], &[&moved, &rb]);
         let h = other(&a);
         assert_eq!((h["host"].as_str(), h["source"].as_str()), (Some(name.as_str()), Some("estimated")), "{h}");
@@ -169,6 +175,18 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
         let given = analyze(&["--clock-offset", &format!("{name}={want}")], &[&moved, &rb]);
         let h = other(&given);
         assert_eq!((h["source"].as_str(), h["offset_ns"].as_i64()), (Some("given"), Some(want)), "{h}");
+    }
+    // Host A's clock 1000 ppm fast (5 ms over the recording, far more than the bounds' gap): no
+    // constant offset fits; the drift is found, and the latencies between the hosts are positive.
+    let drifting = dir.join("hostA-drift");
+    shifted(&ra, &drifting, 0, 1e-3);
+    let a = analyze(&[], &[&drifting, &rb]);
+    let h = other(&a);
+    let want = if name == "hostA" { 1000.0 } else { -1000.0 };
+    assert!((h["drift_ppm"].as_f64().unwrap_or(0.0) - want).abs() < 100.0, "{h}");
+    assert!(h["error_ns"].as_i64().unwrap() >= 0, "{h}");
+    for topic in ["/sensing/points_filtered", "/sensing/imu"] {
+        assert!(min_latency(&a, topic) >= 0, "{topic}: {}", min_latency(&a, topic));
     }
     // Events and info show the recorded times.
     let o = rostrace().args(["info", "--no-align"]).arg(&ra).output().unwrap();

@@ -86,14 +86,37 @@ impl TraceSet {
 
     /// Per trace: the index of the first trace of its UUID. Traces of one UUID are parts of one
     /// trace, as babeltrace2 merges them: the chunks of a rotated recording (rostrace's
-    /// `record --rotate`, LTTng's rotation), or LTTng's snapshots of one session. A trace
-    /// without a UUID is its own.
+    /// `record --rotate`, LTTng's rotation), or LTTng's snapshots of one session. A copy of a
+    /// trace (each of its stream files of the same name and first packet as one of the first
+    /// trace of its UUID) is its own, as is a trace without a UUID.
     pub fn identities(&self) -> Vec<usize> {
         let mut first: std::collections::HashMap<[u8; 16], usize> = std::collections::HashMap::new();
+        let firsts = |t: &Trace| -> Vec<_> {
+            t.streams
+                .iter()
+                .map(|s| {
+                    (
+                        s.path.file_name().map(|n| n.to_os_string()),
+                        s.first.as_ref().and_then(crate::trace::same_packet_key),
+                    )
+                })
+                .collect()
+        };
         let mut out = Vec::with_capacity(self.traces.len());
         for (ti, t) in self.traces.iter().enumerate() {
             out.push(match t.schema.uuid {
-                Some(u) => *first.entry(u).or_insert(ti),
+                Some(u) => {
+                    let f = *first.entry(u).or_insert(ti);
+                    let of_first = firsts(&self.traces[f]);
+                    let copy = f != ti
+                        && !t.streams.is_empty()
+                        && firsts(t).iter().all(|k| k.1.is_some() && of_first.contains(k));
+                    if copy {
+                        ti
+                    } else {
+                        f
+                    }
+                }
                 None => ti,
             });
         }
@@ -104,14 +127,34 @@ impl TraceSet {
     /// clock corrected to another's (events of several hosts). Before the set is read: the
     /// readers made afterwards, and the time-ordered merge, use the times moved.
     pub fn shift_clocks(&mut self, trace: usize, ns: i64) {
+        self.correct_clocks(trace, -ns, 0.0, 0);
+    }
+
+    /// Corrects the times of trace `trace` for a clock that read `offset_ns + drift · (t −
+    /// at_ns)` ahead of the right time `t` (`drift` a fraction: 50e-6 for a clock 50 ppm fast):
+    /// a time `h` it recorded becomes `(h − offset_ns + drift · at_ns) / (1 + drift)`, through its
+    /// clocks' offsets and frequencies. Before the set is read, as
+    /// [`shift_clocks`](Self::shift_clocks).
+    pub fn correct_clocks(&mut self, trace: usize, offset_ns: i64, drift: f64, at_ns: i64) {
         let Some(t) = self.traces.get_mut(trace) else { return };
         let mut schema = (*t.schema).clone();
         for c in &mut schema.clocks {
-            let freq = c.freq.max(1) as i128;
-            let total = (c.offset_s as i128 * 1_000_000_000 + c.cycles_to_ns(c.offset_cycles) as i128) + ns as i128;
+            let old = c.offset_s as i128 * 1_000_000_000 + c.cycles_to_ns(c.offset_cycles) as i128;
+            // ns(cycles) = old + cycles·1e9/freq becomes old' + cycles·1e9/freq', with
+            // freq' = freq·(1 + drift) and old' = (old − offset + drift·at) / (1 + drift).
+            let (total, freq) = if drift == 0.0 {
+                (old - offset_ns as i128, c.freq.max(1))
+            } else {
+                // (x + d·at)/(1 + d) = x − (x − at)·d/(1 + d): the product is small, exact in f64.
+                let moved = old - offset_ns as i128;
+                let k = drift / (1.0 + drift);
+                let freq = (c.freq.max(1) as f64 * (1.0 + drift)).round().max(1.0) as u64;
+                (moved - ((moved - at_ns as i128) as f64 * k).round() as i128, freq)
+            };
             let (s, rem) = (total.div_euclid(1_000_000_000), total.rem_euclid(1_000_000_000));
+            c.freq = freq;
             c.offset_s = s.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-            c.offset_cycles = (rem * freq / 1_000_000_000) as u64;
+            c.offset_cycles = (rem * freq as i128 / 1_000_000_000) as u64;
         }
         t.schema = std::sync::Arc::new(schema);
     }

@@ -24,7 +24,7 @@ pub struct StreamFile {
     /// The file's size when it was last indexed.
     indexed_len: u64,
     /// Its first packet's header and context, as read when it was opened (when they could be).
-    first: Option<PacketInfo>,
+    pub(crate) first: Option<PacketInfo>,
 }
 
 impl StreamFile {
@@ -356,7 +356,7 @@ fn stem_of(path: &Path) -> Option<String> {
 /// streams may then be alike).
 type PacketKey = (u64, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
 
-fn same_packet_key(p: &PacketInfo) -> Option<PacketKey> {
+pub(crate) fn same_packet_key(p: &PacketInfo) -> Option<PacketKey> {
     (p.seq_num.is_some() || p.ts_begin.is_some()).then_some((
         p.stream_id,
         p.stream_instance_id,

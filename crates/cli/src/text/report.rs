@@ -92,9 +92,13 @@ fn hosts(o: &mut String, r: &Report) {
         let how = match h.source {
             ClockSource::Reference => "reference".to_string(),
             ClockSource::Estimated => format!(
-                "offset {} ± {} from {} messages in, {} out",
+                "offset {} ± {}{} from {} messages in, {} out",
                 ms(h.offset_ns),
                 ms(h.error_ns.unwrap_or(0)).trim_start_matches('+'),
+                match h.at_ns {
+                    Some(t) => format!(" at {}, drift {:+.1} ppm,", crate::text::date_time(t), h.drift_ppm),
+                    None => String::new(),
+                },
                 h.messages_in,
                 h.messages_out
             ),
