@@ -8,7 +8,7 @@
 //! recorded clocks are kept, with a warning. A user whose hosts share a clock (PTP) gives the
 //! offsets instead ([`crate::Options::clock_offsets`]).
 
-use crate::pipeline::{Options, Processor};
+use crate::pipeline::Processor;
 use crate::services::ServiceHandler;
 use rostrace_ctf::TraceSet;
 use serde::Serialize;
@@ -136,7 +136,7 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
     let mut p = Processor::new();
     p.add(ServiceHandler::default());
     p.set_jobs(jobs);
-    let first = p.run(set, &Options::default(), |_, _| {});
+    let first = p.linked_only(set);
     let mut messages: Vec<(u32, i64, u32, i64)> = first
         .flows
         .iter()

@@ -261,6 +261,12 @@ impl Processor {
         an
     }
 
+    /// One pass over `set`, its tables linked, and no report (the messages matched, for the
+    /// alignment of hosts' clocks).
+    pub(crate) fn linked_only(self, set: &TraceSet) -> Analysis {
+        self.linked(set, Window::default(), |_, _| {}).0
+    }
+
     /// One pass over `set`, its tables linked: the analysis with the report still empty, and
     /// what the report needs besides the tables.
     fn linked(mut self, set: &TraceSet, window: Window, progress: impl FnMut(u64, u64)) -> (Analysis, Linked) {
