@@ -9,58 +9,9 @@
 //! offsets instead ([`crate::Options::clock_offsets`]).
 
 use crate::pipeline::Processor;
+pub use crate::report::{ClockSource, HostClock};
 use crate::services::ServiceHandler;
 use rostrace_ctf::TraceSet;
-use serde::Serialize;
-
-/// How a host's clock correction was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClockSource {
-    /// The host the others are aligned to.
-    Reference,
-    /// From the messages exchanged with the reference host, both ways.
-    Estimated,
-    /// Given by the user (`--clock-offset`).
-    Given,
-    /// Its recorded clock kept: the messages do not tell its offset (one way, or none).
-    Recorded,
-}
-
-/// A host of the recordings and its clock's alignment to the reference host.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HostClock {
-    /// The host (the traces' `hostname`).
-    pub host: String,
-    /// Traces of the host.
-    pub traces: usize,
-    /// How its times were corrected.
-    pub source: ClockSource,
-    /// Its clock minus the reference host's, as estimated or given (ns); its times were moved
-    /// back by it. 0 for the reference and for a clock kept as recorded.
-    pub offset_ns: i64,
-    /// The bounds of that offset from the messages (ns), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lower_ns: Option<i64>,
-    /// The upper bound.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub upper_ns: Option<i64>,
-    /// The estimate's error bound (half the bounds' gap), when both are known: a latency
-    /// between this host and the reference host is known within it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_ns: Option<i64>,
-    /// How fast its clock ran against the reference's (parts per million), when the messages
-    /// show it (a constant offset does not fit them); 0 otherwise.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub drift_ppm: f64,
-    /// The time (the reference's clock, ns) at which the offset is `offset_ns`, with a drift.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub at_ns: Option<i64>,
-    /// Messages matched from the reference host to this one.
-    pub messages_in: u64,
-    /// Messages from this host to the reference host.
-    pub messages_out: u64,
-}
 
 /// The host of each trace of `set`: its `hostname`, and where traces of one host name come
 /// from several machines (rostrace's traces say which: `machine_id`), the machine's id after it.
@@ -120,6 +71,7 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
         .map(|h| HostClock {
             host: h.clone(),
             traces: hosts.iter().filter(|x| *x == h).count(),
+            trace_ids: (0..hosts.len() as u32).filter(|&ti| hosts[ti as usize] == *h).collect(),
             source: if *h == reference { ClockSource::Reference } else { ClockSource::Recorded },
             offset_ns: 0,
             lower_ns: None,
@@ -230,8 +182,32 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
     (clocks, warnings)
 }
 
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
+/// What the alignment of the hosts' clocks leaves uncertain in the latency of a path: the
+/// crossings of the path from a node of one host to a node of another, and the bound of the
+/// error that adds to each record's latency (the error bounds of both hosts' offsets at each
+/// crossing; a given offset counts as exact). `None` for the bound when a crossing involves a
+/// host whose clock could not be aligned (its recorded clock kept).
+pub fn path_uncertainty(a: &crate::Analysis, nodes: &[String]) -> (usize, Option<i64>) {
+    let hosts = &a.report.hosts;
+    let host_of = |name: &str| -> Option<&HostClock> {
+        let node = a.model.nodes.items.iter().find(|n| n.full_name() == name)?;
+        hosts.iter().find(|h| h.trace_ids.contains(&node.key.0))
+    };
+    let error = |h: &HostClock| match h.source {
+        ClockSource::Reference | ClockSource::Given => Some(0),
+        ClockSource::Estimated => h.error_ns.map(i64::abs),
+        ClockSource::Recorded => None,
+    };
+    let (mut crossings, mut bound) = (0, Some(0i64));
+    for w in nodes.windows(2) {
+        if let (Some(x), Some(y)) = (host_of(&w[0]), host_of(&w[1])) {
+            if x.host != y.host {
+                crossings += 1;
+                bound = bound.zip(error(x)).zip(error(y)).map(|((b, e1), e2)| b + e1 + e2);
+            }
+        }
+    }
+    (crossings, bound)
 }
 
 /// A host's messages with the reference host: from the reference, (the time sent, take −

@@ -309,7 +309,11 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         Some(c) => vec![c],
         None => Case::ALL.to_vec(),
     };
-    let out = e2e_summary(&spec, &records, opt, &cases);
+    let mut out = e2e_summary(&spec, &records, opt, &cases);
+    if !an.report.hosts.is_empty() {
+        let (crossed, bound) = rostrace_analysis::hosts::path_uncertainty(&an, &spec.nodes);
+        (out.hosts_crossed, out.clock_uncertainty_ns) = (Some(crossed), bound.filter(|_| crossed > 0));
+    }
     if let Err(e) = crate::out::emit(a.common.json.as_deref(), &out, || crate::text::paths::render_e2e(&out))? {
         return fail(e);
     }

@@ -171,6 +171,25 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
         assert!(raw.get("hosts").is_none_or(|h| h.as_array().is_some_and(|v| v.is_empty())), "{}", raw["hosts"]);
         let skew = min_latency(&raw, "/sensing/points_filtered");
         assert!((skew + shift).abs() < 50_000_000, "not aligned: {skew} for a shift of {shift}");
+        // A path across the hosts: its latencies are positive, and known within the alignment's
+        // error bound (the reference host's is 0).
+        let json = dir.join("e2e.json");
+        let o = rostrace()
+            .args(["e2e", "--path", "/sensing/lidar,/sensing/lidar_filter,/localization/fusion", "--json"])
+            .arg(&json)
+            .arg(&moved)
+            .arg(&rb)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let e: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(e["hosts_crossed"], 1, "{}", e["hosts_crossed"]);
+        assert_eq!(e["clock_uncertainty_ns"], h["error_ns"], "{}", e["clock_uncertainty_ns"]);
+        assert!(
+            e["latency"]["count"].as_u64() > Some(100) && e["latency"]["min"].as_i64() > Some(0),
+            "{}",
+            e["latency"]
+        );
         // Given: used as it is.
         let given = analyze(&["--clock-offset", &format!("{name}={want}")], &[&moved, &rb]);
         let h = other(&given);

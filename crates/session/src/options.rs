@@ -2,6 +2,7 @@
 //! `demo` as plain values, their checks, and what they make of the traced processes' environment.
 
 use std::path::PathBuf;
+use std::time::Duration;
 use tracetools::distro::Abi;
 
 /// Tracing backends.
@@ -82,7 +83,7 @@ pub struct Options {
     pub rclpy: bool,
     /// Write the recording in chunks, a new one when the last reached this size or age
     /// (embedded backend, `record`).
-    pub rotate: Option<crate::Rotate>,
+    pub rotate: Option<Rotate>,
     /// Keep only the newest chunks, this many (with `rotate`).
     pub keep: Option<usize>,
 }
@@ -118,6 +119,59 @@ impl Default for Options {
             rotate: None,
             keep: None,
         }
+    }
+}
+
+/// When a chunk ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rotate {
+    /// When the chunk's files reach this many bytes.
+    Size(u64),
+    /// When the chunk has been written this long.
+    Every(Duration),
+}
+
+impl Rotate {
+    /// Parses `--rotate`: a size (`500K`, `100M`, `2G`, bytes without a suffix) or a duration
+    /// with its unit (`30s`, `10min`, `2h`, `1d`). `10m` is refused: megabytes or minutes.
+    pub fn parse(v: &str) -> Result<Rotate, String> {
+        let t = v.trim();
+        let bad = |why: &str| Err(format!("invalid --rotate {v:?}: {why}"));
+        let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+        let (num, unit) = t.split_at(digits);
+        let Ok(n) = num.parse::<f64>() else {
+            return bad("give a size (100M, 2G) or a duration (30s, 10min, 1h)");
+        };
+        if !(n.is_finite() && n > 0.0) {
+            return bad("give a size or duration above 0");
+        }
+        let seconds = match unit {
+            "s" | "sec" => Some(1.0),
+            "min" => Some(60.0),
+            "h" => Some(3600.0),
+            "d" => Some(86400.0),
+            "m" => return bad("10M is a size (MiB), 10min a duration: say which"),
+            _ => None,
+        };
+        if let Some(s) = seconds {
+            let d = n * s;
+            if d < 1.0 {
+                return bad("a chunk lasts at least 1 s");
+            }
+            return Ok(Rotate::Every(Duration::from_secs_f64(d.min(365.0 * 86400.0))));
+        }
+        let mult: u64 = match unit {
+            "" => 1,
+            "k" | "K" => 1 << 10,
+            "M" => 1 << 20,
+            "g" | "G" => 1 << 30,
+            _ => return bad("sizes end in K, M or G; durations in s, min, h or d"),
+        };
+        let bytes = (n * mult as f64) as u64;
+        if bytes < 64 << 10 {
+            return bad("a chunk holds at least 64K");
+        }
+        Ok(Rotate::Size(bytes))
     }
 }
 
@@ -381,5 +435,19 @@ mod tests {
         let o = Options { select_nodes: Some("/a".into()), ignore_processes: Some("x".into()), ..jazzy() };
         let f: Vec<(&str, &str)> = o.filters().into_iter().map(|(k, v)| (k, v.as_str())).collect();
         assert_eq!(f, [(tracetools::env::SELECT_NODES, "/a"), (tracetools::env::IGNORE_PROCESSES, "x")]);
+    }
+
+    #[test]
+    fn sizes_and_durations_are_told_apart() {
+        assert_eq!(Rotate::parse("100M"), Ok(Rotate::Size(100 << 20)));
+        assert_eq!(Rotate::parse("2G"), Ok(Rotate::Size(2 << 30)));
+        assert_eq!(Rotate::parse("512k"), Ok(Rotate::Size(512 << 10)));
+        assert_eq!(Rotate::parse("30s"), Ok(Rotate::Every(Duration::from_secs(30))));
+        assert_eq!(Rotate::parse("10min"), Ok(Rotate::Every(Duration::from_secs(600))));
+        assert_eq!(Rotate::parse("1.5h"), Ok(Rotate::Every(Duration::from_secs(5400))));
+        for bad in ["10m", "", "0s", "M", "5x", "1K", "0.5s", "-3s"] {
+            assert!(Rotate::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(Rotate::parse("10m").unwrap_err().contains("10min"));
     }
 }

@@ -4,70 +4,18 @@
 //! initialization events first), so that every chunk, and every run of chunks, is a complete
 //! recording. The oldest chunks beyond `keep` are deleted.
 
+use crate::options::Rotate;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracetools::tracer::ROTATE_FILE;
 
-/// When a chunk ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rotate {
-    /// When the chunk's files reach this many bytes.
-    Size(u64),
-    /// When the chunk has been written this long.
-    Every(Duration),
-}
-
 /// Chunks' directory names start with this.
 pub const CHUNK_PREFIX: &str = "chunk-";
 
 /// How often the recorder looks at the chunk being written.
 const CHECK_PERIOD: Duration = Duration::from_millis(250);
-
-impl Rotate {
-    /// Parses `--rotate`: a size (`500K`, `100M`, `2G`, bytes without a suffix) or a duration
-    /// with its unit (`30s`, `10min`, `2h`, `1d`). `10m` is refused: megabytes or minutes.
-    pub fn parse(v: &str) -> Result<Rotate, String> {
-        let t = v.trim();
-        let bad = |why: &str| Err(format!("invalid --rotate {v:?}: {why}"));
-        let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-        let (num, unit) = t.split_at(digits);
-        let Ok(n) = num.parse::<f64>() else {
-            return bad("give a size (100M, 2G) or a duration (30s, 10min, 1h)");
-        };
-        if !(n.is_finite() && n > 0.0) {
-            return bad("give a size or duration above 0");
-        }
-        let seconds = match unit {
-            "s" | "sec" => Some(1.0),
-            "min" => Some(60.0),
-            "h" => Some(3600.0),
-            "d" => Some(86400.0),
-            "m" => return bad("10M is a size (MiB), 10min a duration: say which"),
-            _ => None,
-        };
-        if let Some(s) = seconds {
-            let d = n * s;
-            if d < 1.0 {
-                return bad("a chunk lasts at least 1 s");
-            }
-            return Ok(Rotate::Every(Duration::from_secs_f64(d.min(365.0 * 86400.0))));
-        }
-        let mult: u64 = match unit {
-            "" => 1,
-            "k" | "K" => 1 << 10,
-            "M" => 1 << 20,
-            "g" | "G" => 1 << 30,
-            _ => return bad("sizes end in K, M or G; durations in s, min, h or d"),
-        };
-        let bytes = (n * mult as f64) as u64;
-        if bytes < 64 << 10 {
-            return bad("a chunk holds at least 64K");
-        }
-        Ok(Rotate::Size(bytes))
-    }
-}
 
 /// The name of chunk `n`, begun at `ns` (Unix time): `chunk-NNNNNN-YYYYMMDD-HHMMSS`, which sorts
 /// in the order the chunks were written.
@@ -189,20 +137,6 @@ fn rotate_loop(dir: &Path, rotate: Rotate, keep: Option<usize>, stop: &AtomicBoo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_and_durations_are_told_apart() {
-        assert_eq!(Rotate::parse("100M"), Ok(Rotate::Size(100 << 20)));
-        assert_eq!(Rotate::parse("2G"), Ok(Rotate::Size(2 << 30)));
-        assert_eq!(Rotate::parse("512k"), Ok(Rotate::Size(512 << 10)));
-        assert_eq!(Rotate::parse("30s"), Ok(Rotate::Every(Duration::from_secs(30))));
-        assert_eq!(Rotate::parse("10min"), Ok(Rotate::Every(Duration::from_secs(600))));
-        assert_eq!(Rotate::parse("1.5h"), Ok(Rotate::Every(Duration::from_secs(5400))));
-        for bad in ["10m", "", "0s", "M", "5x", "1K", "0.5s", "-3s"] {
-            assert!(Rotate::parse(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(Rotate::parse("10m").unwrap_err().contains("10min"));
-    }
 
     #[test]
     fn chunk_names_sort_in_order_and_are_plain() {

@@ -25,6 +25,15 @@ pub struct E2eSummary<'a> {
     /// How the records went (in the JSON, its fields beside these).
     #[serde(flatten)]
     pub counts: PathCounts,
+    /// Records of several hosts: the times the path goes from a node of one host to a node of
+    /// another, and the bound (ns) of what the alignment of their clocks leaves uncertain in
+    /// each record's latency (none: a host's clock could not be aligned), from `hosts`'
+    /// `path_uncertainty`; set by the caller that has the analysis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_crossed: Option<usize>,
+    /// The bound, when `hosts_crossed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_uncertainty_ns: Option<i64>,
     /// Every record that went the whole way.
     pub instances: Vec<Instance>,
     /// Per case: (input ns, response time ns).
@@ -102,6 +111,8 @@ pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions,
             .collect(),
         latency: r.stats(),
         counts: r.counts(),
+        hosts_crossed: None,
+        clock_uncertainty_ns: None,
         instances,
         response_time: cases
             .iter()

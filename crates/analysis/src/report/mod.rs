@@ -5,6 +5,7 @@
 
 mod callbacks;
 mod filter;
+mod hosts;
 mod names;
 mod nodes;
 mod services;
@@ -12,6 +13,7 @@ mod threads;
 mod topics;
 
 pub use callbacks::CallbackReport;
+pub use hosts::{ClockSource, HostClock};
 pub use nodes::{ExecutorReport, NodeReport, TransitionReport};
 pub(crate) use services::exchanged;
 pub use services::ServiceReport;
@@ -80,7 +82,7 @@ pub struct Report {
     /// The hosts of recordings of several hosts, and how their clocks were aligned (none for
     /// one host): see [`crate::hosts`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<crate::hosts::HostClock>,
+    pub hosts: Vec<HostClock>,
     /// System analyses (kernel and userspace events beside the ROS 2 ones), when the trace has
     /// their events.
     pub system: crate::system::SystemReport,

@@ -103,6 +103,23 @@ pub fn render_e2e(o: &E2eSummary) -> String {
         o.counts.in_flight
     );
     let _ = writeln!(s, "\nEnd-to-end latency ({})\n  {}", count(o.latency.count, "message"), stats_line(&o.latency));
+    match (o.hosts_crossed, o.clock_uncertainty_ns) {
+        (Some(n @ 1..), Some(b)) => {
+            let _ = writeln!(
+                s,
+                "  across hosts ({n} crossing{}): each latency within ± {} (the hosts' clock alignment)",
+                if n == 1 { "" } else { "s" },
+                dur(b as f64)
+            );
+        }
+        (Some(n @ 1..), None) => {
+            let _ = writeln!(
+                s,
+                "  across hosts ({n}): a host's clock could not be aligned, so latencies across it are as recorded"
+            );
+        }
+        _ => {}
+    }
     if !o.segments.is_empty() {
         let _ = writeln!(s, "\nWhere the time goes (messages that went the whole way)");
         let name_w = o.segments.iter().map(|g| esc(&g.name).chars().count()).max().unwrap_or(0).clamp(8, 60);
