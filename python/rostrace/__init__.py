@@ -447,6 +447,8 @@ def record(
     append: bool = False,
     lib: Optional[PathLike] = None,
     rclpy: bool = True,
+    rotate: Optional[str] = None,
+    keep: Optional[int] = None,
     **filters: str,
 ) -> str:
     """Traces ``command`` (a program and its arguments, and everything it spawns) with
@@ -464,6 +466,9 @@ def record(
     ``libtracetools.so`` to preload (default: :func:`find_library`). ``rclpy``: load rostrace's
     rclpy instrumentation into the Python programs of the command, so that their callbacks are
     traced (as the CLI does; ``ROSTRACE_RCLPY=0`` in the environment also turns it off).
+    ``rotate``: always-on recording, as ``record --rotate``: chunks of the session directory, a
+    new one when the last holds this size (``"100M"``) or lasted this long (``"10min"``), each
+    a complete recording; ``keep``: the newest chunks kept (``--keep``).
 
     Ctrl-C reaches the command (it runs in this process group) and the recording ends with it,
     as with the CLI. A command that fails is warned about; a recording with no event raises
@@ -494,6 +499,8 @@ def record(
         dict(filters),
         append,
         rclpy,
+        rotate,
+        keep,
     )
     for m in messages:
         print(f"rostrace: {m}", file=sys.stderr)

@@ -540,7 +540,7 @@ impl rostrace_session::Observer for PyObserver {
 /// for) and what there was to say.
 #[pyfunction]
 #[pyo3(signature = (command, lib, output=None, name=None, path=None, events=None, light=false, distro=None,
-    buffer_size=None, filters=None, append=false, rclpy=true))]
+    buffer_size=None, filters=None, append=false, rclpy=true, rotate=None, keep=None))]
 #[allow(clippy::too_many_arguments)]
 fn record(
     py: Python<'_>,
@@ -556,11 +556,15 @@ fn record(
     filters: Option<std::collections::HashMap<String, String>>,
     append: bool,
     rclpy: bool,
+    rotate: Option<String>,
+    keep: Option<usize>,
 ) -> PyResult<(String, bool, Option<u8>, Vec<String>)> {
     if command.is_empty() {
         return Err(PyValueError::new_err("no command to record"));
     }
-    let mut o = rostrace_session::Options { name, path, light, buffer_size, append, rclpy, ..Default::default() };
+    let rotate = rotate.as_deref().map(rostrace_session::Rotate::parse).transpose().map_err(PyValueError::new_err)?;
+    let mut o =
+        rostrace_session::Options { name, path, light, buffer_size, append, rclpy, rotate, keep, ..Default::default() };
     if let Some(e) = events {
         o.ust = e;
     }

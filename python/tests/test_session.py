@@ -65,6 +65,35 @@ def test_record_a_python_process_then_its_info(tmp_path):
     assert (Path(out) / ".rostrace-control").read_text().split() == ["stopped"]
 
 
+# Initializes, then runs a callback every 10 ms for 3.2 s.
+RUNS_A_CALLBACK = (
+    "import ctypes, time; lib = ctypes.CDLL(None); lib.ros_trace_rcl_init(ctypes.c_void_p(0x1234))\n"
+    "end = time.monotonic() + 3.2\n"
+    "while time.monotonic() < end:\n"
+    "    lib.ros_trace_callback_start(ctypes.c_void_p(0x99), ctypes.c_bool(False)); time.sleep(0.01)\n"
+)
+
+
+def test_record_rotates_into_chunks_that_each_are_a_recording(tmp_path):
+    out = rostrace.record(
+        [sys.executable, "-c", RUNS_A_CALLBACK], output=tmp_path / "s", distro="jazzy", lib=library(), rotate="1s"
+    )
+    chunks = sorted(Path(out).glob("chunk-*"))
+    assert 3 <= len(chunks) <= 5, chunks
+    starts = 0
+    for c in chunks:
+        names = dict(rostrace.info(c)["events_per_name"])
+        assert names["ros2:rcl_init"] == 1, (c, names)
+        starts += names.get("ros2:callback_start", 0)
+    assert starts > 250
+    kept = rostrace.record(
+        [sys.executable, "-c", RUNS_A_CALLBACK], output=tmp_path / "k", lib=library(), rotate="1s", keep=1
+    )
+    assert len(list(Path(kept).glob("chunk-*"))) == 1
+    with pytest.raises(ValueError, match="10min"):
+        rostrace.record(["true"], output=tmp_path / "bad", lib=library(), rotate="10m")
+
+
 def test_record_a_failing_command_warns_and_keeps_the_trace(tmp_path):
     code = EMITS_RCL_INIT + "; raise SystemExit(3)"
     with pytest.warns(UserWarning, match="exit code 3"):
