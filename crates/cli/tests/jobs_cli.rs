@@ -86,7 +86,7 @@ fn paths_e2e_report_and_export_are_the_same_with_any_number_of_threads() {
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            let mut files: Vec<(String, Vec<u8>)> = walk(&dir)
+            let mut files: Vec<(String, Vec<u8>)> = files_below(&dir)
                 .into_iter()
                 .map(|p| (p.strip_prefix(&dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()))
                 .collect();
@@ -96,19 +96,6 @@ fn paths_e2e_report_and_export_are_the_same_with_any_number_of_threads() {
         }
         assert!(outputs[0] == outputs[1] && outputs[0] == outputs[2], "{}: report or export differs", t.display());
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// A set of several traces is analyzed on several threads, a part of the traces each, the parts
@@ -133,7 +120,7 @@ fn several_traces_are_analyzed_alike_on_several_threads() {
     for n in &noisy {
         rostrace_testkit::copy_writable(&shared().join("traces/caret-demos-e2e-2021"), n);
     }
-    for f in noisy.iter().flat_map(|n| walk(n)) {
+    for f in noisy.iter().flat_map(|n| files_below(n)) {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         if name == "metadata" || f.parent().is_some_and(|p| p.ends_with("index")) {
             continue;

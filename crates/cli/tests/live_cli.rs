@@ -361,7 +361,7 @@ fn a_failed_expectation_leaves_a_snapshot_of_its_window_that_check_fails_alike()
     assert!(err.contains("failed: the window written to"), "{err}");
     let whole = dir.join("s");
     let bytes = |d: &Path| -> u64 {
-        walk(d).iter().filter(|p| !p.ends_with("metadata")).map(|p| std::fs::metadata(p).unwrap().len()).sum()
+        files_below(d).iter().filter(|p| !p.ends_with("metadata")).map(|p| std::fs::metadata(p).unwrap().len()).sum()
     };
     let runs = |a: &Value| -> u64 {
         a["callbacks"]
@@ -413,18 +413,4 @@ fn a_failed_expectation_leaves_a_snapshot_of_its_window_that_check_fails_alike()
         };
         assert!(w(&taken[1]).0 > w(&taken[0]).1, "{:?} {:?}", w(&taken[0]), w(&taken[1]));
     }
-}
-
-/// The files at or below `d`.
-fn walk(d: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(d).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Two network namespaces joined by a veth pair, removed when dropped.
@@ -89,11 +89,6 @@ fn shifted(src: &Path, dst: &Path, shift_ns: i64, drift: f64) {
     }
 }
 
-/// `rostrace analyze --json` of `traces` with `args`: its JSON and text (stdout + stderr).
-fn analyze(args: &[&str], traces: &[&PathBuf]) -> Value {
-    analyze_json(args, traces)
-}
-
 /// The least publish → take latency of the topic, over its pairs.
 fn min_latency(a: &Value, topic: &str) -> i64 {
     let t = a["topics"].as_array().unwrap().iter().find(|t| t["name"] == topic).unwrap_or_else(|| panic!("{topic}"));
@@ -102,7 +97,8 @@ fn min_latency(a: &Value, topic: &str) -> i64 {
 
 #[test]
 fn clocks_of_two_hosts_are_aligned_from_their_messages() {
-    let root = is_root();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
     if !require(
         root && rostrace_testkit::have("ip", "-V") && rostrace_testkit::have("unshare", "--version"),
         "root, ip and unshare (network namespaces)",
@@ -133,7 +129,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     }
     let (ra, rb) = (dir.join("hostA"), dir.join("hostB"));
     // The reference host is the one with the most trace bytes; the other is aligned to it.
-    let same = analyze(&[], &[&ra, &rb]);
+    let same = analyze_json(&[], &[&ra, &rb]);
     let other = |a: &Value| -> Value {
         a["hosts"]
             .as_array()
@@ -156,7 +152,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     for shift in [-2_500_000_000i64, 37_000_000] {
         let moved = dir.join(format!("hostA{shift}"));
         shifted(&ra, &moved, shift, 0.0);
-        let a = analyze(&[], &[&moved, &rb]);
+        let a = analyze_json(&[], &[&moved, &rb]);
         let h = other(&a);
         assert_eq!((h["host"].as_str(), h["source"].as_str()), (Some(name.as_str()), Some("estimated")), "{h}");
         let (lo, hi) = (h["lower_ns"].as_i64().unwrap(), h["upper_ns"].as_i64().unwrap());
@@ -167,7 +163,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
             assert!(min_latency(&a, topic) >= 0, "{topic}: {}", min_latency(&a, topic));
         }
         // Not aligned: the recorded clocks' misalignment shows.
-        let raw = analyze(&["--no-align"], &[&moved, &rb]);
+        let raw = analyze_json(&["--no-align"], &[&moved, &rb]);
         assert!(raw.get("hosts").is_none_or(|h| h.as_array().is_some_and(|v| v.is_empty())), "{}", raw["hosts"]);
         let skew = min_latency(&raw, "/sensing/points_filtered");
         assert!((skew + shift).abs() < 50_000_000, "not aligned: {skew} for a shift of {shift}");
@@ -191,7 +187,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
             e["latency"]
         );
         // Given: used as it is.
-        let given = analyze(&["--clock-offset", &format!("{name}={want}")], &[&moved, &rb]);
+        let given = analyze_json(&["--clock-offset", &format!("{name}={want}")], &[&moved, &rb]);
         let h = other(&given);
         assert_eq!((h["source"].as_str(), h["offset_ns"].as_i64()), (Some("given"), Some(want)), "{h}");
     }
@@ -199,7 +195,7 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     // constant offset fits; the drift is found, and the latencies between the hosts are positive.
     let drifting = dir.join("hostA-drift");
     shifted(&ra, &drifting, 0, 1e-3);
-    let a = analyze(&[], &[&drifting, &rb]);
+    let a = analyze_json(&[], &[&drifting, &rb]);
     let h = other(&a);
     let want = if name == "hostA" { 1000.0 } else { -1000.0 };
     assert!((h["drift_ppm"].as_f64().unwrap_or(0.0) - want).abs() < 100.0, "{h}");
@@ -210,10 +206,4 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     // Events and info show the recorded times.
     let o = rostrace().args(["info", "--no-align"]).arg(&ra).output().unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("analysing commands"));
-}
-
-/// Whether the tests run as root (network namespaces need it).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
 }

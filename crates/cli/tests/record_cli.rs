@@ -995,14 +995,6 @@ fn a_distribution_guessed_is_said_to_be_assumed() {
     }
 }
 
-/// The JSON of `rostrace analyze` of `paths`.
-fn analysis_json(dir: &Path, paths: &[PathBuf]) -> serde_json::Value {
-    let json = dir.join("analysis.json");
-    let out = rostrace().args(["analyze", "--json"]).arg(&json).args(paths).output().unwrap();
-    assert!(out.status.success(), "{paths:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
-}
-
 /// What an analysis says the system is: its nodes, and its callbacks by owner.
 fn system_of(a: &serde_json::Value) -> (Vec<String>, Vec<String>) {
     let names = |k: &str, f: &dyn Fn(&serde_json::Value) -> String| {
@@ -1040,7 +1032,7 @@ fn rotated_chunks_each_analyse_alone_and_together_are_the_whole_recording() {
     let text = format!("{}{stderr}", String::from_utf8_lossy(&out.stdout));
     assert!(text.contains(&format!("recorded in {} chunks", chunks.len())), "{text}");
     let emitted = std::fs::read_to_string(&expected).unwrap().lines().count();
-    let whole = analysis_json(&dir, std::slice::from_ref(&session));
+    let whole = analyze_json(&[], std::slice::from_ref(&session));
     // Read together, every event the program emitted, once; and CARET's caret_init.
     assert_eq!(whole["events"].as_u64().unwrap() as usize, emitted + 1, "{}", whole["events"]);
     assert_eq!(whole["discarded_events"], 0);
@@ -1049,7 +1041,7 @@ fn rotated_chunks_each_analyse_alone_and_together_are_the_whole_recording() {
     let mut runtime = 0;
     for c in &chunks {
         // Each chunk alone: the whole system, and the events of its own time.
-        let a = analysis_json(&dir, std::slice::from_ref(c));
+        let a = analyze_json(&[], std::slice::from_ref(c));
         assert_eq!(system_of(&a), system, "{}", c.display());
         let ros2 = events(c);
         let inits = ros2.iter().filter(|(n, _)| n.ends_with("_init") || n.contains("callback_added")).count();
@@ -1063,7 +1055,7 @@ fn rotated_chunks_each_analyse_alone_and_together_are_the_whole_recording() {
         std::fs::read_to_string(&expected).unwrap().lines().filter(|l| l.contains("\tros2:callback_start\t")).count();
     assert_eq!(runtime, started, "callback starts over the chunks");
     // Any run of chunks is a recording too: the last two.
-    let last_two = analysis_json(&dir, &chunks[chunks.len() - 2..]);
+    let last_two = analyze_json(&[], &chunks[chunks.len() - 2..]);
     assert_eq!(system_of(&last_two), system);
     // babeltrace2 reads the chunks together as rostrace does, event for event.
     if require(have_babeltrace2(), "babeltrace2") {
@@ -1096,7 +1088,7 @@ fn rotation_keeps_the_newest_chunks() {
     assert!(text.contains("oldest deleted (--keep 2)"), "{text}");
     // The oldest kept is not the first.
     assert!(!chunks[0].file_name().unwrap().to_string_lossy().starts_with("chunk-000000"), "{chunks:?}");
-    let kept = analysis_json(&dir, &[dir.join("k")]);
+    let kept = analyze_json(&[], &[dir.join("k")]);
     assert!(kept["callbacks"].as_array().is_some_and(|c| !c.is_empty()), "{kept}");
     for (args, says) in [
         (&["--rotate", "10m"][..], "10min"),

@@ -22,7 +22,7 @@ pub(super) struct Pass<'p> {
     /// Events taken (see [`Pass::handle_item`]).
     pub(super) read: u64,
     pub(super) bounds: Option<(i64, i64)>,
-    /// The initialization events of traces in parts seen so far (see [`Pass::replayed`]).
+    /// The initialization events of traces in parts seen so far (see [`replayed`]).
     inits: crate::collections::HashSet<(u32, u64)>,
 }
 
@@ -94,7 +94,7 @@ impl<'p> Pass<'p> {
         let t = plan.identity[ti];
         let ci = ev.class().index;
         let info = plan.infos[ti][ci].as_ref();
-        if plan.grouped[ti] && plan.replayed[ti][ci] && replayed(&mut self.inits, t, vtid, ev) {
+        if plan.replayed[ti].get(ci) == Some(&true) && replayed(&mut self.inits, t, vtid, ev) {
             return;
         }
         let route = &plan.routes[ti][ci];

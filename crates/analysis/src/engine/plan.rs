@@ -20,10 +20,9 @@ pub(super) struct Plan {
     /// Per trace: the first trace of its UUID, whose part it is ([`TraceSet::identities`]): the
     /// processes, nodes and handles of the parts are one trace's.
     pub(super) identity: Vec<u32>,
-    /// Per trace: whether other traces of the set are parts of the same trace.
-    pub(super) grouped: Vec<bool>,
-    /// Per trace and class, for the traces in parts: whether the class is one of those the
-    /// tracer writes again at the start of each part (see [`replayed_class`]).
+    /// Per trace and class, for the traces in parts (empty for a trace of its own): whether the
+    /// class is one of those the tracer writes again at the start of each part (see
+    /// [`replayed_class`]).
     pub(super) replayed: Vec<Vec<bool>>,
 }
 
@@ -102,6 +101,6 @@ impl Plan {
                 false => Vec::new(),
             })
             .collect();
-        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed, identity, grouped, replayed }
+        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed, identity, replayed }
     }
 }
