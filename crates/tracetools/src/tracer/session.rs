@@ -29,7 +29,7 @@ struct Session {
     /// Whether the session rotates (it had a [`ROTATE_FILE`] when the process started).
     rotating: bool,
     /// The trace's metadata, and its metadata without event classes (see [`open_trace`]), for
-    /// each chunk.
+    /// each chunk of a rotating session (empty otherwise).
     metadata: Vec<u8>,
     counting: Vec<u8>,
     uuid: [u8; 16],
@@ -293,8 +293,9 @@ impl Session {
             chunk: AtomicU64::new(0),
             leaf,
             rotating: chunk_name.is_some(),
-            metadata,
-            counting,
+            // Kept for the next chunks only when there are any.
+            metadata: if chunk_name.is_some() { metadata } else { Vec::new() },
+            counting: if chunk_name.is_some() { counting } else { Vec::new() },
             uuid,
             vpid,
             procname,
