@@ -138,7 +138,7 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
     )
 
 
-_EVENT_COLUMNS = {"trace": "_trace", "timestamp_ns": "_timestamp", "cpu": "cpu_id"}
+_EVENT_COLUMNS = {"trace": "_trace", "host": "_host", "timestamp_ns": "_timestamp", "cpu": "cpu_id"}
 
 
 def _event_table(t: Any) -> pa.Table:
@@ -159,7 +159,7 @@ def read_tables(
     path: Paths, names: Union[None, str, Iterable[str]] = None, *, jobs: int = 0, progress: Progress = None
 ) -> Dict[str, pd.DataFrame]:
     """The events of the traces, a DataFrame per event name (``"ros2:callback_start"``):
-    columns ``_trace`` (trace index), ``_timestamp`` (ns since the epoch), ``cpu_id``, then
+    columns ``_trace`` (trace index), ``_host`` (its host), ``_timestamp`` (ns since the epoch), ``cpu_id``, then
     the context fields (``vpid``, ``vtid``, ``procname``, ...) and the payload fields
     (integers exact, strings as str, arrays and structures as JSON strings). Rows in time order.
 
@@ -173,14 +173,16 @@ def read(
     path: Paths, names: Union[None, str, Iterable[str]] = None, *, jobs: int = 0, progress: Progress = None
 ) -> pd.DataFrame:
     """The events of the traces as one DataFrame in time order: ``_name``, ``_trace``,
-    ``_timestamp`` (ns since the epoch), ``cpu_id``, then every context and payload field of
+    ``_host``, ``_timestamp`` (ns since the epoch), ``cpu_id``, then every context and payload field of
     the events read (null where an event has no such field). Events of the same timestamp are
     grouped by name. See :func:`read_tables` for the arguments; for traces too large for
     memory, :func:`iter_events` or ``names``."""
     tables, _ = _event_tables(path, names, jobs, progress)
     parts = [t.add_column(0, "_name", pa.array([name] * t.num_rows, pa.string())) for name, t in tables]
     if not parts:
-        return pd.DataFrame({"_name": pd.Series([], dtype=object), "_trace": [], "_timestamp": [], "cpu_id": []})
+        return pd.DataFrame(
+            {"_name": pd.Series([], dtype=object), "_trace": [], "_host": pd.Series([], dtype=object), "_timestamp": [], "cpu_id": []}
+        )
     # A field whose type differs between event names becomes a string column.
     types: Dict[str, pa.DataType] = {}
     for p in parts:

@@ -46,7 +46,7 @@ def test_read_tables_keep_field_types_exact():
     t = rostrace.read_tables(EXAMPLE, names=["ros2:callback_start", "ros2:rcl_node_init", "ros2:rmw_publisher_init"])
     assert set(t) == {"ros2:callback_start", "ros2:rcl_node_init", "ros2:rmw_publisher_init"}
     cs = t["ros2:callback_start"]
-    assert list(cs.columns[:3]) == ["_trace", "_timestamp", "cpu_id"]
+    assert list(cs.columns[:4]) == ["_trace", "_host", "_timestamp", "cpu_id"]
     assert cs["callback"].dtype == "uint64" and cs["vtid"].dtype == "int64"
     assert set(cs["callback"]) >= {94511453253520, 94463781071896}
     nodes = t["ros2:rcl_node_init"]

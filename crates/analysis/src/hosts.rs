@@ -13,34 +13,10 @@ pub use crate::report::{ClockSource, HostClock};
 use crate::services::ServiceHandler;
 use rostrace_ctf::TraceSet;
 
-/// The host of each trace of `set`: its `hostname`, and where traces of one host name come
-/// from several machines (rostrace's traces say which: `machine_id`), the machine's id after it.
+/// The host of each trace of `set` ([`TraceSet::hosts`]), named for the reader when unnamed.
 fn hosts_of(set: &TraceSet) -> Vec<String> {
-    let env = |t: &rostrace_ctf::Trace, k: &str| match t.schema.env(k) {
-        Some(rostrace_ctf::EnvValue::Str(s)) => s.clone(),
-        _ => String::new(),
-    };
-    let named: Vec<(String, String)> = set
-        .traces
-        .iter()
-        .map(|t| {
-            (
-                Some(t.hostname()).filter(|h| !h.is_empty()).unwrap_or_else(|| "(no hostname)".into()),
-                env(t, "machine_id"),
-            )
-        })
-        .collect();
-    named
-        .iter()
-        .map(|(h, m)| {
-            let machines = named.iter().filter(|(x, y)| x == h && !y.is_empty() && y != m).count();
-            if machines > 0 && !m.is_empty() {
-                format!("{h}#{}", &m[..m.len().min(8)])
-            } else {
-                h.clone()
-            }
-        })
-        .collect()
+    let unnamed = |h: String| if h.is_empty() { "(no hostname)".to_string() } else { h };
+    set.hosts().into_iter().map(unnamed).collect()
 }
 
 /// Aligns the clocks of the hosts of `set` (when it holds traces of several) to its reference

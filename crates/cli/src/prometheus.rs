@@ -617,6 +617,7 @@ mod tests {
         CallbackReport {
             trace: 0,
             vpid: 1,
+            host: "h".into(),
             procname: "p".into(),
             address: 1,
             symbol: "cb".into(),
@@ -657,8 +658,10 @@ mod tests {
             pairs: vec![PairReport {
                 publisher_node: publisher.into(),
                 publisher_vpid: 1,
+                publisher_host: "h".into(),
                 subscription_node: subscriber.into(),
                 subscription_vpid: 2,
+                subscription_host: "h".into(),
                 count: publishes,
                 pub_to_take_ns: latency.clone(),
                 pub_to_callback_ns: latency,

@@ -8,85 +8,75 @@
 
 mod common;
 
+use common::clock::as_host;
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
-/// Two network namespaces joined by a veth pair, removed when dropped.
+/// Network namespaces ("hosts"), each joined by a veth link to a bridge in a namespace of its
+/// own (the switch), with multicast routed to the link: DDS discovery and data between them go
+/// over the links. Removed when dropped.
 struct Hosts {
-    names: [String; 2],
+    names: Vec<String>,
+    switch: String,
 }
 
 impl Hosts {
-    fn new() -> Option<Hosts> {
-        let id = std::process::id();
-        let names = [format!("rtmhA{id}"), format!("rtmhB{id}")];
-        let (va, vb) = (format!("rtva{id}"), format!("rtvb{id}"));
-        let h = Hosts { names: names.clone() };
+    fn new(n: usize) -> Option<Hosts> {
+        // Apart from those of the other tests of this process, and of other processes.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let id = format!("{}n{}", MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed), std::process::id());
+        let names: Vec<String> = (0..n).map(|i| format!("rtmh{i}x{id}")).collect();
+        let switch = format!("rtmhs{id}");
+        let h = Hosts { names: names.clone(), switch: switch.clone() };
         let ip = |args: &str| Command::new("ip").args(args.split_whitespace()).status().is_ok_and(|s| s.success());
-        let ok = ip(&format!("netns add {}", names[0]))
-            && ip(&format!("netns add {}", names[1]))
-            && ip(&format!("link add {va} type veth peer name {vb}"))
-            && ip(&format!("link set {va} netns {}", names[0]))
-            && ip(&format!("link set {vb} netns {}", names[1]))
-            && ip(&format!("-n {} addr add 10.78.0.1/24 dev {va}", names[0]))
-            && ip(&format!("-n {} addr add 10.78.0.2/24 dev {vb}", names[1]))
-            && names.iter().all(|n| ip(&format!("-n {n} link set lo up")))
-            && ip(&format!("-n {} link set {va} up multicast on", names[0]))
-            && ip(&format!("-n {} link set {vb} up multicast on", names[1]))
-            && ip(&format!("-n {} route add 224.0.0.0/4 dev {va}", names[0]))
-            && ip(&format!("-n {} route add 224.0.0.0/4 dev {vb}", names[1]));
+        let mut ok = ip(&format!("netns add {switch}"))
+            && ip(&format!("-n {switch} link add rtbr type bridge mcast_snooping 0"))
+            && ip(&format!("-n {switch} link set rtbr up"));
+        for (i, ns) in names.iter().enumerate() {
+            let (v, p) = (format!("rtv{i}x{id}"), format!("rtp{i}x{id}"));
+            ok = ok
+                && ip(&format!("netns add {ns}"))
+                && ip(&format!("link add {v} type veth peer name {p}"))
+                && ip(&format!("link set {v} netns {ns}"))
+                && ip(&format!("link set {p} netns {switch}"))
+                && ip(&format!("-n {switch} link set {p} master rtbr"))
+                && ip(&format!("-n {switch} link set {p} up"))
+                && ip(&format!("-n {ns} addr add 10.78.0.{}/24 dev {v}", i + 1))
+                && ip(&format!("-n {ns} link set lo up"))
+                && ip(&format!("-n {ns} link set {v} up multicast on"))
+                && ip(&format!("-n {ns} route add 224.0.0.0/4 dev {v}"));
+        }
         ok.then_some(h)
+    }
+
+    /// Runs `script` (sh) on host `i`, with the hostname `host` (a UTS namespace of its own).
+    fn run(&self, i: usize, host: &str, script: &str, env: impl FnOnce(&mut Command)) -> std::process::Output {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.names[i], "unshare", "--uts", "sh", "-c"])
+            .arg(format!("hostname {host}; {script}"));
+        env(&mut c);
+        c.output().unwrap()
     }
 }
 
 impl Drop for Hosts {
     fn drop(&mut self) {
-        for n in &self.names {
+        // (A namespace's links go with it.)
+        for n in self.names.iter().chain([&self.switch]) {
             let _ = Command::new("ip").args(["netns", "del", n]).status();
         }
     }
 }
 
-/// A copy of the recording `src` in `dst` whose clock is `shift_ns` ahead and runs `drift` fast
-/// (a fraction): each trace's metadata written as text with its clock's offset moved and its
-/// frequency lowered (each cycle then counts for more ns).
-fn shifted(src: &Path, dst: &Path, shift_ns: i64, drift: f64) {
-    rostrace_testkit::copy_writable(src, dst);
-    for t in rostrace_ctf::find_traces(dst).unwrap() {
-        let (_, text) = rostrace_ctf::metadata::read_metadata(&t.join("metadata")).unwrap();
-        let mut out = String::new();
-        let mut in_clock = false;
-        let mut offset_s = 0i64;
-        for line in text.text.lines() {
-            let l = line.trim();
-            in_clock = (in_clock || l.starts_with("clock {")) && !l.starts_with("};");
-            if in_clock && l.starts_with("freq = ") && drift != 0.0 {
-                let freq: f64 = l["freq = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
-                out.push_str(&format!("\tfreq = {};\n", (freq / (1.0 + drift)).round() as u64));
-                continue;
-            }
-            if in_clock && l.starts_with("offset_s = ") {
-                offset_s = l["offset_s = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
-                continue;
-            }
-            if in_clock && l.starts_with("offset = ") {
-                let offset: i64 = l["offset = ".len()..].split(';').next().unwrap().trim().parse().unwrap();
-                let total = offset_s as i128 * 1_000_000_000 + offset as i128 + shift_ns as i128;
-                out.push_str(&format!(
-                    "\toffset_s = {};\n\toffset = {};\n",
-                    total.div_euclid(1_000_000_000),
-                    total.rem_euclid(1_000_000_000)
-                ));
-                continue;
-            }
-            out.push_str(line);
-            out.push('\n');
-        }
-        assert!(out.contains("offset_s = "), "no clock offset in {}", t.display());
-        std::fs::write(t.join("metadata"), out).unwrap();
-    }
+/// Whether this test can make network namespaces: root, `ip` and `unshare`.
+fn can_make_hosts() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    require(
+        root && rostrace_testkit::have("ip", "-V") && rostrace_testkit::have("unshare", "--version"),
+        "root, ip and unshare (network namespaces)",
+    )
 }
 
 /// The least publish → take latency of the topic, over its pairs.
@@ -97,30 +87,22 @@ fn min_latency(a: &Value, topic: &str) -> i64 {
 
 #[test]
 fn clocks_of_two_hosts_are_aligned_from_their_messages() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !require(
-        root && rostrace_testkit::have("ip", "-V") && rostrace_testkit::have("unshare", "--version"),
-        "root, ip and unshare (network namespaces)",
-    ) {
+    if !can_make_hosts() {
         return;
     }
-    let Some(hosts) = Hosts::new() else { panic!("could not make the network namespaces") };
+    let Some(hosts) = Hosts::new(2) else { panic!("could not make the network namespaces") };
     let dir = TempDir::new("multi-host");
     let exe = env!("CARGO_BIN_EXE_rostrace");
-    let run = |ns: &str, host: &str, process: &str| {
-        Command::new("ip")
-            .args(["netns", "exec", ns, "unshare", "--uts", "sh", "-c"])
-            .arg(format!(
-                "hostname {host}; {exe} record -s {host} -p {} -- {exe} demo --process {process} --duration 5 --domain 63",
-                dir.path().display()
-            ))
-            .output()
-            .unwrap()
+    let run = |i: usize, host: &str, process: &str| {
+        let script = format!(
+            "{exe} record -s {host} -p {} -- {exe} demo --process {process} --duration 30 --domain 63",
+            dir.path().display()
+        );
+        hosts.run(i, host, &script, |_| {})
     };
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| run(&hosts.names[0], "hostA", "sensing"));
-        let b = s.spawn(|| run(&hosts.names[1], "hostB", "control"));
+        let a = s.spawn(|| run(0, "hostA", "sensing"));
+        let b = s.spawn(|| run(1, "hostB", "control"));
         (a.join().unwrap(), b.join().unwrap())
     });
     drop(hosts);
@@ -151,12 +133,13 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
     // between the hosts are positive.
     for shift in [-2_500_000_000i64, 37_000_000] {
         let moved = dir.join(format!("hostA{shift}"));
-        shifted(&ra, &moved, shift, 0.0);
+        as_host(&ra, &moved, None, shift, 0.0);
         let a = analyze_json(&[], &[&moved, &rb]);
         let h = other(&a);
         assert_eq!((h["host"].as_str(), h["source"].as_str()), (Some(name.as_str()), Some("estimated")), "{h}");
         let (lo, hi) = (h["lower_ns"].as_i64().unwrap(), h["upper_ns"].as_i64().unwrap());
         let want = expected(shift);
+        eprintln!("offset {want} ns injected: {} ± {} ns found", h["offset_ns"], h["error_ns"]);
         assert!(lo <= want && want <= hi, "{want} not within [{lo}, {hi}]: {h}");
         assert!((h["offset_ns"].as_i64().unwrap() - want).abs() <= h["error_ns"].as_i64().unwrap(), "{h}");
         for topic in ["/sensing/points_filtered", "/sensing/imu"] {
@@ -191,19 +174,166 @@ fn clocks_of_two_hosts_are_aligned_from_their_messages() {
         let h = other(&given);
         assert_eq!((h["source"].as_str(), h["offset_ns"].as_i64()), (Some("given"), Some(want)), "{h}");
     }
-    // Host A's clock 1000 ppm fast (5 ms over the recording, far more than the bounds' gap): no
-    // constant offset fits; the drift is found, and the latencies between the hosts are positive.
-    let drifting = dir.join("hostA-drift");
-    shifted(&ra, &drifting, 0, 1e-3);
-    let a = analyze_json(&[], &[&drifting, &rb]);
-    let h = other(&a);
-    let want = if name == "hostA" { 1000.0 } else { -1000.0 };
-    assert!((h["drift_ppm"].as_f64().unwrap_or(0.0) - want).abs() < 100.0, "{h}");
-    assert!(h["error_ns"].as_i64().unwrap() >= 0, "{h}");
-    for topic in ["/sensing/points_filtered", "/sensing/imu"] {
-        assert!(min_latency(&a, topic) >= 0, "{topic}: {}", min_latency(&a, topic));
+    // Host A's clock fast: 1000 ppm (30 ms over the recording), and 50 ppm (1.5 ms, a clock
+    // without NTP), each more than the bounds' gap: no constant offset fits; the drift is found,
+    // and the latencies between the hosts are positive.
+    for (ppm, within) in [(1000.0, 20.0), (50.0, 10.0)] {
+        let drifting = dir.join(format!("hostA-drift{ppm}"));
+        as_host(&ra, &drifting, None, 0, ppm * 1e-6);
+        let a = analyze_json(&[], &[&drifting, &rb]);
+        let h = other(&a);
+        let want = if name == "hostA" { ppm } else { -ppm };
+        eprintln!("drift of {want} ppm injected: {} ppm found", h["drift_ppm"]);
+        assert!((h["drift_ppm"].as_f64().unwrap_or(0.0) - want).abs() < within, "{ppm} ppm: {h}");
+        assert!(h["error_ns"].as_i64().unwrap() >= 0, "{h}");
+        for topic in ["/sensing/points_filtered", "/sensing/imu"] {
+            assert!(min_latency(&a, topic) >= 0, "{topic}: {}", min_latency(&a, topic));
+        }
     }
     // Events and info show the recorded times.
     let o = rostrace().args(["info", "--no-align"]).arg(&ra).output().unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("analysing commands"));
+}
+
+/// Three hosts: the demo's two processes on hosts A and B, and on host C an rclpy listener
+/// (Jazzy wheels, Fast DDS) of an rclpy talker on host B, so that host C only ever receives:
+/// its clock cannot be aligned ("one-sided"), which the analysis says, keeping its recorded
+/// clock. Every table names each row's host: the JSON report, the exports (a host column) and
+/// Perfetto's trace (a machine per host), the text and the HTML report.
+#[rostrace_testkit::needs(venvs, chromium)]
+#[test]
+fn three_hosts_one_of_which_only_listens() {
+    if !can_make_hosts() {
+        return;
+    }
+    let python = venv_root().join("jazzy/bin/python");
+    warm_rclpy(&python);
+    let chatter = repo().join("crates/cli/tests/rclpy/chatter.py");
+    let Some(hosts) = Hosts::new(3) else { panic!("could not make the network namespaces") };
+    let dir = TempDir::new("three-hosts");
+    let exe = env!("CARGO_BIN_EXE_rostrace");
+    let p = dir.path().display();
+    let (py, ch) = (format!("env ROS_DISTRO=jazzy {}", python.display()), chatter.display());
+    let scripts = [
+        format!("{exe} record -s hostA -p {p} -- {exe} demo --process sensing --duration 8 --domain 62"),
+        format!(
+            "{exe} record -s hostB -p {p} -- sh -c '{exe} demo --process control --duration 8 --domain 62 & \
+             {py} {ch} --role talker --count 100 --timeout 40; s=$?; wait; exit $s'"
+        ),
+        format!("{exe} record -s hostC -p {p} -- {py} {ch} --role listener --count 100 --timeout 40"),
+    ];
+    let outs: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = scripts
+            .iter()
+            .enumerate()
+            .map(|(i, script)| {
+                let hosts = &hosts;
+                s.spawn(move || {
+                    hosts.run(i, ["hostA", "hostB", "hostC"][i], script, |c| {
+                        // Jazzy for the rclpy nodes only: the demo's processes record the
+                        // service events of a later distribution (its default).
+                        fastdds_env(c, "jazzy");
+                        c.env("ROS_DOMAIN_ID", "62").env_remove("PYTHONPATH").env_remove("ROS_DISTRO");
+                    })
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    drop(hosts);
+    for o in &outs {
+        assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    }
+    let recs: Vec<_> = ["hostA", "hostB", "hostC"].iter().map(|h| dir.join(h)).collect();
+    let a = analyze_json(&[], &recs);
+    let hosts = a["hosts"].as_array().unwrap();
+    let host = |h: &str| hosts.iter().find(|x| x["host"] == h).unwrap_or_else(|| panic!("{h}: {hosts:?}"));
+    // Host B (the demo's control process and the talker) has the most trace bytes.
+    assert_eq!(host("hostB")["source"], "reference", "{hosts:?}");
+    assert_eq!(host("hostA")["source"], "estimated", "{hosts:?}");
+    // Host C only listens: one bound, no estimate, its recorded clock kept, and said so.
+    let c = host("hostC");
+    assert_eq!((c["source"].as_str(), c["messages_out"].as_u64()), (Some("recorded"), Some(0)), "{c}");
+    assert!(c["messages_in"].as_u64() >= Some(100) && c["upper_ns"].is_i64() && c["lower_ns"].is_null(), "{c}");
+    let warnings: Vec<&str> = a["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with("host hostC: one-sided: only messages from hostB to it (")),
+        "{warnings:?}"
+    );
+    // The three hosts' clocks are one machine's: every latency between them is positive.
+    let chatter_pairs = &a["topics"].as_array().unwrap().iter().find(|t| t["name"] == "/chatter").unwrap()["pairs"];
+    let pair = &chatter_pairs[0];
+    assert_eq!((pair["publisher_host"].as_str(), pair["subscription_host"].as_str()), (Some("hostB"), Some("hostC")));
+    assert!(pair["count"].as_u64() >= Some(100) && pair["pub_to_take_ns"]["min"].as_i64() > Some(0), "{pair}");
+    // Every row says its host.
+    for (table, rows) in [("nodes", &a["nodes"]), ("callbacks", &a["callbacks"]), ("per_process", &a["per_process"])] {
+        let mut seen: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["host"].as_str().unwrap()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, ["hostA", "hostB", "hostC"], "{table}");
+    }
+    // The text: processes named with their hosts, the pair across hosts.
+    let o = rostrace().arg("analyze").args(&recs).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("@hostC") && text.contains("(hostB -> hostC)"), "{text}");
+    // CSV: a host column in every table with a trace column; flows name both hosts.
+    let csv = dir.join("csv");
+    let o = rostrace().args(["export", "--format", "csv", "-o"]).arg(&csv).args(&recs).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let header_and_rows = |table: &str| -> Vec<Vec<String>> {
+        let f = files_below(&csv.join(table)).into_iter().find(|f| f.extension().is_some_and(|e| e == "csv")).unwrap();
+        let text = std::fs::read_to_string(f).unwrap();
+        text.lines().map(|l| l.split(',').map(str::to_string).collect()).collect()
+    };
+    for table in ["callbacks", "callback_runs", "publications", "takes", "nodes"] {
+        let rows = header_and_rows(table);
+        let at = rows[0].iter().position(|c| c == "host").unwrap_or_else(|| panic!("{table}: {:?}", rows[0]));
+        assert_eq!(rows[0][at - 1], "trace", "{table}");
+        let mut seen: Vec<&str> = rows[1..].iter().map(|r| r[at].as_str()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, ["hostA", "hostB", "hostC"], "{table}");
+    }
+    let flows = header_and_rows("flows");
+    let (ph, th) =
+        (flows[0].iter().position(|c| c == "publisher_host"), flows[0].iter().position(|c| c == "take_host"));
+    let (ph, th) = (ph.unwrap(), th.unwrap());
+    assert!(flows[1..].iter().any(|r| (r[ph].as_str(), r[th].as_str()) == ("hostB", "hostC")), "{:?}", flows[0]);
+    // Perfetto: a machine per host, the reference host Perfetto's host machine, each host's
+    // processes on its machine.
+    let pf = dir.join("three.pftrace");
+    let o = rostrace().args(["export", "--format", "perfetto", "-o"]).arg(&pf).args(&recs).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data = venv_root().join("data/bin/python");
+    let proto = repo().join("crates/export/tests/data/perfetto/perfetto_trace.proto");
+    let o = Command::new(&data)
+        .arg(repo().join("crates/cli/tests/read_exports.py"))
+        .arg("perfetto")
+        .arg(&pf)
+        .arg(&proto)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["machines"]["0"], "hostB", "{}", v["machines"]);
+    let mut named: Vec<&str> = v["machines"].as_object().unwrap().values().filter_map(|x| x.as_str()).collect();
+    named.sort_unstable();
+    assert_eq!(named, ["hostA", "hostB", "hostC"]);
+    for (m, procs) in v["machine_processes"].as_object().unwrap() {
+        let h = v["machines"][m].as_str().unwrap();
+        assert!(
+            procs.as_array().unwrap().iter().all(|p| p.as_str().unwrap().ends_with(&format!("({h})"))),
+            "{m}: {procs}"
+        );
+    }
+    assert!(v["flows_through_take"].as_u64() >= Some(100), "{v}");
+    // HTML: the hosts' table, the graph's nodes framed by host, a host column of callbacks.
+    let html = dir.join("report.html");
+    let o = rostrace().arg("report").arg("-o").arg(&html).args(&recs).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dom = check_report(&html, &a);
+    assert!(dom.contains("data-table=\"hosts\""), "no hosts table");
+    for h in ["hostA", "hostB", "hostC"] {
+        assert!(dom.contains(&format!("data-host=\"{h}\"")), "{h}: no node of it in the graph");
+    }
 }

@@ -26,18 +26,24 @@ def perfetto(path, proto):
     with open(path, "rb") as fh:
         trace.ParseFromString(fh.read())
     TE = pb.TrackEvent
-    names, ann_names, ann_strings = {}, {}, {}
-    tracks = {}
+    # Interned strings are per packet sequence; each host (Perfetto's machine) has its own.
+    interned = collections.defaultdict(lambda: ({}, {}, {}))
+    tracks, track_machine = {}, {}
+    machines, seq_machine = {}, {}
     slices, instants, counters = collections.Counter(), collections.Counter(), 0
     flow_starts, flow_continues, flow_ends = collections.Counter(), collections.Counter(), collections.Counter()
     open_slices = collections.Counter()
     symbols = 0
-    first = True
     last_ts = 0
     for p in trace.packet:
-        if first:
-            assert p.sequence_flags & 1, "the first packet clears the incremental state"
-            first = False
+        seq, machine = p.trusted_packet_sequence_id, p.machine_id
+        if seq not in seq_machine:
+            assert p.sequence_flags & 1, "the first packet of a sequence clears its incremental state"
+            seq_machine[seq] = machine
+        assert seq_machine[seq] == machine, "a sequence stays on its machine"
+        names, ann_names, ann_strings = interned[seq]
+        if p.HasField("system_info") and p.system_info.HasField("machine_name"):
+            machines[machine] = p.system_info.machine_name
         for n in p.interned_data.event_names:
             names[n.iid] = n.name
         for n in p.interned_data.debug_annotation_names:
@@ -46,6 +52,7 @@ def perfetto(path, proto):
             ann_strings[n.iid] = n.str.decode()
         if p.HasField("track_descriptor"):
             t = p.track_descriptor
+            track_machine[t.uuid] = machine
             if t.HasField("thread"):
                 tracks[t.uuid] = ("thread", t.thread.pid, t.thread.tid, t.parent_uuid)
             elif t.HasField("process"):
@@ -57,6 +64,7 @@ def perfetto(path, proto):
             assert p.timestamp >= last_ts, "events in time order"
             last_ts = p.timestamp
             assert e.track_uuid in tracks, "the track is declared first"
+            assert track_machine[e.track_uuid] == machine, "an event is on its track's machine"
             name = names.get(e.name_iid) if e.HasField("name_iid") else None
             if e.type == TE.TYPE_SLICE_BEGIN:
                 assert name is not None
@@ -94,6 +102,12 @@ def perfetto(path, proto):
         "processes": kinds["process"],
         "threads": kinds["thread"],
         "counter_tracks": kinds["counter"],
+        # Machine id -> host name, and the process names on each machine.
+        "machines": {str(k): v for k, v in sorted(machines.items())},
+        "machine_processes": {
+            str(m): sorted(t[2] for u, t in tracks.items() if t[0] == "process" and track_machine[u] == m)
+            for m in sorted(set(track_machine.values()))
+        },
     }))
 
 

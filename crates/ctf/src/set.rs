@@ -123,6 +123,34 @@ impl TraceSet {
         out
     }
 
+    /// The host of each trace: its `hostname` (empty without one), and where traces of one host
+    /// name come from several machines (rostrace's traces say which in `machine_id`), the
+    /// machine's id after it, `name#1a2b3c4d`: two machines of one name, or a host and its clone,
+    /// stay apart.
+    pub fn hosts(&self) -> Vec<String> {
+        let named: Vec<(String, String)> = self
+            .traces
+            .iter()
+            .map(|t| {
+                let machine = match t.schema.env("machine_id") {
+                    Some(crate::EnvValue::Str(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                (t.hostname(), machine)
+            })
+            .collect();
+        named
+            .iter()
+            .map(|(h, m)| {
+                let others = named.iter().any(|(x, y)| x == h && !y.is_empty() && y != m);
+                match others && !m.is_empty() {
+                    true => format!("{h}#{}", &m[..m.len().min(8)]),
+                    false => h.clone(),
+                }
+            })
+            .collect()
+    }
+
     /// Moves the times of trace `trace` by `ns` (its clocks' offsets from the origin): a host's
     /// clock corrected to another's (events of several hosts). Before the set is read: the
     /// readers made afterwards, and the time-ordered merge, use the times moved.

@@ -165,6 +165,7 @@ pub fn write(
     let mut writers: Vec<Option<(Box<dyn TableWriter>, u64)>> = (0..layouts.len()).map(|_| None).collect();
     let mut errors = Vec::new();
     let mut read = 0u64;
+    let hosts = set.hosts();
     set.read().jobs(jobs).piped().run(|events| -> io::Result<()> {
         let mut n = 0u64;
         loop {
@@ -191,8 +192,9 @@ pub fn write(
             let mut row = vec![Cell::Null; k.len()];
             row[0] = Cell::Str(Cow::Borrowed(recording));
             row[1] = Cell::I64(ev.trace_index() as i64);
-            row[2] = ev.timestamp().into();
-            row[3] = ev.cpu_id().map(|c| c as i64).into();
+            row[2] = hosts.get(ev.trace_index()).map(|h| h.as_str()).into();
+            row[3] = ev.timestamp().into();
+            row[4] = ev.cpu_id().map(|c| c as i64).into();
             fill(&mut row, ev.stream_context(), sctx, k);
             fill(&mut row, ev.event_context(), ectx, k);
             fill(&mut row, ev.payload(), payload, k);

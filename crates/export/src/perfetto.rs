@@ -3,6 +3,11 @@
 //! take, a flow publish → take → callback per matched message, and a counter track per topic
 //! with each message's latency. Opens in ui.perfetto.dev and Perfetto's trace processor.
 //!
+//! Several hosts are Perfetto's machines: each host's tracks and events are on a packet
+//! sequence of its own, with the host's machine id (`TracePacket.machine_id`; none for the
+//! reference host, Perfetto's host machine) and a `SystemInfo` naming it. The times are the
+//! aligned ones (`docs/multi-host.md`): no clock conversion is left to Perfetto.
+//!
 //! Field numbers are Perfetto's (`protos/perfetto/trace/perfetto_trace.proto`); the encoding is
 //! written here (a few messages do not need a protobuf library).
 
@@ -57,6 +62,9 @@ const PKT_TRACK_EVENT: u32 = 11;
 const PKT_INTERNED_DATA: u32 = 12;
 const PKT_SEQUENCE_FLAGS: u32 = 13;
 const PKT_TRACK_DESCRIPTOR: u32 = 60;
+const PKT_SYSTEM_INFO: u32 = 45;
+const PKT_MACHINE_ID: u32 = 98;
+const SI_MACHINE_NAME: u32 = 17;
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
 const TD_UUID: u32 = 1;
@@ -109,6 +117,8 @@ pub struct PerfettoStats {
     pub flows: u64,
     /// Counter values (message latencies).
     pub counter_values: u64,
+    /// Machines (one per host).
+    pub machines: u64,
     /// Bytes written.
     pub bytes: u64,
 }
@@ -132,13 +142,20 @@ impl Interner {
     }
 }
 
-struct Writer<W: Write> {
-    out: W,
-    bytes: u64,
-    first: bool,
+/// A packet sequence's state (one per machine): its interned strings.
+#[derive(Default)]
+struct Sequence {
+    started: bool,
     names: Interner,
     ann_names: Interner,
     ann_strings: Interner,
+}
+
+struct Writer<W: Write> {
+    out: W,
+    bytes: u64,
+    /// By machine (0: the host machine, the reference host).
+    seqs: Vec<Sequence>,
 }
 
 /// A debug annotation's value.
@@ -150,20 +167,25 @@ enum Ann<'a> {
 }
 
 impl<W: Write> Writer<W> {
-    fn packet(&mut self, ts: Option<i64>, build: impl FnOnce(&mut Pb, &mut Self)) -> io::Result<()> {
+    /// A packet of `machine`'s sequence (its interned strings new since its last packet with it).
+    fn packet(&mut self, machine: u32, ts: Option<i64>, build: impl FnOnce(&mut Pb, &mut Sequence)) -> io::Result<()> {
+        let seq = &mut self.seqs[machine as usize];
         let mut p = Pb::default();
-        build(&mut p, self);
+        build(&mut p, seq);
         if let Some(ts) = ts {
             p.uint(PKT_TIMESTAMP, ts.max(0) as u64);
         }
-        p.uint(PKT_SEQUENCE_ID, 1);
-        let interned = !(self.names.new.is_empty() && self.ann_names.new.is_empty() && self.ann_strings.new.is_empty());
+        p.uint(PKT_SEQUENCE_ID, machine as u64 + 1);
+        if machine > 0 {
+            p.uint(PKT_MACHINE_ID, machine as u64);
+        }
+        let interned = !(seq.names.new.is_empty() && seq.ann_names.new.is_empty() && seq.ann_strings.new.is_empty());
         if interned {
             p.msg(PKT_INTERNED_DATA, |d| {
                 for (field, int) in [
-                    (ID_EVENT_NAMES, &mut self.names),
-                    (ID_ANNOTATION_NAMES, &mut self.ann_names),
-                    (ID_ANNOTATION_STRINGS, &mut self.ann_strings),
+                    (ID_EVENT_NAMES, &mut seq.names),
+                    (ID_ANNOTATION_NAMES, &mut seq.ann_names),
+                    (ID_ANNOTATION_STRINGS, &mut seq.ann_strings),
                 ] {
                     for (i, s) in int.new.drain(..) {
                         d.msg(field, |e| {
@@ -174,9 +196,9 @@ impl<W: Write> Writer<W> {
                 }
             });
         }
-        if self.first {
+        if !seq.started {
             p.uint(PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
-            self.first = false;
+            seq.started = true;
         } else {
             p.uint(PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
         }
@@ -192,14 +214,14 @@ impl<W: Write> Writer<W> {
         &mut self,
         ts: i64,
         kind: u64,
-        track: u64,
+        (track, machine): (u64, u32),
         name: Option<&str>,
         annotations: &[(&str, Ann)],
         flows: &[u64],
         terminating: &[u64],
         counter: Option<i64>,
     ) -> io::Result<()> {
-        self.packet(Some(ts), |p, w| {
+        self.packet(machine, Some(ts), |p, w| {
             p.msg(PKT_TRACK_EVENT, |e| {
                 e.uint(TE_TYPE, kind);
                 e.uint(TE_TRACK_UUID, track);
@@ -273,9 +295,11 @@ enum Item {
 fn tracks<'a, W: Write>(
     a: &'a Analysis,
     w: &mut Writer<W>,
+    machine_of: &[u32],
     ids: &mut Ids,
     stats: &mut PerfettoStats,
-) -> io::Result<(HashMap<(u32, i64, i64), u64>, HashMap<&'a str, u64>)> {
+) -> io::Result<(HashMap<(u32, i64, i64), (u64, u32)>, HashMap<&'a str, (u64, u32)>)> {
+    let machine = |trace: u32| machine_of.get(trace as usize).copied().unwrap_or(0);
     let m = &a.model;
     // Threads: every (trace, vpid, vtid) that ran, published or took.
     let mut threads: Vec<(u32, i64, i64)> = Vec::new();
@@ -304,7 +328,7 @@ fn tracks<'a, W: Write>(
             Some(p) => p.procname.clone(),
             None => String::new(),
         };
-        w.packet(None, |pk, _| {
+        w.packet(machine(t), None, |pk, _| {
             pk.msg(PKT_TRACK_DESCRIPTOR, |d| {
                 d.uint(TD_UUID, uuid);
                 d.msg(TD_PROCESS, |pd| {
@@ -317,14 +341,14 @@ fn tracks<'a, W: Write>(
         })?;
         stats.processes += 1;
     }
-    let mut thread_uuid: HashMap<(u32, i64, i64), u64> = HashMap::new();
+    let mut thread_uuid: HashMap<(u32, i64, i64), (u64, u32)> = HashMap::new();
     for &(t, vpid, vtid) in &threads {
         uuid += 1;
-        thread_uuid.insert((t, vpid, vtid), uuid);
+        thread_uuid.insert((t, vpid, vtid), (uuid, machine(t)));
         let (pid, tid) = (ids.get(t, vpid), ids.get(t, vtid));
         let parent = proc_uuid[&(t, vpid)];
         let name = m.processes.get(&(t, vpid)).map(|p| p.procname.clone()).unwrap_or_default();
-        w.packet(None, |pk, _| {
+        w.packet(machine(t), None, |pk, _| {
             pk.msg(PKT_TRACK_DESCRIPTOR, |d| {
                 d.uint(TD_UUID, uuid);
                 d.uint(TD_PARENT_UUID, parent);
@@ -340,15 +364,15 @@ fn tracks<'a, W: Write>(
         stats.threads += 1;
     }
     // A counter track per topic with matched messages.
-    let mut topic_uuid: HashMap<&str, u64> = HashMap::new();
+    let mut topic_uuid: HashMap<&str, (u64, u32)> = HashMap::new();
     let mut topics: Vec<&str> = a.flows.iter().map(|f| &*f.topic).collect();
     topics.sort_unstable();
     topics.dedup();
     for t in topics {
         uuid += 1;
-        topic_uuid.insert(t, uuid);
+        topic_uuid.insert(t, (uuid, 0));
         let name = format!("{t} latency");
-        w.packet(None, |pk, _| {
+        w.packet(0, None, |pk, _| {
             pk.msg(PKT_TRACK_DESCRIPTOR, |d| {
                 d.uint(TD_UUID, uuid);
                 d.bytes(TD_NAME, name.as_bytes());
@@ -383,18 +407,19 @@ fn items(a: &Analysis) -> Vec<(i64, Item)> {
 /// Writes the analysis as a Perfetto trace.
 pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     let m = &a.model;
-    let mut w = Writer {
-        out,
-        bytes: 0,
-        first: true,
-        names: Interner::default(),
-        ann_names: Interner::default(),
-        ann_strings: Interner::default(),
-    };
+    let (machine_of, machines) = machines(a);
+    let mut w = Writer { out, bytes: 0, seqs: (0..machines.len().max(1)).map(|_| Sequence::default()).collect() };
     let mut stats = PerfettoStats::default();
     let mut ids = Ids::default();
+    // Several hosts: each machine named.
+    if machines.len() > 1 {
+        for (i, host) in machines.iter().enumerate() {
+            w.packet(i as u32, None, |pk, _| pk.msg(PKT_SYSTEM_INFO, |si| si.bytes(SI_MACHINE_NAME, host.as_bytes())))?;
+        }
+    }
+    stats.machines = machines.len().max(1) as u64;
 
-    let (thread_uuid, topic_uuid) = tracks(a, &mut w, &mut ids, &mut stats)?;
+    let (thread_uuid, topic_uuid) = tracks(a, &mut w, &machine_of, &mut ids, &mut stats)?;
 
     // Callbacks by key, for the slices' names.
     let by_key: HashMap<(u32, i64, u64), &rostrace_analysis::CallbackReport> =
@@ -504,6 +529,35 @@ pub fn write(a: &Analysis, out: impl Write) -> io::Result<PerfettoStats> {
     w.out.flush()?;
     stats.bytes = w.bytes;
     Ok(stats)
+}
+
+/// The machine of each trace (0: Perfetto's host machine) and each machine's host name: the
+/// reference host of the clocks' alignment first (else the first host), the others in order.
+fn machines(a: &Analysis) -> (Vec<u32>, Vec<String>) {
+    let mut machines: Vec<String> = Vec::new();
+    if let Some(r) = a.report.hosts.iter().find(|h| h.source == rostrace_analysis::hosts::ClockSource::Reference) {
+        machines.push(r.host.clone());
+    }
+    let of = a
+        .traces
+        .iter()
+        .map(|(_, h)| {
+            // (The alignment names a host without a name so.)
+            if h.is_empty() {
+                "(no hostname)"
+            } else {
+                h.as_str()
+            }
+        })
+        .map(|h| match machines.iter().position(|m| m == h) {
+            Some(i) => i as u32,
+            None => {
+                machines.push(h.to_string());
+                machines.len() as u32 - 1
+            }
+        })
+        .collect();
+    (of, machines)
 }
 
 /// A timer period, readable: `100 ms`, `33.3 ms`, `1 s`.

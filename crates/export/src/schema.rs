@@ -51,15 +51,25 @@ pub struct Table {
     pub columns: Vec<Column>,
 }
 
+/// The columns: the recording's name, then `spec`, with the trace's host after the trace (where
+/// `spec` has no host of its own): every row says which host it comes from.
 fn cols(spec: &[(&str, Kind, &'static str)]) -> Vec<Column> {
     let mut v = vec![Column { name: "recording".into(), kind: Kind::Str, doc: "the export's name (`--name`)" }];
-    v.extend(spec.iter().map(|(n, k, d)| Column { name: n.to_string(), kind: *k, doc: d }));
+    let hosted = spec.iter().any(|c| c.0 == "host");
+    for (n, k, d) in spec {
+        v.push(Column { name: n.to_string(), kind: *k, doc: d });
+        if *n == TRACE.0 && !hosted {
+            v.push(Column { name: HOST.0.into(), kind: HOST.1, doc: HOST.2 });
+        }
+    }
     v
 }
 
 use Kind::*;
 
 const TRACE: (&str, Kind, &str) = ("trace", I64, "trace index within the recording (see `traces`)");
+const HOST: (&str, Kind, &str) =
+    ("host", Str, "the trace's host (see `traces`; `name#machine` where one host name is several machines)");
 const VPID: (&str, Kind, &str) = ("vpid", I64, "process id");
 const VTID: (&str, Kind, &str) = ("vtid", I64, "thread id");
 const CREATED: (&str, Kind, &str) = ("created_ns", I64, "time of the initialization event");
@@ -260,6 +270,8 @@ pub fn tables() -> Vec<Table> {
                 ("callback_start_ns", I64, "start of the callback run it led to (null: unknown)"),
                 ("pub_to_take_ns", I64, "publish → take"),
                 ("pub_to_callback_ns", I64, "publish → callback start (null: unknown)"),
+                ("publisher_host", Str, "the publication's host (a message between hosts: its latency is within the hosts' clock alignment, `docs/multi-host.md`)"),
+                ("take_host", Str, "the take's host"),
             ]),
         },
         Table {

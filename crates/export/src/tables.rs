@@ -136,22 +136,43 @@ pub trait Sink {
 /// How many rows each table got.
 pub type Counts = Vec<(String, u64)>;
 
-struct Counted {
+/// A table being written; where the schema has the trace's host after the trace, its cell is
+/// added here to each row, from the trace's index.
+struct Counted<'h> {
     w: Box<dyn TableWriter>,
     n: u64,
     width: usize,
+    host_at: Option<usize>,
+    traces: &'h [(std::path::PathBuf, String)],
 }
 
-impl Counted {
+impl Counted<'_> {
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        debug_assert_eq!(cells.len(), self.width);
         self.n += 1;
-        self.w.row(cells)
+        let Some(at) = self.host_at else {
+            debug_assert_eq!(cells.len(), self.width);
+            return self.w.row(cells);
+        };
+        debug_assert_eq!(cells.len() + 1, self.width);
+        let host = cells[at - 1].to_i64().and_then(|t| self.traces.get(t as usize)).map(|t| t.1.as_str());
+        let mut row = Vec::with_capacity(self.width);
+        row.extend_from_slice(&cells[..at]);
+        row.push(host.into());
+        row.extend_from_slice(&cells[at..]);
+        self.w.row(&row)
     }
 }
 
-fn open(sink: &mut dyn Sink, t: &schema::Table) -> io::Result<Counted> {
-    Ok(Counted { w: sink.table(t.name, &t.columns)?, n: 0, width: t.columns.len() })
+fn open<'h>(
+    sink: &mut dyn Sink,
+    t: &schema::Table,
+    traces: &'h [(std::path::PathBuf, String)],
+) -> io::Result<Counted<'h>> {
+    let host_at =
+        t.columns.iter().position(|c| c.name == "host").filter(|&i| i > 0 && t.columns[i - 1].name == "trace");
+    // The traces table names the hosts itself.
+    let host_at = host_at.filter(|_| t.name != "traces");
+    Ok(Counted { w: sink.table(t.name, &t.columns)?, n: 0, width: t.columns.len(), host_at, traces })
 }
 
 fn hex(b: &[u8]) -> String {
@@ -233,7 +254,7 @@ fn model_tables(
     let rec = || Cell::Str(Cow::Borrowed(recording));
     let defs = schema::tables();
     let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
-    let mut t = open(sink, def("traces"))?;
+    let mut t = open(sink, def("traces"), &a.traces)?;
     for (i, (dir, host)) in traces.iter().enumerate() {
         t.row(&[rec(), Cell::I64(i as i64), dir.as_str().into(), host.as_str().into()])?;
     }
@@ -241,7 +262,7 @@ fn model_tables(
 
     let mut procs: Vec<_> = m.processes.values().collect();
     procs.sort_by_key(|p| (p.trace, p.vpid));
-    let mut t = open(sink, def("processes"))?;
+    let mut t = open(sink, def("processes"), &a.traces)?;
     for p in procs {
         t.row(&[
             rec(),
@@ -257,7 +278,7 @@ fn model_tables(
     }
     done(t, "processes", counts)?;
 
-    let mut t = open(sink, def("nodes"))?;
+    let mut t = open(sink, def("nodes"), &a.traces)?;
     for n in &m.nodes.items {
         let rest = [n.full_name().into(), n.namespace.as_str().into(), Cell::I64(n.created_ns)];
         t.row(&keyed(recording, n.key, rest))?;
@@ -265,7 +286,7 @@ fn model_tables(
     done(t, "nodes", counts)?;
 
     for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
-        let mut t = open(sink, def(name))?;
+        let mut t = open(sink, def(name), &a.traces)?;
         for e in &reg.items {
             let rest = [
                 nz(e.rmw).into(),
@@ -280,7 +301,7 @@ fn model_tables(
         done(t, name, counts)?;
     }
 
-    let mut t = open(sink, def("timers"))?;
+    let mut t = open(sink, def("timers"), &a.traces)?;
     // Node timers: an executor's own (rclpy's spin_once timeout timers) are left out.
     let executor_timers = m.executor_timers();
     for (_, x) in m.timers.items.iter().enumerate().filter(|(i, _)| !executor_timers[*i]) {
@@ -289,7 +310,7 @@ fn model_tables(
     }
     done(t, "timers", counts)?;
 
-    let mut t = open(sink, def("services"))?;
+    let mut t = open(sink, def("services"), &a.traces)?;
     for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
         for x in &reg.items {
             let rest = [
@@ -304,7 +325,7 @@ fn model_tables(
     }
     done(t, "services", counts)?;
 
-    let mut t = open(sink, def("callbacks"))?;
+    let mut t = open(sink, def("callbacks"), &a.traces)?;
     for c in &r.callbacks {
         let d = &c.duration_ns;
         let has = d.count > 0;
@@ -332,7 +353,7 @@ fn model_tables(
     }
     done(t, "callbacks", counts)?;
 
-    let mut t = open(sink, def("topics"))?;
+    let mut t = open(sink, def("topics"), &a.traces)?;
     for x in &r.topics {
         let cells = [
             rec(),
@@ -365,7 +386,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     // Runs, with their callback's node and kind.
     let by_key: HashMap<Key, usize> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
-    let mut t = open(sink, def("callback_runs"))?;
+    let mut t = open(sink, def("callback_runs"), &a.traces)?;
     for (i, LinkedRun { run, .. }) in a.runs.iter().enumerate() {
         let k = a.slots[run.slot()];
         let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
@@ -386,7 +407,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     }
     done(t, "callback_runs", counts)?;
 
-    let mut t = open(sink, def("publications"))?;
+    let mut t = open(sink, def("publications"), &a.traces)?;
     for (i, LinkedPublication { publication: p, topic }) in a.pubs.iter().enumerate() {
         t.row(&instance(
             recording,
@@ -409,7 +430,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     }
     done(t, "publications", counts)?;
 
-    let mut t = open(sink, def("takes"))?;
+    let mut t = open(sink, def("takes"), &a.traces)?;
     for (i, LinkedTake { take: k, subscription: sub }) in a.takes.iter().enumerate() {
         let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
         t.row(&instance(
@@ -430,7 +451,8 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     }
     done(t, "takes", counts)?;
 
-    let mut t = open(sink, def("flows"))?;
+    let host = |t: u32| a.traces.get(t as usize).map(|h| h.1.as_str()).into();
+    let mut t = open(sink, def("flows"), &a.traces)?;
     for f in &a.flows {
         let p = &a.pubs[f.publication as usize].publication;
         let k = &a.takes[f.take as usize].take;
@@ -450,6 +472,8 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
             k.run.map(|x| a.runs[x as usize].run.start).into(),
             Cell::I64(f.pub_to_take_ns),
             f.pub_to_callback_ns.into(),
+            host(p.trace),
+            host(k.trace),
         ])?;
     }
     done(t, "flows", counts)?;
@@ -469,7 +493,7 @@ fn handler_tables(
     let rec = || Cell::Str(Cow::Borrowed(recording));
     let defs = schema::tables();
     let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
-    let mut t = open(sink, def("service_calls"))?;
+    let mut t = open(sink, def("service_calls"), &a.traces)?;
     if let Some(s) = services {
         // Services and clients by (trace, vpid, rmw handle), the calls' keys.
         let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
@@ -498,7 +522,7 @@ fn handler_tables(
     }
     done(t, "service_calls", counts)?;
 
-    let mut t = open(sink, def("executor_threads"))?;
+    let mut t = open(sink, def("executor_threads"), &a.traces)?;
     if let Some(e) = executors {
         let mut v: Vec<_> = e.threads.iter().collect();
         v.sort_by_key(|(k, _)| **k);

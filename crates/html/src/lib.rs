@@ -236,11 +236,21 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
         (r.topics.len() < full.topics.len()).then(|| r.topics.iter().map(|t| &*t.name).collect());
     let procname: HashMap<(u32, i64), &str> =
         a.model.processes.values().map(|p| ((p.trace, p.vpid), p.procname.as_str())).collect();
+    // Several hosts: each thread's row named with its host first, so that the rows (in the
+    // order of their names) are grouped by host.
+    let host: HashMap<(u32, i64), &str> = match r.hosts.len() > 1 {
+        true => a.model.processes.values().map(|p| ((p.trace, p.vpid), p.host.as_str())).collect(),
+        false => HashMap::new(),
+    };
     let mut threads: HashMap<(u32, i64, i64), u32> = HashMap::new();
     let mut thread = |inst: &mut Instances, k: (u32, i64, i64)| -> u32 {
         *threads.entry(k).or_insert_with(|| {
             let name = procname.get(&(k.0, k.1)).copied().unwrap_or("?");
             let label = if k.1 == k.2 { format!("{name} {}", k.1) } else { format!("{name} {} / {}", k.1, k.2) };
+            let label = match host.get(&(k.0, k.1)) {
+                Some(h) => format!("{h} · {label}"),
+                None => label,
+            };
             inst.threads.push(label);
             inst.threads.len() as u32 - 1
         })

@@ -211,6 +211,11 @@ function svg(tag, attrs, ...kids) {
   return e;
 }
 
+// Several hosts: each one's colour, and the host of each node by name.
+const HOSTS = (R.hosts || []).map((h) => h.host);
+const hostColor = (h) => `hsl(${Math.round(HOSTS.indexOf(h) * 360 / Math.max(1, HOSTS.length)) + 20}, 65%, 42%)`;
+const NODE_HOST = new Map(HOSTS.length > 1 ? R.nodes.map((n) => [n.name, n.host]) : []);
+
 // The node graph: nodes → topic → nodes, in layers from the sources (longest-path layering
 // with the edges closing cycles left out, then barycenter ordering within each layer).
 function nodeGraph(topics, onpick) {
@@ -264,6 +269,16 @@ function nodeGraph(topics, onpick) {
     }
   };
   for (let k = 0; k < 4; k++) { sweep(layers.slice(1), inn, 0); sweep(layers.slice(0, -1).reverse(), out, 1); }
+  // Several hosts: each column's nodes grouped by host (in the hosts' order), the topics in
+  // between kept in their places.
+  if (NODE_HOST.size) {
+    for (const vs of layers) {
+      const slots = vs.map((v, i) => V[v].topic ? -1 : i).filter((i) => i >= 0);
+      const nodes = slots.map((i) => vs[i]).sort((a, c) => HOSTS.indexOf(NODE_HOST.get(V[a].name)) - HOSTS.indexOf(NODE_HOST.get(V[c].name)) || pos[a] - pos[c]);
+      slots.forEach((i, k) => { vs[i] = nodes[k]; });
+      vs.forEach((v, i) => { pos[v] = i; });
+    }
+  }
   const CW = 200, BW = 156, RH = 26, rows = Math.max(1, ...layers.map((vs) => vs.length));
   const xy = (v) => [10 + layer[v] * CW, 10 + pos[v] * RH];
   const W = 20 + (L - 1) * CW + BW, H = 20 + rows * RH;
@@ -281,8 +296,10 @@ function nodeGraph(topics, onpick) {
     const [px, py] = xy(v);
     const title = x.topic ? `topic ${x.name}\npublished by ${inn[v].map((e) => V[E[e][0]].name).join(", ")}\nsubscribed by ${out[v].map((e) => V[E[e][1]].name).join(", ")}`
       : `node ${x.name}\npublishes ${out[v].map((e) => V[E[e][1]].name).join(", ") || "-"}\nsubscribes ${inn[v].map((e) => V[E[e][0]].name).join(", ") || "-"}`;
-    const node = svg("g", { class: x.topic ? "v topic" : "v node", transform: `translate(${px},${py})` },
-      svg("rect", { width: BW, height: 20, rx: x.topic ? 10 : 3 }), svg("text", { x: BW / 2, y: 14 }, short(x.name)), svg("title", {}, title));
+    const host = x.topic ? null : NODE_HOST.get(x.name);
+    const node = svg("g", { class: x.topic ? "v topic" : "v node", transform: `translate(${px},${py})`, ...(host != null ? { "data-host": host } : {}) },
+      svg("rect", { width: BW, height: 20, rx: x.topic ? 10 : 3, ...(host != null ? { style: `stroke: ${hostColor(host)}; stroke-width: 2` } : {}) }),
+      svg("text", { x: BW / 2, y: 14 }, short(x.name)), svg("title", {}, host != null ? `${title}\non host ${host}` : title));
     node.addEventListener("mouseenter", () => {
       root.classList.add("focus"); node.classList.add("on");
       for (const e of out[v].concat(inn[v])) edges[e].classList.add("on");
@@ -354,7 +371,10 @@ function graph(b) {
   if (m) { find.value = "=" + decodeURIComponent(m[1]); cb.checked = infra.has(find.value.slice(1)); }
   b.append(el("h4", { text: "Node graph: publishers → topic → subscribers" }),
     el("p", { class: "hint" }, "Nodes (boxes) and topics (rounded), from the sources on the left; dashed edges close a cycle. Hover for the neighbours, click one to see only it and its neighbours (click again for all; the page's address then opens there); wheel zooms, drag pans, double-click shows the whole graph. ",
-      el("label", {}, cb, " show /rosout, /parameter_events and /clock"), " ", find), box);
+      el("label", {}, cb, " show /rosout, /parameter_events and /clock"), " ", find),
+    ...(NODE_HOST.size ? [el("p", { class: "hint", "data-list": "graph-hosts" }, "Nodes framed by host, grouped in each column: ",
+      ...HOSTS.flatMap((h) => [el("span", { style: `color: ${hostColor(h)}; font-weight: 600`, text: `■ ${h}` }), " "]))] : []),
+    box);
   draw();
 }
 
@@ -386,6 +406,20 @@ function overview() {
   if (errs.length) {
     b.append(el("h4", { text: `Read errors and warnings (${errs.length})` }));
     b.append(el("ul", { class: "notes", "data-list": "warnings" }, ...errs.slice(0, 100).map((w) => el("li", { text: w }))));
+  }
+  if (HOSTS.length > 1) {
+    // Several hosts: how their clocks were aligned (docs/multi-host.md).
+    const ms = (ns) => ns == null ? "" : (ns / 1e6).toFixed(3) + " ms";
+    b.append(el("h4", { text: "Hosts: clocks aligned to the reference host's (offset: its clock minus the reference's)" }));
+    b.append(table([
+      { h: "host", f: (h) => h.host },
+      { h: "traces", n: 1, f: (h) => h.traces },
+      { h: "clock", f: (h) => h.source },
+      { h: "offset", n: 1, f: (h) => h.source === "reference" ? "" : ms(h.offset_ns) },
+      { h: "± bound", n: 1, f: (h) => h.error_ns == null ? "" : ms(Math.abs(h.error_ns)) },
+      { h: "drift ppm", n: 1, f: (h) => h.drift_ppm ? h.drift_ppm.toFixed(1) : "" },
+      { h: "messages in / out", n: 1, f: (h) => h.source === "reference" ? "" : `${h.messages_in} / ${h.messages_out}` },
+    ], R.hosts, null, "hosts").node);
   }
   graph(b);
   // Publishers -> topic -> subscribers.
@@ -426,6 +460,7 @@ function callbacks() {
   const runsOf = new Map();
   const t = table([
     { h: "node", f: (c) => c.node || "?" },
+    ...(HOSTS.length > 1 ? [{ h: "host", f: (c) => c.host }] : []),
     { h: "kind", f: (c) => c.kind },
     { h: "owner", f: owner },
     { h: "runs", n: 1, f: (c) => String(c.count), v: (c) => c.count },

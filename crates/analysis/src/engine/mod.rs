@@ -101,7 +101,7 @@ fn pass(
 fn finish(handlers: &mut Handlers, mut c: Collected, set: &TraceSet) -> Collected {
     // The events are read: what follows works on what the pass kept.
     set.release_pages();
-    c.traces = set.traces.iter().map(|t| (t.dir.clone(), t.hostname())).collect();
+    c.traces = set.traces.iter().map(|t| t.dir.clone()).zip(set.hosts()).collect();
     c.runs.shrink_to_fit();
     c.pubs.shrink_to_fit();
     c.takes.shrink_to_fit();

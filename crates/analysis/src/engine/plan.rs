@@ -36,7 +36,7 @@ fn replayed_class(name: &str, info: Option<&ClassInfo>) -> bool {
 
 impl Plan {
     pub(super) fn new(set: &TraceSet, handlers: &mut [Box<dyn Handler>]) -> Plan {
-        let hosts: Vec<String> = set.traces.iter().map(|t| t.hostname()).collect();
+        let hosts: Vec<String> = set.hosts();
         let kernel: Vec<bool> = set
             .traces
             .iter()

@@ -18,6 +18,8 @@ pub struct CallbackReport {
     pub trace: u32,
     /// Process.
     pub vpid: i64,
+    /// Host of the process ([`crate::Process::host`]).
+    pub host: Arc<str>,
     /// Process name.
     pub procname: Arc<str>,
     /// Address of the callback object.
@@ -199,6 +201,7 @@ fn callback<'m>(
     CallbackReport {
         trace: key.0,
         vpid: key.1,
+        host: names.host(key.0, key.1),
         procname: names.process(key.0, key.1),
         address: key.2,
         symbol: names.text(cb.map_or("", |c| &c.symbol)),

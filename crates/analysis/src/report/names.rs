@@ -16,6 +16,7 @@ pub(super) struct Names<'m> {
     nodes: RefCell<Vec<Option<Arc<str>>>>,
     text: RefCell<HashMap<&'m str, Arc<str>>>,
     processes: RefCell<HashMap<(u32, i64), Arc<str>>>,
+    hosts: RefCell<HashMap<(u32, i64), Arc<str>>>,
     empty: Arc<str>,
 }
 
@@ -26,6 +27,7 @@ impl<'m> Names<'m> {
             nodes: RefCell::default(),
             text: RefCell::default(),
             processes: RefCell::default(),
+            hosts: RefCell::default(),
             empty: Arc::from(""),
         }
     }
@@ -54,6 +56,21 @@ impl<'m> Names<'m> {
                 self.m.processes.get(&(trace, vpid)).map_or_else(|| self.empty.clone(), |p| p.procname.as_str().into())
             })
             .clone()
+    }
+}
+
+impl Names<'_> {
+    /// The host of a process by trace and vpid (empty when unknown).
+    pub(super) fn host(&self, trace: u32, vpid: i64) -> Arc<str> {
+        let mut hosts = self.hosts.borrow_mut();
+        if let Some(h) = hosts.get(&(trace, vpid)) {
+            return h.clone();
+        }
+        let name = self.m.processes.get(&(trace, vpid)).map_or("", |p| p.host.as_str());
+        // One string per host, whatever its processes.
+        let h = hosts.values().find(|h| &***h == name).cloned().unwrap_or_else(|| name.into());
+        hosts.insert((trace, vpid), h.clone());
+        h
     }
 }
 

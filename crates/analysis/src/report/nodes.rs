@@ -13,6 +13,8 @@ pub struct NodeReport {
     pub trace: u32,
     /// Process.
     pub vpid: i64,
+    /// Host ([`crate::Process::host`]).
+    pub host: Arc<str>,
     /// `/ns/name`.
     pub name: Arc<str>,
     /// Topics published.
@@ -89,6 +91,7 @@ pub(super) fn section<'m>(m: &'m Model, names: &Names<'m>) -> Vec<NodeReport> {
             NodeReport {
                 trace: n.key.0,
                 vpid: n.key.1,
+                host: names.host(n.key.0, n.key.1),
                 name,
                 publishes: sorted_unique(take(&mut publishes_of)),
                 subscribes: sorted_unique(take(&mut subscribes_of)),

@@ -17,6 +17,8 @@ pub struct ServiceReport {
     pub server_node: String,
     /// Server process.
     pub server_vpid: i64,
+    /// Server's host ([`crate::Process::host`]; empty when the server is unknown).
+    pub server_host: String,
     /// Requests clients sent.
     pub requests_sent: u64,
     /// Requests the server took.
@@ -104,13 +106,14 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
         response: Vec<i64>,
         round: Vec<i64>,
     }
-    let mut acc: BTreeMap<(String, i64, String), Acc> = BTreeMap::new();
+    let mut acc: BTreeMap<(String, i64, String, String), Acc> = BTreeMap::new();
+    let host = |k: Key| m.processes.get(&(k.0, k.1)).map_or_else(String::new, |p| p.host.clone());
     let name_of_server = |s: &ServerCall| match by_rmw(&m.services, s.service) {
         Some(i) => {
             let sv = &m.services.items[i];
-            (sv.name.clone(), sv.key.1, m.node_name(sv.node))
+            (sv.name.clone(), sv.key.1, m.node_name(sv.node), host(sv.key))
         }
-        None => (format!("{:#x}", s.service.2), s.service.1, String::new()),
+        None => (format!("{:#x}", s.service.2), s.service.1, String::new(), host(s.service)),
     };
     for s in servers {
         let key = name_of_server(s);
@@ -137,7 +140,7 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
             None => continue,
         };
         // Attribute the client's numbers to the server entry of that service name, if any.
-        let key = acc.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new()));
+        let key = acc.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new(), String::new()));
         let a = acc.entry(key).or_default();
         a.sent += 1;
         if let Some((t, _)) = c.response {
@@ -146,10 +149,11 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
         }
     }
     acc.into_iter()
-        .map(|((name, vpid, node), mut a)| ServiceReport {
+        .map(|((name, vpid, node, host), mut a)| ServiceReport {
             name,
             server_node: node,
             server_vpid: vpid,
+            server_host: host,
             requests_sent: a.sent,
             requests_served: a.served,
             responses_received: a.received,

@@ -14,6 +14,8 @@ pub struct TimeShare {
     pub trace: u32,
     /// Process.
     pub vpid: i64,
+    /// Host of the process ([`crate::Process::host`]).
+    pub host: Arc<str>,
     /// Thread, node or process name.
     pub name: Arc<str>,
     /// Thread id (threads only).
@@ -36,6 +38,8 @@ pub struct TimeShare {
 pub struct ExecutorThread {
     /// Process.
     pub vpid: i64,
+    /// Host of the process ([`crate::Process::host`]).
+    pub host: Arc<str>,
     /// Thread.
     pub vtid: i64,
     /// Process name.
@@ -68,6 +72,7 @@ pub(super) fn time_shares(tally: &Tally, total_cb: i64, duration: i64, names: &N
         |trace: u32, vpid: i64, name: Arc<str>, vtid: Option<i64>, threads: u64, (runs, ns): (u64, i64)| TimeShare {
             trace,
             vpid,
+            host: names.host(trace, vpid),
             name,
             vtid,
             runs,
@@ -112,6 +117,7 @@ pub(super) fn executor_threads(a: &View<'_>, names: &Names<'_>) -> Vec<ExecutorT
         .into_iter()
         .map(|((t, p, tid), ph)| ExecutorThread {
             vpid: *p,
+            host: names.host(*t, *p),
             vtid: *tid,
             procname: names.process(*t, *p),
             get_next_ns: ph.get_next_ns,

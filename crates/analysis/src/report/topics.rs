@@ -26,10 +26,14 @@ pub struct PairReport {
     pub publisher_node: Arc<str>,
     /// Publisher process.
     pub publisher_vpid: i64,
+    /// Publisher's host ([`crate::Process::host`]).
+    pub publisher_host: Arc<str>,
     /// Subscribing node.
     pub subscription_node: Arc<str>,
     /// Subscriber process.
     pub subscription_vpid: i64,
+    /// Subscriber's host.
+    pub subscription_host: Arc<str>,
     /// Matched messages.
     pub count: u64,
     /// publish → take.
@@ -154,20 +158,30 @@ fn reasons(tally: &TopicCount) -> Vec<ReasonCount> {
 /// name: the flows are grouped by node first, and each group's names made once).
 fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairReport> {
     type Latencies = (Vec<i64>, Vec<i64>);
-    let mut by_node: HashMap<(i64, Option<u32>, i64, Option<u32>), Latencies> = HashMap::default();
+    type Key = ((u32, i64), Option<u32>, (u32, i64), Option<u32>);
+    let mut by_node: HashMap<Key, Latencies> = HashMap::default();
     for f in fl {
         let p = &a.pubs[f.publication as usize].publication;
         let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
-        let e =
-            by_node.entry((p.vpid, pub_node(m, p), t.vpid, sub.and_then(|s| m.subscriptions.get(s).node))).or_default();
+        let e = by_node
+            .entry((
+                (p.trace, p.vpid),
+                pub_node(m, p),
+                (t.trace, t.vpid),
+                sub.and_then(|s| m.subscriptions.get(s).node),
+            ))
+            .or_default();
         e.0.push(f.pub_to_take_ns);
         if let Some(x) = f.pub_to_callback_ns {
             e.1.push(x);
         }
     }
-    type Named = (i64, Arc<str>, i64, Arc<str>);
-    let mut named: Vec<(Named, Latencies)> =
-        by_node.into_iter().map(|((pv, pn, sv, sn), l)| ((pv, names.node(pn), sv, names.node(sn)), l)).collect();
+    type Named = ((Arc<str>, i64), Arc<str>, (Arc<str>, i64), Arc<str>);
+    let host = |(t, v): (u32, i64)| (names.host(t, v), v);
+    let mut named: Vec<(Named, Latencies)> = by_node
+        .into_iter()
+        .map(|((pp, pn, sp, sn), l)| ((host(pp), names.node(pn), host(sp), names.node(sn)), l))
+        .collect();
     named.sort_unstable_by(|x, y| x.0.cmp(&y.0));
     // Nodes of the same name (one created again) are one pair.
     named.dedup_by(|next, kept| {
@@ -180,11 +194,13 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
     });
     named
         .into_iter()
-        .map(|((pv, pn, sv, sn), (mut a, mut b))| PairReport {
+        .map(|(((ph, pv), pn, (sh, sv), sn), (mut a, mut b))| PairReport {
             publisher_node: pn,
             publisher_vpid: pv,
+            publisher_host: ph,
             subscription_node: sn,
             subscription_vpid: sv,
+            subscription_host: sh,
             count: a.len() as u64,
             pub_to_take_ns: Stats::of(&mut a),
             pub_to_callback_ns: Stats::of(&mut b),

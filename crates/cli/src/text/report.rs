@@ -175,7 +175,13 @@ fn nodes(o: &mut String, r: &Report, top: usize, width: usize) {
         if !n.subscribes.is_empty() {
             parts.push(format!("sub {}", esc(&n.subscribes.join(" "))));
         }
-        let _ = writeln!(o, "  {:<32} pid {:<8} {}", esc(&n.name), n.vpid, parts.join("; "));
+        let _ = writeln!(
+            o,
+            "  {:<32} pid {:<8} {}",
+            esc(&n.name),
+            format!("{}{}", n.vpid, at(r, &n.host)),
+            parts.join("; ")
+        );
     }
     if r.nodes.len() > top.max(50) {
         let _ = writeln!(o, "  ... {} more", r.nodes.len() - top.max(50));
@@ -211,6 +217,7 @@ fn callbacks(o: &mut String, r: &Report, top: usize, width: usize) {
         let _ = writeln!(o, "{line}{}", middle(&owner(c), room));
         let node = if c.node.is_empty() { "?".into() } else { esc(&c.node) };
         let node = if wide { node.into_owned() } else { middle(&node, 40) };
+        let node = format!("{node}{}", at(r, &c.host));
         let prefix = format!("  {:>10} {node}  ", "");
         let room = if wide { usize::MAX } else { width.saturating_sub(prefix.chars().count()).max(16) };
         let _ = writeln!(
@@ -268,7 +275,14 @@ fn topics(o: &mut String, r: &Report, top: usize, width: usize) {
             t.unmatched,
             t.dropped.map(|d| format!(", dropped {d}")).unwrap_or_default()
         );
-        let _ = writeln!(o, "      {} -> {}", names(&t.publishers, n), names(&t.subscribers, n));
+        // Several hosts: the pairs between two, whose latencies carry the clocks' alignment.
+        let crossing: Vec<_> =
+            t.pairs.iter().filter(|p| r.hosts.len() > 1 && p.publisher_host != p.subscription_host).collect();
+        let one_crossing = match (t.pairs.len(), crossing.as_slice()) {
+            (1, [p]) => format!("  ({} -> {})", esc(&p.publisher_host), esc(&p.subscription_host)),
+            _ => String::new(),
+        };
+        let _ = writeln!(o, "      {} -> {}{one_crossing}", names(&t.publishers, n), names(&t.subscribers, n));
         if !t.unmatched_reasons.is_empty() {
             let why: Vec<String> = t.unmatched_reasons.iter().map(|x| format!("{} {}", x.count, x.reason)).collect();
             wrap(o, &esc(&why.join("; ")), width, "      unmatched: ", "        ");
@@ -277,6 +291,16 @@ fn topics(o: &mut String, r: &Report, top: usize, width: usize) {
             let _ = writeln!(o, "      publish->take      {}", stats_line(&t.pub_to_take_ns));
             if t.pub_to_callback_ns.count > 0 {
                 let _ = writeln!(o, "      publish->callback  {}", stats_line(&t.pub_to_callback_ns));
+            }
+            for p in crossing.iter().filter(|_| one_crossing.is_empty()) {
+                let _ = writeln!(
+                    o,
+                    "      {} -> {} ({} matched) publish->take {}",
+                    esc(&p.publisher_host),
+                    esc(&p.subscription_host),
+                    p.count,
+                    stats_line(&p.pub_to_take_ns)
+                );
             }
         }
     }
@@ -296,7 +320,7 @@ fn time_shares(o: &mut String, r: &Report, top: usize, width: usize) {
         for s in take(v, top.clamp(1, 10)) {
             let _ = writeln!(
                 o,
-                "  {:>10} {:>5.1}% of callback time, busy {:>5.1}%{}  pid {}{}  {}",
+                "  {:>10} {:>5.1}% of callback time, busy {:>5.1}%{}  pid {}{}{}  {}",
                 dur(s.callback_ns as f64),
                 s.share * 100.0,
                 s.busy * 100.0,
@@ -307,6 +331,7 @@ fn time_shares(o: &mut String, r: &Report, top: usize, width: usize) {
                 },
                 s.vpid,
                 s.vtid.map(|t| format!(" tid {t}")).unwrap_or_default(),
+                at(r, &s.host),
                 if s.name.is_empty() { "(unknown node)".into() } else { esc(&s.name) }
             );
             busy_explained |= s.busy > 1.0;
@@ -339,10 +364,11 @@ fn services(o: &mut String, r: &Report, top: usize) {
         for sv in take(&r.services, top) {
             let _ = writeln!(
                 o,
-                "  {}  [server {} pid {}]  sent {}, served {}, responses {}, matched requests {}, matched responses {}",
+                "  {}  [server {} pid {}{}]  sent {}, served {}, responses {}, matched requests {}, matched responses {}",
                 esc(&sv.name),
                 if sv.server_node.is_empty() { "?".into() } else { esc(&sv.server_node) },
                 sv.server_vpid,
+                at(r, &sv.server_host),
                 sv.requests_sent,
                 sv.requests_served,
                 sv.responses_received,
@@ -483,6 +509,14 @@ pub fn sim_lines(sim: &Report, slope: f64, width: usize) -> String {
 }
 
 /// What a callback belongs to: `sub /topic`, `timer 50.00 ms`, `srv /name`, `unknown`.
+/// `@host` after a process id when the report spans several hosts (nothing for one).
+fn at(r: &Report, host: &str) -> String {
+    match r.hosts.len() > 1 && !host.is_empty() {
+        true => format!("@{}", esc(host)),
+        false => String::new(),
+    }
+}
+
 fn owner(c: &rostrace_analysis::CallbackReport) -> String {
     match (c.kind, &c.topic, c.timer_period_ns) {
         ("subscription", Some(t), _) => format!("sub {}", esc(t)),

@@ -1,6 +1,8 @@
 //! Helpers shared by the CLI's integration tests.
 #![allow(dead_code)]
 
+pub mod clock;
+
 #[allow(unused_imports)]
 pub use rostrace_testkit::{have_lttng, lttng_lock, require, skip, tools_required, LttngSession, TempDir};
 use std::path::{Path, PathBuf};
