@@ -57,6 +57,7 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             at_ns: None,
             messages_in: 0,
             messages_out: 0,
+            via: None,
         })
         .collect();
     // The messages (topics' and services' requests and responses): a first analysis of the
@@ -79,24 +80,37 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
     let order: Vec<String> = clocks.iter().map(|c| c.host.clone()).collect();
     let at = |h: &str| order.iter().position(|x| x == h);
     let ri = at(&reference).unwrap_or(0);
-    // Per host, its messages with the reference host: (time on the reference's clock, bound).
-    let mut samples: Vec<Samples> = vec![Samples::default(); clocks.len()];
+    // Per pair of hosts (a < b), their messages as bounds of b's clock minus a's.
+    let mut pairs: crate::collections::HashMap<(usize, usize), Samples> = Default::default();
+    // The reference's time at which the drifting clocks' offsets are given: its first message.
+    let mut first_ts = i64::MAX;
     for (from, sent, to, taken) in messages {
-        match (at(&hosts[from as usize]), at(&hosts[to as usize])) {
-            (Some(a), Some(b)) if a == ri && b != ri => samples[b].upper.push((sent, taken - sent)),
-            (Some(a), Some(b)) if b == ri && a != ri => samples[a].lower.push((taken, sent - taken)),
-            _ => {}
+        let (Some(a), Some(b)) = (at(&hosts[from as usize]), at(&hosts[to as usize])) else { continue };
+        if a == ri {
+            first_ts = first_ts.min(sent);
+        } else if b == ri {
+            first_ts = first_ts.min(taken);
+        }
+        match a.cmp(&b) {
+            std::cmp::Ordering::Less => pairs.entry((a, b)).or_default().upper.push((sent, taken - sent)),
+            std::cmp::Ordering::Greater => pairs.entry((b, a)).or_default().lower.push((taken, sent - taken)),
+            std::cmp::Ordering::Equal => {}
         }
     }
+    let fits: crate::collections::HashMap<(usize, usize), Fit> = pairs.iter().map(|(k, s)| (*k, fit(s))).collect();
+    let paths = tree(clocks.len(), ri, &fits, if first_ts == i64::MAX { 0 } else { first_ts });
     let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
     let mut corrections = vec![(0i64, 0.0f64, 0i64); clocks.len()];
     for (i, c) in clocks.iter_mut().enumerate() {
         if i == ri {
             continue;
         }
-        let f = fit(&samples[i]);
-        (c.messages_in, c.messages_out) = (samples[i].upper.len() as u64, samples[i].lower.len() as u64);
-        (c.lower_ns, c.upper_ns) = (f.lower, f.upper);
+        // The messages with the reference host: the bounds they give, and their count.
+        let direct = pairs.get(&(ri.min(i), ri.max(i))).map(|s| (fit(&oriented(s, ri > i)), s));
+        if let Some((f, s)) = &direct {
+            (c.lower_ns, c.upper_ns) = (f.lower, f.upper);
+            (c.messages_in, c.messages_out) = counts(s, ri, i);
+        }
         if let Some((_, ns)) = given.iter().find(|(h, _)| *h == c.host) {
             (c.source, c.offset_ns) = (ClockSource::Given, *ns);
             corrections[i] = (*ns, 0.0, 0);
@@ -110,24 +124,29 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             }
             continue;
         }
-        match f.estimate {
+        match &paths[i] {
             Some(e) => {
                 c.source = ClockSource::Estimated;
                 (c.offset_ns, c.error_ns, c.drift_ppm, c.at_ns) =
                     (e.offset_ns, Some(e.error_ns), e.drift * 1e6, (e.drift != 0.0).then_some(e.at_ns));
                 corrections[i] = (e.offset_ns, e.drift, e.at_ns);
-                if e.error_ns < 0 {
+                if let Some(via) = e.via.filter(|&v| v != ri) {
+                    // Aligned through another host: the messages counted are those with it.
+                    c.via = Some(order[via].clone());
+                    (c.messages_in, c.messages_out) = counts(&pairs[&(via.min(i), via.max(i))], via, i);
+                }
+                if e.crossed {
                     warnings.push(format!(
-                        "host {}: no clock offset and drift fits all its messages (they miss by {}): messages were \
-                         matched wrongly, or its clock jumped; the best fit is used",
+                        "host {}: no clock offset and drift fits all its messages{}: messages were matched wrongly, \
+                         or its clock jumped; the best fit is used",
                         c.host,
-                        ms(-e.error_ns)
+                        c.via.as_ref().map_or(String::new(), |v| format!(" with {v}"))
                     ));
                 }
             }
             None => {
                 let (n_in, n_out) = (c.messages_in, c.messages_out);
-                let said = match (f.lower, f.upper) {
+                let said = match (c.lower_ns, c.upper_ns) {
                     (None, Some(u)) => format!(
                         "one-sided: only messages from {reference} to it ({n_in}): its clock is at most {} ahead of {reference}'s{}",
                         ms(u),
@@ -141,7 +160,8 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
                     _ => format!("no message matched between it and {reference}"),
                 };
                 warnings.push(format!(
-                    "host {}: {said}; its recorded clock is kept (give --clock-offset {}=NS if it is known)",
+                    "host {}: {said}, nor both ways with a host aligned to it; its recorded clock is kept (give \
+                     --clock-offset {}=NS if it is known)",
                     c.host, c.host
                 ));
             }
@@ -186,9 +206,105 @@ pub fn path_uncertainty(a: &crate::Analysis, nodes: &[String]) -> (usize, Option
     (crossings, bound)
 }
 
-/// A host's messages with the reference host: from the reference, (the time sent, take −
-/// publish: an upper bound of the offset then); to it, (the time taken, publish − take: a lower
-/// bound). Times on the reference's clock.
+/// A host's clock against the reference host's, composed along the hosts it was aligned
+/// through: offset at `at_ns`, drift, error bound (the sum of the steps' bounds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Aligned {
+    offset_ns: i64,
+    drift: f64,
+    at_ns: i64,
+    error_ns: i64,
+    /// The host of the last step (the reference, or another host aligned to it).
+    via: Option<usize>,
+    /// Whether a step's bounds cross (no line fits its messages).
+    crossed: bool,
+}
+
+/// The messages of a pair's samples `s` from host `from` to host `to`, and back.
+fn counts(s: &Samples, from: usize, to: usize) -> (u64, u64) {
+    // The pair's upper bounds are its messages from its first host to its second.
+    let (forth, back) = (s.upper.len() as u64, s.lower.len() as u64);
+    if from < to {
+        (forth, back)
+    } else {
+        (back, forth)
+    }
+}
+
+/// Samples of the pair (a, b) as bounds of a's clock minus b's (`flip`) or as they are (b's
+/// minus a's).
+fn oriented(s: &Samples, flip: bool) -> Samples {
+    match flip {
+        false => s.clone(),
+        true => Samples {
+            upper: s.lower.iter().map(|&(t, d)| (t, -d)).collect(),
+            lower: s.upper.iter().map(|&(t, d)| (t, -d)).collect(),
+        },
+    }
+}
+
+/// Each host's clock against the reference host `r`'s: along the path of pairs that exchanged
+/// messages both ways (an estimate each) with the least sum of error bounds, from `r` (Dijkstra);
+/// `None` for a host with no such path. Offsets at `t0`, a time of the reference's clock (ns).
+fn tree(n: usize, r: usize, fits: &crate::collections::HashMap<(usize, usize), Fit>, t0: i64) -> Vec<Option<Aligned>> {
+    // The estimate of v's clock minus u's at t0, u's own minus the reference's being `bu`. A
+    // pair's line is of the time on its first host's clock: t0 on u's clock, or on v's.
+    let step = |u: usize, v: usize, bu: &Aligned| -> Option<Aligned> {
+        let e = fits.get(&(u.min(v), u.max(v)))?.estimate?;
+        let line = |t: f64| e.offset_ns as f64 + e.drift * (t - e.at_ns as f64);
+        let t_u = t0 as f64 + bu.offset_ns as f64;
+        let (offset, drift) = match u < v {
+            true => (line(t_u), e.drift),
+            // The pair's line is u's clock minus v's, of v's time t_v = t_u − line(t_v): a few
+            // steps to it (each closer by the drift's factor).
+            false => {
+                let t_v = (0..4).fold(t_u, |t, _| t_u - line(t));
+                (-line(t_v), -e.drift)
+            }
+        };
+        Some(Aligned {
+            offset_ns: offset.round() as i64,
+            drift,
+            at_ns: t0,
+            error_ns: e.error_ns.abs(),
+            via: Some(u),
+            crossed: e.error_ns < 0,
+        })
+    };
+    let mut best: Vec<Option<Aligned>> = vec![None; n];
+    let mut done = vec![false; n];
+    best[r] = Some(Aligned { offset_ns: 0, drift: 0.0, at_ns: t0, error_ns: 0, via: None, crossed: false });
+    while let Some(u) = (0..n).filter(|&u| !done[u] && best[u].is_some()).min_by_key(|&u| best[u].map(|b| b.error_ns)) {
+        done[u] = true;
+        let Some(bu) = best[u] else { continue };
+        for v in (0..n).filter(|&v| !done[v]) {
+            let Some(s) = step(u, v, &bu) else { continue };
+            let through = Aligned {
+                offset_ns: bu.offset_ns + s.offset_ns,
+                drift: bu.drift + s.drift,
+                at_ns: t0,
+                error_ns: bu.error_ns + s.error_ns,
+                via: Some(u),
+                crossed: s.crossed,
+            };
+            if best[v].is_none_or(|b| through.error_ns < b.error_ns) {
+                best[v] = Some(through);
+            }
+        }
+    }
+    best[r] = None;
+    // A constant offset is given at no particular time.
+    for b in best.iter_mut().flatten() {
+        if b.drift == 0.0 {
+            b.at_ns = 0;
+        }
+    }
+    best
+}
+
+/// The messages between two hosts a and b (a first in the hosts' order), as bounds of b's clock
+/// minus a's: from a to b, (the time sent, take − publish: an upper bound of the offset then);
+/// from b to a, (the time taken, publish − take: a lower bound). Times on a's clock.
 #[derive(Debug, Clone, Default)]
 struct Samples {
     upper: Vec<(i64, i64)>,
@@ -303,6 +419,38 @@ mod tests {
         let e = f.estimate.unwrap();
         assert!((e.drift * 1e6 - 50.0).abs() < 0.5, "{e:?}");
         assert!((e.offset_ns - 37_000_000).abs() <= e.error_ns.max(0) + 1000 && e.error_ns >= 0, "{e:?}");
+    }
+
+    #[test]
+    fn a_host_that_talks_both_ways_only_with_another_is_aligned_through_it() {
+        // Host 1 is 37 ms ahead of the reference 0; host 2 is 5 ms behind host 1 and only
+        // receives from the reference.
+        let mut fits = crate::collections::HashMap::default();
+        fits.insert((0, 1), fit(&samples(37e6, 0.0, 5, true)));
+        fits.insert((1, 2), fit(&samples(-5e6, 0.0, 5, true)));
+        fits.insert((0, 2), fit(&samples(32e6, 0.0, 5, false)));
+        let t = tree(3, 0, &fits, 1_000_000_000);
+        assert_eq!(t[0], None);
+        let (a, c) = (t[1].unwrap(), t[2].unwrap());
+        assert_eq!((a.via, c.via), (Some(0), Some(1)));
+        let step = fits[&(1, 2)].estimate.unwrap().error_ns;
+        assert_eq!(c.error_ns, a.error_ns + step);
+        assert!((a.offset_ns - 37_000_000).abs() <= a.error_ns, "{a:?}");
+        assert!((c.offset_ns - 32_000_000).abs() <= c.error_ns, "{c:?}");
+        // The reference last in the hosts' order: each pair read the other way. Host 1 is the
+        // reference's clock 37 ms behind; host 0, 5 ms behind host 1.
+        let mut fits = crate::collections::HashMap::default();
+        fits.insert((1, 2), fit(&samples(37e6, 0.0, 5, true)));
+        fits.insert((0, 1), fit(&samples(5e6, 0.0, 5, true)));
+        let t = tree(3, 2, &fits, 1_000_000_000);
+        let (a, c) = (t[1].unwrap(), t[0].unwrap());
+        assert_eq!((a.via, c.via, t[2]), (Some(2), Some(1), None));
+        assert!((a.offset_ns + 37_000_000).abs() <= a.error_ns, "{a:?}");
+        assert!((c.offset_ns + 42_000_000).abs() <= c.error_ns, "{c:?}");
+        // No pair both ways: not aligned.
+        let mut fits = crate::collections::HashMap::default();
+        fits.insert((0, 1), fit(&samples(37e6, 0.0, 5, false)));
+        assert_eq!(tree(2, 0, &fits, 0), vec![None, None]);
     }
 
     #[test]

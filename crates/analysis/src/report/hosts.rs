@@ -9,7 +9,8 @@ use serde::Serialize;
 pub enum ClockSource {
     /// The host the others are aligned to.
     Reference,
-    /// From the messages exchanged with the reference host, both ways.
+    /// From the messages exchanged both ways with the reference host, or with a host aligned to
+    /// it (see [`HostClock::via`]).
     Estimated,
     /// Given by the user (`--clock-offset`).
     Given,
@@ -49,10 +50,15 @@ pub struct HostClock {
     /// The time (the reference's clock, ns) at which the offset is `offset_ns`, with a drift.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at_ns: Option<i64>,
-    /// Messages matched from the reference host to this one.
+    /// Messages matched from the reference host to this one (from `via` when it is given).
     pub messages_in: u64,
-    /// Messages from this host to the reference host.
+    /// Messages from this host to the reference host (to `via`).
     pub messages_out: u64,
+    /// The host it was aligned through, when it exchanged messages both ways with another
+    /// host aligned to the reference, not with the reference: its offset is its clock's from
+    /// that host's composed with that host's, and its error bound the sum of theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 fn is_zero(x: &f64) -> bool {

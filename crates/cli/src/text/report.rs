@@ -92,7 +92,7 @@ fn hosts(o: &mut String, r: &Report) {
         let how = match h.source {
             ClockSource::Reference => "reference".to_string(),
             ClockSource::Estimated => format!(
-                "offset {} ± {}{} from {} messages in, {} out",
+                "offset {} ± {}{} from {} messages in, {} out{}",
                 ms(h.offset_ns),
                 ms(h.error_ns.unwrap_or(0)).trim_start_matches('+'),
                 match h.at_ns {
@@ -100,7 +100,8 @@ fn hosts(o: &mut String, r: &Report) {
                     None => String::new(),
                 },
                 h.messages_in,
-                h.messages_out
+                h.messages_out,
+                h.via.as_ref().map_or(String::new(), |v| format!(" with {} (aligned through it)", esc(v)))
             ),
             ClockSource::Given => format!("offset {} as given (--clock-offset)", ms(h.offset_ns)),
             ClockSource::Recorded => {
