@@ -2,7 +2,8 @@
 # The notebook tools the export tests read rostrace's exports with, from PyPI:
 # pyarrow, pandas, duckdb (Parquet, CSV, SQL over many recordings) and protobuf with
 # grpcio-tools (to decode Perfetto traces with Perfetto's own proto definitions); and what
-# the Python package's tests need: maturin (to build it), pytest, matplotlib, tqdm.
+# the Python package's tests need: maturin (to build it), pytest, matplotlib, tqdm, and pyspark
+# (rostrace.spark; it needs Java at run time: openjdk-17-jre-headless).
 #
 #   tools/data-venv.sh [DIR]      -> DIR/data (default DIR: $ROSTRACE_VENV_DIR, else
 #                                    /var/tmp/rostrace-ci-cache/venvs)
@@ -10,11 +11,11 @@
 # Reused while its marker lists exactly these packages and they import; else made anew.
 set -euo pipefail
 DIR="${1:-${ROSTRACE_VENV_DIR:-/var/tmp/rostrace-ci-cache/venvs}}"
-PKGS="pyarrow pandas duckdb protobuf grpcio-tools maturin pytest matplotlib tqdm"
+PKGS="pyarrow pandas duckdb protobuf grpcio-tools maturin pytest matplotlib tqdm pyspark"
 venv="$DIR/data"
 marker="$venv/.rostrace-complete"
 imports() {
-  "$venv/bin/python" -c 'import pyarrow.parquet, pandas, duckdb, google.protobuf, grpc_tools.protoc, pytest, matplotlib, tqdm' 2>/dev/null &&
+  "$venv/bin/python" -c 'import pyarrow.parquet, pandas, duckdb, google.protobuf, grpc_tools.protoc, pytest, matplotlib, tqdm, pyspark' 2>/dev/null &&
     "$venv/bin/maturin" --version >/dev/null 2>&1
 }
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$PKGS" ] && imports; then

@@ -213,6 +213,45 @@ fn analyze(
     })
 }
 
+/// Analyzes the traces at `paths` (one recording) and writes its tables as `rostrace export
+/// --format parquet` does, to `out/<table>/<file>.parquet` with `recording` in their `recording`
+/// column (the file named after it, or another safe name): what a task of `rostrace.spark`
+/// does with each recording. Returns the rows per table and the read errors.
+#[pyfunction]
+#[pyo3(signature = (paths, out, recording, jobs=1))]
+fn export_tables(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    out: PathBuf,
+    recording: String,
+    jobs: usize,
+) -> PyResult<(rostrace_export::tables::Counts, Vec<String>)> {
+    py.detach(|| {
+        guarded(|| {
+            given(&paths)?;
+            let loaded = rostrace_analysis::Open::new(&paths)
+                .jobs(jobs)
+                .analyze()
+                .map_err(|e| none_opened(&paths, &e.iter().map(ToString::to_string).collect::<Vec<_>>()))?;
+            let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+            let mut sink = rostrace_export::parquet::ParquetSink::new(&out, &recording);
+            let counts = rostrace_export::write_tables(&loaded.analysis, &recording, &mut sink)
+                .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", out.display())))?;
+            Ok((counts, errors))
+        })
+    })
+}
+
+/// The export's tables and their columns (name, type: `int64`, `uint64`, `double`, `boolean`,
+/// `string`), as `rostrace export` writes them.
+#[pyfunction]
+fn export_schema() -> Vec<(String, Vec<(String, String)>)> {
+    rostrace_export::schema::tables()
+        .into_iter()
+        .map(|t| (t.name.to_string(), t.columns.iter().map(|c| (c.name.clone(), c.kind.name().to_string())).collect()))
+        .collect()
+}
+
 /// The end-to-end paths of an analysis (`rostrace paths` and `rostrace e2e`).
 #[pyclass(frozen, module = "rostrace._rostrace")]
 struct Paths {
@@ -632,6 +671,8 @@ fn _rostrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Paths>()?;
     m.add_function(wrap_pyfunction!(read_tables, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(export_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(export_schema, m)?)?;
     m.add_function(wrap_pyfunction!(iter_events, m)?)?;
     m.add_function(wrap_pyfunction!(count_events, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;

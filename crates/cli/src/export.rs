@@ -56,7 +56,8 @@ fn recording_name(name: Option<&str>, first: &Path) -> String {
         }
     };
     let s: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
-    if s.is_empty() || s.starts_with('.') {
+    // Spark, Hive and Hadoop take a file whose name starts with `.` or `_` for a hidden one.
+    if s.is_empty() || s.starts_with('.') || s.starts_with('_') {
         format!("trace{s}")
     } else {
         s
