@@ -158,7 +158,9 @@ if [ -n "$preload" ]; then
 fi
 echo "library: $lib ($label, $mode)${lib_env[*]:+, ${lib_env[*]}}"
 
-sessions() { lttng list 2>/dev/null | sed -n 's/^ *[0-9][0-9]*) \(session-test-[^ ]*\) .*/\1/p' | sort; }
+# Every session (TraceTestCase's `session-test-*`, the ros2trace tests' own names): those a run
+# leaves (a hung one, killed) are destroyed, or a retry of the same test could not create them.
+sessions() { lttng list 2>/dev/null | sed -n 's/^ *[0-9][0-9]*) \([^ ]*\) .*/\1/p' | sort; }
 # The trace directories TraceTestCase writes (it removes one only when the test got past setUp).
 TRACES="${TMPDIR:-/tmp}"
 traces() { find "$TRACES" -maxdepth 1 -name 'session-test-*' -type d 2>/dev/null | sort; }

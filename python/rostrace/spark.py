@@ -109,6 +109,88 @@ def analyze(spark, recordings, out: Union[str, os.PathLike], *, partitions: int 
     return Fleet(spark, out)
 
 
+def diff(fleet: "Fleet", group, base: str, new: str, *, alpha: float = 0.001, min_delta: float = 0.33, min_change: float = 0.1):
+    """Callbacks whose run durations changed from the recordings of group ``base`` to those of
+    group ``new``, with ``rostrace diff``'s statistics (docs/diff.md): the Mann–Whitney U test
+    (normal approximation, tie and continuity corrections), Cliff's delta and the change of the
+    median (nearest rank); significant when p < ``alpha``, |delta| ≥ ``min_delta`` and the
+    median changed by ``min_change`` or more. ``group``: a Spark column of the runs (their
+    ``recording``, say ``F.regexp_extract("recording", r"/(v[0-9.]+)-", 1)``), or a DataFrame
+    (``recording``, ``group``). Callbacks are matched across recordings by node, kind and owner
+    (topic, service, or timer period). The ranks are counted in Spark, over each callback's
+    distinct durations; only a row per callback comes back, as a pandas DataFrame, significant
+    ones first, then by |delta|."""
+    import math
+
+    import pandas as pd
+    from pyspark.sql import DataFrame, Window
+    from pyspark.sql import functions as F
+
+    cbs = fleet.callbacks.select("recording", "trace", "vpid", "callback", "owner", "timer_period_ns")
+    runs = fleet.callback_runs.where(F.col("duration_ns").isNotNull()).join(cbs, ["recording", "trace", "vpid", "callback"], "left")
+    if isinstance(group, DataFrame):
+        runs = runs.join(group.select("recording", F.col("group").alias("_group")), "recording")
+    else:
+        runs = runs.withColumn("_group", group)
+    key = ["node", "kind", "owner"]
+    period = F.concat(F.lit("timer "), F.col("timer_period_ns").cast("string"), F.lit(" ns"))
+    runs = runs.where(F.col("_group").isin(base, new)).withColumn("owner", F.coalesce("owner", period, F.lit("")))
+    x, y = (F.col("_group") == base).cast("long"), (F.col("_group") == new).cast("long")
+    counts = runs.groupBy(*key, "duration_ns").agg(F.sum(x).alias("nx"), F.sum(y).alias("ny"))
+    w = Window.partitionBy(*key).orderBy("duration_ns")
+    all_ = Window.partitionBy(*key)
+    counts = (
+        counts.withColumn("t", F.col("nx") + F.col("ny"))
+        .withColumn("below", F.coalesce(F.sum("t").over(w.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)))
+        .withColumn("cx", F.sum("nx").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+        .withColumn("cy", F.sum("ny").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+        .withColumn("n1w", F.sum("nx").over(all_))
+        .withColumn("n2w", F.sum("ny").over(all_))
+    )
+    # Each duration's runs share the mean of their ranks; the median is the nearest rank's.
+    per = counts.groupBy(*key).agg(
+        F.sum("nx").alias("n1"),
+        F.sum("ny").alias("n2"),
+        F.sum((F.col("below") + (F.col("t") + 1) / 2) * F.col("ny")).alias("rank_y"),
+        F.sum(F.col("t") * F.col("t") * F.col("t") - F.col("t")).alias("ties"),
+        F.min(F.when((F.col("nx") > 0) & (F.col("cx") >= F.ceil(F.col("n1w") / 2)), F.col("duration_ns"))).alias("base_p50_ns"),
+        F.min(F.when((F.col("ny") > 0) & (F.col("cy") >= F.ceil(F.col("n2w") / 2)), F.col("duration_ns"))).alias("new_p50_ns"),
+    )
+    rows = []
+    for r in per.toPandas().itertuples(index=False):
+        n1, n2 = float(r.n1), float(r.n2)
+        u = z = cliff = 0.0
+        p = 1.0
+        if n1 > 0 and n2 > 0:
+            u = float(r.rank_y) - n2 * (n2 + 1) / 2
+            nn = n1 + n2
+            var = n1 * n2 / 12 * ((nn + 1) - float(r.ties) / max(nn * (nn - 1), 1.0))
+            cliff = 2 * u / (n1 * n2) - 1
+            if var > 0:
+                d = u - n1 * n2 / 2
+                z = math.copysign(max(abs(d) - 0.5, 0.0), d) / math.sqrt(var)
+                p = min(math.erfc(abs(z) / math.sqrt(2)), 1.0)
+        b50, n50 = r.base_p50_ns, r.new_p50_ns
+        ratio = n50 / b50 if b50 is not None and n50 is not None and b50 == b50 and n50 == n50 and b50 > 0 else float("nan")
+        practical = ratio == ratio and abs(ratio - 1) >= min_change
+        rows.append(
+            {
+                "node": r.node, "kind": r.kind, "owner": r.owner,
+                "base_runs": int(n1), "new_runs": int(n2),
+                "base_p50_ns": b50, "new_p50_ns": n50, "median_ratio": ratio,
+                "u": u, "z": z, "p_value": p, "cliff_delta": cliff,
+                "significant": bool(p < alpha and abs(cliff) >= min_delta and practical),
+            }
+        )
+    out = pd.DataFrame(rows, columns=[
+        "node", "kind", "owner", "base_runs", "new_runs", "base_p50_ns", "new_p50_ns", "median_ratio",
+        "u", "z", "p_value", "cliff_delta", "significant",
+    ])
+    out["_abs"] = out["cliff_delta"].abs()
+    out = out.sort_values(["significant", "_abs", "node", "owner"], ascending=[False, False, True, True])
+    return out.drop(columns="_abs").reset_index(drop=True)
+
+
 def read_exports(spark, directory: Union[str, os.PathLike]) -> "Fleet":
     """The tables of a directory of ``rostrace export --format parquet`` exports (or of
     :func:`analyze`'s ``out``) as a :class:`Fleet`."""

@@ -138,3 +138,51 @@ def test_a_fleets_files_are_rostrace_exports(spark, tmp_path):
     # Over the bound of a task: an empty out, or append.
     with pytest.raises(ValueError, match="not empty"):
         rostrace.spark.analyze(spark, [rec], out)
+
+
+def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp_path):
+    """Two groups of demo runs, the second with one callback made twice as slow (`--slow`):
+    the fleet's diff finds that callback, and only it; with one recording per group its
+    statistics equal `rostrace diff`'s of the two recordings."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    bin_ = os.environ.get("ROSTRACE_BIN")
+    if not bin_:
+        if os.environ.get("ROSTRACE_REQUIRE_TOOLS") == "1":
+            pytest.fail("ROSTRACE_BIN not set")
+        pytest.skip("ROSTRACE_BIN not set")
+    slow = "/localization/fusion:/sensing/points_filtered=2"
+    runs = tmp_path / "runs"
+    for k in range(3):
+        for version, extra in [("v1", []), ("v2", ["--slow", slow])]:
+            out = runs / f"{version}-{k}"
+            cmd = [bin_, "demo", "--duration", "3", "--domain", "57", "-o", str(out)] + extra
+            subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    fleet = rostrace.spark.analyze(spark, str(runs / "*"), tmp_path / "fleet")
+    assert fleet.errors.count() == 0
+    version = F.regexp_extract("recording", r"/(v[0-9]+)-[0-9]+$", 1)
+    d = rostrace.spark.diff(fleet, version, "v1", "v2")
+    found = d[d["significant"]]
+    assert [(r.node, r.kind, r.owner) for r in found.itertuples()] == [
+        ("/localization/fusion", "subscription", "/sensing/points_filtered")
+    ], d
+    assert found["median_ratio"].iloc[0] > 1.5 and found["cliff_delta"].iloc[0] > 0.5, found
+    # One recording a group: rostrace diff's own statistics of the two.
+    base, new = runs / "v1-0", runs / "v2-0"
+    one = rostrace.spark.diff(fleet, F.col("recording"), os.path.abspath(base), os.path.abspath(new))
+    cli = subprocess.run([bin_, "diff", "--json", "-", str(base), str(new)], capture_output=True, check=False)
+    theirs = {c["name"]: c for c in json.loads(cli.stdout)["changes"] if c["kind"] == "callback"}
+    compared = 0
+    for r in one.itertuples():
+        (c,) = [c for n, c in theirs.items() if n.startswith(f"{r.node} {r.kind} {r.owner} ")] or [None]
+        if c is None:
+            continue
+        compared += 1
+        assert (r.base_runs, r.new_runs) == (c["base"]["count"], c["new"]["count"]), r
+        assert (r.base_p50_ns, r.new_p50_ns) == (c["base"]["p50"], c["new"]["p50"]), r
+        # (p: the CLI's erfc is a Chebyshev fit within 1.2e-7 relative; Python's is exact.)
+        assert r.u == pytest.approx(c["test"]["u"], rel=1e-12) and r.p_value == pytest.approx(c["p_value"], rel=1e-6), r
+        assert r.cliff_delta == pytest.approx(c["cliff_delta"], rel=1e-12, abs=1e-12) and r.significant == c["significant"], r
+    assert compared >= 5, (one, list(theirs))
