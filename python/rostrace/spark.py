@@ -219,13 +219,12 @@ class Fleet:
         schema = self._schemas.get(name)
         if schema is None:
             raise AttributeError(f"no table {name!r} (tables: {', '.join(self._schemas)})")
-        # The files named one by one: Spark passes over those of a directory whose names start
-        # with `_` or `.`, as a recording's may (`_run`).
-        files = sorted(_glob.glob(os.path.join(_glob.escape(os.path.join(self.directory, name)), "*.parquet")))
-        files += sorted(_glob.glob(os.path.join(_glob.escape(os.path.join(self.directory, name)), ".*.parquet")))
-        if not files:
+        # (Spark takes files whose names start with `_` or `.` for hidden ones: `rostrace export`
+        # never names a recording's file so.)
+        d = os.path.join(self.directory, name)
+        if not _glob.glob(os.path.join(_glob.escape(d), "*.parquet")):
             return self.spark.createDataFrame([], schema)
-        return self.spark.read.schema(schema).parquet(*files)
+        return self.spark.read.schema(schema).parquet(d)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

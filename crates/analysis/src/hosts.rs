@@ -13,9 +13,12 @@ pub use crate::report::{ClockSource, HostClock};
 use crate::services::ServiceHandler;
 use rostrace_ctf::TraceSet;
 
+/// The name the alignment gives a host whose traces have no `hostname`.
+pub const UNNAMED: &str = "(no hostname)";
+
 /// The host of each trace of `set` ([`TraceSet::hosts`]), named for the reader when unnamed.
 fn hosts_of(set: &TraceSet) -> Vec<String> {
-    let unnamed = |h: String| if h.is_empty() { "(no hostname)".to_string() } else { h };
+    let unnamed = |h: String| if h.is_empty() { UNNAMED.to_string() } else { h };
     set.hosts().into_iter().map(unnamed).collect()
 }
 

@@ -544,7 +544,7 @@ fn machines(a: &Analysis) -> (Vec<u32>, Vec<String>) {
         .map(|(_, h)| {
             // (The alignment names a host without a name so.)
             if h.is_empty() {
-                "(no hostname)"
+                rostrace_analysis::hosts::UNNAMED
             } else {
                 h.as_str()
             }

@@ -168,10 +168,9 @@ fn open<'h>(
     t: &schema::Table,
     traces: &'h [(std::path::PathBuf, String)],
 ) -> io::Result<Counted<'h>> {
+    // (The traces and processes tables have a host column of their own, not right after the trace.)
     let host_at =
         t.columns.iter().position(|c| c.name == "host").filter(|&i| i > 0 && t.columns[i - 1].name == "trace");
-    // The traces table names the hosts itself.
-    let host_at = host_at.filter(|_| t.name != "traces");
     Ok(Counted { w: sink.table(t.name, &t.columns)?, n: 0, width: t.columns.len(), host_at, traces })
 }
 

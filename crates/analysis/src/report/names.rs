@@ -57,9 +57,7 @@ impl<'m> Names<'m> {
             })
             .clone()
     }
-}
 
-impl Names<'_> {
     /// The host of a process by trace and vpid (empty when unknown).
     pub(super) fn host(&self, trace: u32, vpid: i64) -> Arc<str> {
         let mut hosts = self.hosts.borrow_mut();
