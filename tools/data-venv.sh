@@ -3,7 +3,8 @@
 # pyarrow, pandas, duckdb (Parquet, CSV, SQL over many recordings) and protobuf with
 # grpcio-tools (to decode Perfetto traces with Perfetto's own proto definitions); and what
 # the Python package's tests need: maturin (to build it), pytest, matplotlib, tqdm, and pyspark
-# (rostrace.spark; it needs Java at run time: openjdk-17-jre-headless).
+# (rostrace.spark; it needs Java at run time: openjdk-17-jre-headless) with fsspec and aiohttp
+# (recordings read over HTTP).
 #
 #   tools/data-venv.sh [DIR]      -> DIR/data (default DIR: $ROSTRACE_VENV_DIR, else
 #                                    /var/tmp/rostrace-ci-cache/venvs)
@@ -11,11 +12,11 @@
 # Reused while its marker lists exactly these packages and they import; else made anew.
 set -euo pipefail
 DIR="${1:-${ROSTRACE_VENV_DIR:-/var/tmp/rostrace-ci-cache/venvs}}"
-PKGS="pyarrow pandas duckdb protobuf grpcio-tools maturin pytest matplotlib tqdm pyspark"
+PKGS="pyarrow pandas duckdb protobuf grpcio-tools maturin pytest matplotlib tqdm pyspark fsspec aiohttp"
 venv="$DIR/data"
 marker="$venv/.rostrace-complete"
 imports() {
-  "$venv/bin/python" -c 'import pyarrow.parquet, pandas, duckdb, google.protobuf, grpc_tools.protoc, pytest, matplotlib, tqdm, pyspark' 2>/dev/null &&
+  "$venv/bin/python" -c 'import pyarrow.parquet, pandas, duckdb, google.protobuf, grpc_tools.protoc, pytest, matplotlib, tqdm, pyspark, fsspec, aiohttp' 2>/dev/null &&
     "$venv/bin/maturin" --version >/dev/null 2>&1
 }
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$PKGS" ] && imports; then

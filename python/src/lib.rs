@@ -216,16 +216,35 @@ fn analyze(
 /// Analyzes the traces at `paths` (one recording) and writes its tables as `rostrace export
 /// --format parquet` does, to `out/<table>/<file>.parquet` with `recording` in their `recording`
 /// column (the file named after it, or another safe name): what a task of `rostrace.spark`
-/// does with each recording. Returns the rows per table and the read errors.
+/// does with each recording. With `e2e_paths` (as `rostrace e2e --path` takes them) or
+/// `named_paths` (of `architecture`, a CARET architecture YAML's text), also the `paths` and
+/// `path_messages` tables, as `rostrace export --path` writes them; a path this recording does
+/// not have is a warning. Returns the rows per table and the read errors and warnings.
 #[pyfunction]
-#[pyo3(signature = (paths, out, recording, jobs=1))]
+#[pyo3(signature = (paths, out, recording, jobs=1, e2e_paths=Vec::new(), architecture=None, named_paths=Vec::new(), include_first_callback=false, include_last_callback=false))]
+#[allow(clippy::too_many_arguments)]
 fn export_tables(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     out: PathBuf,
     recording: String,
     jobs: usize,
+    e2e_paths: Vec<String>,
+    architecture: Option<String>,
+    named_paths: Vec<String>,
+    include_first_callback: bool,
+    include_last_callback: bool,
 ) -> PyResult<(rostrace_export::tables::Counts, Vec<String>)> {
+    let file = match &architecture {
+        Some(text) => Some(
+            rostrace_analysis::paths::yaml::import(text)
+                .map_err(|e| PyValueError::new_err(format!("architecture: {e}")))?,
+        ),
+        None => None,
+    };
+    if !named_paths.is_empty() && file.is_none() {
+        return Err(PyValueError::new_err("named_paths: they are the architecture's: give architecture"));
+    }
     py.detach(|| {
         guarded(|| {
             given(&paths)?;
@@ -233,11 +252,31 @@ fn export_tables(
                 .jobs(jobs)
                 .analyze()
                 .map_err(|e| none_opened(&paths, &e.iter().map(ToString::to_string).collect::<Vec<_>>()))?;
-            let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+            let mut notes: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+            let an = &loaded.analysis;
             let mut sink = rostrace_export::parquet::ParquetSink::new(&out, &recording);
-            let counts = rostrace_export::write_tables(&loaded.analysis, &recording, &mut sink)
-                .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", out.display())))?;
-            Ok((counts, errors))
+            let written = |e: std::io::Error| PyRuntimeError::new_err(format!("{}: {e}", out.display()));
+            let mut counts = rostrace_export::write_tables(an, &recording, &mut sink).map_err(written)?;
+            if !e2e_paths.is_empty() || !named_paths.is_empty() {
+                let mut arch = an.architecture().into_owned();
+                if let Some(f) = &file {
+                    notes.extend(arch.apply(f).into_iter().map(|u| format!("architecture: {u}")));
+                }
+                let index = PathIndex::new(an);
+                let opt = PathOptions { include_first_callback, include_last_callback };
+                let specs = e2e_paths.iter().map(|p| arch.parse_path(p, &format!("path {p:?}")));
+                let specs = specs.chain(named_paths.iter().map(|n| arch.named_path(n, "named path")));
+                let mut followed = Vec::new();
+                for spec in specs {
+                    match spec.and_then(|s| index.records(&arch, &s, opt).map(|r| (s, r))) {
+                        Ok(x) => followed.push(x),
+                        Err(e) => notes.push(e),
+                    }
+                }
+                let refs: Vec<_> = followed.iter().map(|(s, r)| (s, r)).collect();
+                counts.extend(rostrace_export::write_paths(&recording, &refs, &mut sink).map_err(written)?);
+            }
+            Ok((counts, notes))
         })
     })
 }

@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::args::{Input, TraceArgs};
+use crate::args::{ArchitectureArg, Input, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use regex_lite::Regex;
@@ -42,6 +42,24 @@ pub struct Args {
     /// `-`, `@`, tab or CR; names in a trace are anyone's) with a `'` before them.
     #[arg(long)]
     csv_safe: bool,
+    /// An end-to-end path to export as well, as `rostrace e2e --path` takes it (`/a,/b,/c`; a
+    /// topic between two nodes that talk over several): its summary in the `paths` table, every
+    /// message followed along it in `path_messages`. Repeatable.
+    #[arg(long = "path", value_name = "NODE,...")]
+    paths: Vec<String>,
+    /// A named path of the --architecture file to export, as --path. Repeatable.
+    #[arg(long, value_name = "NAME", requires = "architecture")]
+    named_path: Vec<String>,
+    #[command(flatten)]
+    architecture: ArchitectureArg,
+    /// The exported paths start at the start of the first node's callback that published
+    /// (CARET's include_first_callback).
+    #[arg(long)]
+    include_first_callback: bool,
+    /// The exported paths end at the end of the last node's callback (CARET's
+    /// include_last_callback).
+    #[arg(long)]
+    include_last_callback: bool,
 }
 
 /// The recording's name: `name`, or the first trace's directory name; letters, digits, `.`,
@@ -84,12 +102,38 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             }
         },
     };
+    let asks_paths = !a.paths.is_empty() || !a.named_path.is_empty();
+    if a.format == Format::Perfetto && asks_paths {
+        return fail("--path, --named-path: apply to --format parquet and csv");
+    }
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
-    let Some(loaded) = Input::new(&a.traces).load() else {
+    let input = match Input::new(&a.traces).architecture_file(a.architecture.architecture.as_deref()) {
+        Ok(i) => i,
+        Err(e) => return fail(e),
+    };
+    let Some(loaded) = input.load() else {
         return Ok(ExitCode::from(1));
     };
     let mut clean = loaded.clean();
     let rostrace_analysis::Loaded { set, analysis: an, .. } = loaded;
+    // The paths, followed before anything is written: a path the trace does not have is an
+    // error of its own.
+    let mut followed = Vec::new();
+    if asks_paths {
+        let arch = input.architecture(&an);
+        let index = rostrace_analysis::paths::PathIndex::new(&an);
+        let opt = rostrace_analysis::paths::PathOptions {
+            include_first_callback: a.include_first_callback,
+            include_last_callback: a.include_last_callback,
+        };
+        let specs = a.paths.iter().map(|p| arch.parse_path(p, "--path"));
+        for spec in specs.chain(a.named_path.iter().map(|n| arch.named_path(n, "--named-path"))) {
+            match spec.and_then(|s| index.records(&arch, &s, opt).map(|r| (s, r))) {
+                Ok(x) => followed.push(x),
+                Err(e) => return fail(e),
+            }
+        }
+    }
     match a.format {
         Format::Perfetto => {
             if an.runs.is_empty() && an.pubs.is_empty() && an.takes.is_empty() {
@@ -137,10 +181,17 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 let file = (s.file().0.to_string(), s.file().1);
                 (Box::new(s), file)
             };
-            let tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
+            let mut tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
                 Ok(c) => c,
                 Err(e) => return fail(e.to_string()),
             };
+            if asks_paths {
+                let paths: Vec<_> = followed.iter().map(|(s, r)| (s, r)).collect();
+                match rostrace_export::write_paths(&recording, &paths, sink.as_mut()) {
+                    Ok(c) => tables.extend(c),
+                    Err(e) => return fail(e.to_string()),
+                }
+            }
             let mut progress = Progress::new(set.total_bytes(), "exporting events");
             let written = match rostrace_export::events::write(
                 &set,

@@ -5,7 +5,7 @@ use crate::args::{ArchitectureArg, Input, TraceArgs};
 use crate::format::name as esc;
 use crate::out::fail;
 use rostrace_analysis::paths::{
-    e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, PathSpec, Query, SearchLimits,
+    e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits,
 };
 
 use rostrace_analysis::Analysis;
@@ -255,23 +255,6 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// A named path of the architecture file.
-fn named_path(arch: &Architecture, name: &str) -> Result<PathSpec, String> {
-    let Some(p) = arch.named_paths.iter().find(|p| p.name == name) else {
-        let names: Vec<&str> = arch.named_paths.iter().map(|p| p.name.as_str()).collect();
-        return Err(format!(
-            "--name {name:?}: no such named path in the architecture file{}",
-            if names.is_empty() { " (it has none)".to_string() } else { format!(" (it has {})", names.join(", ")) }
-        ));
-    };
-    let mut spec = PathSpec { nodes: p.chain.iter().map(|c| c.0.clone()).collect(), topics: Vec::new() };
-    for w in p.chain.windows(2) {
-        let t = w[0].2.clone().or_else(|| w[1].1.clone());
-        spec.topics.push(t.ok_or_else(|| format!("--name {name}: no topic between {} and {}", w[0].0, w[1].0))?);
-    }
-    Ok(spec)
-}
-
 /// `rostrace e2e`.
 pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
@@ -286,7 +269,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     let arch = input.architecture(&an);
     let spec = match (&a.path, &a.name) {
         (Some(p), _) => arch.parse_path(p, "--path"),
-        (None, Some(n)) => named_path(&arch, n),
+        (None, Some(n)) => arch.named_path(n, "--name"),
         (None, None) => unreachable!("checked above"),
     };
     let spec = match spec {

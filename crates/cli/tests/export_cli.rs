@@ -121,6 +121,10 @@ fn tables_read_back_with_pyarrow_and_pandas() {
     let Some(py) = python() else { return };
     let Some(t) = trace("caret-demos-e2e-jazzy") else { return };
     let a = analysis_of(&t);
+    let arch = a.architecture();
+    let spec = arch.parse_path(PATH, "path").unwrap();
+    let records = rostrace_analysis::paths::PathIndex::new(&a).records(&arch, &spec, Default::default()).unwrap();
+    assert!(records.complete() > 10, "the path has complete records");
     // Events per name, as the reader sees them.
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
     let (set, _) = rostrace_ctf::TraceSet::open(&[&t]);
@@ -130,7 +134,8 @@ fn tables_read_back_with_pyarrow_and_pandas() {
     }
     for format in ["parquet", "csv"] {
         let dir = TempDir::new("export-tables");
-        let err = export(&t, &["--format", format, "-o", dir.path().to_str().unwrap(), "--name", "robot1"]);
+        let out = dir.path().to_str().unwrap();
+        let err = export(&t, &["--format", format, "-o", out, "--name", "robot1", "--path", PATH]);
         assert!(err.contains("recording robot1"), "{err}");
         let v = read(&py, &["tables", dir.path().to_str().unwrap()]);
         let file = format!("robot1.{format}");
@@ -189,8 +194,19 @@ fn tables_read_back_with_pyarrow_and_pandas() {
         }
         let starts: i64 = a.runs.iter().map(|r| r.run.start).fold(0i64, |s, x| s.wrapping_add(x));
         assert_eq!(cs["sums"]["timestamp_ns"], starts, "{format}: callback_start times are the runs' starts");
+        // The path: its records, as `rostrace e2e` follows them.
+        assert_eq!(table("paths")["rows"], 1, "{format}");
+        assert_eq!(table("path_messages")["rows"], records.rows.len(), "{format}");
+        let latencies: i64 = records.latencies().iter().map(|x| x.1).sum();
+        // (A column with nulls is read as floats.)
+        assert_eq!(table("path_messages")["sums"]["latency_ns"].as_f64(), Some(latencies as f64), "{format}");
+        assert_eq!(table("paths")["sums"]["complete"], records.complete(), "{format}");
+        assert_eq!(table("path_messages")["nulls"]["latency_ns"], records.rows.len() - records.complete(), "{format}");
     }
 }
+
+/// A path of caret-demos-e2e-jazzy (its architecture's `target`).
+const PATH: &str = "/sensor_dummy_node,/filter_node,/message_driven_node,/timer_driven_node,/actuator_dummy_node";
 
 #[rostrace_testkit::needs(data_venv, test_data)]
 #[test]
@@ -255,6 +271,20 @@ fn export_errors_name_the_argument() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--output /proc/rostrace/x.pftrace"), "{err}");
+    // A path the trace does not have, before anything is written; paths with Perfetto.
+    let dir = TempDir::new("export-path-errors");
+    let o = dir.path().join("t");
+    let mut c = rostrace();
+    c.arg("export").arg(&t).args(["--format", "csv", "-o"]).arg(&o);
+    let out = c.args(["--path", "/sensor_dummy_node,/no_such_node"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--path \"/no_such_node\": no such node or topic"), "{err}");
+    assert!(!o.join("callbacks").exists(), "nothing written");
+    let mut c = rostrace();
+    c.arg("export").arg(&t).args(["--format", "perfetto", "-o"]).arg(dir.path().join("p.pftrace"));
+    let out = c.args(["--path", PATH]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--path, --named-path: apply to --format parquet and csv"));
 }
 
 /// The most threads `child` ran at once (its `/proc/PID/task`, looked at every half

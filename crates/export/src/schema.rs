@@ -303,8 +303,43 @@ pub fn tables() -> Vec<Table> {
                 ("executions", I64, "executables run"),
             ]),
         },
+        Table {
+            name: "paths",
+            doc: "one per end-to-end path exported (`--path`, `--named-path`): how its messages went and their latency \
+                  (written only when paths are asked for; [paths.md](paths.md))",
+            columns: cols(&[
+                ("path", Str, "the path's label (`/a -/t1-> /b -/t2-> /c`), as `rostrace e2e` and `rostrace diff` name it"),
+                ("nodes", Str, "its nodes, comma-separated"),
+                ("topics", Str, "its topics, comma-separated"),
+                ("records", I64, "records: messages of the first topic (more where a node republishes)"),
+                ("complete", I64, "records that went the whole way"),
+                ("superseded", I64, "dropped at the input of a node that uses the latest message"),
+                ("lost", I64, "dropped elsewhere"),
+                ("in_flight", I64, "on the way when the trace ended"),
+                ("latency_mean_ns", F64, "mean latency of the complete records (null: none)"),
+                ("latency_min_ns", I64, "shortest"),
+                ("latency_p50_ns", I64, "median (nearest rank)"),
+                ("latency_p99_ns", I64, "99th percentile (nearest rank)"),
+                ("latency_max_ns", I64, "longest"),
+            ]),
+        },
+        Table {
+            name: "path_messages",
+            doc: "one per record of an exported path (a message followed along it), as `rostrace e2e` follows it",
+            columns: cols(&[
+                ("path", Str, "`paths.path`"),
+                ("record", I64, "the record's index, in the order of its first event"),
+                ("start_ns", I64, "its first event (the first topic's publication, or the first callback's start)"),
+                ("end_ns", I64, "its last event along the path (null: it got nowhere)"),
+                ("latency_ns", I64, "end-to-end latency (null: not complete)"),
+                ("status", Str, "`complete`, `superseded`, `lost` or `in_flight`"),
+            ]),
+        },
     ]
 }
+
+/// The tables written only when end-to-end paths are asked for ([`crate::write_paths`]).
+pub const PATH_TABLES: [&str; 2] = ["paths", "path_messages"];
 
 /// The columns every raw event table starts with (`events/<provider>.<event>`); the event's
 /// context and payload fields follow, one column each.

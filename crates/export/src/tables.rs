@@ -1,6 +1,7 @@
 //! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
 
 use crate::schema::{self, Column};
+use rostrace_analysis::paths::{PathRecords, PathSpec, RecordStatus};
 use rostrace_analysis::ExecutorHandler;
 use rostrace_analysis::MatchBy;
 use rostrace_analysis::ServiceHandler;
@@ -236,7 +237,9 @@ pub fn write(
     model_tables(a, traces, recording, sink, &mut counts)?;
     instance_tables(a, recording, sink, &mut counts)?;
     handler_tables(a, services, executors, recording, sink, &mut counts)?;
-    debug_assert!(schema::tables().iter().all(|d| counts.iter().any(|(n, _)| n == d.name)));
+    debug_assert!(schema::tables()
+        .iter()
+        .all(|d| schema::PATH_TABLES.contains(&d.name) || counts.iter().any(|(n, _)| n == d.name)));
     Ok(counts)
 }
 
@@ -545,4 +548,59 @@ fn handler_tables(
 fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
     counts.push((name.to_string(), t.n));
     t.w.finish()
+}
+
+/// Writes the [`schema::PATH_TABLES`] of `paths` (each path and its records).
+pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &mut dyn Sink) -> io::Result<Counts> {
+    let mut counts = Counts::new();
+    let all = schema::tables();
+    let table = |n: &str| all.iter().find(|t| t.name == n).expect("the schema has the path tables");
+    let rec = || Cell::Str(Cow::Borrowed(recording));
+    let mut t = open(sink, table("paths"), &[])?;
+    for (spec, r) in paths {
+        let c = r.counts();
+        let s = r.stats();
+        let some = s.count > 0;
+        let int = |v: i64| -> Cell<'static> { some.then_some(v).into() };
+        t.row(&[
+            rec(),
+            spec.label().into(),
+            spec.nodes.join(",").into(),
+            spec.topics.join(",").into(),
+            Cell::I64(c.records as i64),
+            Cell::I64(c.complete as i64),
+            Cell::I64(c.superseded as i64),
+            Cell::I64(c.lost as i64),
+            Cell::I64(c.in_flight as i64),
+            if some { Cell::F64(s.mean) } else { Cell::Null },
+            int(s.min),
+            int(s.p50),
+            int(s.p99),
+            int(s.max),
+        ])?;
+    }
+    done(t, "paths", &mut counts)?;
+    let mut t = open(sink, table("path_messages"), &[])?;
+    for (spec, r) in paths {
+        let label = spec.label();
+        for (i, (row, status)) in r.rows.iter().zip(r.statuses()).enumerate() {
+            let start = row.first().copied().flatten();
+            let end = row.iter().rev().find_map(|c| *c);
+            let latency = match (status, start, row.last().copied().flatten()) {
+                (RecordStatus::Complete, Some(a), Some(b)) if b >= a => Some(b - a),
+                _ => None,
+            };
+            t.row(&[
+                rec(),
+                Cell::Str(Cow::Borrowed(&label)),
+                Cell::I64(i as i64),
+                start.into(),
+                end.into(),
+                latency.into(),
+                status.name().into(),
+            ])?;
+        }
+    }
+    done(t, "path_messages", &mut counts)?;
+    Ok(counts)
 }

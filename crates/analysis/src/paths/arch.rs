@@ -641,6 +641,24 @@ impl Architecture {
         items.join(",")
     }
 
+    /// The named path `name` of the architecture (one loaded from a file: its `named_paths`).
+    /// Errors start with `what`.
+    pub fn named_path(&self, name: &str, what: &str) -> Result<PathSpec, String> {
+        let Some(p) = self.named_paths.iter().find(|p| p.name == name) else {
+            let names: Vec<&str> = self.named_paths.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!(
+                "{what} {name:?}: no such named path in the architecture file{}",
+                if names.is_empty() { " (it has none)".to_string() } else { format!(" (it has {})", names.join(", ")) }
+            ));
+        };
+        let mut spec = PathSpec { nodes: p.chain.iter().map(|c| c.0.clone()).collect(), topics: Vec::new() };
+        for w in p.chain.windows(2) {
+            let t = w[0].2.clone().or_else(|| w[1].1.clone());
+            spec.topics.push(t.ok_or_else(|| format!("{what} {name}: no topic between {} and {}", w[0].0, w[1].0))?);
+        }
+        Ok(spec)
+    }
+
     /// The path written `NODE,NODE,...` with topics between where two nodes communicate over
     /// several (a topic left out is the only one between its nodes); a name that is a node's and
     /// a topic's is written `node:NAME` or `topic:NAME` ([`Architecture::resolve`]). Errors start
@@ -687,7 +705,7 @@ impl Architecture {
                     [] => return Err(format!("{what}: {un} sends nothing to {vn} in the trace")),
                     many => {
                         return Err(format!(
-                            "--path: {un} sends {} topics to {vn} ({}): name the one between them",
+                            "{what}: {un} sends {} topics to {vn} ({}): name the one between them",
                             many.len(),
                             many.join(", ")
                         ))

@@ -32,7 +32,7 @@ pub use index::PathIndex;
 pub use rank::{
     find, longest_of, longest_paths, longest_with_architecture, rank, Found, LongestPaths, Query, RankedPath,
 };
-pub use records::{Case, PathCounts, PathRecords, RecordsSummary, Segment};
+pub use records::{Case, PathCounts, PathRecords, RecordStatus, RecordsSummary, Segment};
 pub use search::{search, search_paths, SearchLimits, SearchOutcome};
 pub use spec::{Endpoint, PathOptions, PathSpec};
 pub use summary::{e2e_summary, E2eSummary};

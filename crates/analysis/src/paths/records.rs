@@ -86,6 +86,32 @@ impl PathCounts {
     }
 }
 
+/// How one record went ([`PathRecords::statuses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordStatus {
+    /// It went the whole way.
+    Complete,
+    /// Stopped at the input of a node that publishes the latest message it took, while a later
+    /// record got further.
+    Superseded,
+    /// Stopped elsewhere while a later record got further.
+    Lost,
+    /// Still on the way when the trace ended.
+    InFlight,
+}
+
+impl RecordStatus {
+    /// `complete`, `superseded`, `lost` or `in_flight`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordStatus::Complete => "complete",
+            RecordStatus::Superseded => "superseded",
+            RecordStatus::Lost => "lost",
+            RecordStatus::InFlight => "in_flight",
+        }
+    }
+}
+
 /// What [`PathIndex::summary`](super::PathIndex::summary) tells of a path.
 #[derive(Debug, Clone, Default)]
 pub struct RecordsSummary {
@@ -163,9 +189,34 @@ impl PathRecords {
 
     /// How the records went: complete, superseded, lost, in flight.
     pub fn counts(&self) -> PathCounts {
-        let reach = |r: &Vec<Option<i64>>| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        let reach = self.rows.iter().map(reach);
-        PathCounts::of(self.rows.len(), self.complete(), reach, self.columns.len(), &self.superseded_at)
+        PathCounts::of(self.rows.len(), self.complete(), self.reaches(), self.columns.len(), &self.superseded_at)
+    }
+
+    /// Each record's cells up to its last one, in order.
+    fn reaches(&self) -> impl DoubleEndedIterator<Item = usize> + ExactSizeIterator + '_ {
+        self.rows.iter().map(|r| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1))
+    }
+
+    /// How each record went, in order (what [`PathRecords::counts`] counts).
+    pub fn statuses(&self) -> Vec<RecordStatus> {
+        let width = self.columns.len();
+        let mut out = vec![RecordStatus::InFlight; self.rows.len()];
+        let mut best_later = 0;
+        for ((k, r), s) in self.reaches().zip(&self.rows).zip(out.iter_mut()).rev() {
+            *s = if k < width {
+                match best_later > k {
+                    true if self.superseded_at.contains(&k) => RecordStatus::Superseded,
+                    true => RecordStatus::Lost,
+                    false => RecordStatus::InFlight,
+                }
+            } else if PathRecords::is_complete(r) {
+                RecordStatus::Complete
+            } else {
+                RecordStatus::Lost
+            };
+            best_later = best_later.max(k);
+        }
+        out
     }
 
     /// Segment statistics: per segment, the statistics of its latency over the complete
