@@ -86,15 +86,28 @@ class Peak:
         return False
 
 
+# Runs argv[1:] and prints its peak resident memory (bytes): that of the largest of its processes
+# (wait4's, for it and what it waited for). A fresh interpreter runs it, so that the copy of this
+# process forked before the command starts is not counted.
+_WAIT4 = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss * 1024 if status == 0 else -1)
+"""
+
+
 def measured(cmd):
     """Runs ``cmd`` (a shell loop): wall time, and the peak resident memory of the largest of
-    its processes (the shell's and those it waited for: ``wait4``'s)."""
+    its processes."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd)
-    _, status, usage = os.wait4(p.pid, 0)
-    if status != 0:
-        raise SystemExit(f"failed ({status}): {cmd}")
-    return time.perf_counter() - t0, usage.ru_maxrss * 1024
+    out = subprocess.run([sys.executable, "-c", _WAIT4, *cmd], check=True, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t0
+    if int(out) < 0:
+        raise SystemExit(f"failed: {cmd}")
+    return wall, int(out)
 
 
 def tree_rss_self() -> int:
