@@ -321,6 +321,11 @@ fn superseded_and_lost_apart() {
     let c = r.counts();
     assert_eq!((c.records, c.complete, c.dropped, c.superseded, c.lost, c.in_flight), (10, 2, 6, 5, 1, 2));
     assert_eq!(r.incomplete(), (6, 2));
+    // Each record's own, in the order of their first events (100, 102, ... 118 ms).
+    use rostrace_analysis::paths::RecordStatus::*;
+    let each =
+        [Superseded, Superseded, Complete, Lost, Superseded, Superseded, Superseded, Complete, InFlight, InFlight];
+    assert_eq!(r.statuses(), each);
     assert_eq!(index.summary(&arch, &path, PathOptions::default()).unwrap().counts, c);
     let e = rostrace_analysis::paths::e2e_summary(&path, &r, PathOptions::default(), &[]);
     assert_eq!(e.counts, c);

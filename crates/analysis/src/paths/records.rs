@@ -66,24 +66,36 @@ impl PathCounts {
         superseded_at: &[usize],
     ) -> PathCounts {
         let mut out = PathCounts { records, complete, ..PathCounts::default() };
-        let mut best_later = 0;
-        for k in reach.rev() {
-            if k < width {
-                if best_later > k {
-                    if superseded_at.contains(&k) {
-                        out.superseded += 1;
-                    } else {
-                        out.lost += 1;
-                    }
-                } else {
-                    out.in_flight += 1;
-                }
+        for s in stopped(reach, width, superseded_at).flatten() {
+            match s {
+                RecordStatus::Superseded => out.superseded += 1,
+                RecordStatus::Lost => out.lost += 1,
+                _ => out.in_flight += 1,
             }
-            best_later = best_later.max(k);
         }
         out.dropped = out.superseded + out.lost;
         out
     }
+}
+
+/// How each record that stopped short of the path's `width` cells went (`None` for the others),
+/// from `reach` (per record in time order: cells up to its last one), newest first: dropped
+/// when a later record got further (superseded where `superseded_at` says), else in flight.
+fn stopped<'a>(
+    reach: impl DoubleEndedIterator<Item = usize> + 'a,
+    width: usize,
+    superseded_at: &'a [usize],
+) -> impl Iterator<Item = Option<RecordStatus>> + 'a {
+    let mut best_later = 0;
+    reach.rev().map(move |k| {
+        let s = (k < width).then(|| match best_later > k {
+            true if superseded_at.contains(&k) => RecordStatus::Superseded,
+            true => RecordStatus::Lost,
+            false => RecordStatus::InFlight,
+        });
+        best_later = best_later.max(k);
+        s
+    })
 }
 
 /// How one record went ([`PathRecords::statuses`]).
@@ -193,29 +205,23 @@ impl PathRecords {
     }
 
     /// Each record's cells up to its last one, in order.
-    fn reaches(&self) -> impl DoubleEndedIterator<Item = usize> + ExactSizeIterator + '_ {
+    fn reaches(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
         self.rows.iter().map(|r| r.iter().rposition(Option::is_some).map_or(0, |i| i + 1))
     }
 
     /// How each record went, in order (what [`PathRecords::counts`] counts).
     pub fn statuses(&self) -> Vec<RecordStatus> {
-        let width = self.columns.len();
-        let mut out = vec![RecordStatus::InFlight; self.rows.len()];
-        let mut best_later = 0;
-        for ((k, r), s) in self.reaches().zip(&self.rows).zip(out.iter_mut()).rev() {
-            *s = if k < width {
-                match best_later > k {
-                    true if self.superseded_at.contains(&k) => RecordStatus::Superseded,
-                    true => RecordStatus::Lost,
-                    false => RecordStatus::InFlight,
-                }
-            } else if PathRecords::is_complete(r) {
-                RecordStatus::Complete
-            } else {
-                RecordStatus::Lost
-            };
-            best_later = best_later.max(k);
-        }
+        let stopped = stopped(self.reaches(), self.columns.len(), &self.superseded_at);
+        let mut out: Vec<RecordStatus> = stopped
+            .zip(self.rows.iter().rev())
+            .map(|(s, r)| match s {
+                Some(s) => s,
+                // (Every cell, so also the first: complete. A record has its first cell.)
+                None if PathRecords::is_complete(r) => RecordStatus::Complete,
+                None => RecordStatus::Lost,
+            })
+            .collect();
+        out.reverse();
         out
     }
 
