@@ -212,7 +212,7 @@ class Analysis:
 
     Tables (see the README's export schema for every column; times and durations in ns):
     ``traces``, ``processes``, ``nodes``, ``publishers``, ``subscriptions``, ``timers``,
-    ``services``, ``callbacks``, ``topics``, ``callback_runs``, ``publications``, ``takes``,
+    ``services``, ``callbacks``, ``topics``, ``topic_pairs``, ``callback_runs``, ``publications``, ``takes``,
     ``flows``, ``service_calls``, ``executor_phases`` (also ``executor_threads``), and from
     the report ``per_process``, ``per_node``, ``per_thread``, ``longest_paths``,
     ``lifecycle_transitions``."""

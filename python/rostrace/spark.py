@@ -357,7 +357,7 @@ class Fleet:
     """The tables of many recordings, each a Spark DataFrame with the export's columns, the
     ``recording`` column naming the recording (its path, for :func:`analyze`): ``traces``,
     ``processes``, ``nodes``, ``publishers``, ``subscriptions``, ``timers``, ``services``,
-    ``callbacks``, ``topics``, ``callback_runs``, ``publications``, ``takes``, ``flows``,
+    ``callbacks``, ``topics``, ``topic_pairs``, ``callback_runs``, ``publications``, ``takes``, ``flows``,
     ``service_calls``, ``executor_threads``, and with paths asked for, ``paths`` and
     ``path_messages``; ``recordings`` (path, error, warnings, rows: one per recording
     :func:`analyze` was given) and ``errors`` (those that failed)."""

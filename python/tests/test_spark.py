@@ -88,7 +88,7 @@ def test_a_fleet_of_recordings_analysed_in_spark_tasks(spark, tmp_path):
     assert not fleet.callbacks.where(F.col("recording") == ap(damaged)).count()
     # Each recording equals its analysis by rostrace.analyze: rows of every table, and the
     # callbacks' runs, total, shortest and longest run exactly.
-    tables = ["callbacks", "callback_runs", "publications", "takes", "flows", "nodes", "topics"]
+    tables = ["callbacks", "callback_runs", "publications", "takes", "flows", "nodes", "topics", "topic_pairs"]
     rows = {t: dict(fleet.table(t).groupBy("recording").count().toPandas().values) for t in tables}
     callbacks = fleet.callbacks.toPandas()
     for p in distinct:
@@ -202,10 +202,11 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
         assert r.u == pytest.approx(c["test"]["u"], rel=1e-12) and r.p_value == pytest.approx(c["p_value"], rel=1e-6), r
         assert r.significant == c["significant"], r
     assert compared >= 4, (topics, list(theirs))
-    # Paths: the path through the slowed callback changed, in every group's recordings.
+    # Paths: the path into the slowed callback got slower (its latency also holds the message's
+    # way there, whose spread blurs the effect size: the p-value and the medians tell).
     paths = rostrace.spark.diff(fleet, version, "v1", "v2", of="paths")
     (fused,) = paths[paths["path"] == _label(FUSED)].itertuples()
-    assert fused.significant and fused.median_ratio > 1.1, paths
+    assert fused.p_value < 1e-6 and fused.median_ratio > 1.3 and fused.cliff_delta > 0.2, paths
     assert set(paths["path"]) == {_label(FUSED), _label(FULL)}, paths
     # Each recording's path records are rostrace e2e's: every message's latency.
     messages = fleet.path_messages.toPandas()
@@ -229,9 +230,9 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
             assert (row.latency_max_ns, row.latency_p50_ns) == (e2e["latency"]["max"], e2e["latency"]["p50"]), (rec, spec)
 
 
-# Paths of the demo: through the callback the regression slows (ending at its end), and the whole
-# way from the lidar to the actuator.
-FUSED = "/sensing/lidar,/sensing/lidar_filter,/localization/fusion"
+# Paths of the demo: into the callback the regression slows (ending at its end: mostly that
+# callback's run), and the whole way from the lidar to the actuator.
+FUSED = "/sensing/lidar_filter,/localization/fusion"
 FULL = "/sensing/lidar,/sensing/lidar_filter,/localization/fusion,/planning/planner,/control/actuator"
 
 

@@ -151,6 +151,7 @@ fn tables_read_back_with_pyarrow_and_pandas() {
             ("subscriptions", a.model.subscriptions.items.len()),
             ("timers", a.model.timers.items.len()),
             ("topics", a.report.topics.len()),
+            ("topic_pairs", a.report.topics.iter().map(|t| t.pairs.len()).sum()),
             ("processes", a.model.processes.len()),
         ];
         for (name, n) in want {

@@ -202,6 +202,27 @@ pub fn tables() -> Vec<Table> {
             ]),
         },
         Table {
+            name: "topic_pairs",
+            doc: "one per publishing process's node → subscribing process's node of a topic, with the latencies of the messages \
+                  between them (a topic's pairs can differ where the topic, pooled, does not)",
+            columns: cols(&[
+                ("topic", Str, "topic"),
+                ("publisher_node", Str, "publishing node (empty: unknown)"),
+                ("publisher_vpid", I64, "publishing process"),
+                ("publisher_host", Str, "its host"),
+                ("subscription_node", Str, "subscribing node (empty: unknown)"),
+                ("subscription_vpid", I64, "subscribing process"),
+                ("subscription_host", Str, "its host"),
+                ("messages", I64, "messages matched between them"),
+                ("pub_to_take_mean_ns", F64, "mean publish → take latency"),
+                ("pub_to_take_p99_ns", I64, "99th percentile"),
+                ("pub_to_take_max_ns", I64, "maximum"),
+                ("pub_to_callback_mean_ns", F64, "mean publish → callback start latency (null: none known)"),
+                ("pub_to_callback_p99_ns", I64, "99th percentile"),
+                ("pub_to_callback_max_ns", I64, "maximum"),
+            ]),
+        },
+        Table {
             name: "callback_runs",
             doc: "one per callback run (`callback_start` to `callback_end`)",
             columns: cols(&[

@@ -375,6 +375,31 @@ fn model_tables(
         )?;
     }
     done(t, "topics", counts)?;
+
+    let mut t = open(sink, def("topic_pairs"), &a.traces)?;
+    for x in &r.topics {
+        for p in &x.pairs {
+            let cells = [
+                rec(),
+                (&*x.name).into(),
+                (&*p.publisher_node).into(),
+                Cell::I64(p.publisher_vpid),
+                (&*p.publisher_host).into(),
+                (&*p.subscription_node).into(),
+                Cell::I64(p.subscription_vpid),
+                (&*p.subscription_host).into(),
+                Cell::I64(p.count as i64),
+            ];
+            t.row(
+                &cells
+                    .into_iter()
+                    .chain(stats_cells(&p.pub_to_take_ns))
+                    .chain(stats_cells(&p.pub_to_callback_ns))
+                    .collect::<Vec<_>>(),
+            )?;
+        }
+    }
+    done(t, "topic_pairs", counts)?;
     Ok(())
 }
 
