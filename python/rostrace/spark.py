@@ -69,14 +69,21 @@ def _local_path(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
+def _fsspec(url: str):
+    """fsspec's filesystem of ``url`` and the path in it, or an error saying what to install."""
+    try:
+        import fsspec
+    except ImportError:
+        raise ImportError(f"{url}: reading URLs needs fsspec (pip install 'rostrace[spark]')") from None
+    return fsspec.core.url_to_fs(url)
+
+
 def _matches(pattern: str) -> List[str]:
     """The recordings ``pattern`` names: its matches when it is a glob pattern, else itself."""
     if _is_url(pattern):
         if not _glob.has_magic(pattern):
             return [pattern]
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(pattern)
+        fs, root = _fsspec(pattern)
         return sorted(fs.unstrip_protocol(p) for p in fs.glob(root))
     pattern = _local_path(pattern)
     return sorted(_glob.glob(pattern)) if _glob.has_magic(pattern) else [pattern]
@@ -123,9 +130,7 @@ class _Scratch:
             raise
 
     def _copy(self, local: str) -> str:
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(self.path)
+        fs, root = _fsspec(self.path)
         # A recording is a directory (its traces below it); a file stands for its directory
         # (a trace's metadata file).
         if not fs.isdir(root):
@@ -235,7 +240,8 @@ _COMPARED = {
 
 
 def _samples(fleet: "Fleet", of: str):
-    """The samples ``diff`` compares, with the ``recording`` column and ``of``'s key columns."""
+    """The samples ``diff`` compares (``of``: a key of ``_COMPARED``), with the ``recording``
+    column and ``of``'s key columns."""
     from pyspark.sql import functions as F
 
     if of == "callbacks":
@@ -246,9 +252,7 @@ def _samples(fleet: "Fleet", of: str):
         return runs.withColumn("owner", F.coalesce("owner", period, F.lit("")))
     if of == "topics":
         return fleet.flows.where(F.col("pub_to_callback_ns").isNotNull())
-    if of == "paths":
-        return fleet.path_messages.where(F.col("status") == "complete")
-    raise ValueError(f"of: {of!r} is not one of {', '.join(_COMPARED)}")
+    return fleet.path_messages.where(F.col("status") == "complete")
 
 
 def diff(
@@ -282,8 +286,7 @@ def diff(
 
     if of not in _COMPARED:
         raise ValueError(f"of: {of!r} is not one of {', '.join(_COMPARED)}")
-    key, value = (list(k) for k in (_COMPARED[of][0], [_COMPARED[of][1]]))
-    value = value[0]
+    key, value = list(_COMPARED[of][0]), _COMPARED[of][1]
     runs = _samples(fleet, of)
     if isinstance(group, DataFrame):
         runs = runs.join(group.select("recording", F.col("group").alias("_group")), "recording")

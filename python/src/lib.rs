@@ -262,13 +262,10 @@ fn export_tables(
                 if let Some(f) = &file {
                     notes.extend(arch.apply(f).into_iter().map(|u| format!("architecture: {u}")));
                 }
-                let index = PathIndex::new(an);
                 let opt = PathOptions { include_first_callback, include_last_callback };
-                let specs = e2e_paths.iter().map(|p| arch.parse_path(p, &format!("path {p:?}")));
-                let specs = specs.chain(named_paths.iter().map(|n| arch.named_path(n, "named path")));
                 let mut followed = Vec::new();
-                for spec in specs {
-                    match spec.and_then(|s| index.records(&arch, &s, opt).map(|r| (s, r))) {
+                for f in PathIndex::new(an).follow(&arch, &e2e_paths, &named_paths, opt, ["path", "named path"]) {
+                    match f {
                         Ok(x) => followed.push(x),
                         Err(e) => notes.push(e),
                     }

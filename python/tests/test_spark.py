@@ -182,11 +182,7 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
         if c is None:
             continue
         compared += 1
-        assert (r.base_count, r.new_count) == (c["base"]["count"], c["new"]["count"]), r
-        assert (r.base_p50_ns, r.new_p50_ns) == (c["base"]["p50"], c["new"]["p50"]), r
-        # (p: the CLI's erfc is a Chebyshev fit within 1.2e-7 relative; Python's is exact.)
-        assert r.u == pytest.approx(c["test"]["u"], rel=1e-12) and r.p_value == pytest.approx(c["p_value"], rel=1e-6), r
-        assert r.cliff_delta == pytest.approx(c["cliff_delta"], rel=1e-12, abs=1e-12) and r.significant == c["significant"], r
+        _same_as_cli(r, c)
     assert compared >= 5, (one, list(theirs))
     # Topics: the publish → callback start latencies, as rostrace diff compares them.
     topics = rostrace.spark.diff(fleet, F.col("recording"), os.path.abspath(base), os.path.abspath(new), of="topics")
@@ -197,10 +193,7 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
         if c is None:
             continue
         compared += 1
-        assert (r.base_count, r.new_count) == (c["base"]["count"], c["new"]["count"]), r
-        assert (r.base_p50_ns, r.new_p50_ns) == (c["base"]["p50"], c["new"]["p50"]), r
-        assert r.u == pytest.approx(c["test"]["u"], rel=1e-12) and r.p_value == pytest.approx(c["p_value"], rel=1e-6), r
-        assert r.significant == c["significant"], r
+        _same_as_cli(r, c)
     assert compared >= 4, (topics, list(theirs))
     # Paths: the path into the slowed callback got slower (its latency also holds the message's
     # way there, whose spread blurs the effect size: the p-value and the medians tell).
@@ -228,6 +221,15 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
                 e2e[k] for k in ["records", "complete", "superseded", "lost", "in_flight"]
             ), (rec, spec)
             assert (row.latency_max_ns, row.latency_p50_ns) == (e2e["latency"]["max"], e2e["latency"]["p50"]), (rec, spec)
+
+
+def _same_as_cli(r, c):
+    """A row of the fleet's diff against the change `rostrace diff --json` gives of the same."""
+    assert (r.base_count, r.new_count) == (c["base"]["count"], c["new"]["count"]), r
+    assert (r.base_p50_ns, r.new_p50_ns) == (c["base"]["p50"], c["new"]["p50"]), r
+    # (p: the CLI's erfc is a Chebyshev fit within 1.2e-7 relative; Python's is exact.)
+    assert r.u == pytest.approx(c["test"]["u"], rel=1e-12) and r.p_value == pytest.approx(c["p_value"], rel=1e-6), r
+    assert r.cliff_delta == pytest.approx(c["cliff_delta"], rel=1e-12, abs=1e-12) and r.significant == c["significant"], r
 
 
 # Paths of the demo: into the callback the regression slows (ending at its end: mostly that

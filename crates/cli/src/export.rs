@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::args::{ArchitectureArg, Input, TraceArgs};
+use crate::args::{Input, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use regex_lite::Regex;
@@ -51,15 +51,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME", requires = "architecture")]
     named_path: Vec<String>,
     #[command(flatten)]
-    architecture: ArchitectureArg,
-    /// The exported paths start at the start of the first node's callback that published
-    /// (CARET's include_first_callback).
-    #[arg(long)]
-    include_first_callback: bool,
-    /// The exported paths end at the end of the last node's callback (CARET's
-    /// include_last_callback).
-    #[arg(long)]
-    include_last_callback: bool,
+    following: crate::paths::Following,
 }
 
 /// The recording's name: `name`, or the first trace's directory name; letters, digits, `.`,
@@ -107,7 +99,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         return fail("--path, --named-path: apply to --format parquet and csv");
     }
     let recording = recording_name(a.name.as_deref(), &a.traces.traces[0]);
-    let input = match Input::new(&a.traces).architecture_file(a.architecture.architecture.as_deref()) {
+    let input = match Input::new(&a.traces).architecture_file(a.following.architecture.architecture.as_deref()) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
@@ -122,13 +114,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if asks_paths {
         let arch = input.architecture(&an);
         let index = rostrace_analysis::paths::PathIndex::new(&an);
-        let opt = rostrace_analysis::paths::PathOptions {
-            include_first_callback: a.include_first_callback,
-            include_last_callback: a.include_last_callback,
-        };
-        let specs = a.paths.iter().map(|p| arch.parse_path(p, "--path"));
-        for spec in specs.chain(a.named_path.iter().map(|n| arch.named_path(n, "--named-path"))) {
-            match spec.and_then(|s| index.records(&arch, &s, opt).map(|r| (s, r))) {
+        let opt = a.following.options();
+        for f in index.follow(&arch, &a.paths, &a.named_path, opt, ["--path", "--named-path"]) {
+            match f {
                 Ok(x) => followed.push(x),
                 Err(e) => return fail(e),
             }

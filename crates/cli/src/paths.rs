@@ -27,11 +27,12 @@ pub struct ArchArgs {
     architecture: Option<PathBuf>,
 }
 
-/// Arguments shared by `paths` and `e2e`.
+/// How paths are followed: the architecture file and CARET's two options (`paths`, `e2e`,
+/// `export --path`).
 #[derive(clap::Args)]
-pub struct PathArgs {
+pub struct Following {
     #[command(flatten)]
-    architecture: ArchitectureArg,
+    pub architecture: ArchitectureArg,
     /// Start each path at the start of the first node's callback that published, not at the
     /// publication (CARET's include_first_callback).
     #[arg(long)]
@@ -40,6 +41,23 @@ pub struct PathArgs {
     /// include_last_callback).
     #[arg(long)]
     include_last_callback: bool,
+}
+
+impl Following {
+    /// CARET's options.
+    pub fn options(&self) -> PathOptions {
+        PathOptions {
+            include_first_callback: self.include_first_callback,
+            include_last_callback: self.include_last_callback,
+        }
+    }
+}
+
+/// Arguments shared by `paths` and `e2e`.
+#[derive(clap::Args)]
+pub struct PathArgs {
+    #[command(flatten)]
+    following: Following,
     /// Also write the results as JSON to FILE (`-`: standard output, instead of the text).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -156,10 +174,6 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn options(c: &PathArgs) -> PathOptions {
-    PathOptions { include_first_callback: c.include_first_callback, include_last_callback: c.include_last_callback }
-}
-
 /// `rostrace paths`.
 pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_depth < 2 || a.max_paths == 0 {
@@ -168,7 +182,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_expansions == 0 {
         return fail("--max-expansions must be 1 or more");
     }
-    let input = match Input::new(&a.traces).architecture_file(a.common.architecture.architecture.as_deref()) {
+    let input = match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
@@ -181,7 +195,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         to: &a.to,
         labels: ["--from", "--through", "--to"],
         limits: SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions },
-        options: options(&a.common),
+        options: a.common.following.options(),
     };
     let Found { ranked, outcome } = match find(&an, &arch, &query, a.traces.jobs) {
         Ok(x) => x,
@@ -221,8 +235,8 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
                 from: &a.from,
                 to: &a.to,
                 through: &a.through,
-                include_first_callback: a.common.include_first_callback,
-                include_last_callback: a.common.include_last_callback,
+                include_first_callback: a.common.following.include_first_callback,
+                include_last_callback: a.common.following.include_last_callback,
                 top: a.top,
             },
             &ranked,
@@ -260,7 +274,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let input = match Input::new(&a.traces).architecture_file(a.common.architecture.architecture.as_deref()) {
+    let input = match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
@@ -279,7 +293,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
             return fail(e);
         }
     };
-    let opt = options(&a.common);
+    let opt = a.common.following.options();
     let index = PathIndex::new(&an);
     let records = match index.records(&arch, &spec, opt) {
         Ok(r) => r,

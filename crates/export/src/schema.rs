@@ -359,6 +359,11 @@ pub fn tables() -> Vec<Table> {
     ]
 }
 
+/// The table `name` of [`tables`] (one this crate writes: a name not in the schema is a bug).
+pub(crate) fn table(name: &str) -> Table {
+    tables().into_iter().find(|t| t.name == name).unwrap_or_else(|| panic!("table {name} in the schema"))
+}
+
 /// The tables written only when end-to-end paths are asked for ([`crate::write_paths`]).
 pub const PATH_TABLES: [&str; 2] = ["paths", "path_messages"];
 

@@ -254,9 +254,7 @@ fn model_tables(
     let m = &a.model;
     let r = &a.report;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let defs = schema::tables();
-    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
-    let mut t = open(sink, def("traces"), &a.traces)?;
+    let mut t = open(sink, &schema::table("traces"), &a.traces)?;
     for (i, (dir, host)) in traces.iter().enumerate() {
         t.row(&[rec(), Cell::I64(i as i64), dir.as_str().into(), host.as_str().into()])?;
     }
@@ -264,7 +262,7 @@ fn model_tables(
 
     let mut procs: Vec<_> = m.processes.values().collect();
     procs.sort_by_key(|p| (p.trace, p.vpid));
-    let mut t = open(sink, def("processes"), &a.traces)?;
+    let mut t = open(sink, &schema::table("processes"), &a.traces)?;
     for p in procs {
         t.row(&[
             rec(),
@@ -280,7 +278,7 @@ fn model_tables(
     }
     done(t, "processes", counts)?;
 
-    let mut t = open(sink, def("nodes"), &a.traces)?;
+    let mut t = open(sink, &schema::table("nodes"), &a.traces)?;
     for n in &m.nodes.items {
         let rest = [n.full_name().into(), n.namespace.as_str().into(), Cell::I64(n.created_ns)];
         t.row(&keyed(recording, n.key, rest))?;
@@ -288,7 +286,7 @@ fn model_tables(
     done(t, "nodes", counts)?;
 
     for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
-        let mut t = open(sink, def(name), &a.traces)?;
+        let mut t = open(sink, &schema::table(name), &a.traces)?;
         for e in &reg.items {
             let rest = [
                 nz(e.rmw).into(),
@@ -303,7 +301,7 @@ fn model_tables(
         done(t, name, counts)?;
     }
 
-    let mut t = open(sink, def("timers"), &a.traces)?;
+    let mut t = open(sink, &schema::table("timers"), &a.traces)?;
     // Node timers: an executor's own (rclpy's spin_once timeout timers) are left out.
     let executor_timers = m.executor_timers();
     for (_, x) in m.timers.items.iter().enumerate().filter(|(i, _)| !executor_timers[*i]) {
@@ -312,7 +310,7 @@ fn model_tables(
     }
     done(t, "timers", counts)?;
 
-    let mut t = open(sink, def("services"), &a.traces)?;
+    let mut t = open(sink, &schema::table("services"), &a.traces)?;
     for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
         for x in &reg.items {
             let rest = [
@@ -327,7 +325,7 @@ fn model_tables(
     }
     done(t, "services", counts)?;
 
-    let mut t = open(sink, def("callbacks"), &a.traces)?;
+    let mut t = open(sink, &schema::table("callbacks"), &a.traces)?;
     for c in &r.callbacks {
         let d = &c.duration_ns;
         let has = d.count > 0;
@@ -355,7 +353,7 @@ fn model_tables(
     }
     done(t, "callbacks", counts)?;
 
-    let mut t = open(sink, def("topics"), &a.traces)?;
+    let mut t = open(sink, &schema::table("topics"), &a.traces)?;
     for x in &r.topics {
         let cells = [
             rec(),
@@ -376,7 +374,7 @@ fn model_tables(
     }
     done(t, "topics", counts)?;
 
-    let mut t = open(sink, def("topic_pairs"), &a.traces)?;
+    let mut t = open(sink, &schema::table("topic_pairs"), &a.traces)?;
     for x in &r.topics {
         for p in &x.pairs {
             let cells = [
@@ -408,12 +406,10 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     let m = &a.model;
     let r = &a.report;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let defs = schema::tables();
-    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
     // Runs, with their callback's node and kind.
     let by_key: HashMap<Key, usize> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
-    let mut t = open(sink, def("callback_runs"), &a.traces)?;
+    let mut t = open(sink, &schema::table("callback_runs"), &a.traces)?;
     for (i, LinkedRun { run, .. }) in a.runs.iter().enumerate() {
         let k = a.slots[run.slot()];
         let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
@@ -434,7 +430,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     }
     done(t, "callback_runs", counts)?;
 
-    let mut t = open(sink, def("publications"), &a.traces)?;
+    let mut t = open(sink, &schema::table("publications"), &a.traces)?;
     for (i, LinkedPublication { publication: p, topic }) in a.pubs.iter().enumerate() {
         t.row(&instance(
             recording,
@@ -457,7 +453,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     }
     done(t, "publications", counts)?;
 
-    let mut t = open(sink, def("takes"), &a.traces)?;
+    let mut t = open(sink, &schema::table("takes"), &a.traces)?;
     for (i, LinkedTake { take: k, subscription: sub }) in a.takes.iter().enumerate() {
         let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
         t.row(&instance(
@@ -479,7 +475,7 @@ fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &
     done(t, "takes", counts)?;
 
     let host = |t: u32| a.traces.get(t as usize).map(|h| h.1.as_str()).into();
-    let mut t = open(sink, def("flows"), &a.traces)?;
+    let mut t = open(sink, &schema::table("flows"), &a.traces)?;
     for f in &a.flows {
         let p = &a.pubs[f.publication as usize].publication;
         let k = &a.takes[f.take as usize].take;
@@ -518,9 +514,7 @@ fn handler_tables(
 ) -> io::Result<()> {
     let m = &a.model;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let defs = schema::tables();
-    let def = |name: &str| defs.iter().find(|t| t.name == name).expect("table in the schema");
-    let mut t = open(sink, def("service_calls"), &a.traces)?;
+    let mut t = open(sink, &schema::table("service_calls"), &a.traces)?;
     if let Some(s) = services {
         // Services and clients by (trace, vpid, rmw handle), the calls' keys.
         let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
@@ -549,7 +543,7 @@ fn handler_tables(
     }
     done(t, "service_calls", counts)?;
 
-    let mut t = open(sink, def("executor_threads"), &a.traces)?;
+    let mut t = open(sink, &schema::table("executor_threads"), &a.traces)?;
     if let Some(e) = executors {
         let mut v: Vec<_> = e.threads.iter().collect();
         v.sort_by_key(|(k, _)| **k);
@@ -578,10 +572,8 @@ fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
 /// Writes the [`schema::PATH_TABLES`] of `paths` (each path and its records).
 pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &mut dyn Sink) -> io::Result<Counts> {
     let mut counts = Counts::new();
-    let all = schema::tables();
-    let table = |n: &str| all.iter().find(|t| t.name == n).expect("the schema has the path tables");
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let mut t = open(sink, table("paths"), &[])?;
+    let mut t = open(sink, &schema::table("paths"), &[])?;
     for (spec, r) in paths {
         let c = r.counts();
         let s = r.stats();
@@ -605,7 +597,7 @@ pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &
         ])?;
     }
     done(t, "paths", &mut counts)?;
-    let mut t = open(sink, table("path_messages"), &[])?;
+    let mut t = open(sink, &schema::table("path_messages"), &[])?;
     for (spec, r) in paths {
         let label = spec.label();
         for (i, (row, status)) in r.rows.iter().zip(r.statuses()).enumerate() {

@@ -207,6 +207,23 @@ impl<'a> PathIndex<'a> {
         v
     }
 
+    /// The records of each path written as [`Architecture::parse_path`] takes it (`paths`), then
+    /// of each named path of the architecture (`named`), in that order; a path that cannot be
+    /// found or followed is its error, starting with `what[0]` (a written path) or `what[1]` (a
+    /// named one).
+    pub fn follow(
+        &self,
+        arch: &Architecture,
+        paths: &[String],
+        named: &[String],
+        opt: PathOptions,
+        what: [&str; 2],
+    ) -> Vec<Result<(PathSpec, PathRecords), String>> {
+        let specs = paths.iter().map(|p| arch.parse_path(p, what[0]));
+        let specs = specs.chain(named.iter().map(|n| arch.named_path(n, what[1])));
+        specs.map(|s| s.and_then(|s| self.records(arch, &s, opt).map(|r| (s, r)))).collect()
+    }
+
     /// The records of `path` in `arch`.
     pub fn records(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<PathRecords, String> {
         let mut ch = self.chains(arch, path, opt)?;
