@@ -63,4 +63,16 @@ impl Handler for ExecutorHandler {
             self.threads.extend(p.threads);
         }
     }
+
+    fn shifts(&self) -> bool {
+        true
+    }
+
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for (k, p) in &mut self.threads {
+            for d in [&mut p.get_next_ns, &mut p.wait_ns, &mut p.execute_ns] {
+                *d = by.duration(k.0, *d);
+            }
+        }
+    }
 }

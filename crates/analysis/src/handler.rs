@@ -30,6 +30,7 @@
 //! println!("{:?}", switches.per_cpu);
 //! ```
 
+use crate::clocks::ClockShift;
 use crate::tables::Collected;
 use rostrace_ctf::{Event, EventClass};
 use std::any::Any;
@@ -141,6 +142,22 @@ pub trait Handler: Any + Send + Sync {
     /// part's: map them with [`Part::run`]. Results kept in event order merge by
     /// [`Context::order`]. Parts are merged in turn into the registered handler.
     fn merge(&mut self, _part: Box<dyn Any>, _map: &Part<'_>) {}
+
+    /// Whether [`Handler::shift`] moves every time of the results (`false` by default). The
+    /// recordings of several hosts are read once, on the clocks they recorded, when every
+    /// handler that subscribed to an event class of the set says so (a handler that subscribed
+    /// to none is taken to hold no time); the hosts' clocks are then estimated from the
+    /// messages they exchanged ([`crate::hosts`]), and what the pass made moved to the aligned
+    /// clocks. Otherwise a first pass matches the messages and the analysis reads the
+    /// recordings again on the aligned clocks.
+    fn shifts(&self) -> bool {
+        false
+    }
+
+    /// Moves the results to other clocks, once the pass and [`Handler::finish`] are done (when
+    /// [`Handler::shifts`]): a time `ts` of trace `t` becomes `by.time(t, ts)`, a duration `d`
+    /// becomes `by.duration(t, d)` ([`ClockShift`]).
+    fn shift(&mut self, _by: &ClockShift) {}
 }
 
 /// Positions of named payload fields in an event class, resolved once: `fields.int(ev, 0)` is

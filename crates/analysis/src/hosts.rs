@@ -1,5 +1,6 @@
 //! Recordings of several hosts analysed as one system: each host's clock aligned to a reference
-//! host's before the analysis, from the messages they exchange. Every matched message between
+//! host's from the messages they exchange (in one reading: [`crate::Processor::run_aligned`]).
+//! Every matched message between
 //! two hosts bounds the offset of their clocks: one from the reference host R to host H is taken
 //! after it was published, so H's clock minus R's is below `take − publish`; one from H to R
 //! bounds it from below, by `publish − take`. With traffic both ways the offset is the middle
@@ -8,7 +9,8 @@
 //! recorded clocks are kept, with a warning. A user whose hosts share a clock (PTP) gives the
 //! offsets instead ([`crate::Options::clock_offsets`]).
 
-use crate::pipeline::Processor;
+use crate::clocks::ClockShift;
+use crate::pipeline::{Options, Processor};
 pub use crate::report::{ClockSource, HostClock};
 use crate::services::ServiceHandler;
 use rostrace_ctf::TraceSet;
@@ -22,12 +24,82 @@ fn hosts_of(set: &TraceSet) -> Vec<String> {
     set.hosts().into_iter().map(unnamed).collect()
 }
 
+/// Whether `set` holds traces of several hosts.
+pub(crate) fn several(set: &TraceSet) -> bool {
+    let mut names = hosts_of(set);
+    names.sort();
+    names.dedup();
+    names.len() > 1
+}
+
 /// Aligns the clocks of the hosts of `set` (when it holds traces of several) to its reference
 /// host (the one with the most trace bytes): a first analysis matches the messages, the
 /// offsets are estimated or taken from `given` (host name, its clock minus the reference's in
 /// ns), and the traces' times are moved. Returns each host's alignment (nothing for one host)
-/// and what to warn about.
+/// and what to warn about. ([`crate::Open`] reads the recordings once instead, moving what the
+/// pass made afterwards, when its handlers can: see [`crate::Handler::shifts`].)
 pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<HostClock>, Vec<String>) {
+    let messages = match several(set) {
+        false => Vec::new(),
+        true => {
+            // The messages (topics' and services' requests and responses): a first analysis of
+            // the recorded times.
+            let mut p = Processor::new();
+            p.add(ServiceHandler::default());
+            p.set_jobs(jobs);
+            messages(&crate::View::from(&p.linked_only(set)))
+        }
+    };
+    let a = estimate(set, given, messages);
+    a.apply(set);
+    (a.clocks, a.warnings)
+}
+
+/// The messages between traces that an analysis matched, each as (trace sent from, time sent,
+/// trace taken by, time taken): the topics' flows, and the services' requests and responses.
+pub(crate) fn messages(v: &crate::View<'_>) -> Vec<(u32, i64, u32, i64)> {
+    let mut messages: Vec<(u32, i64, u32, i64)> = v
+        .flows
+        .iter()
+        .map(|f| {
+            let (p, t) = (&v.pubs[f.publication as usize].publication, &v.takes[f.take as usize].take);
+            (p.trace, p.ts, t.trace, t.ts)
+        })
+        .collect();
+    if let Some(calls) = v.handlers.get::<ServiceHandler>() {
+        messages.extend(crate::report::exchanged(v.model, calls));
+    }
+    messages
+}
+
+/// The hosts' clocks, as estimated from their messages or given, and how to move each trace's
+/// times to the reference host's clock.
+pub(crate) struct Alignment {
+    /// Each host's alignment (nothing for one host).
+    pub(crate) clocks: Vec<HostClock>,
+    /// What to warn about.
+    pub(crate) warnings: Vec<String>,
+    /// Per trace of the set: (offset, drift, at) of [`TraceSet::correct_clocks`], for the traces
+    /// that move.
+    corrections: Vec<(usize, i64, f64, i64)>,
+}
+
+impl Alignment {
+    /// Corrects the clocks of the traces of `set` that move; returns how their times move (for
+    /// what was read from them before).
+    pub(crate) fn apply(&self, set: &mut TraceSet) -> ClockShift {
+        let mut moves = vec![None; set.traces.len()];
+        for &(ti, offset, drift, at_ns) in &self.corrections {
+            moves[ti] = set.clock_correction(ti, offset, drift, at_ns);
+            set.correct_clocks(ti, offset, drift, at_ns);
+        }
+        ClockShift::new(moves)
+    }
+}
+
+/// The alignment of the hosts of `set` from `messages` (see [`messages`]), or from the offsets
+/// `given`.
+pub(crate) fn estimate(set: &TraceSet, given: &[(String, i64)], messages: Vec<(u32, i64, u32, i64)>) -> Alignment {
     let hosts = hosts_of(set);
     let mut names: Vec<String> = hosts.clone();
     names.sort();
@@ -39,7 +111,7 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
         }
     }
     if names.len() < 2 {
-        return (Vec::new(), warnings);
+        return Alignment { clocks: Vec::new(), warnings, corrections: Vec::new() };
     }
     let bytes =
         |h: &str| -> u64 { set.traces.iter().zip(&hosts).filter(|(_, x)| *x == h).map(|(t, _)| t.bytes()).sum() };
@@ -63,23 +135,6 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             via: None,
         })
         .collect();
-    // The messages (topics' and services' requests and responses): a first analysis of the
-    // recorded times.
-    let mut p = Processor::new();
-    p.add(ServiceHandler::default());
-    p.set_jobs(jobs);
-    let first = p.linked_only(set);
-    let mut messages: Vec<(u32, i64, u32, i64)> = first
-        .flows
-        .iter()
-        .map(|f| {
-            let (p, t) = (&first.pubs[f.publication as usize].publication, &first.takes[f.take as usize].take);
-            (p.trace, p.ts, t.trace, t.ts)
-        })
-        .collect();
-    if let Some(calls) = first.get::<ServiceHandler>() {
-        messages.extend(crate::report::exchanged(&first.model, calls));
-    }
     let order: Vec<String> = clocks.iter().map(|c| c.host.clone()).collect();
     let at = |h: &str| order.iter().position(|x| x == h);
     let ri = at(&reference).unwrap_or(0);
@@ -170,15 +225,87 @@ pub fn align(set: &mut TraceSet, given: &[(String, i64)], jobs: usize) -> (Vec<H
             }
         }
     }
+    let mut moved = Vec::new();
     for (ti, h) in hosts.iter().enumerate() {
         if let Some(i) = at(h) {
             let (offset, drift, at_ns) = corrections[i];
             if offset != 0 || drift != 0.0 {
-                set.correct_clocks(ti, offset, drift, at_ns);
+                moved.push((ti, offset, drift, at_ns));
             }
         }
     }
-    (clocks, warnings)
+    Alignment { clocks, warnings, corrections: moved }
+}
+
+impl Processor {
+    /// [`Processor::run`] over the traces of several hosts, their clocks aligned to a reference
+    /// host's from the messages they exchanged, or by the offsets given
+    /// ([`Options::clock_offsets`]; nothing is aligned with [`Options::keep_clocks`]). The
+    /// analysis's report says each host's alignment ([`Report::hosts`]). The set's clocks are
+    /// corrected: what reads it afterwards reads the aligned times.
+    ///
+    /// The recordings are read once when they can be: the pass runs on the clocks they
+    /// recorded, the clocks are estimated from the messages it matched, and what it made (the
+    /// model, the linked tables, the handlers' results) is moved to the aligned clocks. Nothing
+    /// the pass links depends on the clocks of two hosts (a message is matched by its source
+    /// timestamp). They are read twice (a first pass for the messages only) when the analysis
+    /// has a window, when a handler that gets events cannot move its results
+    /// ([`Handler::shifts`]), without a [`ServiceHandler`](crate::ServiceHandler), or when
+    /// asked to ([`Options::align_in_two_passes`]).
+    pub fn run_aligned(
+        mut self,
+        set: &mut TraceSet,
+        options: &Options,
+        progress: impl FnMut(u64, u64),
+    ) -> crate::Analysis {
+        if options.keep_clocks {
+            return self.run(set, options, progress);
+        }
+        let jobs = self.jobs;
+        let plan = crate::engine::plan(&mut self.handlers, set);
+        let hs = &self.handlers.0;
+        let once = several(set)
+            && options.window.is_all()
+            && !options.align_in_two_passes
+            && self.handlers.get::<crate::ServiceHandler>().is_some()
+            && hs.iter().zip(&plan.subscribed).all(|(h, s)| !s || h.shifts());
+        let (an, linked, alignment) = if once {
+            let c = crate::engine::collect_planned(&mut self.handlers, jobs, set, options.window, &plan, progress);
+            let (mut tables, mut linked) = crate::link::link(c, rostrace_threads::threads(jobs));
+            let messages = {
+                let t = &tables;
+                let v = crate::View {
+                    model: &t.model,
+                    runs: &t.runs,
+                    slots: &t.slots,
+                    pubs: &t.pubs,
+                    takes: &t.takes,
+                    flows: &t.flows,
+                    handlers: &self.handlers,
+                };
+                messages(&v)
+            };
+            let alignment = estimate(set, &options.clock_offsets, messages);
+            let by = alignment.apply(set);
+            if !by.is_empty() {
+                tables.shift(&by);
+                linked.shift(&tables, &by);
+                for h in &mut self.handlers.0 {
+                    h.shift(&by);
+                }
+            }
+            (crate::Analysis::new(tables, self.handlers), linked, (alignment.clocks, alignment.warnings))
+        } else {
+            let alignment = align(set, &options.clock_offsets, jobs);
+            let c = crate::engine::collect_planned(&mut self.handlers, jobs, set, options.window, &plan, progress);
+            let (tables, linked) = crate::link::link(c, rostrace_threads::threads(jobs));
+            (crate::Analysis::new(tables, self.handlers), linked, alignment)
+        };
+        let mut an = Processor::report(an, linked, options, jobs);
+        an.report.hosts = alignment.0;
+        an.report.warnings.splice(0..0, alignment.1);
+        an
+    }
 }
 
 /// What the alignment of the hosts' clocks leaves uncertain in the latency of a path: the

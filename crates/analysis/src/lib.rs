@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+mod clocks;
 mod collections;
 pub mod diff;
 mod engine;
@@ -49,6 +50,7 @@ mod tables;
 mod window;
 mod yaml_io;
 
+pub use clocks::ClockShift;
 pub use collections::{FastHasher, HashMap, HashSet};
 pub use events::{ClassInfo, Kind, F};
 pub use executor::{ExecutorHandler, ExecutorPhases};

@@ -2,6 +2,7 @@
 //! subscriptions, publications to their topics, and takes matched to their publications (the
 //! flows).
 
+use crate::clocks::ClockShift;
 use crate::collections::{push_small, HashMap, HashSet};
 use crate::model::*;
 use crate::tables::{Collected, Publication, Run, Take};
@@ -169,6 +170,8 @@ pub(crate) struct Linked {
     pub(crate) events: u64,
     pub(crate) ros_events: u64,
     pub(crate) range: Option<(i64, i64)>,
+    /// Each trace's first and last event time (see [`Collected`]).
+    pub(crate) ranges: Vec<(i64, i64)>,
     pub(crate) errors: Vec<crate::tables::ReadError>,
     pub(crate) discarded: u64,
     pub(crate) window: Option<(i64, i64)>,
@@ -207,6 +210,7 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         events,
         ros_events,
         range,
+        ranges,
         errors,
         losses,
         discarded,
@@ -226,6 +230,7 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         events,
         ros_events,
         range,
+        ranges,
         errors,
         discarded,
         window,
@@ -234,6 +239,64 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         topics,
     };
     (Tables { model: m, traces, runs, slots, pubs, takes, flows }, linked)
+}
+
+impl Tables {
+    /// Every time of the tables moved to other clocks ([`ClockShift`]): the model's, the runs',
+    /// the publications' and the takes' (but the DDS source timestamps, which are payload: the
+    /// publishing host's clock as recorded, which the takes were matched by), and the flows'
+    /// latencies made again of the moved times. Nothing the tables were linked by changes: each
+    /// correction keeps its trace's order of times, and a message is matched by its source
+    /// timestamp, not by when it was taken.
+    pub(crate) fn shift(&mut self, by: &ClockShift) {
+        self.model.shift(by);
+        let slots = &self.slots;
+        for r in &mut self.runs {
+            let t = slots[r.run.slot()].0;
+            if by.moves(t) {
+                r.run.shift(|ts| by.time(t, ts));
+            }
+        }
+        for p in &mut self.pubs {
+            let t = p.publication.trace;
+            if by.moves(t) {
+                p.publication.shift(|ts| by.time(t, ts));
+            }
+        }
+        for x in &mut self.takes {
+            x.take.ts = by.time(x.take.trace, x.take.ts);
+        }
+        let (pubs, takes, runs) = (&self.pubs, &self.takes, &self.runs);
+        for f in &mut self.flows {
+            let pt = pubs[f.publication as usize].publication.ts;
+            let t = &takes[f.take as usize].take;
+            f.pub_to_take_ns = t.ts - pt;
+            f.pub_to_callback_ns = t.run.map(|r| runs[r as usize].run.start - pt);
+        }
+    }
+}
+
+impl Linked {
+    /// The first and last event time moved to other clocks, and the drops counted again on
+    /// them (a drop is a publication between a subscription's first and last takes that it did
+    /// not take: times of two hosts compared), with `t`, the tables moved ([`Tables::shift`]).
+    pub(crate) fn shift(&mut self, t: &Tables, by: &ClockShift) {
+        self.range = crate::tables::range_of(&self.ranges, |t, ts| by.time(t, ts));
+        // The publications takes can be matched to, per topic ([`Matchable`]'s).
+        let mut lists: HashMap<&str, Vec<u32>> = HashMap::default();
+        for (i, LinkedPublication { publication: p, topic }) in t.pubs.iter().enumerate() {
+            let Some(topic) = topic else { continue };
+            let matchable = match p.source_ts() {
+                Some(s) if s != 0 => true,
+                _ => p.ts_rmw().is_some() && p.ts_after().is_some(),
+            };
+            if !p.intra && matchable {
+                lists.entry(&**topic).or_default().push(i as u32);
+            }
+        }
+        let lists: HashMap<&str, &[u32]> = lists.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        count_dropped(&mut self.topics, dropped(&t.pubs, &t.takes, &t.flows, &lists, &t.model));
+    }
 }
 
 /// Callback runs → callback objects; publications → topics (on two threads, when there are).
@@ -466,7 +529,13 @@ fn match_flows(
     }
     // Grown by doubling: the table is kept to the end, its spare room need not be.
     flows.shrink_to_fit();
-    for (name, n) in dropped(pubs, takes, &flows, &x.matchable_by_name(), m) {
+    count_dropped(&mut tally, dropped(pubs, takes, &flows, &x.matchable_by_name(), m));
+    (flows, tally)
+}
+
+/// Each topic's drops (see [`dropped`]) into the tally.
+fn count_dropped(tally: &mut TopicTally, drops: HashMap<&str, u64>) {
+    for (name, n) in drops {
         match tally.get_mut(name) {
             Some(c) => c.dropped = Some(n),
             None => {
@@ -474,7 +543,6 @@ fn match_flows(
             }
         }
     }
-    (flows, tally)
 }
 
 /// Why a take of a topic found no publication: `published` publications of the topic are in

@@ -76,6 +76,17 @@ impl<T> Registry<T> {
     }
 }
 
+impl<T> Registry<T> {
+    /// The creation times of the lookup by key moved to other clocks (see [`Model::shift`]).
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for (k, v) in self.by_key.iter_mut() {
+            if by.moves(k.0) {
+                v.shift(|ts| by.time(k.0, ts));
+            }
+        }
+    }
+}
+
 /// The steps of the pass that apply to a registry of any kind of object.
 trait Stamped {
     /// The objects added since the last stamp were created by the event of `order`.
@@ -174,6 +185,13 @@ impl Versions {
         match &self.0 {
             Repr::One { id, .. } => *id,
             Repr::Many(v) => v.last().map_or(0, |v| v.1),
+        }
+    }
+
+    fn shift(&mut self, f: impl Fn(i64) -> i64) {
+        match &mut self.0 {
+            Repr::One { ts, .. } => *ts = f(*ts),
+            Repr::Many(list) => list.iter_mut().for_each(|v| v.0 = f(v.0)),
         }
     }
 
@@ -533,6 +551,38 @@ impl Model {
             m.collector_of.extend(p.collector_of);
         }
         m
+    }
+
+    /// Every time of the model (objects' creation times and their lookup by time, lifecycle
+    /// transitions) moved to other clocks, each by its trace's correction. A correction keeps
+    /// each trace's order of times, so that every lookup by time finds what it found before,
+    /// at the moved time.
+    pub(crate) fn shift(&mut self, by: &crate::ClockShift) {
+        self.nodes.shift(by);
+        self.publishers.shift(by);
+        self.publishers_by_rmw.shift(by);
+        self.subscriptions.shift(by);
+        self.subscriptions_by_rmw.shift(by);
+        self.subscriptions_by_rclcpp.shift(by);
+        self.timers.shift(by);
+        self.services.shift(by);
+        self.clients.shift(by);
+        self.callbacks.shift(by);
+        self.executors.shift(by);
+        self.groups.shift(by);
+        self.lifecycles.shift(by);
+        let mv = |key: Key, ts: &mut i64| *ts = by.time(key.0, *ts);
+        self.nodes.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.publishers.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.subscriptions.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.timers.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.services.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.clients.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        self.callbacks.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
+        for l in &mut self.lifecycles.items {
+            let key = l.key;
+            l.transitions.iter_mut().for_each(|t| mv(key, &mut t.0));
+        }
     }
 
     /// Resolves node handles and callback owners, now that all initialization events are known

@@ -109,16 +109,10 @@ impl<'a> Open<'a> {
         if set.traces.is_empty() {
             return Err(errors);
         }
-        // Several hosts: their clocks aligned first.
-        let (hosts, warnings) = match options.keep_clocks {
-            true => Default::default(),
-            false => crate::hosts::align(&mut set, &options.clock_offsets, jobs),
-        };
         let mut p = processor.unwrap_or_else(Processor::standard);
         p.set_jobs(jobs);
-        let mut analysis = p.run(&set, &options, progress);
-        analysis.report.hosts = hosts;
-        analysis.report.warnings.splice(0..0, warnings);
+        // Several hosts: their clocks aligned.
+        let analysis = p.run_aligned(&mut set, &options, progress);
         for e in &analysis.report.read_errors {
             on_error(e);
         }

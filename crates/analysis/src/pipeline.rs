@@ -44,7 +44,7 @@ pub struct Analysis {
 
 impl Analysis {
     /// The linked tables and the handlers, with the report still empty.
-    fn new(t: Tables, handlers: Handlers) -> Analysis {
+    pub(crate) fn new(t: Tables, handlers: Handlers) -> Analysis {
         let Tables { model, traces, runs, slots, pubs, takes, flows } = t;
         Analysis {
             model,
@@ -154,6 +154,11 @@ pub struct Options {
     pub clock_offsets: Vec<(String, i64)>,
     /// Keep the recorded clocks of several hosts as they are (no alignment).
     pub keep_clocks: bool,
+    /// Align the clocks of several hosts by reading their recordings twice (a first pass
+    /// matches the messages, the second analyses on the aligned clocks), even where one pass
+    /// would do ([`Processor::run_aligned`]): the same results, in a different order where
+    /// the hosts' events interleave differently; what the one pass is tested against.
+    pub align_in_two_passes: bool,
 }
 
 impl Options {
@@ -174,8 +179,8 @@ impl Options {
 /// or [`Processor::collect`] (the ROS 2 tables only; then [`Processor::get`]).
 #[derive(Default)]
 pub struct Processor {
-    handlers: Handlers,
-    jobs: usize,
+    pub(crate) handlers: Handlers,
+    pub(crate) jobs: usize,
 }
 
 impl Processor {
@@ -239,7 +244,12 @@ impl Processor {
     /// bytes read.
     pub fn run(self, set: &TraceSet, options: &Options, progress: impl FnMut(u64, u64)) -> Analysis {
         let jobs = self.jobs;
-        let (mut an, linked) = self.linked(set, options.window, progress);
+        let (an, linked) = self.linked(set, options.window, progress);
+        Processor::report(an, linked, options, jobs)
+    }
+
+    /// The longest paths when asked for, the report, and its filter by node and topic.
+    pub(crate) fn report(mut an: Analysis, linked: Linked, options: &Options, jobs: usize) -> Analysis {
         let lp = options.longest_paths.then(|| {
             let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
             let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);

@@ -154,4 +154,27 @@ impl Handler for ServiceHandler {
             self.pending.clear();
         }
     }
+
+    /// The calls' times moved, but the responses' source timestamps (payload: the sending
+    /// host's clock as recorded).
+    fn shifts(&self) -> bool {
+        true
+    }
+
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for c in &mut self.client_calls {
+            let t = c.client.0;
+            c.ts_send = by.time(t, c.ts_send);
+            if let Some(r) = &mut c.response {
+                r.0 = by.time(t, r.0);
+            }
+        }
+        for c in &mut self.server_calls {
+            let t = c.service.0;
+            c.ts_take = by.time(t, c.ts_take);
+            if let Some(r) = &mut c.response {
+                r.0 = by.time(t, r.0);
+            }
+        }
+    }
 }

@@ -55,6 +55,14 @@ impl Run {
         (self.end != NO_END).then_some(self.end)
     }
 
+    /// Its start and end moved by `f` (see [`crate::ClockShift`]).
+    pub(crate) fn shift(&mut self, f: impl Fn(i64) -> i64) {
+        self.start = f(self.start);
+        if self.end != NO_END {
+            self.end = f(self.end);
+        }
+    }
+
     /// Duration (ns), if the run ended.
     #[inline]
     pub fn duration(&self) -> Option<i64> {
@@ -148,6 +156,17 @@ impl Publication {
         self.times[l as usize] != NO_TIME
     }
 
+    /// Its times moved by `f` (see [`crate::ClockShift`]), but the DDS source timestamp: the
+    /// publishing host's clock as recorded, as the takes' source timestamps are.
+    pub(crate) fn shift(&mut self, f: impl Fn(i64) -> i64) {
+        self.ts = f(self.ts);
+        for (l, t) in self.times.iter_mut().enumerate() {
+            if *t != NO_TIME && l != Layer::Source as usize {
+                *t = f(*t);
+            }
+        }
+    }
+
     /// Time of `rclcpp_publish`.
     pub fn ts_rclcpp(&self) -> Option<i64> {
         self.time(Layer::Rclcpp)
@@ -218,6 +237,13 @@ pub struct Take {
     pub run: Option<u32>,
 }
 
+/// The first and last time of `ranges` (each trace's, as [`Collected`] holds them), moved by
+/// `time` (trace index, time).
+pub(crate) fn range_of(ranges: &[(i64, i64)], time: impl Fn(u32, i64) -> i64) -> Option<(i64, i64)> {
+    let each = ranges.iter().enumerate().filter(|(_, r)| r.0 <= r.1);
+    each.map(|(t, r)| (time(t as u32, r.0), time(t as u32, r.1))).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+}
+
 /// Everything one pass collects.
 #[derive(Default)]
 pub struct Collected {
@@ -244,6 +270,8 @@ pub struct Collected {
     pub unused_events: Vec<(String, u64)>,
     /// First and last event time.
     pub range: Option<(i64, i64)>,
+    /// Each trace's first and last event time, by trace index ((`i64::MAX`, `i64::MIN`): none).
+    pub(crate) ranges: Vec<(i64, i64)>,
     /// Errors met while reading.
     pub errors: Vec<ReadError>,
     /// Losses (discarded events, lost packets), as text.

@@ -337,3 +337,86 @@ fn three_hosts_one_of_which_only_listens() {
         assert!(dom.contains(&format!("data-host=\"{h}\"")), "{h}: no node of it in the graph");
     }
 }
+
+/// Two hosts' recordings are read once: the pass runs on the clocks they recorded, and what it
+/// made is moved to the clocks aligned from its messages. The report is the one of reading them
+/// twice (a first pass for the messages, the second on the aligned clocks), for a clock ahead,
+/// a clock behind and a drifting clock, but for the order of lists whose items come from both
+/// hosts (objects are listed in the order of the events that made them, and their events
+/// interleave otherwise on other clocks). (The demo's two processes as two hosts: their
+/// recordings' host names and clocks rewritten; no namespace needed.)
+#[test]
+fn one_reading_aligns_as_two_do() {
+    let dir = TempDir::new("one-reading");
+    let demo = dir.join("demo");
+    let o = rostrace().args(["demo", "--duration", "6", "-o"]).arg(&demo).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let traces = rostrace_ctf::find_traces(&demo).unwrap();
+    let of = |process: &str| traces.iter().find(|t| t.to_string_lossy().contains(process)).unwrap().clone();
+    let b = dir.join("hostB");
+    as_host(&of("control"), &b, Some("hostB"), 0, 0.0);
+    for (k, (shift, drift)) in [(37_000_000i64, 0.0), (-2_500_000_000, 0.0), (0, 1000e-6)].into_iter().enumerate() {
+        let a = dir.join(format!("hostA{k}"));
+        as_host(&of("sensing"), &a, Some("hostA"), shift, drift);
+        let report = |twice: bool| -> Value {
+            let options = rostrace_analysis::Options { align_in_two_passes: twice, ..Default::default() };
+            let l =
+                rostrace_analysis::Open::new(&[&a, &b]).options(options).analyze().unwrap_or_else(|e| panic!("{e:?}"));
+            serde_json::to_value(&l.analysis.report).unwrap()
+        };
+        let (once, twice) = (sorted(report(false)), sorted(report(true)));
+        let h = &once["hosts"];
+        assert_eq!(h.as_array().map(Vec::len), Some(2), "{h}");
+        assert!(h.to_string().contains("\"estimated\""), "{h}");
+        assert!(once["topics"].as_array().is_some_and(|t| t.len() > 3), "{}", once["topics"]);
+        let mut differences = Vec::new();
+        differ(&once, &twice, "", &mut differences);
+        // A drift corrected: a time is moved through the clock's rate in floating point (as the
+        // reader converts it: within a nanosecond of it; a millionth of a sum), and a sum of durations at once (the
+        // executors' phases: within a nanosecond per interval summed, one per execution).
+        differences.retain(|(at, x, y)| {
+            let thread = at.strip_prefix("/executor_threads[").and_then(|r| r.split(']').next());
+            let executions =
+                thread.and_then(|i| once["executor_threads"][i.parse::<usize>().ok()?]["executions"].as_f64());
+            match (drift != 0.0, x.as_f64().zip(y.as_f64())) {
+                (true, Some((x, y))) => (x - y).abs() > executions.unwrap_or((1e-6 * x.abs().max(y.abs())).max(2.0)),
+                _ => true,
+            }
+        });
+        assert!(
+            differences.is_empty(),
+            "shift {shift} ns, drift {drift}: one reading differs from two at {differences:?}"
+        );
+    }
+}
+
+/// Where `a` and `b` differ: (path into them, value in a, value in b).
+fn differ(a: &Value, b: &Value, at: &str, out: &mut Vec<(String, Value, Value)>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() && x.keys().all(|k| y.contains_key(k)) => {
+            for (k, v) in x {
+                differ(v, &y[k], &format!("{at}/{k}"), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                differ(v, w, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push((at.to_string(), a.clone(), b.clone())),
+    }
+}
+
+/// `v` with every list's items in the order of their JSON text.
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Array(a) => {
+            let mut a: Vec<Value> = a.into_iter().map(sorted).collect();
+            a.sort_by_cached_key(|x| x.to_string());
+            Value::Array(a)
+        }
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, x)| (k, sorted(x))).collect()),
+        x => x,
+    }
+}

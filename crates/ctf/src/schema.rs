@@ -73,6 +73,51 @@ impl Clock {
     pub fn to_ns(&self, cycles: u64) -> i64 {
         (self.offset_ns() as i128 + self.cycles_to_ns(cycles) as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
+
+    /// The clock value whose time ([`to_ns`](Self::to_ns)) is `ns`, or the largest whose time
+    /// is before it (0 before the offset).
+    pub fn cycles_at(&self, ns: i64) -> u64 {
+        let d = ns as i128 - self.offset_ns() as i128;
+        if d <= 0 {
+            return 0;
+        }
+        if self.freq == 1_000_000_000 {
+            return d.min(u64::MAX as i128) as u64;
+        }
+        let mut c = (d as f64 * self.freq as f64 / 1e9).round().clamp(0.0, u64::MAX as f64) as u64;
+        // The float's rounding, stepped back over: a few cycles at most.
+        while c > 0 && self.to_ns(c) > ns {
+            c -= 1;
+        }
+        while c < u64::MAX && self.to_ns(c + 1) <= ns {
+            c += 1;
+        }
+        c
+    }
+
+    /// This clock corrected for one that read `offset_ns + drift · (t − at_ns)` ahead of the
+    /// right time `t` (see [`TraceSet::correct_clocks`](crate::TraceSet::correct_clocks)): its
+    /// offset and frequency changed.
+    pub fn corrected(&self, offset_ns: i64, drift: f64, at_ns: i64) -> Clock {
+        let mut c = self.clone();
+        let old = c.offset_s as i128 * 1_000_000_000 + c.cycles_to_ns(c.offset_cycles) as i128;
+        // ns(cycles) = old + cycles·1e9/freq becomes old' + cycles·1e9/freq', with
+        // freq' = freq·(1 + drift) and old' = (old − offset + drift·at) / (1 + drift).
+        let (total, freq) = if drift == 0.0 {
+            (old - offset_ns as i128, c.freq.max(1))
+        } else {
+            // (x + d·at)/(1 + d) = x − (x − at)·d/(1 + d): the product is small, exact in f64.
+            let moved = old - offset_ns as i128;
+            let k = drift / (1.0 + drift);
+            let freq = (c.freq.max(1) as f64 * (1.0 + drift)).round().max(1.0) as u64;
+            (moved - ((moved - at_ns as i128) as f64 * k).round() as i128, freq)
+        };
+        let (s, rem) = (total.div_euclid(1_000_000_000), total.rem_euclid(1_000_000_000));
+        c.freq = freq;
+        c.offset_s = s.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        c.offset_cycles = (rem * freq as i128 / 1_000_000_000) as u64;
+        c
+    }
 }
 
 /// A value of the `env` block.

@@ -7,6 +7,7 @@ use crate::find::find_traces_all;
 use crate::index::PacketFilter;
 use crate::merge::{order_of, Events};
 use crate::parallel::{FileRef, ParStreams, Piped};
+use crate::schema::Clock;
 use crate::stream::StreamReader;
 use crate::trace::Trace;
 use std::path::{Path, PathBuf};
@@ -167,24 +168,19 @@ impl TraceSet {
         let Some(t) = self.traces.get_mut(trace) else { return };
         let mut schema = (*t.schema).clone();
         for c in &mut schema.clocks {
-            let old = c.offset_s as i128 * 1_000_000_000 + c.cycles_to_ns(c.offset_cycles) as i128;
-            // ns(cycles) = old + cycles·1e9/freq becomes old' + cycles·1e9/freq', with
-            // freq' = freq·(1 + drift) and old' = (old − offset + drift·at) / (1 + drift).
-            let (total, freq) = if drift == 0.0 {
-                (old - offset_ns as i128, c.freq.max(1))
-            } else {
-                // (x + d·at)/(1 + d) = x − (x − at)·d/(1 + d): the product is small, exact in f64.
-                let moved = old - offset_ns as i128;
-                let k = drift / (1.0 + drift);
-                let freq = (c.freq.max(1) as f64 * (1.0 + drift)).round().max(1.0) as u64;
-                (moved - ((moved - at_ns as i128) as f64 * k).round() as i128, freq)
-            };
-            let (s, rem) = (total.div_euclid(1_000_000_000), total.rem_euclid(1_000_000_000));
-            c.freq = freq;
-            c.offset_s = s.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-            c.offset_cycles = (rem * freq as i128 / 1_000_000_000) as u64;
+            *c = c.corrected(offset_ns, drift, at_ns);
         }
         t.schema = std::sync::Arc::new(schema);
+    }
+
+    /// How [`correct_clocks`](Self::correct_clocks) with the same arguments moves the times of
+    /// trace `trace` (those of its first clock, the events' clock of every trace LTTng and
+    /// rostrace write): for times read before the correction, to be moved as a reader made
+    /// after it would read them. `None` for a trace without a clock or out of range.
+    pub fn clock_correction(&self, trace: usize, offset_ns: i64, drift: f64, at_ns: i64) -> Option<ClockCorrection> {
+        let from = self.traces.get(trace)?.schema.clocks.first()?.clone();
+        let to = from.corrected(offset_ns, drift, at_ns);
+        Some(ClockCorrection { from, to })
     }
 
     /// Brings the set up to date with its traces being written: finds the traces that
@@ -598,6 +594,70 @@ impl Read<'_> {
             How::Here => f(&mut set.events()),
             How::Ahead => set.with_events(self.jobs, f),
             How::Piped(ints) => set.piped(self.jobs, ints, f),
+        }
+    }
+}
+
+/// A clock's times before and after [`TraceSet::correct_clocks`] ([`TraceSet::clock_correction`]).
+#[derive(Debug, Clone)]
+pub struct ClockCorrection {
+    from: Clock,
+    to: Clock,
+}
+
+impl ClockCorrection {
+    /// The time (ns) that a reader of the corrected clock reads for the clock value read as `ns`
+    /// before the correction: exactly, for a clock of at most 1 GHz (each of its values a time
+    /// of its own); within a nanosecond for a faster one, with a rate corrected (several of
+    /// its values read as one time before).
+    pub fn time(&self, ns: i64) -> i64 {
+        self.to.to_ns(self.from.cycles_at(ns))
+    }
+
+    /// The duration on the corrected clock of `d`, a duration on the clock as recorded.
+    pub fn duration(&self, d: i64) -> i64 {
+        match self.from.freq == self.to.freq {
+            true => d,
+            false => (d as f64 * self.from.freq as f64 / self.to.freq as f64).round() as i64,
+        }
+    }
+
+    /// The correction's constant difference (corrected minus recorded, ns) when the frequency
+    /// is unchanged (no drift corrected): durations are then the same on both clocks.
+    pub fn constant(&self) -> Option<i64> {
+        (self.from.freq == self.to.freq).then(|| self.to.offset_ns() - self.from.offset_ns())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_correction_moves_times_as_the_corrected_clock_reads_them() {
+        for freq in [1_000_000_000, 999_000_999, 2_400_000_000] {
+            let c = Clock {
+                name: "monotonic".into(),
+                description: None,
+                uuid: None,
+                freq,
+                offset_s: 1_700_000_000,
+                offset_cycles: 123_456,
+                precision: 0,
+                absolute: false,
+                declared_at: 0,
+            };
+            for (offset, drift) in [(37_000_000, 0.0), (-2_500_000_000, 0.0), (5_000, 1e-3), (0, -50e-6)] {
+                let to = c.corrected(offset, drift, 1_700_000_100_000_000_000);
+                let k = ClockCorrection { from: c.clone(), to: to.clone() };
+                assert_eq!(k.constant().is_some(), drift == 0.0);
+                for cycles in [0, 1, 999, 123_456_789_012, 86_400_000_000_000, 400_000_000_000_000] {
+                    // A clock faster than 1 GHz has several values in a nanosecond: one of them.
+                    let within = if freq > 1_000_000_000 { 1 } else { 0 };
+                    let (got, want) = (k.time(c.to_ns(cycles)), to.to_ns(cycles));
+                    assert!((got - want).abs() <= within, "{freq} Hz, {offset} ns, {drift}: {cycles}: {got} {want}");
+                }
+            }
         }
     }
 }

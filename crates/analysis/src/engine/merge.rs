@@ -68,10 +68,13 @@ pub(super) fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<V
         }
         c.ros_events += part.c.ros_events;
         c.events += part.n;
-        c.range = match (c.range, part.c.range) {
-            (Some((a, b)), Some((x, y))) => Some((a.min(x), b.max(y))),
-            (r, None) | (None, r) => r,
-        };
+        if c.ranges.is_empty() {
+            c.ranges = std::mem::take(&mut part.c.ranges);
+        } else {
+            for (r, x) in c.ranges.iter_mut().zip(&part.c.ranges) {
+                (r.0, r.1) = (r.0.min(x.0), r.1.max(x.1));
+            }
+        }
         if unused.is_empty() {
             unused = std::mem::take(&mut part.unused);
         } else {
@@ -84,5 +87,6 @@ pub(super) fn merge(mut parts: Vec<PartOut>) -> (Collected, Vec<Vec<u32>>, Vec<V
         models.push(std::mem::take(&mut part.c.model));
     }
     c.model = Model::merge(models);
+    c.range = crate::tables::range_of(&c.ranges, |_, ts| ts);
     (c, runs, unused)
 }

@@ -13,7 +13,7 @@ use crate::tables::Collected;
 use crate::window::Window;
 use pass::ids_of;
 use pass::Pass;
-use plan::Plan;
+pub(crate) use plan::Plan;
 use rostrace_ctf::TraceSet;
 
 /// One pass over `set` with `handlers`, on `jobs` threads (0: one per core; 1: the calling
@@ -32,12 +32,31 @@ pub(crate) fn collect(
     jobs: usize,
     set: &TraceSet,
     window: Window,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Collected {
     let plan = Plan::new(set, &mut handlers.0);
-    let c = match split::collect_split(handlers, jobs, set, window, &plan, &mut progress) {
+    collect_planned(handlers, jobs, set, window, &plan, progress)
+}
+
+/// The pass planned over `set`: each handler subscribed to the event classes it wants (see
+/// [`Plan::subscribed`]). The plan holds on through corrections of the set's clocks
+/// ([`TraceSet::correct_clocks`]): it knows the traces' event classes, not their times.
+pub(crate) fn plan(handlers: &mut Handlers, set: &TraceSet) -> Plan {
+    Plan::new(set, &mut handlers.0)
+}
+
+/// [`collect`] with the plan made by [`plan`] over `set`, with the same handlers.
+pub(crate) fn collect_planned(
+    handlers: &mut Handlers,
+    jobs: usize,
+    set: &TraceSet,
+    window: Window,
+    plan: &Plan,
+    mut progress: impl FnMut(u64, u64),
+) -> Collected {
+    let c = match split::collect_split(handlers, jobs, set, window, plan, &mut progress) {
         Some(c) => c,
-        None => pass(handlers, jobs, set, window, &plan, &mut progress),
+        None => pass(handlers, jobs, set, window, plan, &mut progress),
     };
     let c = finish(handlers, c, set);
     // All read (a reader reports only now and then: it may not have said so).

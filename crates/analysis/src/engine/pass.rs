@@ -35,7 +35,11 @@ pub(super) struct PartOut {
 
 impl<'p> Pass<'p> {
     pub(super) fn new(plan: &'p Plan, window: Window, part: bool) -> Pass<'p> {
-        let c = Collected { orders: part.then(Orders::default), ..Default::default() };
+        let c = Collected {
+            orders: part.then(Orders::default),
+            ranges: vec![(i64::MAX, i64::MIN); plan.identity.len()],
+            ..Default::default()
+        };
         Pass {
             plan,
             window,
@@ -105,10 +109,9 @@ impl<'p> Pass<'p> {
         c.order = order;
         if inside {
             self.n += 1;
-            c.range = Some(match c.range {
-                None => (ts, ts),
-                Some((a, b)) => (a.min(ts), b.max(ts)),
-            });
+            if let Some(r) = c.ranges.get_mut(t as usize) {
+                (r.0, r.1) = (r.0.min(ts), r.1.max(ts));
+            }
         }
         {
             let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
@@ -157,6 +160,7 @@ impl<'p> Pass<'p> {
     /// The whole pass's results.
     pub(super) fn finish(mut self, set: &TraceSet) -> Collected {
         self.c.events = self.n;
+        self.c.range = crate::tables::range_of(&self.c.ranges, |_, ts| ts);
         if !self.window.is_all() {
             self.c.window = self.bounds;
         }

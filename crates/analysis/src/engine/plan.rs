@@ -6,7 +6,7 @@ use crate::ros2::Core;
 use rostrace_ctf::TraceSet;
 
 /// What the pass needs of each trace and class, resolved once.
-pub(super) struct Plan {
+pub(crate) struct Plan {
     pub(super) hosts: Vec<String>,
     pub(super) kernel: Vec<bool>,
     /// Per trace: whether the tracer guessed its ROS 2 distribution (`ros_distro_assumed`).
@@ -16,7 +16,7 @@ pub(super) struct Plan {
     /// Per trace and class: the handlers that want it, with their tokens.
     pub(super) routes: Vec<Vec<Vec<(usize, u32)>>>,
     /// Per handler: whether it subscribed to a class of the set.
-    pub(super) subscribed: Vec<bool>,
+    pub(crate) subscribed: Vec<bool>,
     /// Per trace: the first trace of its UUID, whose part it is ([`TraceSet::identities`]): the
     /// processes, nodes and handles of the parts are one trace's.
     pub(super) identity: Vec<u32>,

@@ -175,6 +175,7 @@ impl<'m> Reporting<'m> {
             events,
             ros_events,
             range,
+            ranges: _,
             errors,
             discarded,
             window,

@@ -170,4 +170,14 @@ impl Handler for Memory {
             self.changes.extend(p.changes);
         }
     }
+
+    fn shifts(&self) -> bool {
+        true
+    }
+
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for (k, v) in &mut self.changes {
+            v.iter_mut().for_each(|c| c.0 = by.time(k.0, c.0));
+        }
+    }
 }

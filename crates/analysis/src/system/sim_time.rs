@@ -15,6 +15,8 @@ pub struct SimTime {
     pub samples: Vec<(i64, i64)>,
     /// The order of each sample's event (see [`Context::order`]).
     orders: Vec<u128>,
+    /// The trace of each sample.
+    traces: Vec<u32>,
 }
 
 impl Handler for SimTime {
@@ -34,6 +36,7 @@ impl Handler for SimTime {
         if let Some(stamp) = self.fields[token as usize].int(ev, 0) {
             self.samples.push((at.ts, stamp));
             self.orders.push(cx.order());
+            self.traces.push(at.trace);
         }
     }
 
@@ -44,12 +47,30 @@ impl Handler for SimTime {
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
         if let Ok(p) = part.downcast::<Self>() {
-            let (samples, orders) = crate::handler::merge_in_order(
-                (std::mem::take(&mut self.samples), std::mem::take(&mut self.orders)),
-                (p.samples, p.orders),
-            );
-            (self.samples, self.orders) = (samples, orders);
+            let mine: Vec<_> =
+                std::mem::take(&mut self.samples).into_iter().zip(std::mem::take(&mut self.traces)).collect();
+            let theirs: Vec<_> = p.samples.into_iter().zip(p.traces).collect();
+            let (both, orders) =
+                crate::handler::merge_in_order((mine, std::mem::take(&mut self.orders)), (theirs, p.orders));
+            (self.samples, self.traces) = both.into_iter().unzip();
+            self.orders = orders;
         }
+    }
+
+    fn shifts(&self) -> bool {
+        true
+    }
+
+    /// The samples' system times moved (their stamps are ROS times), and put in time order
+    /// again, as a pass on the aligned clocks meets them.
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for (s, &t) in self.samples.iter_mut().zip(&self.traces) {
+            s.0 = by.time(t, s.0);
+        }
+        let mut both: Vec<_> =
+            std::mem::take(&mut self.samples).into_iter().zip(std::mem::take(&mut self.traces)).collect();
+        both.sort_by_key(|(s, _)| s.0);
+        (self.samples, self.traces) = both.into_iter().unzip();
     }
 }
 
