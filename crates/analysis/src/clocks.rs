@@ -48,19 +48,4 @@ impl ClockShift {
             _ => d,
         }
     }
-
-    /// The constant difference (aligned minus recorded, ns) of trace `trace`'s times: 0 when it
-    /// does not move, `None` when its clock's rate is corrected too (a drift), so that its
-    /// durations change.
-    pub fn constant(&self, trace: u32) -> Option<i64> {
-        match self.traces.get(trace as usize) {
-            Some(Some(c)) => c.constant(),
-            _ => Some(0),
-        }
-    }
-
-    /// Whether the durations of every trace stay as recorded (no drift corrected).
-    pub fn keeps_durations(&self) -> bool {
-        self.traces.iter().flatten().all(|c| c.constant().is_some())
-    }
 }

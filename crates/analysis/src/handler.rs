@@ -146,7 +146,8 @@ pub trait Handler: Any + Send + Sync {
     /// Whether [`Handler::shift`] moves every time of the results (`false` by default). The
     /// recordings of several hosts are read once, on the clocks they recorded, when every
     /// handler that subscribed to an event class of the set says so (a handler that subscribed
-    /// to none is taken to hold no time); the hosts' clocks are then estimated from the
+    /// to none is taken to hold no time: one that builds results in [`Handler::finish`] from
+    /// the pass's tables must say so here and move them); the hosts' clocks are then estimated from the
     /// messages they exchanged ([`crate::hosts`]), and what the pass made moved to the aligned
     /// clocks. Otherwise a first pass matches the messages and the analysis reads the
     /// recordings again on the aligned clocks.

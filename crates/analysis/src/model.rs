@@ -76,23 +76,14 @@ impl<T> Registry<T> {
     }
 }
 
-impl<T> Registry<T> {
-    /// The creation times of the lookup by key moved to other clocks (see [`Model::shift`]).
-    fn shift(&mut self, by: &crate::ClockShift) {
-        for (k, v) in self.by_key.iter_mut() {
-            if by.moves(k.0) {
-                v.shift(|ts| by.time(k.0, ts));
-            }
-        }
-    }
-}
-
 /// The steps of the pass that apply to a registry of any kind of object.
 trait Stamped {
     /// The objects added since the last stamp were created by the event of `order`.
     fn stamp(&mut self, order: u128);
     /// Gives back the spare room of the objects' table (grown by doubling during the pass).
     fn shrink_to_fit(&mut self);
+    /// The creation times of the lookup by key moved to other clocks (see [`Model::shift`]).
+    fn shift(&mut self, by: &crate::ClockShift);
 }
 
 impl<T> Stamped for Registry<T> {
@@ -102,6 +93,14 @@ impl<T> Stamped for Registry<T> {
 
     fn shrink_to_fit(&mut self) {
         self.items.shrink_to_fit();
+    }
+
+    fn shift(&mut self, by: &crate::ClockShift) {
+        for (k, v) in self.by_key.iter_mut() {
+            if by.moves(k.0) {
+                v.shift(|ts| by.time(k.0, ts));
+            }
+        }
     }
 }
 
@@ -558,19 +557,9 @@ impl Model {
     /// each trace's order of times, so that every lookup by time finds what it found before,
     /// at the moved time.
     pub(crate) fn shift(&mut self, by: &crate::ClockShift) {
-        self.nodes.shift(by);
-        self.publishers.shift(by);
-        self.publishers_by_rmw.shift(by);
-        self.subscriptions.shift(by);
-        self.subscriptions_by_rmw.shift(by);
-        self.subscriptions_by_rclcpp.shift(by);
-        self.timers.shift(by);
-        self.services.shift(by);
-        self.clients.shift(by);
-        self.callbacks.shift(by);
-        self.executors.shift(by);
-        self.groups.shift(by);
-        self.lifecycles.shift(by);
+        for r in self.registries() {
+            r.shift(by);
+        }
         let mv = |key: Key, ts: &mut i64| *ts = by.time(key.0, *ts);
         self.nodes.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));
         self.publishers.items.iter_mut().for_each(|x| mv(x.key, &mut x.created_ns));

@@ -67,10 +67,12 @@ impl Handler for SimTime {
         for (s, &t) in self.samples.iter_mut().zip(&self.traces) {
             s.0 = by.time(t, s.0);
         }
-        let mut both: Vec<_> =
-            std::mem::take(&mut self.samples).into_iter().zip(std::mem::take(&mut self.traces)).collect();
-        both.sort_by_key(|(s, _)| s.0);
-        (self.samples, self.traces) = both.into_iter().unzip();
+        // (Stable: samples of one time keep their order.)
+        let mut order: Vec<usize> = (0..self.samples.len()).collect();
+        order.sort_by_key(|&i| self.samples[i].0);
+        self.samples = order.iter().map(|&i| self.samples[i]).collect();
+        self.traces = order.iter().map(|&i| self.traces[i]).collect();
+        self.orders = order.iter().filter_map(|&i| self.orders.get(i).copied()).collect();
     }
 }
 
