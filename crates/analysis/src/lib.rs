@@ -45,6 +45,7 @@ mod ros2;
 mod services;
 mod skip;
 mod stats;
+mod stream;
 pub mod system;
 mod tables;
 mod window;
@@ -69,6 +70,7 @@ pub use pipeline::{
 pub use report::{CallbackReport, Report, TopicReport};
 pub use services::{ClientCall, ServerCall, ServiceHandler};
 pub use skip::PacketIndex;
-pub use stats::Stats;
+pub use stats::{Stats, SKETCH_RELATIVE_ERROR};
+pub use stream::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS, SLICE_BYTES};
 pub use tables::{Collected, Publication, ReadError, Run, Take};
 pub use window::{parse_time, Bound, Window};

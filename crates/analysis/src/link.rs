@@ -167,6 +167,8 @@ impl View<'_> {
 /// flows' tallies per topic.
 pub(crate) struct Linked {
     pub(crate) unmatched_ends: HashMap<(u32, i64), u64>,
+    /// See [`Collected::ends_alone`].
+    pub(crate) ends_alone: Vec<(u32, i64, i64, u64, i64)>,
     pub(crate) events: u64,
     pub(crate) ros_events: u64,
     pub(crate) range: Option<(i64, i64)>,
@@ -217,6 +219,8 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
         window,
         unused_events,
         traces,
+        counted,
+        ends_alone,
         ..
     } = c;
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
@@ -224,9 +228,10 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     let names = TopicNames::of(&m);
     let (runs, pubs) = link_runs_and_pubs(&m, &names, &slots, runs, pubs, threads);
     let takes = link_takes(&m, &runs, takes);
-    let (flows, topics) = match_flows(&m, &names, &runs, &pubs, &takes);
+    let (flows, topics) = match_flows(&m, &names, &runs, &pubs, &takes, counted);
     let linked = Linked {
         unmatched_ends,
+        ends_alone,
         events,
         ros_events,
         range,
@@ -295,7 +300,7 @@ impl Linked {
             }
         }
         let lists: HashMap<&str, &[u32]> = lists.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-        count_dropped(&mut self.topics, dropped(&t.pubs, &t.takes, &t.flows, &lists, &t.model));
+        count_dropped(&mut self.topics, dropped(&t.pubs, &t.takes, &t.flows, &lists, &t.model, None));
     }
 }
 
@@ -476,14 +481,17 @@ fn match_flows(
     runs: &[LinkedRun],
     pubs: &[LinkedPublication],
     takes: &[LinkedTake],
+    counted: Option<(i64, i64)>,
 ) -> (Vec<Flow>, TopicTally) {
+    // Every take is matched; those of a slice's time are counted ([`Collected::counted`]).
+    let counts = |ts: i64| counted.is_none_or(|(a, b)| a <= ts && ts < b);
     let x = Matchable::of(pubs);
     let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     let mut flows = Vec::new();
     let mut tally = TopicTally::default();
     // Counted per topic name first: a clone of the shared name per topic, not per publication.
     let mut published: HashMap<&Arc<str>, u64> = HashMap::default();
-    for topic in pubs.iter().filter_map(|p| p.topic.as_ref()) {
+    for topic in pubs.iter().filter(|p| counts(p.publication.ts)).filter_map(|p| p.topic.as_ref()) {
         *published.entry(topic).or_default() += 1;
     }
     for (topic, n) in published {
@@ -494,42 +502,44 @@ fn match_flows(
             continue;
         }
         let Some(topic) = sub.map(|s| &names.of_subscription[s as usize]) else { continue };
+        let found = x.find(t, topic, pubs);
+        if let Some((p, by)) = found {
+            let pt = pubs[p as usize].publication.ts;
+            flows.push(Flow {
+                publication: p,
+                take: ti as u32,
+                topic: topic.clone(),
+                by,
+                pub_to_take_ns: t.ts - pt,
+                pub_to_callback_ns: t.run.map(|r| runs[r as usize].run.start - pt),
+            });
+        }
+        if !counts(t.ts) {
+            continue;
+        }
         // (Looked up by name: the shared name is cloned only for a topic's first take.)
         if !tally.contains_key(&**topic) {
             tally.insert(topic.clone(), TopicCount::default());
         }
         let count = tally.get_mut(&**topic).expect("just inserted");
         count.takes += 1;
-        match x.find(t, topic, pubs) {
-            Some((p, by)) => {
-                let pt = pubs[p as usize].publication.ts;
-                flows.push(Flow {
-                    publication: p,
-                    take: ti as u32,
-                    topic: topic.clone(),
-                    by,
-                    pub_to_take_ns: t.ts - pt,
-                    pub_to_callback_ns: t.run.map(|r| runs[r as usize].run.start - pt),
-                });
+        if found.is_none() {
+            let reason = unmatched_reason(
+                t,
+                count.pubs,
+                published_topics.contains(&**topic),
+                x.topic(topic).and_then(|k| x.source_range[k as usize]),
+            );
+            match count.reasons.iter_mut().find(|r| r.0 == reason) {
+                Some(r) => r.1 += 1,
+                None => push_small(&mut count.reasons, (reason, 1)),
             }
-            None => {
-                let reason = unmatched_reason(
-                    t,
-                    count.pubs,
-                    published_topics.contains(&**topic),
-                    x.topic(topic).and_then(|k| x.source_range[k as usize]),
-                );
-                match count.reasons.iter_mut().find(|r| r.0 == reason) {
-                    Some(r) => r.1 += 1,
-                    None => push_small(&mut count.reasons, (reason, 1)),
-                }
-                count.unmatched += 1;
-            }
+            count.unmatched += 1;
         }
     }
     // Grown by doubling: the table is kept to the end, its spare room need not be.
     flows.shrink_to_fit();
-    count_dropped(&mut tally, dropped(pubs, takes, &flows, &x.matchable_by_name(), m));
+    count_dropped(&mut tally, dropped(pubs, takes, &flows, &x.matchable_by_name(), m, counted));
     (flows, tally)
 }
 
@@ -579,6 +589,7 @@ fn dropped<'a>(
     flows: &[Flow],
     matchable: &HashMap<&'a str, &[u32]>,
     m: &Model,
+    counted: Option<(i64, i64)>,
 ) -> HashMap<&'a str, u64> {
     // Per subscription: the publications it took, the first one's time and its last take.
     struct Acc {
@@ -608,7 +619,10 @@ fn dropped<'a>(
             .iter()
             .filter(|&&p| {
                 let ts = pubs[p as usize].publication.ts;
-                a.first_pub <= ts && ts <= a.last_take && !a.took.contains(&p)
+                a.first_pub <= ts
+                    && ts <= a.last_take
+                    && !a.took.contains(&p)
+                    && counted.is_none_or(|(from, to)| from <= ts && ts < to)
             })
             .count() as u64;
         *out.entry(name).or_default() += n;

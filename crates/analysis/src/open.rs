@@ -109,10 +109,22 @@ impl<'a> Open<'a> {
         if set.traces.is_empty() {
             return Err(errors);
         }
-        let mut p = processor.unwrap_or_else(Processor::standard);
-        p.set_jobs(jobs);
-        // Several hosts: their clocks aligned.
-        let analysis = p.run_aligned(&mut set, &options, progress);
+        let standard = processor.is_none();
+        let analysis = if crate::stream::wanted(&set, &options, standard) {
+            let slice = options.slice_bytes.unwrap_or(crate::SLICE_BYTES);
+            crate::stream::analyze(&mut set, &options, jobs, slice, progress)
+        } else {
+            let mut p = processor.unwrap_or_else(Processor::standard);
+            p.set_jobs(jobs);
+            // Several hosts: their clocks aligned.
+            let mut a = p.run_aligned(&mut set, &options, progress);
+            if options.streaming == crate::Streaming::Always {
+                if let Some(why) = crate::stream::refusal(&set, &options, standard) {
+                    a.report.warnings.push(format!("analysed in memory, not streamed: {why}"));
+                }
+            }
+            a
+        };
         for e in &analysis.report.read_errors {
             on_error(e);
         }

@@ -45,6 +45,7 @@ pub struct Analysis {
 impl Analysis {
     /// The linked tables and the handlers, with the report still empty.
     pub(crate) fn new(t: Tables, handlers: Handlers) -> Analysis {
+        // (Also the analysis a streamed one is made into: crate::stream.)
         let Tables { model, traces, runs, slots, pubs, takes, flows } = t;
         Analysis {
             model,
@@ -159,6 +160,12 @@ pub struct Options {
     /// would do ([`Processor::run_aligned`]): the same results, in a different order where
     /// the hosts' events interleave differently; what the one pass is tested against.
     pub align_in_two_passes: bool,
+    /// Whether the analysis is streamed, slice of time by slice of time, in memory bounded by
+    /// the system's size rather than the recording's length (see [`Streaming`](crate::Streaming)).
+    pub streaming: crate::Streaming,
+    /// The size of a streamed analysis's slices, in bytes of stream files
+    /// ([`SLICE_BYTES`](crate::SLICE_BYTES) when `None`).
+    pub slice_bytes: Option<u64>,
 }
 
 impl Options {

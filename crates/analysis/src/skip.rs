@@ -4,9 +4,10 @@
 //! of a growing recording (`rostrace live`) reads each packet before its window once, not at
 //! every analysis.
 
+use crate::collections::HashMap;
 use crate::events::Kind;
 use rostrace_ctf::TraceSet;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -29,6 +30,8 @@ pub struct PacketIndex {
     /// Events of the packets learnt, and of the last packets read after them.
     events: u64,
     last_events: u64,
+    /// The first and last event time read.
+    range: Option<(i64, i64)>,
 }
 
 impl PacketIndex {
@@ -46,11 +49,16 @@ impl PacketIndex {
         // Per stream file (by the address of its path in the set): its path, the last packet
         // seen, the packets with an initialization event, the events of that last packet and
         // of those before it.
-        let mut seen: HashMap<*const Path, Seen> = HashMap::new();
-        let mut is_init: HashMap<(usize, usize), bool> = HashMap::new();
+        // (Looked up at every event: hashed fast.)
+        let mut seen: HashMap<*const Path, Seen> = HashMap::default();
+        let mut is_init: HashMap<(usize, usize), bool> = HashMap::default();
+        let mut range = self.range;
         set.read().run(|events| {
             while let Some(r) = events.next() {
                 let Ok(ev) = r else { continue };
+                if let Some(ts) = ev.timestamp() {
+                    range = Some(range.map_or((ts, ts), |(a, b)| (a.min(ts), b.max(ts))));
+                }
                 let path = ev.stream_path();
                 let s =
                     seen.entry(path as *const Path).or_insert_with(|| (path.to_path_buf(), 0, BTreeSet::new(), [0, 0]));
@@ -69,6 +77,7 @@ impl PacketIndex {
             }
         });
         set.clear_packet_filter();
+        self.range = range;
         let streams = Arc::make_mut(&mut self.streams);
         self.last_events = 0;
         for (_, (path, last, init, [before, at_last])) in seen {
@@ -84,6 +93,11 @@ impl PacketIndex {
     /// [`learn`](Self::learn).
     pub fn events(&self) -> u64 {
         self.events + self.last_events
+    }
+
+    /// The first and last event time of the packets read so far.
+    pub fn range(&self) -> Option<(i64, i64)> {
+        self.range
     }
 
     /// Passes over, in `set`, the packets learnt to hold no initialization event that end

@@ -52,6 +52,154 @@ impl Stats {
     }
 }
 
+/// The values kept exactly by a [`Sample`] before it turns to buckets: a callback or topic of
+/// fewer values has exact percentiles.
+const EXACT: usize = 1024;
+
+/// Relative accuracy of a [`Sample`]'s buckets: each holds the values within this fraction of
+/// its representative value (so a percentile read from them is within it of the exact one).
+pub const SKETCH_RELATIVE_ERROR: f64 = 0.005;
+
+/// A sample of durations or latencies that is added to value by value (slice of time by slice
+/// of time, in a streamed analysis), in memory bounded by the range of its values, not
+/// their number. Count, sum, mean, min and max are exact; so is the standard deviation, up to
+/// floating point (sums of squares in 128-bit integers); percentiles are exact up to
+/// [`EXACT`] values, then read from logarithmic buckets (DDSketch, Masson et al., VLDB 2019) of
+/// relative accuracy [`SKETCH_RELATIVE_ERROR`], clamped to the exact min and max.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    count: u64,
+    sum: i128,
+    squares: i128,
+    min: i64,
+    max: i64,
+    /// The values, while there are at most [`EXACT`].
+    exact: Option<Vec<i64>>,
+    /// Bucket index to count, of positive values and of the magnitudes of negative ones; zeros.
+    positive: std::collections::BTreeMap<i32, u64>,
+    negative: std::collections::BTreeMap<i32, u64>,
+    zeros: u64,
+}
+
+/// log(gamma), gamma = (1 + a) / (1 - a).
+fn log_gamma() -> f64 {
+    ((1.0 + SKETCH_RELATIVE_ERROR) / (1.0 - SKETCH_RELATIVE_ERROR)).ln()
+}
+
+impl Default for Sample {
+    fn default() -> Sample {
+        Sample {
+            count: 0,
+            sum: 0,
+            squares: 0,
+            min: 0,
+            max: 0,
+            exact: Some(Vec::new()),
+            positive: Default::default(),
+            negative: Default::default(),
+            zeros: 0,
+        }
+    }
+}
+
+impl Sample {
+    /// An empty sample.
+    pub(crate) fn new() -> Sample {
+        Sample::default()
+    }
+
+    /// Adds a value.
+    pub(crate) fn add(&mut self, x: i64) {
+        if self.count == 0 {
+            (self.min, self.max) = (x, x);
+        } else {
+            (self.min, self.max) = (self.min.min(x), self.max.max(x));
+        }
+        self.count += 1;
+        self.sum += x as i128;
+        self.squares = self.squares.saturating_add((x as i128) * (x as i128));
+        match &mut self.exact {
+            Some(v) if v.len() < EXACT => v.push(x),
+            _ => {
+                self.spill();
+                self.bucket(x, 1);
+            }
+        }
+    }
+
+    /// The exact values, if still kept, moved into buckets.
+    fn spill(&mut self) {
+        if let Some(v) = self.exact.take() {
+            for x in v {
+                self.bucket(x, 1);
+            }
+        }
+    }
+
+    fn bucket(&mut self, x: i64, n: u64) {
+        let key = |m: f64| (m.ln() / log_gamma()).ceil() as i32;
+        match x.cmp(&0) {
+            std::cmp::Ordering::Equal => self.zeros += n,
+            std::cmp::Ordering::Greater => *self.positive.entry(key(x as f64)).or_default() += n,
+            std::cmp::Ordering::Less => *self.negative.entry(key(-(x as f64))).or_default() += n,
+        }
+    }
+
+    /// The statistics, as [`Stats::of`] computes them from every value (percentiles within
+    /// [`SKETCH_RELATIVE_ERROR`] once there were more than [`EXACT`] values).
+    pub(crate) fn stats(&self) -> Stats {
+        if let Some(v) = &self.exact {
+            return Stats::of(&mut v.clone());
+        }
+        if self.count == 0 {
+            return Stats::default();
+        }
+        let n = self.count;
+        let mean = self.sum as f64 / n as f64;
+        // n * sum of squares - sum^2, over n^2; in integers while they hold it.
+        let var = match (self.squares.checked_mul(n as i128), self.sum.checked_mul(self.sum)) {
+            (Some(a), Some(b)) if self.squares != i128::MAX => (a - b) as f64 / (n as f64 * n as f64),
+            _ => self.squares as f64 / n as f64 - mean * mean,
+        };
+        let gamma = log_gamma().exp();
+        let value = |k: i32| 2.0 * gamma.powi(k) / (gamma + 1.0);
+        let rank = |pct: u64| {
+            let r = (pct * n).div_ceil(100).clamp(1, n);
+            let mut seen = 0;
+            // Negative values, the largest magnitude first; zeros; positive values.
+            for (&k, &c) in self.negative.iter().rev() {
+                seen += c;
+                if seen >= r {
+                    return (-value(k)).round() as i64;
+                }
+            }
+            seen += self.zeros;
+            if seen >= r {
+                return 0;
+            }
+            for (&k, &c) in &self.positive {
+                seen += c;
+                if seen >= r {
+                    return value(k).round() as i64;
+                }
+            }
+            self.max
+        };
+        let clamp = |x: i64| x.clamp(self.min, self.max);
+        Stats {
+            count: n,
+            mean,
+            std: var.max(0.0).sqrt(),
+            min: self.min,
+            p50: clamp(rank(50)),
+            p90: clamp(rank(90)),
+            p99: clamp(rank(99)),
+            max: self.max,
+            sum: self.sum,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +218,31 @@ mod tests {
         let mut v: Vec<i64> = (1..=30).collect();
         let s = Stats::of(&mut v);
         assert_eq!((s.p50, s.p90, s.p99), (15, 27, 30));
+    }
+
+    #[test]
+    fn a_sample_is_exact_but_for_percentiles_within_its_accuracy() {
+        // Exact while small: equal to Stats::of.
+        let v: Vec<i64> = (0..900).map(|i| (i * 7919 % 1000) - 100).collect();
+        let mut a = Sample::new();
+        v.iter().for_each(|&x| a.add(x));
+        assert_eq!(a.stats(), Stats::of(&mut v.clone()));
+        // Large, with negative values and zeros: exact count, sum, min, max and mean; the
+        // percentiles within the accuracy; the deviation up to rounding.
+        let v: Vec<i64> = (0..200_000i64).map(|i| (i * 104_729 % 3_000_017) - 1000 * (i % 3)).collect();
+        let mut whole = Sample::new();
+        v.iter().for_each(|&x| whole.add(x));
+        let exact = Stats::of(&mut v.clone());
+        {
+            let s = whole.stats();
+            assert_eq!(
+                (s.count, s.sum, s.min, s.max, s.mean),
+                (exact.count, exact.sum, exact.min, exact.max, exact.mean)
+            );
+            assert!((s.std - exact.std).abs() <= 1e-9 * exact.std);
+            for (x, e) in [(s.p50, exact.p50), (s.p90, exact.p90), (s.p99, exact.p99)] {
+                assert!((x - e).abs() as f64 <= SKETCH_RELATIVE_ERROR * e.abs() as f64 + 1.0, "{x} vs {e}");
+            }
+        }
     }
 }

@@ -282,6 +282,12 @@ pub struct Collected {
     pub traces: Vec<(std::path::PathBuf, String)>,
     /// Open callback runs per thread, innermost last: (callback handle, run).
     pub(crate) open: HashMap<(u32, i64, i64), Vec<(u64, u32)>>,
+    /// The slice of time whose unmatched callback ends and topics' counts are counted, when the
+    /// pass is a slice's ([`crate::engine::Plan::slice`]).
+    pub(crate) counted: Option<(i64, i64)>,
+    /// In a slice's pass, each `callback_end` of its time without a start: (trace, vpid, vtid,
+    /// callback, time), the end of a run that started in an earlier slice.
+    pub(crate) ends_alone: Vec<(u32, i64, i64, u64, i64)>,
     /// In a part of a split pass: the order (see [`crate::Context::order`]) of the event of
     /// each run, publication and take, to merge the parts by.
     pub(crate) orders: Option<Orders>,

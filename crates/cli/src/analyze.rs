@@ -1,6 +1,6 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
-use crate::args::{Input, ScopeArgs, TraceArgs};
+use crate::args::{Input, ScopeArgs, StreamArgs, TraceArgs};
 use crate::out::{emit, fail};
 use crate::text::count;
 use crate::text::{render, sim_lines, width};
@@ -36,6 +36,8 @@ pub struct Args {
     /// for the trace as a run of `rostrace diff` or `rostrace report --baseline`.
     #[arg(long, requires = "json")]
     samples: bool,
+    #[command(flatten)]
+    stream: StreamArgs,
 }
 
 /// The report as `--json` writes it, with the samples of `--samples`.
@@ -67,6 +69,7 @@ impl Args {
             wide: false,
             time: TimeBase::System,
             samples: false,
+            stream: StreamArgs::default(),
         }
     }
 }
@@ -80,6 +83,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             o.longest_paths = true;
             o.release_architecture = true;
             o.release_tables = !a.samples;
+            a.stream.apply(o);
         }),
         Err(e) => return fail(e),
     };

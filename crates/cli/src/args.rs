@@ -60,6 +60,58 @@ fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
     Ok((host.to_string(), (n * scale).round() as i64))
 }
 
+/// Whether the analysis is streamed (docs/streaming.md).
+#[derive(clap::Args, Clone)]
+pub struct StreamArgs {
+    /// Stream the analysis, slice of time by slice of time, in memory bounded by the system's
+    /// size rather than the recording's length: `auto` (recordings of more than 1 GiB),
+    /// `always` or `never`. A streamed analysis leaves out the executor phases, services,
+    /// system analyses and longest paths, and reads percentiles of more than 1,024 values from
+    /// a sketch of 0.5 % relative accuracy (docs/streaming.md).
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub stream: Stream,
+    /// Size of a streamed analysis's slices, in bytes of recording (`512K`, `64M`, `1G`).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_slice)]
+    pub slice_size: u64,
+}
+
+impl Default for StreamArgs {
+    fn default() -> StreamArgs {
+        StreamArgs { stream: Stream::Auto, slice_size: rostrace_analysis::SLICE_BYTES }
+    }
+}
+
+impl StreamArgs {
+    /// Into `o`.
+    pub fn apply(&self, o: &mut Options) {
+        o.streaming = match self.stream {
+            Stream::Auto => rostrace_analysis::Streaming::Auto,
+            Stream::Always => rostrace_analysis::Streaming::Always,
+            Stream::Never => rostrace_analysis::Streaming::Never,
+        };
+        o.slice_bytes = Some(self.slice_size);
+    }
+}
+
+/// `--stream`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stream {
+    /// Recordings of more than 1 GiB.
+    Auto,
+    /// Whenever the analysis can be.
+    Always,
+    /// In memory.
+    Never,
+}
+
+/// `--slice-size`: a size in bytes, `K`, `M` or `G`.
+fn parse_slice(v: &str) -> Result<u64, String> {
+    match tracetools::tracer::parse_size(v) {
+        Some(n) if n > 0 => Ok(n as u64),
+        _ => Err(format!("{v:?}: give a size such as 64M, 512K or 1G")),
+    }
+}
+
 /// What part of the traces to analyse: a time window, and the nodes and topics reported.
 #[derive(clap::Args, Clone, Default)]
 pub struct ScopeArgs {

@@ -1,7 +1,7 @@
 //! `rostrace check`: a trace against an expectation file (see `rostrace_analysis::check`), one line per
 //! expectation, JUnit XML and JSON; `--suggest` writes a file a good run passes.
 
-use crate::args::{Input, TraceArgs};
+use crate::args::{Input, StreamArgs, TraceArgs};
 use crate::format::name as esc;
 use crate::out::{emit, fail};
 use rostrace_analysis::check::{self, Outcome, Status};
@@ -28,6 +28,10 @@ pub struct Args {
     /// Also write the outcomes as JSON to FILE (`-`: standard output, instead of the text).
     #[arg(long, value_name = "FILE", conflicts_with = "suggest")]
     json: Option<PathBuf>,
+    /// (Expectations of end-to-end paths, and `--suggest`, analyse in memory: they follow every
+    /// message.)
+    #[command(flatten)]
+    stream: StreamArgs,
 }
 
 /// The JSON of `--json`.
@@ -46,8 +50,17 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
-    // The longest paths are only searched to suggest them.
-    let input = Input::new(&a.traces).options(|o| o.longest_paths = a.suggest);
+    // The longest paths are only searched to suggest them. Without paths, nothing but the report
+    // is read: the analysis may be streamed.
+    let paths =
+        expect.as_ref().is_none_or(|x| x.items.iter().any(|e| matches!(e.subject, check::Subject::Path { .. })));
+    let input = Input::new(&a.traces).options(|o| {
+        o.longest_paths = a.suggest;
+        if !paths {
+            o.release_tables = true;
+            a.stream.apply(o);
+        }
+    });
     let Some(loaded) = input.load() else {
         return Ok(ExitCode::from(1));
     };

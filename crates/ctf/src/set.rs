@@ -85,6 +85,14 @@ impl TraceSet {
         (set, errors)
     }
 
+    /// The same traces opened again: mappings, a packet index and a packet filter of their own,
+    /// for a reader of another part of them on another thread. Their indices are those of this
+    /// set unless one of them could not be opened again (an error then).
+    pub fn reopen(&self) -> (TraceSet, Vec<Error>) {
+        let dirs: Vec<&Path> = self.traces.iter().map(|t| t.dir.as_path()).collect();
+        TraceSet::open(&dirs)
+    }
+
     /// Per trace: the index of the first trace of its UUID. Traces of one UUID are parts of one
     /// trace, as babeltrace2 merges them: the chunks of a rotated recording (rostrace's
     /// `record --rotate`, LTTng's rotation), or LTTng's snapshots of one session. A copy of a

@@ -12,6 +12,9 @@ use memmap2::Mmap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// How much of a stream file the indexer reads before it gives the pages back.
+const INDEX_RELEASE_STEP: u64 = 16 << 20;
+
 /// One data stream file of a trace.
 pub struct StreamFile {
     /// Its path.
@@ -448,6 +451,14 @@ impl StreamFile {
         }
         self.indexed_len = data.len() as u64;
         let mut r = StreamReader::new(&self.path, data, schema, 0);
+        if self.map.is_some() {
+            // The pages of the headers read are given back as the indexer goes: reading one
+            // header maps the pages around it too (the kernel's fault-around), so an index of
+            // a large file would otherwise leave the whole file resident.
+            // SAFETY: a read-only mapping of the file; what is being appended to it is after
+            // the packets read.
+            unsafe { r.set_mapped(INDEX_RELEASE_STEP) };
+        }
         if let Some(at) = &self.resume {
             r.resume(at);
         }

@@ -132,6 +132,7 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
         hosts,
         system,
         longest_paths,
+        streamed,
     } = r;
     let mut capped = Vec::new();
     let callbacks = cap(callbacks, "callbacks", &mut capped, |c| c.total_ns);
@@ -178,6 +179,7 @@ fn capped_report(r: &Report) -> (Option<Report>, Vec<Capped>) {
         hosts: hosts.clone(),
         system: system.clone(),
         longest_paths: longest_paths.clone(),
+        streamed: streamed.clone(),
     };
     (Some(cut), capped)
 }

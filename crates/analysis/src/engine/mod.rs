@@ -58,7 +58,7 @@ pub(crate) fn collect_planned(
         Some(c) => c,
         None => pass(handlers, jobs, set, window, plan, &mut progress),
     };
-    let c = finish(handlers, c, set);
+    let c = finish(handlers, c, set, plan.slice.is_none());
     // All read (a reader reports only now and then: it may not have said so).
     let total = set.total_bytes();
     progress(total, total);
@@ -89,6 +89,9 @@ fn pass(
                     None => break,
                     Some((order, ref r)) => pass.handle_item(r, order, None, handlers),
                 };
+                if pass.past_end {
+                    break;
+                }
                 if due {
                     let (d, total) = events.progress();
                     progress(d, total);
@@ -103,6 +106,9 @@ fn pass(
                     None => break,
                     Some((order, ints, ref r)) => pass.handle_item(r, order, ints.map(ids_of), handlers),
                 };
+                if pass.past_end {
+                    break;
+                }
                 if due {
                     let (d, total) = events.progress();
                     progress(d, total);
@@ -117,14 +123,18 @@ fn pass(
 }
 
 /// What the pass collected, made compact, and each handler's [`Handler::finish`] called.
-fn finish(handlers: &mut Handlers, mut c: Collected, set: &TraceSet) -> Collected {
+/// (A slice's tables are not made compact: they are given back before long, and copying them to
+/// do so costs more than they would save.)
+fn finish(handlers: &mut Handlers, mut c: Collected, set: &TraceSet, compact: bool) -> Collected {
     // The events are read: what follows works on what the pass kept.
     set.release_pages();
     c.traces = set.traces.iter().map(|t| t.dir.clone()).zip(set.hosts()).collect();
-    c.runs.shrink_to_fit();
-    c.pubs.shrink_to_fit();
-    c.takes.shrink_to_fit();
-    c.model.shrink_to_fit();
+    if compact {
+        c.runs.shrink_to_fit();
+        c.pubs.shrink_to_fit();
+        c.takes.shrink_to_fit();
+        c.model.shrink_to_fit();
+    }
     let cx = Context::new(&c, 0);
     for h in &mut handlers.0 {
         h.finish(&cx);

@@ -22,6 +22,9 @@ pub(super) struct Pass<'p> {
     /// Events taken (see [`Pass::handle_item`]).
     pub(super) read: u64,
     pub(super) bounds: Option<(i64, i64)>,
+    /// An event after the window's end was met in a slice's pass ([`Plan::slice`]): the pass
+    /// is over.
+    pub(super) past_end: bool,
     /// The initialization events of traces in parts seen so far (see [`replayed`]).
     inits: crate::collections::HashSet<(u32, u64)>,
 }
@@ -36,6 +39,10 @@ pub(super) struct PartOut {
 impl<'p> Pass<'p> {
     pub(super) fn new(plan: &'p Plan, window: Window, part: bool) -> Pass<'p> {
         let c = Collected {
+            counted: plan.slice,
+            runs: Vec::with_capacity(plan.room[0]),
+            pubs: Vec::with_capacity(plan.room[1]),
+            takes: Vec::with_capacity(plan.room[2]),
             orders: part.then(Orders::default),
             ranges: vec![(i64::MAX, i64::MIN); plan.identity.len()],
             ..Default::default()
@@ -51,6 +58,7 @@ impl<'p> Pass<'p> {
             n: 0,
             read: 0,
             bounds: None,
+            past_end: false,
             inits: Default::default(),
         }
     }
@@ -105,10 +113,23 @@ impl<'p> Pass<'p> {
         let window = self.window;
         let (lo, hi) = *self.bounds.get_or_insert_with(|| window.resolve(ts));
         let inside = lo <= ts && ts <= hi;
+        // What is counted: the window's events, or a slice's (whose window runs around it).
+        let counted = match plan.slice {
+            None => inside,
+            Some(_) if ts > hi => {
+                self.past_end = true;
+                return;
+            }
+            Some((a, b)) => a <= ts && ts < b,
+        };
+        // The processes' events: all of them, or a slice's.
+        let counts_process = plan.slice.is_none() || counted;
         let c = &mut self.c;
         c.order = order;
-        if inside {
+        if counted {
             self.n += 1;
+        }
+        if inside {
             if let Some(r) = c.ranges.get_mut(t as usize) {
                 (r.0, r.1) = (r.0.min(ts), r.1.max(ts));
             }
@@ -121,7 +142,9 @@ impl<'p> Pass<'p> {
                 distro_assumed: plan.distro_assumed[ti],
                 ..Default::default()
             });
-            proc.events += 1;
+            if counts_process {
+                proc.events += 1;
+            }
             if proc.procname.is_empty() {
                 if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
                     proc.procname = p.into_owned();
@@ -130,9 +153,9 @@ impl<'p> Pass<'p> {
             match info {
                 Some((info, _)) => {
                     proc.kinds |= info.kind.bit();
-                    proc.ros_events += 1;
+                    proc.ros_events += u64::from(counts_process);
                 }
-                None if route.is_empty() => self.unused[ti][ci] += 1,
+                None if route.is_empty() => self.unused[ti][ci] += u64::from(counts_process),
                 None => {}
             }
         }
@@ -140,7 +163,7 @@ impl<'p> Pass<'p> {
         self.core.before(c, &at);
         if let Some((info, core_route)) = info {
             if inside || info.kind.is_init() {
-                if inside {
+                if counted {
                     c.ros_events += 1;
                 }
                 self.core.event(*core_route, c, info, ev, &at);

@@ -24,6 +24,15 @@ pub(crate) struct Plan {
     /// class is one of those the tracer writes again at the start of each part (see
     /// [`replayed_class`]).
     pub(super) replayed: Vec<Vec<bool>>,
+    /// A slice of time of a streamed analysis ([`crate::stream`]), from (inclusive) to
+    /// (exclusive): the events, the processes' events, the unmatched callback ends and the
+    /// topics' counts are those of this time, the window around it read for what starts in it
+    /// to end; the pass stops at the window's end.
+    pub(crate) slice: Option<(i64, i64)>,
+    /// The runs, publications and takes the pass is made room for at once (a slice's, as many
+    /// as the slice before had): grown by doubling, each table would be copied on the way, and
+    /// its pages cleared twice.
+    pub(crate) room: [usize; 3],
 }
 
 /// Whether events of class `name` (of the ROS 2 kind `info`) are initialization events, which
@@ -101,6 +110,6 @@ impl Plan {
                 false => Vec::new(),
             })
             .collect();
-        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed, identity, replayed }
+        Plan { hosts, kernel, distro_assumed, infos, routes, subscribed, identity, replayed, slice: None, room: [0; 3] }
     }
 }

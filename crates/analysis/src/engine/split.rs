@@ -20,7 +20,7 @@ pub(super) fn collect_split(
     progress: &mut impl FnMut(u64, u64),
 ) -> Option<Collected> {
     let threads = rostrace_threads::threads(jobs);
-    if threads < 2 || set.traces.len() < 2 || plan.kernel.contains(&true) {
+    if threads < 2 || set.traces.len() < 2 || plan.kernel.contains(&true) || plan.slice.is_some() {
         return None;
     }
     let split = |hs: &[Box<dyn Handler>]| -> Option<Vec<Box<dyn Handler + Send>>> {

@@ -83,7 +83,7 @@ pub(super) struct Section {
 /// A callback's runs: (handle, callback object), run indices.
 type Group = ((Key, Option<u32>), Vec<u32>);
 
-fn groups(a: &View<'_>) -> Vec<Group> {
+pub(super) fn groups(a: &View<'_>) -> Vec<Group> {
     let mut by_slot: Vec<Vec<(Option<u32>, Vec<u32>)>> = vec![Vec::new(); a.slots.len()];
     for (i, LinkedRun { run: r, callback: id }) in a.runs.iter().enumerate() {
         let Some(of_slot) = by_slot.get_mut(r.slot()) else { continue };
@@ -137,7 +137,7 @@ fn unknown_reason(cb: Option<&Callback>) -> &'static str {
 }
 
 /// One callback's report from its runs `idx`, tallied into `tally`.
-fn callback<'m>(
+pub(super) fn callback<'m>(
     m: &'m Model,
     key: Key,
     cb: Option<&'m Callback>,

@@ -11,6 +11,7 @@ mod nodes;
 mod services;
 mod threads;
 mod topics;
+mod totals;
 
 pub use callbacks::CallbackReport;
 pub use hosts::{ClockSource, HostClock};
@@ -19,6 +20,7 @@ pub(crate) use services::exchanged;
 pub use services::ServiceReport;
 pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
+pub(crate) use totals::{Grid, Totals};
 
 use crate::link::Linked;
 use crate::link::{LinkedPublication, LinkedTake, View};
@@ -90,6 +92,9 @@ pub struct Report {
     /// ([`crate::paths::longest_paths`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub longest_paths: Option<crate::paths::LongestPaths>,
+    /// How the analysis was streamed, when it was ([`crate::Streaming`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<crate::Streamed>,
 }
 
 impl Report {
@@ -172,6 +177,7 @@ impl<'m> Reporting<'m> {
         let Reporting { names, linked: l, topics, flows_matched, flows_unmatched } = self;
         let Linked {
             unmatched_ends,
+            ends_alone: _,
             events,
             ros_events,
             range,
@@ -259,6 +265,7 @@ impl<'m> Reporting<'m> {
             discarded_events: discarded,
             warnings,
             hosts: Vec::new(),
+            streamed: None,
         }
     }
 }

@@ -46,7 +46,13 @@ impl Callbacks {
                 }
                 None => match close_elsewhere(c, t, vpid, cb) {
                     Some(id) => c.runs[id as usize].end = ts,
-                    None => *c.unmatched_ends.entry((t, vpid)).or_default() += 1,
+                    None if c.counted.is_none_or(|(a, b)| a <= ts && ts < b) => {
+                        *c.unmatched_ends.entry((t, vpid)).or_default() += 1;
+                        if c.counted.is_some() {
+                            c.ends_alone.push((t, vpid, vtid, cb, ts));
+                        }
+                    }
+                    None => {}
                 },
             }
         }

@@ -164,15 +164,26 @@ impl Sys {
             t += 20_000;
         }
     }
-    pub fn write(mut self, dir: &Path) {
-        let d = &self.decl;
+    pub fn write(self, dir: &Path) {
+        self.write_batches(dir, 8192, |_| false);
+    }
+    /// Writes the events so far, then each batch `more` adds (each one's events later than the
+    /// batch before's) until it returns false, in packets of `packet` bytes: a recording of any
+    /// length, in the memory of one batch.
+    pub fn write_batches(mut self, dir: &Path, packet: usize, mut more: impl FnMut(&mut Sys) -> bool) {
+        let d = self.decl.clone();
         std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(d), &d.uuid)).unwrap();
-        self.evs.sort_by_key(|e| e.0);
+        std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(&d), &d.uuid)).unwrap();
         let f = std::fs::File::create(dir.join("channel0_0")).unwrap();
-        let mut w = StreamWriter::new(f, d.uuid, 0, 0, 8192);
-        for (ts, tid, p, id) in &self.evs {
-            w.event(*id, *ts, 100, *tid, b"system", p).unwrap();
+        let mut w = StreamWriter::new(f, d.uuid, 0, 0, packet);
+        loop {
+            self.evs.sort_by_key(|e| e.0);
+            for (ts, tid, p, id) in self.evs.drain(..) {
+                w.event(id, ts, 100, tid, b"system", &p).unwrap();
+            }
+            if !more(&mut self) {
+                break;
+            }
         }
         w.finish().unwrap();
     }

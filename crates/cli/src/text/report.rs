@@ -78,6 +78,16 @@ fn header(o: &mut String, r: &Report) {
         };
         let _ = writeln!(o, "window: {} to {}", show(a), show(b));
     }
+    if let Some(s) = &r.streamed {
+        let _ = writeln!(
+            o,
+            "streamed in {} of {:.1} s (percentiles within {}%); not computed: {}",
+            count(s.slices, "slice"),
+            s.slice_ns as f64 / 1e9,
+            s.percentile_relative_error * 100.0,
+            s.not_computed.join(", ")
+        );
+    }
 }
 
 /// The hosts of recordings of several, and how their clocks were aligned.

@@ -1,0 +1,484 @@
+//! The report of a streamed analysis ([`crate::stream`]), added up slice of time by slice of
+//! time: each slice's linked tables are folded into totals per callback, topic, pair, thread,
+//! node and process, then given back; the report is made of the totals and the last slice's
+//! model. Counts, sums, means, minima and maxima equal those of one analysis of the whole
+//! recording; percentiles come from [`Sample`] (exact up to its first values, then within its
+//! relative accuracy).
+
+use super::callbacks::{self, Tally};
+use super::names::Names;
+use super::{nodes, threads, topics, CallbackReport, PairReport, ReasonCount, Report, TopicReport, TransitionReport};
+use crate::collections::{push_small, HashMap};
+use crate::link::{pub_node, Linked, LinkedTake, MatchBy, View};
+use crate::model::Model;
+use crate::stats::Sample;
+use crate::tables::{ReadError, Run};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A callback: trace, process, handle address, symbol.
+type CallbackKey = (u32, i64, u64, Arc<str>);
+/// A pair of a topic: publisher's host and process, node; subscription's host and process, node.
+type PairKey = (Arc<str>, i64, Arc<str>, Arc<str>, i64, Arc<str>);
+
+struct CallbackTotal {
+    /// The report of the last slice it ran in (names, kind, topic, timer period).
+    row: CallbackReport,
+    unfinished: u64,
+    intra: u64,
+    durations: Sample,
+    periods: Sample,
+    jitter: Option<Sample>,
+    /// The last start seen, for the period across two slices.
+    last_start: Option<i64>,
+}
+
+#[derive(Default)]
+struct PairTotal {
+    count: u64,
+    pub_to_take: Sample,
+    pub_to_callback: Sample,
+}
+
+struct TopicTotal {
+    /// The report of the last slice that had it (names of its publishers and subscribers).
+    row: TopicReport,
+    publishes: u64,
+    takes: u64,
+    matched: u64,
+    unmatched: u64,
+    reasons: BTreeMap<&'static str, u64>,
+    dropped: Option<u64>,
+    by: [u64; 3],
+    pub_to_take: Sample,
+    pub_to_callback: Sample,
+    take_to_callback: Sample,
+    pairs: BTreeMap<PairKey, PairTotal>,
+}
+
+/// A run that started in a slice and did not end in what that slice read: ended by a later one.
+struct Carried {
+    key: CallbackKey,
+    vtid: i64,
+    start: i64,
+    node: Arc<str>,
+}
+
+/// The slices: the first one's start, their length and number, and the margin read around each.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Grid {
+    pub(crate) first: i64,
+    pub(crate) slice_ns: i64,
+    pub(crate) slices: i64,
+    pub(crate) margin_ns: i64,
+}
+
+impl Grid {
+    /// The end of what the slice holding time `t` reads.
+    fn read_until(&self, t: i64) -> i64 {
+        let k = (t.saturating_sub(self.first) / self.slice_ns.max(1)).clamp(0, self.slices - 1);
+        if k == self.slices - 1 {
+            i64::MAX
+        } else {
+            self.first + (k + 1) * self.slice_ns + self.margin_ns
+        }
+    }
+}
+
+/// What the slices added up to so far.
+#[derive(Default)]
+pub(crate) struct Totals {
+    grid: Grid,
+    carried: Vec<Carried>,
+    /// Per process: the ROS 2 event kinds seen.
+    kinds: HashMap<(u32, i64), u64>,
+    callbacks: HashMap<CallbackKey, CallbackTotal>,
+    tally: Tally,
+    unknown: BTreeSet<(u32, i64, u64)>,
+    topics: BTreeMap<Arc<str>, TopicTotal>,
+    events: u64,
+    ros_events: u64,
+    /// Per process: events, ROS 2 events.
+    processes: HashMap<(u32, i64), (u64, u64)>,
+    unmatched_ends: HashMap<(u32, i64), u64>,
+    unused: BTreeMap<String, u64>,
+    flows_matched: u64,
+    flows_unmatched: u64,
+    range: Option<(i64, i64)>,
+    transitions: Vec<TransitionReport>,
+    errors: Vec<ReadError>,
+    warnings: Vec<String>,
+    pub(crate) discarded: u64,
+}
+
+impl Totals {
+    /// Nothing added yet, over the slices of `grid`.
+    pub(crate) fn new(grid: Grid) -> Totals {
+        Totals { grid, ..Totals::default() }
+    }
+
+    /// A carried run of callback (`trace`, `vpid`, `cb`) ended at `end`: the first of `found`.
+    fn complete(&mut self, found: Option<usize>, end: i64) -> bool {
+        let Some(i) = found else { return false };
+        let c = self.carried.remove(i);
+        let d = end - c.start;
+        let (t, vpid) = (c.key.0, c.key.1);
+        if let Some(total) = self.callbacks.get_mut(&c.key) {
+            total.durations.add(d);
+        }
+        let tally = &mut self.tally;
+        for e in [
+            tally.per_node.entry((t, vpid, c.node)).or_default(),
+            tally.per_thread.entry((t, vpid, c.vtid)).or_default(),
+            tally.per_proc.entry((t, vpid)).or_default(),
+        ] {
+            (e.0, e.1) = (e.0 + 1, e.1 + d);
+        }
+        true
+    }
+
+    /// Adds what starts in `[from, to)` in a slice's linked tables `a`, whose pass counted
+    /// that time ([`crate::engine::Plan::slice`]).
+    pub(crate) fn add(&mut self, a: &View<'_>, linked: Linked, from: i64, to: i64) {
+        let inside = |t: i64| from <= t && t < to;
+        let m = a.model;
+        let names = Names::new(m);
+        // Callbacks: the runs that started in the slice.
+        let runs: Vec<_> = a.runs.iter().filter(|r| inside(r.run.start)).copied().collect();
+        let view = View { runs: &runs, ..*a };
+        for ((key, id), idx) in callbacks::groups(&view) {
+            let idx: Vec<Run> = idx.iter().map(|&i| runs[i as usize].run).collect();
+            let cb = id.map(|i| m.callbacks.get(i));
+            let row = callbacks::callback(m, key, cb, &idx, 1, &names, &mut self.tally);
+            if row.kind == "unknown" {
+                self.unknown.insert((key.0, key.1, key.2));
+            }
+            let timer = row.timer_period_ns;
+            let t = self.callbacks.entry((key.0, key.1, key.2, row.symbol.clone())).or_insert_with(|| CallbackTotal {
+                row: row.clone(),
+                unfinished: 0,
+                intra: 0,
+                durations: Sample::new(),
+                periods: Sample::new(),
+                jitter: timer.map(|_| Sample::new()),
+                last_start: None,
+            });
+            // A run still running where the slice's reading ends is carried to the slice where
+            // it ends (unfinished if none does).
+            for r in idx.iter().filter(|r| r.end().is_none()) {
+                let node = row.node.clone();
+                self.carried.push(Carried {
+                    key: (key.0, key.1, key.2, row.symbol.clone()),
+                    vtid: r.vtid as i64,
+                    start: r.start,
+                    node,
+                });
+            }
+            if row.unfinished > 0 {
+                if let Some(n) = self.tally.open_runs.get_mut(&(key.0, key.1)) {
+                    *n -= row.unfinished;
+                    if *n == 0 {
+                        self.tally.open_runs.remove(&(key.0, key.1));
+                    }
+                }
+            }
+            t.intra += row.intra_process;
+            idx.iter().filter_map(|r| r.duration()).for_each(|d| t.durations.add(d));
+            let mut starts: Vec<i64> = idx.iter().map(|r| r.start).collect();
+            starts.sort_unstable();
+            for &s in &starts {
+                if let Some(prev) = t.last_start {
+                    t.periods.add(s - prev);
+                    if let (Some(j), Some(tp)) = (&mut t.jitter, timer) {
+                        j.add(s - prev - tp);
+                    }
+                }
+                t.last_start = Some(s);
+            }
+            t.row = CallbackReport { ..row };
+        }
+        // Runs carried from earlier slices that end in this one: seen whole (the start was read
+        // again in the margin), or as an end alone.
+        for r in a.runs.iter().map(|r| r.run) {
+            let Some(end) = r.end().filter(|&e| r.start < from && inside(e) && e > self.grid.read_until(r.start))
+            else {
+                continue;
+            };
+            let (t, vpid, cb) = a.slots[r.slot()];
+            let found =
+                self.carried.iter().position(|c| (c.key.0, c.key.1, c.key.2, c.start) == (t, vpid, cb, r.start));
+            self.complete(found, end);
+        }
+        for (k, n) in linked.unmatched_ends {
+            *self.unmatched_ends.entry(k).or_default() += n;
+        }
+        for &(t, vpid, vtid, cb, end) in &linked.ends_alone {
+            // The innermost run of the callback on the thread, or the oldest in the process (as
+            // the pass closes them).
+            let of = |c: &Carried| (c.key.0, c.key.1, c.key.2) == (t, vpid, cb);
+            let found =
+                self.carried.iter().rposition(|c| of(c) && c.vtid == vtid).or_else(|| self.carried.iter().position(of));
+            if self.complete(found, end) {
+                if let Some(n) = self.unmatched_ends.get_mut(&(t, vpid)) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.unmatched_ends.remove(&(t, vpid));
+                    }
+                }
+            }
+        }
+        // Topics: their counts as the link counted them in the slice; the messages published in it.
+        let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).collect();
+        let slice_topics = topics::section(m, &View { flows: &[], ..*a }, &linked.topics, &names);
+        for row in slice_topics {
+            let t = self.topics.entry(row.name.clone()).or_insert_with(|| TopicTotal {
+                row: row.clone(),
+                publishes: 0,
+                takes: 0,
+                matched: 0,
+                unmatched: 0,
+                reasons: BTreeMap::new(),
+                dropped: None,
+                by: [0; 3],
+                pub_to_take: Sample::new(),
+                pub_to_callback: Sample::new(),
+                take_to_callback: Sample::new(),
+                pairs: BTreeMap::new(),
+            });
+            t.publishes += row.publishes;
+            t.takes += row.takes;
+            t.unmatched += row.unmatched;
+            for r in &row.unmatched_reasons {
+                *t.reasons.entry(r.reason).or_default() += r.count;
+            }
+            if let Some(d) = row.dropped {
+                t.dropped = Some(t.dropped.unwrap_or(0) + d);
+            }
+            t.row = row;
+        }
+        for f in flows {
+            let Some(t) = self.topics.get_mut(&*f.topic) else { continue };
+            let p = &a.pubs[f.publication as usize].publication;
+            let LinkedTake { take, subscription } = &a.takes[f.take as usize];
+            t.matched += 1;
+            t.by[match f.by {
+                MatchBy::SourceTimestamp => 0,
+                MatchBy::PublishWindow => 1,
+                MatchBy::IntraProcess => 2,
+            }] += 1;
+            t.pub_to_take.add(f.pub_to_take_ns);
+            if let Some(x) = f.pub_to_callback_ns {
+                t.pub_to_callback.add(x);
+            }
+            if let Some(r) = take.run {
+                t.take_to_callback.add(a.runs[r as usize].run.start - take.ts);
+            }
+            let key = (
+                names.host(p.trace, p.vpid),
+                p.vpid,
+                names.node(pub_node(m, p)),
+                names.host(take.trace, take.vpid),
+                take.vpid,
+                names.node(subscription.and_then(|s| m.subscriptions.get(s).node)),
+            );
+            let pair = t.pairs.entry(key).or_default();
+            pair.count += 1;
+            pair.pub_to_take.add(f.pub_to_take_ns);
+            if let Some(x) = f.pub_to_callback_ns {
+                pair.pub_to_callback.add(x);
+            }
+        }
+        self.flows_matched +=
+            a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).count() as u64;
+        self.flows_unmatched += linked.topics.values().map(|t| t.unmatched).sum::<u64>();
+        // The pass's counts, of the slice.
+        self.events += linked.events;
+        self.ros_events += linked.ros_events;
+        for p in m.processes.values() {
+            let e = self.processes.entry((p.trace, p.vpid)).or_default();
+            (e.0, e.1) = (e.0 + p.events, e.1 + p.ros_events);
+            *self.kinds.entry((p.trace, p.vpid)).or_default() |= p.kinds;
+        }
+        for (name, n) in linked.unused_events {
+            *self.unused.entry(name).or_default() += n;
+        }
+        if let Some((a, b)) = linked.range {
+            self.range = Some(self.range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+        self.transitions.extend(nodes::lifecycle_transitions(m).into_iter().filter(|t| inside(t.ts)));
+        // Read errors and lost events are found again by each slice that reads their packets.
+        for e in linked.errors {
+            if !self.errors.contains(&e) {
+                self.errors.push(e);
+            }
+        }
+        for w in linked.warnings {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+        self.discarded = linked.discarded;
+    }
+
+    /// The report of the totals, with the sections of the model `m` (the last slice's, which
+    /// declares every object of the recording; its processes' counts become the totals').
+    pub(crate) fn report(mut self, m: &mut Model) -> Report {
+        for c in std::mem::take(&mut self.carried) {
+            if let Some(t) = self.callbacks.get_mut(&c.key) {
+                t.unfinished += 1;
+            }
+            *self.tally.open_runs.entry((c.key.0, c.key.1)).or_default() += 1;
+        }
+        for p in m.processes.values_mut() {
+            let (events, ros_events) = self.processes.get(&(p.trace, p.vpid)).copied().unwrap_or_default();
+            (p.events, p.ros_events) = (events, ros_events);
+            p.kinds = self.kinds.get(&(p.trace, p.vpid)).copied().unwrap_or(p.kinds);
+        }
+        let m = &*m;
+        let names = Names::new(m);
+        let Totals {
+            grid: _,
+            carried: _,
+            kinds: _,
+            callbacks,
+            tally,
+            unknown,
+            topics,
+            events,
+            ros_events,
+            processes,
+            unmatched_ends,
+            unused,
+            flows_matched,
+            flows_unmatched,
+            range,
+            transitions,
+            errors,
+            mut warnings,
+            discarded,
+        } = self;
+        let total_cb: i64 = callbacks.values().map(|c| c.durations.stats().sum as i64).sum::<i64>().max(1);
+        let mut rows: Vec<CallbackReport> = callbacks
+            .into_values()
+            .map(|c| {
+                let durations = c.durations.stats();
+                let total = durations.sum as i64;
+                CallbackReport {
+                    count: durations.count,
+                    unfinished: c.unfinished,
+                    intra_process: c.intra,
+                    period_ns: c.periods.stats(),
+                    jitter_ns: c.jitter.map(|j| j.stats()),
+                    total_ns: total,
+                    share: total as f64 / total_cb as f64,
+                    duration_ns: durations,
+                    ..c.row
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.vpid.cmp(&b.vpid)).then(a.address.cmp(&b.address)));
+        for c in rows.iter().filter(|c| c.unfinished > 0) {
+            warnings.push(format!(
+                "callback {:#x} of process {} ({}) started {} time(s) without ending before the trace did",
+                c.address, c.vpid, c.symbol, c.unfinished
+            ));
+        }
+        let mut unknown_callbacks = BTreeMap::new();
+        for (t, p, _) in unknown {
+            *unknown_callbacks.entry((t, p)).or_default() += 1;
+        }
+        let tally = Tally { unknown_callbacks, ..tally };
+        let duration = range.map(|(a, b)| (b - a).max(1)).unwrap_or(1);
+        let shares = threads::time_shares(&tally, total_cb, duration, &names);
+        let unused: Vec<(String, u64)> = unused.into_iter().collect();
+        let notes = crate::notes::notes(
+            m,
+            &crate::notes::Inputs {
+                unused_events: &unused,
+                unknown_callbacks: &tally.unknown_callbacks,
+                open_runs: &tally.open_runs,
+                unmatched_ends: &unmatched_ends,
+                service_runs: &tally.service_runs,
+            },
+        );
+        let unmatched_total: u64 = unmatched_ends.values().sum();
+        if unmatched_total > 0 {
+            warnings.push(format!(
+                "{unmatched_total} callback_end event(s) without a callback_start (the trace started mid-callback)"
+            ));
+        }
+        if flows_unmatched > 0 {
+            warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
+        }
+        let topics: Vec<TopicReport> = topics.into_values().map(topic).collect();
+        warnings.extend(topics::negative_latencies(&topics));
+        drop(processes);
+        let mut procs: Vec<crate::model::Process> = m.processes.values().cloned().collect();
+        procs.sort_by_key(|p| (p.trace, p.vpid));
+        let mut lifecycle_transitions = transitions;
+        lifecycle_transitions.sort_by(|a, b| a.ts.cmp(&b.ts).then_with(|| a.node.cmp(&b.node)));
+        Report {
+            events,
+            ros_events,
+            begin_ns: range.map(|r| r.0),
+            end_ns: range.map(|r| r.1),
+            notes,
+            read_errors: errors,
+            processes: procs,
+            nodes: nodes::section(m, &names),
+            topics,
+            callbacks: rows,
+            per_process: shares.per_process,
+            per_node: shares.per_node,
+            per_thread: shares.per_thread,
+            executors: nodes::executors(m),
+            lifecycle_transitions,
+            flows_matched,
+            flows_unmatched,
+            unmatched_callback_ends: unmatched_total,
+            discarded_events: discarded,
+            warnings,
+            ..Report::default()
+        }
+    }
+}
+
+/// A topic's report of its totals.
+fn topic(t: TopicTotal) -> TopicReport {
+    let mut reasons: Vec<ReasonCount> =
+        t.reasons.into_iter().map(|(reason, count)| ReasonCount { reason, count }).collect();
+    reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(b.reason)));
+    let mut pairs = Vec::new();
+    for ((ph, pv, pn, sh, sv, sn), p) in t.pairs {
+        push_small(
+            &mut pairs,
+            PairReport {
+                publisher_node: pn,
+                publisher_vpid: pv,
+                publisher_host: ph,
+                subscription_node: sn,
+                subscription_vpid: sv,
+                subscription_host: sh,
+                count: p.count,
+                pub_to_take_ns: p.pub_to_take.stats(),
+                pub_to_callback_ns: p.pub_to_callback.stats(),
+            },
+        );
+    }
+    TopicReport {
+        publishes: t.publishes,
+        takes: t.takes,
+        matched: t.matched,
+        unmatched: t.unmatched,
+        unmatched_reasons: reasons,
+        dropped: t.dropped,
+        by_source_timestamp: t.by[0],
+        by_publish_window: t.by[1],
+        intra_process: t.by[2],
+        pub_to_take_ns: t.pub_to_take.stats(),
+        pub_to_callback_ns: t.pub_to_callback.stats(),
+        take_to_callback_ns: t.take_to_callback.stats(),
+        pairs,
+        ..t.row
+    }
+}

@@ -1,0 +1,252 @@
+//! Streamed analysis: a recording too long to hold in memory analysed slice of time by slice
+//! of time. Each slice's pass reads its time and a margin on either side (so that a callback
+//! run that starts in it ends, and a message published in it is taken, inside what is read),
+//! with the packets before it that declare objects; it counts only what starts in the slice.
+//! Its tables are linked, folded into the totals ([`crate::report::Totals`]) and given back
+//! before the next slice is read. Memory is that of one slice and of the totals (the size of
+//! the system), whatever the recording's length.
+//!
+//! Counts, sums, means, minima and maxima equal those of one analysis of the whole recording,
+//! for every callback run shorter than the margin and every message taken within it;
+//! percentiles are exact for a callback or topic of up to 1,024 values, then within
+//! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). What a streamed report
+//! leaves out, and says it does ([`Streamed::not_computed`]): the executor phases, services and
+//! system analyses (made by handlers whose results are not added up by slice), and the longest
+//! paths (searched in the whole recording's messages).
+
+use crate::engine;
+use crate::handler::Handlers;
+use crate::link::{link, Tables, View};
+use crate::pipeline::{Analysis, Options};
+use crate::report::{Grid, Totals};
+use crate::skip::PacketIndex;
+use crate::window::{Bound, Window};
+use rostrace_ctf::TraceSet;
+use serde::Serialize;
+
+/// Whether an analysis is streamed ([`Options::streaming`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Streaming {
+    /// In memory, whatever the recording's size (the default of the library).
+    #[default]
+    Never,
+    /// Streamed when the recording's stream files hold more than [`AUTO_BYTES`] and the
+    /// analysis asks for nothing a streamed one leaves out (see [`crate::stream`]).
+    Auto,
+    /// Streamed whenever the analysis asks for nothing a streamed one leaves out.
+    Always,
+}
+
+/// The size of recording from which [`Streaming::Auto`] streams: 1 GiB of stream files, whose
+/// analysis in memory needs about as much again.
+pub const AUTO_BYTES: u64 = 1 << 30;
+
+/// How much of the recording a slice holds, about: 64 MiB of stream files.
+pub const SLICE_BYTES: u64 = 64 << 20;
+
+/// How far around its slice a slice's pass reads: a callback run longer than this, or a message
+/// taken later than this after its publication, is not seen whole (2 s).
+pub const MARGIN_NS: i64 = 2_000_000_000;
+
+/// How a streamed analysis was made ([`crate::Report::streamed`]).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Streamed {
+    /// Slices of time.
+    pub slices: u64,
+    /// Each slice's length (ns).
+    pub slice_ns: i64,
+    /// The margin read on either side of a slice (ns): see [`MARGIN_NS`].
+    pub margin_ns: i64,
+    /// The relative accuracy of percentiles of more than 1,024 values.
+    pub percentile_relative_error: f64,
+    /// What a streamed report leaves out.
+    pub not_computed: Vec<&'static str>,
+}
+
+/// Why `options` cannot be streamed over `set`, when it cannot.
+pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool) -> Option<&'static str> {
+    let mut hosts = set.hosts();
+    hosts.dedup();
+    if !standard {
+        Some("handlers of your own are fed the whole recording")
+    } else if !options.window.is_all() {
+        Some("a time window is analysed in memory")
+    } else if !options.release_tables {
+        Some("the callback runs and messages are asked for")
+    } else if hosts.len() > 1 {
+        Some("recordings of several hosts are aligned on the whole recording")
+    } else {
+        None
+    }
+}
+
+/// Whether `options` streams its analysis over `set` ([`Options::streaming`]).
+pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool) -> bool {
+    match options.streaming {
+        Streaming::Never => false,
+        Streaming::Auto => set.total_bytes() > AUTO_BYTES && refusal(set, options, standard).is_none(),
+        Streaming::Always => refusal(set, options, standard).is_none(),
+    }
+}
+
+/// What a slice's pass made: its linked tables and what the report needs besides.
+type Slice = (Tables, crate::link::Linked);
+
+/// The slices of a recording: their times, and what each one's pass reads.
+struct Slices {
+    grid: Grid,
+}
+
+impl Slices {
+    /// Slice `k`'s time, from (inclusive) to (exclusive): the first one from the start of time,
+    /// the last one to its end.
+    fn time(&self, k: i64) -> (i64, i64) {
+        let Grid { first, slice_ns, slices, .. } = self.grid;
+        let from = if k == 0 { i64::MIN } else { first + k * slice_ns };
+        let to = if k == slices - 1 { i64::MAX } else { first + (k + 1) * slice_ns };
+        (from, to)
+    }
+
+    /// Slice `k`'s pass over `set` (the packets before its window that declare nothing, as
+    /// `index` knows them, passed over), linked; `room`: the tables' sizes of the slice before
+    /// on this set, updated.
+    fn pass(&self, set: &mut TraceSet, index: &PacketIndex, k: i64, jobs: usize, room: &mut [usize; 3]) -> Slice {
+        let (from, to) = self.time(k);
+        let margin = self.grid.margin_ns;
+        let window = Window {
+            begin: (from != i64::MIN).then(|| Bound::Absolute(from - margin)),
+            end: (to != i64::MAX).then(|| Bound::Absolute(to + margin)),
+        };
+        match window.begin {
+            Some(_) => {
+                index.skip_before(set, from - margin);
+                set.join_passed_over();
+            }
+            None => set.clear_packet_filter(),
+        }
+        let mut handlers = Handlers::default();
+        let mut plan = engine::plan(&mut handlers, set);
+        plan.slice = Some((from, to));
+        plan.room = *room;
+        let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
+        // Room for an eighth more than this slice had, in the next.
+        *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
+        link(c, rostrace_threads::threads(jobs))
+    }
+}
+
+/// The streamed analysis of `set`, with slices of about `slice_bytes` each. With several
+/// threads, as many slices are read at once, each on a thread of its own and on the set opened
+/// again (a packet filter of its own); they are added up in their order.
+pub(crate) fn analyze(
+    set: &mut TraceSet,
+    options: &Options,
+    jobs: usize,
+    slice_bytes: u64,
+    mut progress: impl FnMut(u64, u64),
+) -> Analysis {
+    let total = set.total_bytes();
+    // The packets indexed, so that a slice steps over those before it without reading their
+    // headers again (the runs passed over joined into one entry as the slices move on).
+    let _ = set.refresh();
+    // A first reading learns which packets declare objects (read by every slice) and the
+    // recording's span; the slices then pass over the other packets before them.
+    let mut index = PacketIndex::new();
+    index.learn(set);
+    progress(total / 4, total);
+    let (first, last) = index.range().unwrap_or((0, 0));
+    let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
+    let slice_ns = ((last - first) / slices + 1).max(1);
+    let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
+    let plan = Slices { grid };
+    let mut totals = Totals::new(grid);
+    let mut last = Default::default();
+    let mut add = |k: i64, (t, linked): Slice| {
+        let handlers = Handlers::default();
+        let view = View {
+            model: &t.model,
+            runs: &t.runs,
+            slots: &t.slots,
+            pubs: &t.pubs,
+            takes: &t.takes,
+            flows: &t.flows,
+            handlers: &handlers,
+        };
+        let (from, to) = plan.time(k);
+        totals.add(&view, linked, from, to);
+        // (Its model declares every object so far: the last one's, every object.)
+        last = (t.model, t.traces);
+        progress(total / 4 + (k as u64 + 1) * (total - total / 4) / slices as u64, total);
+    };
+    // The other readers' sets: the same traces opened again and indexed.
+    let workers = rostrace_threads::threads(jobs).min(slices as usize);
+    let mut others: Vec<TraceSet> = (1..workers)
+        .map(|_| set.reopen().0)
+        .filter(|o| o.traces.len() == set.traces.len())
+        .map(|mut o| {
+            let _ = o.refresh();
+            o
+        })
+        .collect();
+    if others.is_empty() {
+        let mut room = [0; 3];
+        for k in 0..slices {
+            add(k, plan.pass(set, &index, k, jobs, &mut room));
+        }
+    } else {
+        let n = others.len() as i64 + 1;
+        let (plan, index) = (&plan, &index);
+        std::thread::scope(|s| {
+            let mut results = Vec::new();
+            for (w, set) in std::iter::once(&mut *set).chain(others.iter_mut()).enumerate() {
+                // A slice made is handed over when it is added up: one per reader held at once, besides
+                // the one being read.
+                let (tx, rx) = std::sync::mpsc::sync_channel(0);
+                results.push(rx);
+                rostrace_threads::spawn_off(s, w, move || {
+                    let mut room = [0; 3];
+                    for k in (w as i64..plan.grid.slices).step_by(n as usize) {
+                        if tx.send(plan.pass(set, index, k, 1, &mut room)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            rostrace_threads::let_started_move();
+            for k in 0..slices {
+                match results[(k % n) as usize].recv() {
+                    Ok(slice) => add(k, slice),
+                    // A reader that stopped short has panicked: the scope passes its panic on.
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+    drop(others);
+    set.clear_packet_filter();
+    let (mut model, traces) = last;
+    let mut report = totals.report(&mut model);
+    report.streamed = Some(Streamed {
+        slices: slices as u64,
+        slice_ns,
+        margin_ns: MARGIN_NS,
+        percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
+        not_computed: ["executor phases", "services", "system analyses", "longest paths"]
+            .into_iter()
+            .filter(|&s| s != "longest paths" || options.longest_paths)
+            .collect(),
+    });
+    report.filter(options.nodes.as_ref(), options.topics.as_ref());
+    let tables = Tables {
+        model,
+        traces,
+        runs: Vec::new(),
+        slots: Vec::new(),
+        pubs: Vec::new(),
+        takes: Vec::new(),
+        flows: Vec::new(),
+    };
+    let mut a = Analysis::new(tables, Handlers::default());
+    a.report = report;
+    a
+}

@@ -1,0 +1,200 @@
+//! `rostrace analyze --stream`: a streamed analysis, slice of time by slice of time, equals the
+//! analysis in memory in every figure it computes (percentiles within the documented relative
+//! error), on the shared traces and on a generated recording whose callbacks run across many
+//! slices; and it says what it leaves out.
+
+mod common;
+#[path = "../../analysis/tests/support/system.rs"]
+mod system;
+
+use common::*;
+use rostrace_ctf::write::Payload;
+use serde_json::Value;
+use std::path::Path;
+use system::{Sys, MS};
+
+/// The sections a streamed report leaves out (it says so in `streamed.not_computed`).
+const LEFT_OUT: [&str; 5] = ["longest_paths", "executor_threads", "services", "system", "streamed"];
+
+/// Where `a` (in memory) and `b` (streamed) differ: every value equal, but percentiles within
+/// the sketch's relative error and floats up to rounding.
+fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                if path.is_empty() && LEFT_OUT.contains(&k.as_str()) {
+                    continue;
+                }
+                differences(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &format!("{path}.{k}"),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(p, q, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) if x != y => {
+            let (p, q) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            let percentile = ["p50", "p90", "p99"].iter().any(|s| path.ends_with(s));
+            let ok = if percentile {
+                (p - q).abs() <= 0.005 * p.abs() + 1.0
+            } else {
+                x.is_f64() && (p - q).abs() <= 1e-9 * p.abs().max(q.abs())
+            };
+            if !ok {
+                out.push(format!("{path}: {x} in memory, {y} streamed"));
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {} in memory, {} streamed", short(a), short(b))),
+        _ => {}
+    }
+}
+
+fn short(v: &Value) -> String {
+    v.to_string().chars().take(300).collect()
+}
+
+/// Analyses `trace` in memory and streamed in slices of `slice`; asserts they agree, and
+/// returns the streamed report.
+fn agree(trace: &Path, slice: &str) -> Value {
+    let a = analyze_json(&["--stream", "never"], &[trace]);
+    let b = analyze_json(&["--stream", "always", "--slice-size", slice], &[trace]);
+    assert!(a.get("streamed").is_none());
+    let mut out = Vec::new();
+    differences(&a, &b, "", &mut out);
+    assert!(out.is_empty(), "{} in slices of {slice}: {} differences:\n{}", trace.display(), out.len(), out.join("\n"));
+    b
+}
+
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn streamed_analyses_of_the_shared_traces_equal_those_in_memory() {
+    let Some(root) = rostrace_testkit::test_data_path("traces") else { return };
+    for (name, slice, at_least) in [
+        ("tum-autoware-carla", "256K", 100),
+        ("tum-autoware-carla", "4M", 7),
+        ("caret-analyze-samples", "256K", 9),
+        ("caret-demos-e2e-2021", "256K", 2),
+        ("tc-ros2-example2", "256K", 16),
+        ("caret-demos-e2e-jazzy", "64K", 3),
+        ("rosworld2021-pingpong", "16K", 5),
+    ] {
+        let s = agree(&root.join(name), slice);
+        let streamed = &s["streamed"];
+        assert!(streamed["slices"].as_u64().unwrap() >= at_least, "{name}: {streamed}");
+        assert_eq!(streamed["margin_ns"], 2_000_000_000u64);
+        let left: Vec<&str> = streamed["not_computed"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(left, ["executor phases", "services", "system analyses", "longest paths"]);
+    }
+}
+
+/// A chain of four nodes, a message every 10 ms for `secs`, and a timer whose callback runs
+/// 5 s (longer than the margin) once every 20 s, the last time until after the recording ends.
+fn long_runs(dir: &Path, secs: u64) {
+    let mut s = Sys::new();
+    let chain = s.chain("chain", 4, 10 * MS);
+    let slow = {
+        let n = s.node("slow");
+        s.timer(n, 20_000 * MS)
+    };
+    let rounds = secs * 100;
+    let (mut round, mut slow_end) = (0, None);
+    // A round at a time, so that the events are written in time order.
+    s.write_batches(dir, 4096, |s| {
+        if round == rounds {
+            return false;
+        }
+        let t = 10 * MS + round * 10 * MS;
+        s.pass(&chain, t, |k| 1000 + k as i32);
+        if let Some(end) = slow_end.filter(|&e| e < t + 10 * MS) {
+            s.ev(end, 2000, "ros2:callback_end", Payload::new().u64(slow));
+            slow_end = None;
+        }
+        if round % 2000 == 7 {
+            let start = t + 3 * MS;
+            s.ev(start, 2000, "ros2:callback_start", Payload::new().u64(slow).i32(0));
+            slow_end = (round + 2000 < rounds).then_some(start + 5_000 * MS);
+        }
+        round += 1;
+        true
+    });
+}
+
+#[test]
+fn runs_longer_than_the_margin_are_carried_across_slices() {
+    let dir = rostrace_testkit::TempDir::new("stream-long-runs");
+    let trace = dir.join("trace");
+    long_runs(&trace, 90);
+    // About 80 slices of 1.1 s: each slow run crosses four or five slices.
+    let s = agree(&trace, "64K");
+    assert!(s["streamed"]["slices"].as_u64().unwrap() > 50, "{}", s["streamed"]);
+    let slow =
+        s["callbacks"].as_array().unwrap().iter().find(|c| c["node"] == "/slow").expect("the slow timer's callback");
+    // Five runs of 5 s whole; the last one ends after the recording: unfinished.
+    assert_eq!((slow["count"].as_u64(), slow["unfinished"].as_u64()), (Some(4), Some(1)), "{slow}");
+    assert_eq!(slow["duration_ns"]["min"], 5_000 * MS);
+    assert_eq!(slow["period_ns"]["count"], 4);
+    assert_eq!(s["unmatched_callback_ends"], 0);
+    assert_eq!(s["flows_matched"], 3 * 9000);
+}
+
+#[test]
+fn what_cannot_be_streamed_is_analysed_in_memory_and_said() {
+    let dir = rostrace_testkit::TempDir::new("stream-refused");
+    let trace = dir.join("trace");
+    long_runs(&trace, 5);
+    // Small: `auto` keeps it in memory, silently.
+    let auto = analyze_json(&[], &[&trace]);
+    assert!(auto.get("streamed").is_none());
+    // A window cannot be streamed: analysed in memory, with a warning that says why.
+    let w = analyze_json(&["--stream", "always", "--begin", "1"], &[&trace]);
+    assert!(w.get("streamed").is_none());
+    let warned = w["warnings"].as_array().unwrap().iter().any(|x| {
+        x.as_str().is_some_and(|x| x.contains("analysed in memory, not streamed: a time window is analysed in memory"))
+    });
+    assert!(warned, "{}", w["warnings"]);
+    // Bad sizes name the argument.
+    for bad in ["0", "lots"] {
+        let out = rostrace().args(["analyze", "--slice-size", bad]).arg(&trace).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("--slice-size"), "{err}");
+    }
+}
+
+#[test]
+fn check_streams_without_paths_and_gives_the_same_outcomes() {
+    let dir = rostrace_testkit::TempDir::new("stream-check");
+    let trace = dir.join("trace");
+    long_runs(&trace, 30);
+    let expect = dir.join("expect.yaml");
+    std::fs::write(
+        &expect,
+        "callbacks:\n- node: /slow\n  runs: 1\n  duration: {max: 4s}\n- node: /chain/n0\n  period: {p50: [9ms, 11ms]}\n\
+         topics:\n- topic: /chain/t1\n  latency: {p99: 1ms}\n  dropped: 0\n",
+    )
+    .unwrap();
+    let check = |args: &[&str]| {
+        let out = rostrace()
+            .args(["check", "--expect"])
+            .arg(&expect)
+            .args(["--json", "-"])
+            .args(args)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), v["outcomes"].clone())
+    };
+    let (code, streamed) = check(&["--stream", "always", "--slice-size", "64K"]);
+    assert_eq!((code, check(&["--stream", "never"])), (Some(1), (Some(1), streamed.clone())));
+    // The slow callback's one whole run of 5 s (the second is still running at the end),
+    // carried across slices, fails its limit; the rest pass.
+    let status: Vec<&str> = streamed.as_array().unwrap().iter().map(|o| o["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["pass", "fail", "pass", "pass", "pass"], "{streamed}");
+    assert_eq!(streamed[1]["measured"], 5.0e9);
+}
