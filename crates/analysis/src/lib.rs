@@ -71,6 +71,6 @@ pub use report::{CallbackReport, Report, TopicReport};
 pub use services::{ClientCall, ServerCall, ServiceHandler};
 pub use skip::PacketIndex;
 pub use stats::{Stats, SKETCH_RELATIVE_ERROR};
-pub use stream::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS, SLICE_BYTES};
+pub use stream::{Streamed, StreamedSlice, Streaming, AUTO_BYTES, MARGIN_NS, SLICE_BYTES};
 pub use tables::{Collected, Publication, ReadError, Run, Take};
 pub use window::{parse_time, Bound, Window};

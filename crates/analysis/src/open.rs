@@ -46,7 +46,11 @@ pub struct Open<'a> {
     processor: Option<Processor>,
     on_error: Box<dyn FnMut(&ReadError) + 'a>,
     progress: Box<dyn FnMut(u64, u64) + 'a>,
+    on_slice: Option<OnSlice<'a>>,
 }
+
+/// A consumer of the slices of a streamed analysis ([`Open::on_slice`]).
+type OnSlice<'a> = Box<dyn FnMut(&crate::StreamedSlice<'_>) + 'a>;
 
 impl<'a> Open<'a> {
     /// The traces at `paths`, to be analysed with [`Processor::standard`] and the default
@@ -58,6 +62,7 @@ impl<'a> Open<'a> {
             options: Options::default(),
             processor: None,
             on_error: Box::new(|_| {}),
+            on_slice: None,
             progress: Box::new(|_, _| {}),
         }
     }
@@ -97,10 +102,19 @@ impl<'a> Open<'a> {
         self
     }
 
+    /// Called with each slice of a streamed analysis ([`crate::Streaming`]), in order, as it is
+    /// added up: for a consumer of every run, publication, take and message (an export) that
+    /// keeps no more of them than the analysis does. Not called when the analysis is in memory
+    /// (its [`Analysis::runs`] and the rest hold them all then).
+    pub fn on_slice(mut self, f: impl FnMut(&crate::StreamedSlice<'_>) + 'a) -> Self {
+        self.on_slice = Some(Box::new(f));
+        self
+    }
+
     /// Opens the traces and analyses them; the errors of opening them when none could be
     /// opened (none for no path given).
     pub fn analyze(self) -> Result<Loaded, Vec<ReadError>> {
-        let Open { paths, jobs, options, processor, mut on_error, progress } = self;
+        let Open { paths, jobs, options, processor, mut on_error, progress, on_slice } = self;
         let (mut set, open_errors) = TraceSet::open_jobs(&paths, jobs);
         let mut errors: Vec<ReadError> = open_errors.iter().map(ReadError::from).collect();
         for e in &errors {
@@ -110,16 +124,19 @@ impl<'a> Open<'a> {
             return Err(errors);
         }
         let standard = processor.is_none();
-        let analysis = if crate::stream::wanted(&set, &options, standard) {
+        // A consumer of the slices has the runs and messages: they need not be kept.
+        let takes_tables = on_slice.is_some();
+        let analysis = if crate::stream::wanted(&set, &options, standard, takes_tables) {
             let slice = options.slice_bytes.unwrap_or(crate::SLICE_BYTES);
-            crate::stream::analyze(&mut set, &options, jobs, slice, progress)
+            let mut on_slice = on_slice.unwrap_or_else(|| Box::new(|_| {}));
+            crate::stream::analyze(&mut set, &options, jobs, slice, progress, &mut *on_slice)
         } else {
             let mut p = processor.unwrap_or_else(Processor::standard);
             p.set_jobs(jobs);
             // Several hosts: their clocks aligned.
             let mut a = p.run_aligned(&mut set, &options, progress);
             if options.streaming == crate::Streaming::Always {
-                if let Some(why) = crate::stream::refusal(&set, &options, standard) {
+                if let Some(why) = crate::stream::refusal(&set, &options, standard, takes_tables) {
                     a.report.warnings.push(format!("analysed in memory, not streamed: {why}"));
                 }
             }

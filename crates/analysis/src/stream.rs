@@ -63,15 +63,16 @@ pub struct Streamed {
     pub not_computed: Vec<&'static str>,
 }
 
-/// Why `options` cannot be streamed over `set`, when it cannot.
-pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool) -> Option<&'static str> {
+/// Why `options` cannot be streamed over `set`, when it cannot: `standard`, with the standard
+/// handlers; `takes_tables`, with a consumer of each slice's tables ([`crate::Open::on_slice`]).
+pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool, takes_tables: bool) -> Option<&'static str> {
     let mut hosts = set.hosts();
     hosts.dedup();
     if !standard {
         Some("handlers of your own are fed the whole recording")
     } else if !options.window.is_all() {
         Some("a time window is analysed in memory")
-    } else if !options.release_tables {
+    } else if !options.release_tables && !takes_tables {
         Some("the callback runs and messages are asked for")
     } else if hosts.len() > 1 {
         Some("recordings of several hosts are aligned on the whole recording")
@@ -81,16 +82,114 @@ pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool) -> Opti
 }
 
 /// Whether `options` streams its analysis over `set` ([`Options::streaming`]).
-pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool) -> bool {
+pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool, takes_tables: bool) -> bool {
+    let can = || refusal(set, options, standard, takes_tables).is_none();
     match options.streaming {
         Streaming::Never => false,
-        Streaming::Auto => set.total_bytes() > AUTO_BYTES && refusal(set, options, standard).is_none(),
-        Streaming::Always => refusal(set, options, standard).is_none(),
+        Streaming::Auto => set.total_bytes() > AUTO_BYTES && can(),
+        Streaming::Always => can(),
     }
 }
 
 /// What a slice's pass made: its linked tables and what the report needs besides.
 type Slice = (Tables, crate::link::Linked);
+
+/// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
+/// tables (what its pass read: its time and the margins around it) and where the instances in
+/// them stand among the whole recording's, numbered as the analysis in memory numbers them
+/// (its [`Analysis::runs`], [`Analysis::pubs`], [`Analysis::takes`] indices).
+pub struct StreamedSlice<'a> {
+    /// The slice's linked tables.
+    pub tables: View<'a>,
+    /// Each trace's directory and host name, by trace index.
+    pub traces: &'a [(std::path::PathBuf, String)],
+    /// Its time: from (inclusive) to (exclusive).
+    pub from: i64,
+    /// See [`StreamedSlice::from`].
+    pub to: i64,
+    runs: Numbers,
+    pubs: Numbers,
+    takes: Numbers,
+    /// Each callback handle's node and kind (the report's), for the runs of the slice.
+    callbacks: crate::HashMap<crate::Key, (std::sync::Arc<str>, &'static str)>,
+    /// The runs of earlier slices, still running where those slices' reading ended, that
+    /// ended in this one: (callback handle, start, end).
+    pub ended: Vec<(crate::Key, i64, i64)>,
+}
+
+impl StreamedSlice<'_> {
+    /// Whether run `i` of the tables started in the slice (each run is the slice's of one).
+    pub fn owns_run(&self, i: usize) -> bool {
+        self.runs.owned(i)
+    }
+    /// Whether publication `i` was made in the slice.
+    pub fn owns_publication(&self, i: usize) -> bool {
+        self.pubs.owned(i)
+    }
+    /// Whether take `i` was made in the slice.
+    pub fn owns_take(&self, i: usize) -> bool {
+        self.takes.owned(i)
+    }
+    /// Run `i`'s index in the whole recording; `None` for a run that started before the margin.
+    pub fn run_number(&self, i: usize) -> Option<u64> {
+        self.runs.of(i)
+    }
+    /// Publication `i`'s index in the whole recording.
+    pub fn publication_number(&self, i: usize) -> Option<u64> {
+        self.pubs.of(i)
+    }
+    /// Take `i`'s index in the whole recording.
+    pub fn take_number(&self, i: usize) -> Option<u64> {
+        self.takes.of(i)
+    }
+    /// The node and kind (`timer`, `subscription`, ...) of the callback of handle `key`, as the
+    /// report names them.
+    pub fn callback(&self, key: crate::Key) -> Option<(&str, &str)> {
+        self.callbacks.get(&key).map(|(n, k)| (&**n, *k))
+    }
+}
+
+/// The numbers in the whole recording of a slice's instances (runs, publications or takes), in
+/// their tables' order: those of the slice follow the ones before it; those in the margin after
+/// it are the next slice's first; those in the margin before it the last ones before it.
+struct Numbers {
+    of: Vec<Option<u64>>,
+    first: u64,
+    owned: u64,
+}
+
+impl Numbers {
+    /// The instances at `times`, in the tables' order, of a slice from `from` to `to` whose first
+    /// one is `first` in the whole recording.
+    fn new(times: impl Iterator<Item = i64> + Clone, from: i64, to: i64, first: u64) -> Numbers {
+        let before = times.clone().filter(|&t| t < from).count() as u64;
+        let owned = times.clone().filter(|&t| from <= t && t < to).count() as u64;
+        let (mut b, mut o, mut a) = (0, 0, 0);
+        let of = times
+            .map(|t| {
+                if t < from {
+                    b += 1;
+                    (first + b).checked_sub(before + 1)
+                } else if t < to {
+                    o += 1;
+                    Some(first + o - 1)
+                } else {
+                    a += 1;
+                    Some(first + owned + a - 1)
+                }
+            })
+            .collect();
+        Numbers { of, first, owned }
+    }
+
+    fn owned(&self, i: usize) -> bool {
+        self.of.get(i).copied().flatten().is_some_and(|n| n >= self.first && n < self.first + self.owned)
+    }
+
+    fn of(&self, i: usize) -> Option<u64> {
+        self.of.get(i).copied().flatten()
+    }
+}
 
 /// The slices of a recording: their times, and what each one's pass reads.
 struct Slices {
@@ -144,6 +243,7 @@ pub(crate) fn analyze(
     jobs: usize,
     slice_bytes: u64,
     mut progress: impl FnMut(u64, u64),
+    on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
 ) -> Analysis {
     let total = set.total_bytes();
     // The packets indexed, so that a slice steps over those before it without reading their
@@ -161,6 +261,8 @@ pub(crate) fn analyze(
     let plan = Slices { grid };
     let mut totals = Totals::new(grid);
     let mut last = Default::default();
+    // The numbers of the first run, publication and take of the next slice.
+    let mut firsts = [0u64; 3];
     let mut add = |k: i64, (t, linked): Slice| {
         let handlers = Handlers::default();
         let view = View {
@@ -173,7 +275,20 @@ pub(crate) fn analyze(
             handlers: &handlers,
         };
         let (from, to) = plan.time(k);
-        totals.add(&view, linked, from, to);
+        let crate::report::Added { callbacks, ended } = totals.add(&view, linked, from, to);
+        let s = StreamedSlice {
+            runs: Numbers::new(t.runs.iter().map(|r| r.run.start), from, to, firsts[0]),
+            pubs: Numbers::new(t.pubs.iter().map(|p| p.publication.ts), from, to, firsts[1]),
+            takes: Numbers::new(t.takes.iter().map(|x| x.take.ts), from, to, firsts[2]),
+            tables: view,
+            traces: &t.traces,
+            from,
+            to,
+            callbacks,
+            ended,
+        };
+        on_slice(&s);
+        firsts = [firsts[0] + s.runs.owned, firsts[1] + s.pubs.owned, firsts[2] + s.takes.owned];
         // (Its model declares every object so far: the last one's, every object.)
         last = (t.model, t.traces);
         progress(total / 4 + (k as u64 + 1) * (total - total / 4) / slices as u64, total);

@@ -1,6 +1,6 @@
 //! `rostrace export`: the analysis as Parquet or CSV tables, or as a Perfetto trace.
 
-use crate::args::{Input, TraceArgs};
+use crate::args::{Input, StreamArgs, TraceArgs};
 use crate::out::{fail, is_stdout, shown, stdout, stdout_is_not_a_directory};
 use crate::progress::Progress;
 use regex_lite::Regex;
@@ -52,6 +52,10 @@ pub struct Args {
     named_path: Vec<String>,
     #[command(flatten)]
     following: crate::paths::Following,
+    /// (Parquet and CSV without --path: a streamed analysis writes the runs, publications,
+    /// takes and flows slice by slice, docs/streaming.md.)
+    #[command(flatten)]
+    stream: StreamArgs,
 }
 
 /// The recording's name: `name`, or the first trace's directory name; letters, digits, `.`,
@@ -103,9 +107,43 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
-    let Some(loaded) = input.load() else {
+    // The tables' sink, made before the analysis: a streamed one writes the instances' tables
+    // as it goes.
+    let mut sink = None;
+    if a.format != Format::Perfetto {
+        if let Err(e) = std::fs::create_dir_all(&a.output) {
+            return fail(format!("--output {}: {e}", a.output.display()));
+        }
+        sink = Some(if a.format == Format::Parquet {
+            let s = rostrace_export::parquet::ParquetSink::new(&a.output, &recording);
+            let file = (s.file().0.to_string(), s.file().1);
+            (Box::new(s) as Box<dyn rostrace_export::tables::Sink>, file)
+        } else {
+            let s = rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe);
+            let file = (s.file().0.to_string(), s.file().1);
+            (Box::new(s) as Box<dyn rostrace_export::tables::Sink>, file)
+        });
+    }
+    let mut input = input;
+    if let (Some(_), false) = (&sink, asks_paths) {
+        a.stream.apply(&mut input.options);
+    }
+    let mut instances = rostrace_export::tables::StreamedInstances::new(&recording);
+    let mut streamed_error = None;
+    let loaded = match sink.as_mut() {
+        Some((s, _)) if !asks_paths => input.load_streaming(|slice| {
+            if streamed_error.is_none() {
+                streamed_error = instances.slice(slice, s.as_mut()).err();
+            }
+        }),
+        _ => input.load(),
+    };
+    let Some(loaded) = loaded else {
         return Ok(ExitCode::from(1));
     };
+    if let Some(e) = streamed_error {
+        return fail(e.to_string());
+    }
     let mut clean = loaded.clean();
     let rostrace_analysis::Loaded { set, analysis: an, .. } = loaded;
     // The paths, followed before anything is written: a path the trace does not have is an
@@ -157,19 +195,12 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             );
         }
         Format::Parquet | Format::Csv => {
-            if let Err(e) = std::fs::create_dir_all(&a.output) {
-                return fail(format!("--output {}: {e}", a.output.display()));
-            }
-            let (mut sink, file): (Box<dyn rostrace_export::tables::Sink>, _) = if a.format == Format::Parquet {
-                let s = rostrace_export::parquet::ParquetSink::new(&a.output, &recording);
-                let file = (s.file().0.to_string(), s.file().1);
-                (Box::new(s), file)
-            } else {
-                let s = rostrace_export::csv::CsvSink::new(&a.output, &recording).spreadsheet_safe(a.csv_safe);
-                let file = (s.file().0.to_string(), s.file().1);
-                (Box::new(s), file)
+            let Some((mut sink, file)) = sink else { return fail("no sink for the tables") };
+            let written = match an.report.streamed {
+                Some(_) => rostrace_export::write_streamed_tables(&an, &recording, sink.as_mut(), instances),
+                None => rostrace_export::write_tables(&an, &recording, sink.as_mut()),
             };
-            let mut tables = match rostrace_export::write_tables(&an, &recording, sink.as_mut()) {
+            let mut tables = match written {
                 Ok(c) => c,
                 Err(e) => return fail(e.to_string()),
             };

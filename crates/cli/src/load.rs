@@ -9,11 +9,17 @@ use std::path::{Path, PathBuf};
 /// Opens `traces` and analyses them with `options` on `jobs` threads (the standard handlers),
 /// with progress on a terminal and the errors of opening and reading printed as they are met;
 /// `None` when no trace opened.
-pub fn analyze(traces: &[PathBuf], jobs: usize, options: Options) -> Option<Loaded> {
+pub fn analyze(
+    traces: &[PathBuf],
+    jobs: usize,
+    options: Options,
+    on_slice: impl FnMut(&rostrace_analysis::StreamedSlice<'_>),
+) -> Option<Loaded> {
     let mut progress: Option<Progress> = None;
     let loaded = Open::new(traces)
         .jobs(jobs)
         .options(options)
+        .on_slice(on_slice)
         .on_error(|e| crate::out::errln!("rostrace: error: {e}"))
         .progress(|done, total| {
             progress
@@ -62,7 +68,7 @@ impl Run {
 pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
     if !is_json(path) {
         let options = Options { longest_paths: true, ..Options::default() };
-        return analyze(&[path.to_path_buf()], jobs, options)
+        return analyze(&[path.to_path_buf()], jobs, options, |_| {})
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
     }

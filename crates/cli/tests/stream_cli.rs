@@ -198,3 +198,91 @@ fn check_streams_without_paths_and_gives_the_same_outcomes() {
     assert_eq!(status, ["pass", "fail", "pass", "pass", "pass"], "{streamed}");
     assert_eq!(streamed[1]["measured"], 5.0e9);
 }
+
+/// The fields of a CSV line (quoted fields may hold commas and doubled quotes).
+fn fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// `rostrace export --format csv` of `trace` in memory and streamed (slices of `slice`): every
+/// table equal, but the percentiles (within 0.5 %), the executor and service tables (left out
+/// when streamed), the order of the runs longer than the margin (written when they end), and
+/// the run of a publication or take made in one of those (left empty when streamed). Returns
+/// the rows of the streamed runs.
+fn exports_agree(trace: &Path, slice: &str) -> usize {
+    let dir = rostrace_testkit::TempDir::new("stream-export");
+    for (name, args) in [("mem", vec!["--stream", "never"]), ("str", vec!["--stream", "always", "--slice-size", slice])]
+    {
+        let out = rostrace()
+            .args(["export", "--format", "csv", "--events", "none", "--name", "r", "-o"])
+            .arg(dir.join(name))
+            .args(args)
+            .arg(trace)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let read = |side: &str, table: &str| std::fs::read_to_string(dir.join(side).join(table).join("r.csv")).unwrap();
+    let mut runs = 0;
+    for table in std::fs::read_dir(dir.join("mem")).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()) {
+        let (a, b) = (read("mem", &table), read("str", &table));
+        match table.as_str() {
+            "executor_threads" | "service_calls" => assert_eq!(b.lines().count(), 1, "{table}: {b}"),
+            "callback_runs" => {
+                let sorted = |s: &str| {
+                    let mut v: Vec<&str> = s.lines().collect();
+                    v.sort();
+                    v.join("\n")
+                };
+                assert_eq!(sorted(&a), sorted(&b), "{table}");
+                runs = b.lines().count() - 1;
+            }
+            _ => {
+                let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+                assert_eq!(a.len(), b.len(), "{table}");
+                let head = fields(a[0]);
+                for (x, y) in a.iter().zip(&b).filter(|(x, y)| x != y) {
+                    for ((col, p), q) in head.iter().zip(fields(x)).zip(fields(y)).filter(|((_, p), q)| p != q) {
+                        let near = |p: &str, q: &str| {
+                            let (p, q): (f64, f64) = (p.parse().unwrap(), q.parse().unwrap());
+                            (p - q).abs() <= 0.005 * p.abs() + 1.0
+                        };
+                        let ok = match col.as_str() {
+                            c if c.contains("p50") || c.contains("p90") || c.contains("p99") => near(&p, &q),
+                            "callback_run" | "run" if matches!(table.as_str(), "publications" | "takes") => {
+                                q.is_empty()
+                            }
+                            _ => false,
+                        };
+                        assert!(ok, "{table}: {col}: {p} in memory, {q} streamed:\n{x}\n{y}");
+                    }
+                }
+            }
+        }
+    }
+    runs
+}
+
+#[test]
+fn a_streamed_export_writes_the_tables_of_the_export_in_memory() {
+    let dir = rostrace_testkit::TempDir::new("stream-export-long-runs");
+    let trace = dir.join("trace");
+    long_runs(&trace, 45);
+    // Every run, message and take; the slow runs (5 s, across slices) among them.
+    assert_eq!(exports_agree(&trace, "64K"), 4500 * 4 + 3);
+    let Some(root) = rostrace_testkit::test_data_path("traces") else { return };
+    assert!(exports_agree(&root.join("tum-autoware-carla"), "256K") > 300_000);
+}

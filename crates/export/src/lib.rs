@@ -35,5 +35,18 @@ pub use tables::write_paths;
 /// executor threads, from the analysis's handlers).
 pub fn write_tables(a: &Analysis, recording: &str, sink: &mut dyn tables::Sink) -> io::Result<tables::Counts> {
     let traces: Vec<(String, String)> = a.traces.iter().map(|(d, h)| (d.display().to_string(), h.clone())).collect();
-    tables::write(a, a.get::<ServiceHandler>(), a.get::<ExecutorHandler>(), &traces, recording, sink)
+    tables::write(a, a.get::<ServiceHandler>(), a.get::<ExecutorHandler>(), &traces, recording, sink, None)
+}
+
+/// [`write_tables`] of a streamed analysis, whose runs, publications, takes and flows were
+/// written slice by slice as it went (`instances`, given every slice by
+/// [`rostrace_analysis::Open::on_slice`]).
+pub fn write_streamed_tables(
+    a: &Analysis,
+    recording: &str,
+    sink: &mut dyn tables::Sink,
+    instances: tables::StreamedInstances,
+) -> io::Result<tables::Counts> {
+    let traces: Vec<(String, String)> = a.traces.iter().map(|(d, h)| (d.display().to_string(), h.clone())).collect();
+    tables::write(a, a.get::<ServiceHandler>(), a.get::<ExecutorHandler>(), &traces, recording, sink, Some(instances))
 }

@@ -144,7 +144,7 @@ struct Counted<'h> {
     n: u64,
     width: usize,
     host_at: Option<usize>,
-    traces: &'h [(std::path::PathBuf, String)],
+    traces: Cow<'h, [(std::path::PathBuf, String)]>,
 }
 
 impl Counted<'_> {
@@ -167,7 +167,7 @@ impl Counted<'_> {
 fn open<'h>(
     sink: &mut dyn Sink,
     t: &schema::Table,
-    traces: &'h [(std::path::PathBuf, String)],
+    traces: Cow<'h, [(std::path::PathBuf, String)]>,
 ) -> io::Result<Counted<'h>> {
     // (The traces and processes tables have a host column of their own, not right after the trace.)
     let host_at =
@@ -224,7 +224,8 @@ fn stats_cells(s: &rostrace_analysis::Stats) -> [Cell<'static>; 3] {
 }
 
 /// Writes every table of the analysis (not the raw events: [`crate::events::write`]).
-/// `trace_dirs` and `hosts` are the traces' directories and host names, by trace index.
+/// `trace_dirs` and `hosts` are the traces' directories and host names, by trace index. The
+/// instances' tables of a streamed analysis were written as it went (`streamed`).
 pub fn write(
     a: &Analysis,
     services: Option<&ServiceHandler>,
@@ -232,10 +233,14 @@ pub fn write(
     traces: &[(String, String)],
     recording: &str,
     sink: &mut dyn Sink,
+    streamed: Option<StreamedInstances>,
 ) -> io::Result<Counts> {
     let mut counts = Counts::new();
     model_tables(a, traces, recording, sink, &mut counts)?;
-    instance_tables(a, recording, sink, &mut counts)?;
+    match streamed {
+        None => instance_tables(a, recording, sink, &mut counts)?,
+        Some(s) => counts.extend(s.finish(sink, &a.traces)?),
+    }
     handler_tables(a, services, executors, recording, sink, &mut counts)?;
     debug_assert!(schema::tables()
         .iter()
@@ -254,7 +259,7 @@ fn model_tables(
     let m = &a.model;
     let r = &a.report;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let mut t = open(sink, &schema::table("traces"), &a.traces)?;
+    let mut t = open(sink, &schema::table("traces"), Cow::Borrowed(&a.traces))?;
     for (i, (dir, host)) in traces.iter().enumerate() {
         t.row(&[rec(), Cell::I64(i as i64), dir.as_str().into(), host.as_str().into()])?;
     }
@@ -262,7 +267,7 @@ fn model_tables(
 
     let mut procs: Vec<_> = m.processes.values().collect();
     procs.sort_by_key(|p| (p.trace, p.vpid));
-    let mut t = open(sink, &schema::table("processes"), &a.traces)?;
+    let mut t = open(sink, &schema::table("processes"), Cow::Borrowed(&a.traces))?;
     for p in procs {
         t.row(&[
             rec(),
@@ -278,7 +283,7 @@ fn model_tables(
     }
     done(t, "processes", counts)?;
 
-    let mut t = open(sink, &schema::table("nodes"), &a.traces)?;
+    let mut t = open(sink, &schema::table("nodes"), Cow::Borrowed(&a.traces))?;
     for n in &m.nodes.items {
         let rest = [n.full_name().into(), n.namespace.as_str().into(), Cell::I64(n.created_ns)];
         t.row(&keyed(recording, n.key, rest))?;
@@ -286,7 +291,7 @@ fn model_tables(
     done(t, "nodes", counts)?;
 
     for (name, reg) in [("publishers", &m.publishers), ("subscriptions", &m.subscriptions)] {
-        let mut t = open(sink, &schema::table(name), &a.traces)?;
+        let mut t = open(sink, &schema::table(name), Cow::Borrowed(&a.traces))?;
         for e in &reg.items {
             let rest = [
                 nz(e.rmw).into(),
@@ -301,7 +306,7 @@ fn model_tables(
         done(t, name, counts)?;
     }
 
-    let mut t = open(sink, &schema::table("timers"), &a.traces)?;
+    let mut t = open(sink, &schema::table("timers"), Cow::Borrowed(&a.traces))?;
     // Node timers: an executor's own (rclpy's spin_once timeout timers) are left out.
     let executor_timers = m.executor_timers();
     for (_, x) in m.timers.items.iter().enumerate().filter(|(i, _)| !executor_timers[*i]) {
@@ -310,7 +315,7 @@ fn model_tables(
     }
     done(t, "timers", counts)?;
 
-    let mut t = open(sink, &schema::table("services"), &a.traces)?;
+    let mut t = open(sink, &schema::table("services"), Cow::Borrowed(&a.traces))?;
     for (side, reg) in [("server", &m.services), ("client", &m.clients)] {
         for x in &reg.items {
             let rest = [
@@ -325,7 +330,7 @@ fn model_tables(
     }
     done(t, "services", counts)?;
 
-    let mut t = open(sink, &schema::table("callbacks"), &a.traces)?;
+    let mut t = open(sink, &schema::table("callbacks"), Cow::Borrowed(&a.traces))?;
     for c in &r.callbacks {
         let d = &c.duration_ns;
         let has = d.count > 0;
@@ -353,7 +358,7 @@ fn model_tables(
     }
     done(t, "callbacks", counts)?;
 
-    let mut t = open(sink, &schema::table("topics"), &a.traces)?;
+    let mut t = open(sink, &schema::table("topics"), Cow::Borrowed(&a.traces))?;
     for x in &r.topics {
         let cells = [
             rec(),
@@ -374,7 +379,7 @@ fn model_tables(
     }
     done(t, "topics", counts)?;
 
-    let mut t = open(sink, &schema::table("topic_pairs"), &a.traces)?;
+    let mut t = open(sink, &schema::table("topic_pairs"), Cow::Borrowed(&a.traces))?;
     for x in &r.topics {
         for p in &x.pairs {
             let cells = [
@@ -403,104 +408,270 @@ fn model_tables(
 
 /// The instances' tables: callback runs, publications, takes, flows.
 fn instance_tables(a: &Analysis, recording: &str, sink: &mut dyn Sink, counts: &mut Counts) -> io::Result<()> {
-    let m = &a.model;
     let r = &a.report;
-    let rec = || Cell::Str(Cow::Borrowed(recording));
     // Runs, with their callback's node and kind.
     let by_key: HashMap<Key, usize> =
         r.callbacks.iter().enumerate().map(|(i, c)| ((c.trace, c.vpid, c.address), i)).collect();
-    let mut t = open(sink, &schema::table("callback_runs"), &a.traces)?;
-    for (i, LinkedRun { run, .. }) in a.runs.iter().enumerate() {
-        let k = a.slots[run.slot()];
-        let c = by_key.get(&k).map(|&j| &r.callbacks[j]);
-        t.row(&instance(
-            recording,
-            i,
-            (k.0, k.1, run.vtid as i64),
-            [
-                Cell::U64(k.2),
-                c.map_or("", |c| &*c.node).into(),
-                c.map_or("unknown", |c| c.kind).into(),
-                Cell::I64(run.start),
-                run.end().into(),
-                run.duration().into(),
-                Cell::Bool(run.intra()),
-            ],
-        ))?;
+    let callback = |k: Key| by_key.get(&k).map(|&j| (&*r.callbacks[j].node, r.callbacks[j].kind));
+    let view = rostrace_analysis::View::from(a);
+    let mut t = open(sink, &schema::table("callback_runs"), Cow::Borrowed(&a.traces))?;
+    for (i, x) in a.runs.iter().enumerate() {
+        t.row(&run_row(recording, i as u64, &view, x, callback))?;
     }
     done(t, "callback_runs", counts)?;
-
-    let mut t = open(sink, &schema::table("publications"), &a.traces)?;
-    for (i, LinkedPublication { publication: p, topic }) in a.pubs.iter().enumerate() {
-        t.row(&instance(
-            recording,
-            i,
-            (p.trace, p.vpid, p.vtid),
-            [
-                topic.as_deref().into(),
-                nz(p.publisher).into(),
-                Cell::U64(p.message),
-                Cell::I64(p.ts),
-                p.ts_rclcpp().into(),
-                p.ts_rcl().into(),
-                p.ts_rmw().into(),
-                p.ts_dds().into(),
-                p.source_ts().into(),
-                Cell::Bool(p.intra),
-                p.in_run().map(|x| x as i64).into(),
-            ],
-        ))?;
+    let number = |i: u32| Some(i as u64);
+    let mut t = open(sink, &schema::table("publications"), Cow::Borrowed(&a.traces))?;
+    for (i, x) in a.pubs.iter().enumerate() {
+        t.row(&publication_row(recording, i as u64, x, number))?;
     }
     done(t, "publications", counts)?;
-
-    let mut t = open(sink, &schema::table("takes"), &a.traces)?;
-    for (i, LinkedTake { take: k, subscription: sub }) in a.takes.iter().enumerate() {
-        let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
-        t.row(&instance(
-            recording,
-            i,
-            (k.trace, k.vpid, k.vtid),
-            [
-                topic.into(),
-                nz(k.rmw_subscription).into(),
-                Cell::U64(k.message),
-                Cell::I64(k.ts),
-                (k.source_ts != 0).then_some(k.source_ts).into(),
-                Cell::Bool(k.taken),
-                Cell::Bool(k.intra),
-                k.run.map(|x| x as i64).into(),
-            ],
-        ))?;
+    let mut t = open(sink, &schema::table("takes"), Cow::Borrowed(&a.traces))?;
+    for (i, x) in a.takes.iter().enumerate() {
+        t.row(&take_row(recording, i as u64, &a.model, x, number))?;
     }
     done(t, "takes", counts)?;
-
-    let host = |t: u32| a.traces.get(t as usize).map(|h| h.1.as_str()).into();
-    let mut t = open(sink, &schema::table("flows"), &a.traces)?;
+    let mut t = open(sink, &schema::table("flows"), Cow::Borrowed(&a.traces))?;
     for f in &a.flows {
-        let p = &a.pubs[f.publication as usize].publication;
-        let k = &a.takes[f.take as usize].take;
-        let by = match f.by {
-            MatchBy::SourceTimestamp => "source_timestamp",
-            MatchBy::PublishWindow => "publish_window",
-            MatchBy::IntraProcess => "intra_process",
-        };
-        t.row(&[
-            rec(),
-            Cell::I64(f.publication as i64),
-            Cell::I64(f.take as i64),
-            (&*f.topic).into(),
-            by.into(),
-            Cell::I64(p.ts),
-            Cell::I64(k.ts),
-            k.run.map(|x| a.runs[x as usize].run.start).into(),
-            Cell::I64(f.pub_to_take_ns),
-            f.pub_to_callback_ns.into(),
-            host(p.trace),
-            host(k.trace),
-        ])?;
+        t.row(&flow_row(recording, &view, &a.traces, f, (f.publication as u64, f.take as u64)))?;
     }
     done(t, "flows", counts)?;
     Ok(())
+}
+
+/// A row of `callback_runs`: run `x` of `a`, numbered `i`; `callback`: the node and kind of a
+/// callback handle.
+fn run_row<'a>(
+    recording: &'a str,
+    i: u64,
+    a: &rostrace_analysis::View<'_>,
+    x: &LinkedRun,
+    callback: impl Fn(Key) -> Option<(&'a str, &'a str)>,
+) -> Vec<Cell<'a>> {
+    let run = &x.run;
+    let k = a.slots[run.slot()];
+    let c = callback(k).unwrap_or(("", "unknown"));
+    run_cells(recording, i, k, run.vtid as i64, run.start, run.end(), run.intra(), c)
+}
+
+/// The cells of a row of `callback_runs`: run `i` of callback handle `k` on thread `vtid`,
+/// from `start` to `end`, whose callback's node and kind are `callback`.
+#[allow(clippy::too_many_arguments)]
+fn run_cells<'a>(
+    recording: &'a str,
+    i: u64,
+    k: Key,
+    vtid: i64,
+    start: i64,
+    end: Option<i64>,
+    intra: bool,
+    callback: (&'a str, &'a str),
+) -> Vec<Cell<'a>> {
+    instance(
+        recording,
+        i as usize,
+        (k.0, k.1, vtid),
+        [
+            Cell::U64(k.2),
+            callback.0.into(),
+            callback.1.into(),
+            Cell::I64(start),
+            end.into(),
+            end.map(|e| e - start).into(),
+            Cell::Bool(intra),
+        ],
+    )
+}
+
+/// A row of `publications`; `run`: the number of a run of the tables.
+fn publication_row<'a>(
+    recording: &'a str,
+    i: u64,
+    x: &'a LinkedPublication,
+    run: impl Fn(u32) -> Option<u64>,
+) -> Vec<Cell<'a>> {
+    let (p, topic) = (&x.publication, &x.topic);
+    instance(
+        recording,
+        i as usize,
+        (p.trace, p.vpid, p.vtid),
+        [
+            topic.as_deref().into(),
+            nz(p.publisher).into(),
+            Cell::U64(p.message),
+            Cell::I64(p.ts),
+            p.ts_rclcpp().into(),
+            p.ts_rcl().into(),
+            p.ts_rmw().into(),
+            p.ts_dds().into(),
+            p.source_ts().into(),
+            Cell::Bool(p.intra),
+            p.in_run().and_then(run).map(|x| x as i64).into(),
+        ],
+    )
+}
+
+/// A row of `takes`; `run`: the number of a run of the tables.
+fn take_row<'a>(
+    recording: &'a str,
+    i: u64,
+    m: &'a Model,
+    x: &LinkedTake,
+    run: impl Fn(u32) -> Option<u64>,
+) -> Vec<Cell<'a>> {
+    let LinkedTake { take: k, subscription: sub } = x;
+    let topic = sub.map(|s| m.subscriptions.get(s).topic.as_str());
+    instance(
+        recording,
+        i as usize,
+        (k.trace, k.vpid, k.vtid),
+        [
+            topic.into(),
+            nz(k.rmw_subscription).into(),
+            Cell::U64(k.message),
+            Cell::I64(k.ts),
+            (k.source_ts != 0).then_some(k.source_ts).into(),
+            Cell::Bool(k.taken),
+            Cell::Bool(k.intra),
+            k.run.and_then(run).map(|x| x as i64).into(),
+        ],
+    )
+}
+
+/// A row of `flows`: `f` of `a`, its publication and take numbered `numbers`.
+fn flow_row<'a>(
+    recording: &'a str,
+    a: &rostrace_analysis::View<'_>,
+    traces: &'a [(std::path::PathBuf, String)],
+    f: &'a rostrace_analysis::Flow,
+    numbers: (u64, u64),
+) -> Vec<Cell<'a>> {
+    let p = &a.pubs[f.publication as usize].publication;
+    let k = &a.takes[f.take as usize].take;
+    let by = match f.by {
+        MatchBy::SourceTimestamp => "source_timestamp",
+        MatchBy::PublishWindow => "publish_window",
+        MatchBy::IntraProcess => "intra_process",
+    };
+    let host = |t: u32| traces.get(t as usize).map(|h| h.1.as_str()).into();
+    vec![
+        Cell::Str(Cow::Borrowed(recording)),
+        Cell::I64(numbers.0 as i64),
+        Cell::I64(numbers.1 as i64),
+        (&*f.topic).into(),
+        by.into(),
+        Cell::I64(p.ts),
+        Cell::I64(k.ts),
+        k.run.map(|x| a.runs[x as usize].run.start).into(),
+        Cell::I64(f.pub_to_take_ns),
+        f.pub_to_callback_ns.into(),
+        host(p.trace),
+        host(k.trace),
+    ]
+}
+
+/// The instances' tables of a streamed analysis, written slice by slice as the analysis adds
+/// them up ([`rostrace_analysis::Open::on_slice`]): each run, publication and take in the
+/// slice it belongs to, each message in the slice of its take, numbered as in one analysis of
+/// the whole recording. Its rows are those [`write_tables`](crate::write_tables) writes from
+/// the analysis in memory, in the same order, but for a publication made, or a take taken, in
+/// a callback run that started more than the margin before it (its run left empty).
+pub struct StreamedInstances {
+    recording: String,
+    /// The four tables, opened at the first slice (the traces' hosts are known then).
+    tables: Option<[Counted<'static>; 4]>,
+    /// Runs still running where their slice's reading ended, written when a later slice ends
+    /// them (or at the end, unfinished).
+    pending: Vec<Pending>,
+}
+
+/// A run of [`StreamedInstances::pending`].
+struct Pending {
+    number: u64,
+    key: Key,
+    vtid: i64,
+    start: i64,
+    intra: bool,
+    callback: (String, String),
+}
+
+impl Pending {
+    fn cells<'a>(&'a self, recording: &'a str, end: Option<i64>) -> Vec<Cell<'a>> {
+        let c = (self.callback.0.as_str(), self.callback.1.as_str());
+        run_cells(recording, self.number, self.key, self.vtid, self.start, end, self.intra, c)
+    }
+}
+
+const INSTANCE_TABLES: [&str; 4] = ["callback_runs", "publications", "takes", "flows"];
+
+/// The four tables of [`INSTANCE_TABLES`], opened, with the traces' hosts.
+fn open_instances(sink: &mut dyn Sink, traces: &[(std::path::PathBuf, String)]) -> io::Result<[Counted<'static>; 4]> {
+    let traces: Cow<'static, [(std::path::PathBuf, String)]> = Cow::Owned(traces.to_vec());
+    let [a, b, c, d] = INSTANCE_TABLES.map(|n| open(sink, &schema::table(n), traces.clone()));
+    Ok([a?, b?, c?, d?])
+}
+
+impl StreamedInstances {
+    /// Nothing written yet, for `recording`.
+    pub fn new(recording: &str) -> StreamedInstances {
+        StreamedInstances { recording: recording.to_string(), tables: None, pending: Vec::new() }
+    }
+
+    /// Writes the rows of `s` to `sink`'s tables.
+    pub fn slice(&mut self, s: &rostrace_analysis::StreamedSlice<'_>, sink: &mut dyn Sink) -> io::Result<()> {
+        if self.tables.is_none() {
+            self.tables = Some(open_instances(sink, s.traces)?);
+        }
+        let Some([runs, pubs, takes, flows]) = &mut self.tables else { return Ok(()) };
+        let (a, rec) = (&s.tables, self.recording.as_str());
+        let run = |i: u32| s.run_number(i as usize);
+        for &(key, start, end) in &s.ended {
+            if let Some(k) = self.pending.iter().position(|p| (p.key, p.start) == (key, start)) {
+                let p = self.pending.remove(k);
+                runs.row(&p.cells(rec, Some(end)))?;
+            }
+        }
+        for (i, x) in a.runs.iter().enumerate().filter(|(i, _)| s.owns_run(*i)) {
+            let n = s.run_number(i).unwrap_or_default();
+            if x.run.end().is_none() {
+                let key = a.slots[x.run.slot()];
+                let (node, kind) = s.callback(key).unwrap_or(("", "unknown"));
+                let callback = (node.to_string(), kind.to_string());
+                let (vtid, start, intra) = (x.run.vtid as i64, x.run.start, x.run.intra());
+                self.pending.push(Pending { number: n, key, vtid, start, intra, callback });
+                continue;
+            }
+            runs.row(&run_row(rec, n, a, x, |k| s.callback(k)))?;
+        }
+        for (i, x) in a.pubs.iter().enumerate().filter(|(i, _)| s.owns_publication(*i)) {
+            pubs.row(&publication_row(rec, s.publication_number(i).unwrap_or_default(), x, run))?;
+        }
+        for (i, x) in a.takes.iter().enumerate().filter(|(i, _)| s.owns_take(*i)) {
+            takes.row(&take_row(rec, s.take_number(i).unwrap_or_default(), a.model, x, run))?;
+        }
+        for f in a.flows.iter().filter(|f| s.owns_take(f.take as usize)) {
+            let numbers = (s.publication_number(f.publication as usize), s.take_number(f.take as usize));
+            if let (Some(p), Some(t)) = numbers {
+                flows.row(&flow_row(rec, a, s.traces, f, (p, t)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the tables (empty ones when no slice came), with their row counts.
+    pub fn finish(self, sink: &mut dyn Sink, traces: &[(std::path::PathBuf, String)]) -> io::Result<Counts> {
+        let mut counts = Counts::new();
+        let mut tables = match self.tables {
+            Some(t) => t,
+            None => open_instances(sink, traces)?,
+        };
+        for p in &self.pending {
+            tables[0].row(&p.cells(&self.recording, None))?;
+        }
+        for (t, name) in tables.into_iter().zip(INSTANCE_TABLES) {
+            done(t, name, &mut counts)?;
+        }
+        Ok(counts)
+    }
 }
 
 /// The handlers' tables: service calls, executor threads.
@@ -514,7 +685,7 @@ fn handler_tables(
 ) -> io::Result<()> {
     let m = &a.model;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let mut t = open(sink, &schema::table("service_calls"), &a.traces)?;
+    let mut t = open(sink, &schema::table("service_calls"), Cow::Borrowed(&a.traces))?;
     if let Some(s) = services {
         // Services and clients by (trace, vpid, rmw handle), the calls' keys.
         let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
@@ -543,7 +714,7 @@ fn handler_tables(
     }
     done(t, "service_calls", counts)?;
 
-    let mut t = open(sink, &schema::table("executor_threads"), &a.traces)?;
+    let mut t = open(sink, &schema::table("executor_threads"), Cow::Borrowed(&a.traces))?;
     if let Some(e) = executors {
         let mut v: Vec<_> = e.threads.iter().collect();
         v.sort_by_key(|(k, _)| **k);
@@ -573,7 +744,7 @@ fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
 pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &mut dyn Sink) -> io::Result<Counts> {
     let mut counts = Counts::new();
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let mut t = open(sink, &schema::table("paths"), &[])?;
+    let mut t = open(sink, &schema::table("paths"), Cow::Borrowed(&[]))?;
     for (spec, r) in paths {
         let c = r.counts();
         let s = r.stats();
@@ -597,7 +768,7 @@ pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &
         ])?;
     }
     done(t, "paths", &mut counts)?;
-    let mut t = open(sink, &schema::table("path_messages"), &[])?;
+    let mut t = open(sink, &schema::table("path_messages"), Cow::Borrowed(&[]))?;
     for (spec, r) in paths {
         let label = spec.label();
         for (i, (row, status)) in r.rows.iter().zip(r.statuses()).enumerate() {

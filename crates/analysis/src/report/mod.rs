@@ -20,7 +20,7 @@ pub(crate) use services::exchanged;
 pub use services::ServiceReport;
 pub use threads::{ExecutorThread, TimeShare};
 pub use topics::{PairReport, ReasonCount, TopicReport};
-pub(crate) use totals::{Grid, Totals};
+pub(crate) use totals::{Added, Grid, Totals};
 
 use crate::link::Linked;
 use crate::link::{LinkedPublication, LinkedTake, View};

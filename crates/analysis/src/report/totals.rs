@@ -10,7 +10,7 @@ use super::names::Names;
 use super::{nodes, threads, topics, CallbackReport, PairReport, ReasonCount, Report, TopicReport, TransitionReport};
 use crate::collections::{push_small, HashMap};
 use crate::link::{pub_node, Linked, LinkedTake, MatchBy, View};
-use crate::model::Model;
+use crate::model::{Key, Model};
 use crate::stats::Sample;
 use crate::tables::{ReadError, Run};
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,11 +85,20 @@ impl Grid {
     }
 }
 
+/// What a slice added of its own: each callback handle's node and kind, as the report names
+/// them; the runs of earlier slices that ended in it: (handle, start, end).
+pub(crate) struct Added {
+    pub(crate) callbacks: HashMap<Key, (Arc<str>, &'static str)>,
+    pub(crate) ended: Vec<(Key, i64, i64)>,
+}
+
 /// What the slices added up to so far.
 #[derive(Default)]
 pub(crate) struct Totals {
     grid: Grid,
     carried: Vec<Carried>,
+    /// Runs carried that ended in the slice being added.
+    ended: Vec<(Key, i64, i64)>,
     /// Per process: the ROS 2 event kinds seen.
     kinds: HashMap<(u32, i64), u64>,
     callbacks: HashMap<CallbackKey, CallbackTotal>,
@@ -121,6 +130,7 @@ impl Totals {
     fn complete(&mut self, found: Option<usize>, end: i64) -> bool {
         let Some(i) = found else { return false };
         let c = self.carried.remove(i);
+        self.ended.push(((c.key.0, c.key.1, c.key.2), c.start, end));
         let d = end - c.start;
         let (t, vpid) = (c.key.0, c.key.1);
         if let Some(total) = self.callbacks.get_mut(&c.key) {
@@ -139,7 +149,8 @@ impl Totals {
 
     /// Adds what starts in `[from, to)` in a slice's linked tables `a`, whose pass counted
     /// that time ([`crate::engine::Plan::slice`]).
-    pub(crate) fn add(&mut self, a: &View<'_>, linked: Linked, from: i64, to: i64) {
+    pub(crate) fn add(&mut self, a: &View<'_>, linked: Linked, from: i64, to: i64) -> Added {
+        let mut kinds = HashMap::default();
         let inside = |t: i64| from <= t && t < to;
         let m = a.model;
         let names = Names::new(m);
@@ -150,6 +161,7 @@ impl Totals {
             let idx: Vec<Run> = idx.iter().map(|&i| runs[i as usize].run).collect();
             let cb = id.map(|i| m.callbacks.get(i));
             let row = callbacks::callback(m, key, cb, &idx, 1, &names, &mut self.tally);
+            kinds.insert(key, (row.node.clone(), row.kind));
             if row.kind == "unknown" {
                 self.unknown.insert((key.0, key.1, key.2));
             }
@@ -318,6 +330,7 @@ impl Totals {
             }
         }
         self.discarded = linked.discarded;
+        Added { callbacks: kinds, ended: std::mem::take(&mut self.ended) }
     }
 
     /// The report of the totals, with the sections of the model `m` (the last slice's, which
@@ -339,6 +352,7 @@ impl Totals {
         let Totals {
             grid: _,
             carried: _,
+            ended: _,
             kinds: _,
             callbacks,
             tally,
