@@ -4,10 +4,12 @@
 //! with the packets before it that declare objects; it counts only what starts in the slice.
 //! Its tables are linked, folded into the totals ([`crate::report::Totals`]) and given back
 //! before the next slice is read. Memory is that of one slice and of the totals (the size of
-//! the system), whatever the recording's length.
+//! the system), whatever the number of events; only the index of the recording's packets grows
+//! with it. A callback run still running where its slice's reading ends is carried to the slice
+//! that reads its end.
 //!
 //! Counts, sums, means, minima and maxima equal those of one analysis of the whole recording,
-//! for every callback run shorter than the margin and every message taken within it;
+//! for every message taken within the margin after its publication;
 //! percentiles are exact for a callback or topic of up to 1,024 values, then within
 //! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). What a streamed report
 //! leaves out, and says it does ([`Streamed::not_computed`]): the executor phases, services and
@@ -20,48 +22,9 @@ use crate::link::{link, Tables, View};
 use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
 use crate::skip::PacketIndex;
+use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
 use crate::window::{Bound, Window};
 use rostrace_ctf::TraceSet;
-use serde::Serialize;
-
-/// Whether an analysis is streamed ([`Options::streaming`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Streaming {
-    /// In memory, whatever the recording's size (the default of the library).
-    #[default]
-    Never,
-    /// Streamed when the recording's stream files hold more than [`AUTO_BYTES`] and the
-    /// analysis asks for nothing a streamed one leaves out (see [`crate::stream`]).
-    Auto,
-    /// Streamed whenever the analysis asks for nothing a streamed one leaves out.
-    Always,
-}
-
-/// The size of recording from which [`Streaming::Auto`] streams: 1 GiB of stream files, whose
-/// analysis in memory needs about as much again.
-pub const AUTO_BYTES: u64 = 1 << 30;
-
-/// How much of the recording a slice holds, about: 64 MiB of stream files.
-pub const SLICE_BYTES: u64 = 64 << 20;
-
-/// How far around its slice a slice's pass reads: a callback run longer than this, or a message
-/// taken later than this after its publication, is not seen whole (2 s).
-pub const MARGIN_NS: i64 = 2_000_000_000;
-
-/// How a streamed analysis was made ([`crate::Report::streamed`]).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Streamed {
-    /// Slices of time.
-    pub slices: u64,
-    /// Each slice's length (ns).
-    pub slice_ns: i64,
-    /// The margin read on either side of a slice (ns): see [`MARGIN_NS`].
-    pub margin_ns: i64,
-    /// The relative accuracy of percentiles of more than 1,024 values.
-    pub percentile_relative_error: f64,
-    /// What a streamed report leaves out.
-    pub not_computed: Vec<&'static str>,
-}
 
 /// Why `options` cannot be streamed over `set`, when it cannot: `standard`, with the standard
 /// handlers; `takes_tables`, with a consumer of each slice's tables ([`crate::Open::on_slice`]).
@@ -201,8 +164,8 @@ impl Slices {
     /// the last one to its end.
     fn time(&self, k: i64) -> (i64, i64) {
         let Grid { first, slice_ns, slices, .. } = self.grid;
-        let from = if k == 0 { i64::MIN } else { first + k * slice_ns };
-        let to = if k == slices - 1 { i64::MAX } else { first + (k + 1) * slice_ns };
+        let from = if k == 0 { i64::MIN } else { first.saturating_add(k * slice_ns) };
+        let to = if k == slices - 1 { i64::MAX } else { first.saturating_add((k + 1) * slice_ns) };
         (from, to)
     }
 
@@ -213,12 +176,12 @@ impl Slices {
         let (from, to) = self.time(k);
         let margin = self.grid.margin_ns;
         let window = Window {
-            begin: (from != i64::MIN).then(|| Bound::Absolute(from - margin)),
-            end: (to != i64::MAX).then(|| Bound::Absolute(to + margin)),
+            begin: (from != i64::MIN).then(|| Bound::Absolute(from.saturating_sub(margin))),
+            end: (to != i64::MAX).then(|| Bound::Absolute(to.saturating_add(margin))),
         };
         match window.begin {
             Some(_) => {
-                index.skip_before(set, from - margin);
+                index.skip_before(set, from.saturating_sub(margin));
                 set.join_passed_over();
             }
             None => set.clear_packet_filter(),

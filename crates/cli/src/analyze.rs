@@ -83,7 +83,10 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             o.longest_paths = true;
             o.release_architecture = true;
             o.release_tables = !a.samples;
-            a.stream.apply(o);
+            // (Sim time comes from a handler a streamed analysis does not run.)
+            if a.time == TimeBase::System {
+                a.stream.apply(o);
+            }
         }),
         Err(e) => return fail(e),
     };

@@ -13,13 +13,14 @@ pub fn analyze(
     traces: &[PathBuf],
     jobs: usize,
     options: Options,
-    on_slice: impl FnMut(&rostrace_analysis::StreamedSlice<'_>),
+    on_slice: Option<&mut dyn FnMut(&rostrace_analysis::StreamedSlice<'_>)>,
 ) -> Option<Loaded> {
     let mut progress: Option<Progress> = None;
-    let loaded = Open::new(traces)
-        .jobs(jobs)
-        .options(options)
-        .on_slice(on_slice)
+    let mut open = Open::new(traces).jobs(jobs).options(options);
+    if let Some(f) = on_slice {
+        open = open.on_slice(f);
+    }
+    let loaded = open
         .on_error(|e| crate::out::errln!("rostrace: error: {e}"))
         .progress(|done, total| {
             progress
@@ -68,7 +69,7 @@ impl Run {
 pub fn run(arg: &str, path: &Path, jobs: usize) -> Result<Run, String> {
     if !is_json(path) {
         let options = Options { longest_paths: true, ..Options::default() };
-        return analyze(&[path.to_path_buf()], jobs, options, |_| {})
+        return analyze(&[path.to_path_buf()], jobs, options, None)
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
     }

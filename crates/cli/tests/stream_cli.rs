@@ -130,6 +130,11 @@ fn runs_longer_than_the_margin_are_carried_across_slices() {
     let dir = rostrace_testkit::TempDir::new("stream-long-runs");
     let trace = dir.join("trace");
     long_runs(&trace, 90);
+    // Slices of 0.3 s to 11 s: each slow run crosses up to twenty, or ends within the margin
+    // after its slice (seen whole there, its end alone by the next); the same figures.
+    for slice in ["16K", "320K", "480K"] {
+        agree(&trace, slice);
+    }
     // About 80 slices of 1.1 s: each slow run crosses four or five slices.
     let s = agree(&trace, "64K");
     assert!(s["streamed"]["slices"].as_u64().unwrap() > 50, "{}", s["streamed"]);

@@ -74,13 +74,26 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
+    /// The slice holding time `t`.
+    fn slice_of(&self, t: i64) -> i64 {
+        (t.saturating_sub(self.first) / self.slice_ns.max(1)).clamp(0, (self.slices - 1).max(0))
+    }
+
     /// The end of what the slice holding time `t` reads.
     fn read_until(&self, t: i64) -> i64 {
-        let k = (t.saturating_sub(self.first) / self.slice_ns.max(1)).clamp(0, self.slices - 1);
-        if k == self.slices - 1 {
+        let k = self.slice_of(t);
+        if k >= self.slices - 1 {
             i64::MAX
         } else {
-            self.first + (k + 1) * self.slice_ns + self.margin_ns
+            self.first.saturating_add((k + 1) * self.slice_ns).saturating_add(self.margin_ns)
+        }
+    }
+
+    /// The start of what the slice holding time `t` reads.
+    fn read_from(&self, t: i64) -> i64 {
+        match self.slice_of(t) {
+            0 => i64::MIN,
+            k => self.first.saturating_add(k * self.slice_ns).saturating_sub(self.margin_ns),
         }
     }
 }
@@ -99,6 +112,11 @@ pub(crate) struct Totals {
     carried: Vec<Carried>,
     /// Runs carried that ended in the slice being added.
     ended: Vec<(Key, i64, i64)>,
+    /// Runs counted whole by their slice whose end a later slice reads without their start
+    /// (an end alone there, already counted): (handle, end).
+    ended_ahead: Vec<(Key, i64)>,
+    /// Every process seen, as the last slice that had it knows it.
+    procs: HashMap<(u32, i64), crate::model::Process>,
     /// Per process: the ROS 2 event kinds seen.
     kinds: HashMap<(u32, i64), u64>,
     callbacks: HashMap<CallbackKey, CallbackTotal>,
@@ -195,6 +213,13 @@ impl Totals {
                 }
             }
             t.intra += row.intra_process;
+            // A run that ends in a later slice which does not read its start: that slice sees
+            // its end alone.
+            for r in &idx {
+                if let Some(end) = r.end().filter(|&e| e >= to && r.start < self.grid.read_from(e)) {
+                    self.ended_ahead.push((key, end));
+                }
+            }
             idx.iter().filter_map(|r| r.duration()).for_each(|d| t.durations.add(d));
             let mut starts: Vec<i64> = idx.iter().map(|r| r.start).collect();
             starts.sort_unstable();
@@ -225,12 +250,21 @@ impl Totals {
             *self.unmatched_ends.entry(k).or_default() += n;
         }
         for &(t, vpid, vtid, cb, end) in &linked.ends_alone {
-            // The innermost run of the callback on the thread, or the oldest in the process (as
-            // the pass closes them).
+            // The end of a run its own slice counted whole; else of a run carried: the innermost
+            // of the callback on the thread, or the oldest in the process (as the pass closes
+            // them).
+            let ahead = self.ended_ahead.iter().position(|&x| x == ((t, vpid, cb), end));
             let of = |c: &Carried| (c.key.0, c.key.1, c.key.2) == (t, vpid, cb);
             let found =
                 self.carried.iter().rposition(|c| of(c) && c.vtid == vtid).or_else(|| self.carried.iter().position(of));
-            if self.complete(found, end) {
+            let known = match ahead {
+                Some(i) => {
+                    self.ended_ahead.swap_remove(i);
+                    true
+                }
+                None => self.complete(found, end),
+            };
+            if known {
                 if let Some(n) = self.unmatched_ends.get_mut(&(t, vpid)) {
                     *n -= 1;
                     if *n == 0 {
@@ -239,8 +273,10 @@ impl Totals {
                 }
             }
         }
-        // Topics: their counts as the link counted them in the slice; the messages published in it.
-        let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).collect();
+        // Topics: their counts as the link counted them in the slice; the messages taken in it
+        // (where their takes are counted).
+        let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.takes[f.take as usize].take.ts)).collect();
+        let flows_matched = flows.len() as u64;
         let slice_topics = topics::section(m, &View { flows: &[], ..*a }, &linked.topics, &names);
         for row in slice_topics {
             let t = self.topics.entry(row.name.clone()).or_insert_with(|| TopicTotal {
@@ -300,8 +336,7 @@ impl Totals {
                 pair.pub_to_callback.add(x);
             }
         }
-        self.flows_matched +=
-            a.flows.iter().filter(|f| inside(a.pubs[f.publication as usize].publication.ts)).count() as u64;
+        self.flows_matched += flows_matched;
         self.flows_unmatched += linked.topics.values().map(|t| t.unmatched).sum::<u64>();
         // The pass's counts, of the slice.
         self.events += linked.events;
@@ -310,6 +345,7 @@ impl Totals {
             let e = self.processes.entry((p.trace, p.vpid)).or_default();
             (e.0, e.1) = (e.0 + p.events, e.1 + p.ros_events);
             *self.kinds.entry((p.trace, p.vpid)).or_default() |= p.kinds;
+            self.procs.insert((p.trace, p.vpid), p.clone());
         }
         for (name, n) in linked.unused_events {
             *self.unused.entry(name).or_default() += n;
@@ -342,6 +378,11 @@ impl Totals {
             }
             *self.tally.open_runs.entry((c.key.0, c.key.1)).or_default() += 1;
         }
+        // A process the last slice's model does not have (its events all came before, and it
+        // declared nothing) is the report's too.
+        for (k, p) in std::mem::take(&mut self.procs) {
+            m.processes.entry(k).or_insert(p);
+        }
         for p in m.processes.values_mut() {
             let (events, ros_events) = self.processes.get(&(p.trace, p.vpid)).copied().unwrap_or_default();
             (p.events, p.ros_events) = (events, ros_events);
@@ -353,6 +394,8 @@ impl Totals {
             grid: _,
             carried: _,
             ended: _,
+            ended_ahead: _,
+            procs: _,
             kinds: _,
             callbacks,
             tally,

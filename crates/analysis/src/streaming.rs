@@ -1,0 +1,44 @@
+//! What a streamed analysis is ([`crate::stream`]): whether an analysis streams, how its slices
+//! are cut, and what the report says of it. Apart from the streaming itself, so that the
+//! options and the report, which the streaming makes, can name them.
+
+use serde::Serialize;
+
+/// Whether an analysis is streamed ([`Options::streaming`](crate::Options::streaming)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Streaming {
+    /// In memory, whatever the recording's size (the default of the library).
+    #[default]
+    Never,
+    /// Streamed when the recording's stream files hold more than [`AUTO_BYTES`] and the
+    /// analysis asks for nothing a streamed one leaves out (docs/streaming.md).
+    Auto,
+    /// Streamed whenever the analysis asks for nothing a streamed one leaves out.
+    Always,
+}
+
+/// The size of recording from which [`Streaming::Auto`] streams: 1 GiB of stream files, whose
+/// analysis in memory needs about as much again.
+pub const AUTO_BYTES: u64 = 1 << 30;
+
+/// How much of the recording a slice holds, about: 64 MiB of stream files.
+pub const SLICE_BYTES: u64 = 64 << 20;
+
+/// How far around its slice a slice's pass reads: a callback run longer than this, or a message
+/// taken later than this after its publication, is not seen whole (2 s).
+pub const MARGIN_NS: i64 = 2_000_000_000;
+
+/// How a streamed analysis was made ([`crate::Report::streamed`]).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Streamed {
+    /// Slices of time.
+    pub slices: u64,
+    /// Each slice's length (ns).
+    pub slice_ns: i64,
+    /// The margin read on either side of a slice (ns): see [`MARGIN_NS`].
+    pub margin_ns: i64,
+    /// The relative accuracy of percentiles of more than 1,024 values.
+    pub percentile_relative_error: f64,
+    /// What a streamed report leaves out.
+    pub not_computed: Vec<&'static str>,
+}
