@@ -163,6 +163,14 @@ fn what_cannot_be_streamed_is_analysed_in_memory_and_said() {
         x.as_str().is_some_and(|x| x.contains("analysed in memory, not streamed: a time window is analysed in memory"))
     });
     assert!(warned, "{}", w["warnings"]);
+    // Nor can the samples `diff` compares (every duration and latency) be kept: in memory.
+    let samples = analyze_json(&["--stream", "always", "--samples"], &[&trace]);
+    assert!(
+        samples.get("streamed").is_none()
+            && samples["diff_samples"]["callback"].as_object().is_some_and(|c| !c.is_empty())
+    );
+    let why = "analysed in memory, not streamed: the callback runs and messages are asked for";
+    assert!(samples["warnings"].as_array().unwrap().iter().any(|x| x == why), "{}", samples["warnings"]);
     // Bad sizes name the argument.
     for bad in ["0", "lots"] {
         let out = rostrace().args(["analyze", "--slice-size", bad]).arg(&trace).output().unwrap();
@@ -290,4 +298,47 @@ fn a_streamed_export_writes_the_tables_of_the_export_in_memory() {
     assert_eq!(exports_agree(&trace, "64K"), 4500 * 4 + 3);
     let Some(root) = rostrace_testkit::test_data_path("traces") else { return };
     assert!(exports_agree(&root.join("tum-autoware-carla"), "256K") > 300_000);
+}
+
+/// Two nodes, a message a second for `secs`, each taken 3 s after it was published (longer than
+/// the margin).
+fn late_messages(dir: &Path, secs: u64) {
+    let mut s = Sys::new();
+    let chain = s.chain("late", 2, 1_000 * MS);
+    let (Some(publisher), Some(sub)) = (chain[0].2, chain[1].1) else { panic!("a chain of two") };
+    let (mut round, mut due) = (0, std::collections::VecDeque::new());
+    s.write_batches(dir, 4096, |s| {
+        if round == secs {
+            return false;
+        }
+        let t = 10 * MS + round * 1_000 * MS;
+        while due.front().is_some_and(|&(at, _)| at < t + 1_000 * MS) {
+            let (at, src) = due.pop_front().unwrap();
+            s.deliver(1001, sub, src, at, 10_000);
+        }
+        let src = s.publish(1000, publisher, t);
+        due.push_back((t + 3_000 * MS, src));
+        round += 1;
+        true
+    });
+}
+
+#[test]
+fn a_message_taken_later_than_the_margin_is_counted_once() {
+    let dir = rostrace_testkit::TempDir::new("stream-late");
+    let trace = dir.join("trace");
+    late_messages(&trace, 40);
+    let topic = |v: &Value| v["topics"].as_array().unwrap().iter().find(|t| t["name"] == "/late/t0").unwrap().clone();
+    let whole = topic(&analyze_json(&["--stream", "never"], &[&trace]));
+    assert_eq!((whole["takes"].as_u64(), whole["matched"].as_u64()), (Some(37), Some(37)), "{whole}");
+    // In slices of a few seconds: the messages taken in a slice whose reading does not reach back
+    // to their publication are unmatched there, and counted once, as takes, not as matched too.
+    let streamed = analyze_json(&["--stream", "always", "--slice-size", "1K"], &[&trace]);
+    assert!(streamed["streamed"]["slices"].as_u64().unwrap() >= 5, "{}", streamed["streamed"]);
+    let t = topic(&streamed);
+    let (takes, matched, unmatched) =
+        (t["takes"].as_u64().unwrap(), t["matched"].as_u64().unwrap(), t["unmatched"].as_u64().unwrap());
+    assert_eq!((takes, matched + unmatched), (37, 37), "{t}");
+    assert!(unmatched > 0 && matched > 0, "{t}");
+    assert_eq!(streamed["flows_matched"].as_u64(), Some(matched));
 }
