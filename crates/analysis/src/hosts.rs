@@ -272,19 +272,7 @@ impl Processor {
         let (an, linked, alignment) = if once {
             let c = crate::engine::collect_planned(&mut self.handlers, jobs, set, options.window, &plan, progress);
             let (mut tables, mut linked) = crate::link::link(c, rostrace_threads::threads(jobs));
-            let messages = {
-                let t = &tables;
-                let v = crate::View {
-                    model: &t.model,
-                    runs: &t.runs,
-                    slots: &t.slots,
-                    pubs: &t.pubs,
-                    takes: &t.takes,
-                    flows: &t.flows,
-                    handlers: &self.handlers,
-                };
-                messages(&v)
-            };
+            let messages = messages(&tables.view(&self.handlers));
             let alignment = estimate(set, &options.clock_offsets, messages);
             let by = alignment.apply(set);
             if !by.is_empty() {

@@ -247,6 +247,20 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
 }
 
 impl Tables {
+    /// The tables as a [`View`], with `handlers`.
+    pub(crate) fn view<'a>(&'a self, handlers: &'a crate::handler::Handlers) -> View<'a> {
+        let t = self;
+        View {
+            model: &t.model,
+            runs: &t.runs,
+            slots: &t.slots,
+            pubs: &t.pubs,
+            takes: &t.takes,
+            flows: &t.flows,
+            handlers,
+        }
+    }
+
     /// Every time of the tables moved to other clocks ([`ClockShift`]): the model's, the runs',
     /// the publications' and the takes' (but the DDS source timestamps, which are payload: the
     /// publishing host's clock as recorded, which the takes were matched by), and the flows'

@@ -228,15 +228,7 @@ pub(crate) fn analyze(
     let mut firsts = [0u64; 3];
     let mut add = |k: i64, (t, linked): Slice| {
         let handlers = Handlers::default();
-        let view = View {
-            model: &t.model,
-            runs: &t.runs,
-            slots: &t.slots,
-            pubs: &t.pubs,
-            takes: &t.takes,
-            flows: &t.flows,
-            handlers: &handlers,
-        };
+        let view = t.view(&handlers);
         let (from, to) = plan.time(k);
         let crate::report::Added { callbacks, ended } = totals.add(&view, linked, from, to);
         let s = StreamedSlice {

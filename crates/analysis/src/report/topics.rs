@@ -194,18 +194,32 @@ fn pairs(a: &View<'_>, m: &Model, fl: &[&Flow], names: &Names<'_>) -> Vec<PairRe
     });
     named
         .into_iter()
-        .map(|(((ph, pv), pn, (sh, sv), sn), (mut a, mut b))| PairReport {
-            publisher_node: pn,
-            publisher_vpid: pv,
-            publisher_host: ph,
-            subscription_node: sn,
-            subscription_vpid: sv,
-            subscription_host: sh,
-            count: a.len() as u64,
-            pub_to_take_ns: Stats::of(&mut a),
-            pub_to_callback_ns: Stats::of(&mut b),
+        .map(|(((ph, pv), pn, (sh, sv), sn), (mut a, mut b))| {
+            PairReport::of((ph, pv, pn, sh, sv, sn), a.len() as u64, Stats::of(&mut a), Stats::of(&mut b))
         })
         .collect()
+}
+
+/// A pair: publisher's host, process and node, then the subscription's.
+pub(super) type PairKey = (Arc<str>, i64, Arc<str>, Arc<str>, i64, Arc<str>);
+
+impl PairReport {
+    /// The pair `key`'s `count` messages, with their latencies.
+    pub(super) fn of(key: PairKey, count: u64, pub_to_take_ns: Stats, pub_to_callback_ns: Stats) -> PairReport {
+        let (publisher_host, publisher_vpid, publisher_node, subscription_host, subscription_vpid, subscription_node) =
+            key;
+        PairReport {
+            publisher_node,
+            publisher_vpid,
+            publisher_host,
+            subscription_node,
+            subscription_vpid,
+            subscription_host,
+            count,
+            pub_to_take_ns,
+            pub_to_callback_ns,
+        }
+    }
 }
 
 /// Why a latency that comes out below zero does: said for every one, never shown without it.

@@ -7,8 +7,9 @@
 
 use super::callbacks::{self, Tally};
 use super::names::Names;
+use super::topics::PairKey;
 use super::{nodes, threads, topics, CallbackReport, PairReport, ReasonCount, Report, TopicReport, TransitionReport};
-use crate::collections::{push_small, HashMap};
+use crate::collections::HashMap;
 use crate::link::{pub_node, Linked, LinkedTake, MatchBy, View};
 use crate::model::{Key, Model};
 use crate::stats::Sample;
@@ -18,8 +19,6 @@ use std::sync::Arc;
 
 /// A callback: trace, process, handle address, symbol.
 type CallbackKey = (u32, i64, u64, Arc<str>);
-/// A pair of a topic: publisher's host and process, node; subscription's host and process, node.
-type PairKey = (Arc<str>, i64, Arc<str>, Arc<str>, i64, Arc<str>);
 
 struct CallbackTotal {
     /// The report of the last slice it ran in (names, kind, topic, timer period).
@@ -505,23 +504,11 @@ fn topic(t: TopicTotal) -> TopicReport {
     let mut reasons: Vec<ReasonCount> =
         t.reasons.into_iter().map(|(reason, count)| ReasonCount { reason, count }).collect();
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(b.reason)));
-    let mut pairs = Vec::new();
-    for ((ph, pv, pn, sh, sv, sn), p) in t.pairs {
-        push_small(
-            &mut pairs,
-            PairReport {
-                publisher_node: pn,
-                publisher_vpid: pv,
-                publisher_host: ph,
-                subscription_node: sn,
-                subscription_vpid: sv,
-                subscription_host: sh,
-                count: p.count,
-                pub_to_take_ns: p.pub_to_take.stats(),
-                pub_to_callback_ns: p.pub_to_callback.stats(),
-            },
-        );
-    }
+    let pairs = t
+        .pairs
+        .into_iter()
+        .map(|(k, p)| PairReport::of(k, p.count, p.pub_to_take.stats(), p.pub_to_callback.stats()))
+        .collect();
     TopicReport {
         publishes: t.publishes,
         takes: t.takes,
