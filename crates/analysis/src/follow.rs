@@ -156,7 +156,7 @@ impl Follower {
         // they declare nothing (without reading them again: the set indexed them).
         match window.begin {
             Some(Bound::Absolute(begin)) => {
-                self.packets.learn(set);
+                self.packets.learn(set, 1);
                 self.packets.skip_before(set, begin);
                 // The window only moves on: what is passed over now always will be, so the
                 // index keeps one entry for it, not one per packet.

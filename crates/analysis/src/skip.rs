@@ -8,7 +8,7 @@ use crate::collections::HashMap;
 use crate::events::Kind;
 use rostrace_ctf::TraceSet;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What is known of each stream file's packets: those before `learnt` have been read, and
@@ -19,9 +19,40 @@ struct Stream {
     init: BTreeSet<u64>,
 }
 
-/// What [`PacketIndex::learn`] sees of a stream file: its path, the last packet read, the
-/// packets with an initialization event, the events before the last packet and in it.
-type Seen = (PathBuf, u64, BTreeSet<u64>, [u64; 2]);
+/// What [`PacketIndex::learn`] sees of a stream file (or of a part of one, from where the part
+/// before it ends).
+#[derive(Default)]
+struct File {
+    /// Its path, once an event was read.
+    path: Option<PathBuf>,
+    /// The offset of the last packet read.
+    last: u64,
+    /// The packets with an initialization event.
+    init: BTreeSet<u64>,
+    /// The events before the last packet, and in it.
+    before: u64,
+    at_last: u64,
+    /// The first and last event time.
+    range: Option<(i64, i64)>,
+}
+
+impl File {
+    /// `self` followed by `next`, what was read of the rest of the file.
+    fn then(mut self, next: File) -> File {
+        if next.path.is_none() {
+            return self;
+        }
+        self.path = next.path;
+        self.before += self.at_last + next.before;
+        self.at_last = next.at_last;
+        self.last = self.last.max(next.last);
+        self.init.extend(next.init);
+        if let Some(r) = next.range {
+            self.range = Some(self.range.map_or(r, |(a, b)| (a.min(r.0), b.max(r.1))));
+        }
+        self
+    }
+}
 
 /// The packets of a recording known to hold no initialization event.
 #[derive(Debug, Default)]
@@ -41,51 +72,59 @@ impl PacketIndex {
     }
 
     /// Reads the packets of `set` not read yet, but for each stream file's last one (it may
-    /// still be written), and notes which hold an initialization event. Leaves `set` without
-    /// a packet filter.
-    pub fn learn(&mut self, set: &mut TraceSet) {
+    /// still be written), and notes which hold an initialization event; on `jobs` threads (0:
+    /// as many as there are cores), each stream file on its own (what a packet holds needs no
+    /// time order across files). Leaves `set` without a packet filter.
+    pub fn learn(&mut self, set: &mut TraceSet, jobs: usize) {
         let known = Arc::clone(&self.streams);
         set.skip_packets(move |path, offset, _| known.get(path).is_some_and(|s| offset < s.learnt));
-        // Per stream file (by the address of its path in the set): its path, the last packet
-        // seen, the packets with an initialization event, the events of that last packet and
-        // of those before it.
-        // (Looked up at every event: hashed fast.)
-        let mut seen: HashMap<*const Path, Seen> = HashMap::default();
-        let mut is_init: HashMap<(usize, usize), bool> = HashMap::default();
-        let mut range = self.range;
-        set.read().run(|events| {
-            while let Some(r) = events.next() {
-                let Ok(ev) = r else { continue };
-                if let Some(ts) = ev.timestamp() {
-                    range = Some(range.map_or((ts, ts), |(a, b)| (a.min(ts), b.max(ts))));
+        // Per trace and class index: whether it is an initialization event.
+        let is_init: Vec<Vec<bool>> =
+            set.traces.iter().map(|t| t.schema.per_class(|ec| Kind::of(&ec.name).is_some_and(Kind::is_init))).collect();
+        let files = set.map_streams(
+            jobs,
+            |r| {
+                let mut f = File::default();
+                loop {
+                    match r.advance() {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(_) => continue,
+                    }
+                    let Some(ev) = r.event() else { continue };
+                    if let Some(ts) = ev.timestamp() {
+                        f.range = Some(f.range.map_or((ts, ts), |(a, b)| (a.min(ts), b.max(ts))));
+                    }
+                    if f.path.is_none() {
+                        f.path = Some(ev.stream_path().to_path_buf());
+                    }
+                    let offset = ev.packet_offset();
+                    if offset > f.last {
+                        (f.before, f.at_last) = (f.before + f.at_last, 0);
+                        f.last = offset;
+                    }
+                    f.at_last += 1;
+                    if is_init[ev.trace_index()][ev.class().index] {
+                        f.init.insert(offset);
+                    }
                 }
-                let path = ev.stream_path();
-                let s =
-                    seen.entry(path as *const Path).or_insert_with(|| (path.to_path_buf(), 0, BTreeSet::new(), [0, 0]));
-                let offset = ev.packet_offset();
-                if offset > s.1 {
-                    (s.3[0], s.3[1]) = (s.3[0] + s.3[1], 0);
-                    s.1 = offset;
-                }
-                s.3[1] += 1;
-                let init = *is_init
-                    .entry((ev.trace_index(), ev.class().index))
-                    .or_insert_with(|| Kind::of(ev.name()).is_some_and(Kind::is_init));
-                if init {
-                    s.2.insert(offset);
-                }
-            }
-        });
+                f
+            },
+            File::then,
+        );
         set.clear_packet_filter();
-        self.range = range;
         let streams = Arc::make_mut(&mut self.streams);
         self.last_events = 0;
-        for (_, (path, last, init, [before, at_last])) in seen {
-            self.events += before;
-            self.last_events += at_last;
+        for f in files {
+            if let Some(r) = f.range {
+                self.range = Some(self.range.map_or(r, |(a, b)| (a.min(r.0), b.max(r.1))));
+            }
+            let Some(path) = f.path else { continue };
+            self.events += f.before;
+            self.last_events += f.at_last;
             let s = streams.entry(path).or_default();
-            s.learnt = s.learnt.max(last);
-            s.init.extend(init.into_iter().filter(|&o| o < last));
+            s.learnt = s.learnt.max(f.last);
+            s.init.extend(f.init.into_iter().filter(|&o| o < f.last));
         }
     }
 

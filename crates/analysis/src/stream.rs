@@ -4,9 +4,9 @@
 //! with the packets before it that declare objects; it counts only what starts in the slice.
 //! Its tables are linked, folded into the totals ([`crate::report::Totals`]) and given back
 //! before the next slice is read. Memory is that of one slice and of the totals (the size of
-//! the system), whatever the number of events; only the index of the recording's packets grows
-//! with it. A callback run still running where its slice's reading ends is carried to the slice
-//! that reads its end.
+//! the system), whatever the number of events: the packet index grows as slices are read and
+//! shrinks as they pass. A callback run still running where its slice's reading ends is carried
+//! to the slice that reads its end.
 //!
 //! Counts, sums, means, minima and maxima equal those of one analysis of the whole recording,
 //! for every message taken within the margin after its publication;
@@ -179,6 +179,10 @@ impl Slices {
             begin: (from != i64::MIN).then(|| Bound::Absolute(from.saturating_sub(margin))),
             end: (to != i64::MAX).then(|| Bound::Absolute(to.saturating_add(margin))),
         };
+        // The packets up to the slice's end indexed, so that the next slice on this set steps
+        // over those before it without reading their headers again: those it passes over are
+        // joined into one entry, and the index holds about a slice's packets.
+        set.index_until(to.saturating_add(margin));
         match window.begin {
             Some(_) => {
                 index.skip_before(set, from.saturating_sub(margin));
@@ -209,13 +213,10 @@ pub(crate) fn analyze(
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
 ) -> Analysis {
     let total = set.total_bytes();
-    // The packets indexed, so that a slice steps over those before it without reading their
-    // headers again (the runs passed over joined into one entry as the slices move on).
-    let _ = set.refresh();
     // A first reading learns which packets declare objects (read by every slice) and the
     // recording's span; the slices then pass over the other packets before them.
     let mut index = PacketIndex::new();
-    index.learn(set);
+    index.learn(set, jobs);
     progress(total / 4, total);
     let (first, last) = index.range().unwrap_or((0, 0));
     let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
@@ -250,14 +251,8 @@ pub(crate) fn analyze(
     };
     // The other readers' sets: the same traces opened again and indexed.
     let workers = rostrace_threads::threads(jobs).min(slices as usize);
-    let mut others: Vec<TraceSet> = (1..workers)
-        .map(|_| set.reopen().0)
-        .filter(|o| o.traces.len() == set.traces.len())
-        .map(|mut o| {
-            let _ = o.refresh();
-            o
-        })
-        .collect();
+    let mut others: Vec<TraceSet> =
+        (1..workers).map(|_| set.reopen().0).filter(|o| o.traces.len() == set.traces.len()).collect();
     if others.is_empty() {
         let mut room = [0; 3];
         for k in 0..slices {

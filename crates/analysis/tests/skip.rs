@@ -21,7 +21,7 @@ fn a_late_window_is_the_same_with_the_packets_before_it_passed_over() {
         let all = analyze_window(&set, window, |_, _| {}).report;
 
         let mut index = PacketIndex::new();
-        index.learn(&mut set);
+        index.learn(&mut set, 0);
         assert_eq!(index.events(), whole.report.events, "{name}: events read");
         index.skip_before(&mut set, begin);
         let skipping = analyze_window(&set, window, |_, _| {}).report;

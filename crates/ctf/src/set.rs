@@ -231,6 +231,20 @@ impl TraceSet {
         errors
     }
 
+    /// Indexes, as [`refresh`](Self::refresh) does, the packets of the stream files as they are
+    /// (neither looking for new traces nor mapping grown files again) up to the first one of
+    /// each file that ends after `until_ns`: a reading that moves through a recording
+    /// (streamed analysis) indexes it as it goes, joining what it passed over
+    /// ([`join_passed_over`](Self::join_passed_over)), so that its index stays the size of
+    /// what it reads at once, however long the recording.
+    pub fn index_until(&mut self, until_ns: i64) {
+        for t in &mut self.traces {
+            for s in &mut t.streams {
+                self.packets_indexed += s.index_until(&t.schema, Some(until_ns));
+            }
+        }
+    }
+
     /// Joins, in each stream file's index, each run of packets that the packet filter passes
     /// over into one entry, which readings then step over at once: for a reader of a moving
     /// window of a recording being followed, whose index would otherwise keep an entry per

@@ -168,6 +168,9 @@ impl<'a> StreamReader<'a> {
     /// `damaged_too`, when a packet is damaged (its file is read whole).
     pub(crate) fn cuts(&self, every: u64, damaged_too: bool) -> Vec<(u64, u64)> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
+        // Reading a header every packet faults its neighbours in too: the pages passed are given
+        // back as this reader gives back those it reads, or the whole file would stay resident.
+        (r.page, r.step) = (self.page, self.step);
         let mut cuts = Vec::new();
         let (mut prev, mut with_events, mut last_cut) = (None, None, 0);
         while !r.done && r.next_packet < r.limit {
@@ -547,9 +550,15 @@ impl<'a> StreamReader<'a> {
     /// sound one to `out`, with the reader's state before and after it; stops before a packet
     /// still being written (or one that cannot be read: it is examined again by the next
     /// indexing). Returns how many packet headers it read.
-    pub(crate) fn index_packets(&mut self, out: &mut Vec<Indexed>) -> u64 {
+    /// Stops after a packet that ends after `until` (ns), when given.
+    pub(crate) fn index_packets(&mut self, out: &mut Vec<Indexed>, until: Option<i64>) -> u64 {
         let mut n = 0;
         while self.next_packet < self.data.len() as u64 {
+            if let (Some(u), Some(Indexed { end_ns: Some(e), .. })) = (until, out.last()) {
+                if *e > u {
+                    break;
+                }
+            }
             let (at, back) = (self.next_packet, self.resume_point());
             n += 1;
             let r = self.read_packet();

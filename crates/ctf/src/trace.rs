@@ -445,11 +445,16 @@ impl StreamFile {
     /// Indexes the packets written since the last indexing; returns how many packet headers
     /// it read.
     pub(crate) fn index(&mut self, schema: &Schema) -> u64 {
+        self.index_until(schema, None)
+    }
+
+    /// [`index`](Self::index), stopping after the first packet that ends after `until` (ns)
+    /// when given: the next indexing goes on from there.
+    pub(crate) fn index_until(&mut self, schema: &Schema, until: Option<i64>) -> u64 {
         let data = self.map.as_deref().unwrap_or(&[]);
         if data.len() as u64 == self.indexed_len {
             return 0;
         }
-        self.indexed_len = data.len() as u64;
         let mut r = StreamReader::new(&self.path, data, schema, 0);
         if self.map.is_some() {
             // The pages of the headers read are given back as the indexer goes: reading one
@@ -462,8 +467,13 @@ impl StreamFile {
         if let Some(at) = &self.resume {
             r.resume(at);
         }
-        let n = r.index_packets(&mut self.index);
+        let n = r.index_packets(&mut self.index, until);
         self.resume = Some(r.resume_point());
+        // (Stopped by `until`: the packets after are still to index.)
+        let stopped = until.is_some_and(|u| self.index.last().and_then(|p| p.end_ns).is_some_and(|e| e > u));
+        if !stopped {
+            self.indexed_len = data.len() as u64;
+        }
         n
     }
 }

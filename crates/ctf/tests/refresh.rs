@@ -221,3 +221,44 @@ fn joined_runs_read_as_the_packets_they_join() {
     }
     assert!(events(&joined) == events(&plain));
 }
+
+/// A set indexed as a window moves through it ([`TraceSet::index_until`], what a streamed
+/// analysis does) reads, at each window, what a set indexed whole at once reads, indexes each
+/// packet once, and holds about the window's packets in its index, not the recording's.
+#[test]
+fn an_index_made_as_the_window_moves_reads_as_one_made_at_once() {
+    let tmp = TempDir::new("ctf-index-until");
+    let t = tmp.join("ust/a");
+    std::fs::create_dir_all(&t).unwrap();
+    append(&t.join("metadata"), &metadata_packets(0, 3));
+    append(&t.join("chan_0"), &stream(0, 6000, 100));
+    append(&t.join("chan_1"), &stream(1, 5000, 0));
+    let (mut moving, _) = TraceSet::open(&[tmp.path()]);
+    let (mut whole, _) = TraceSet::open(&[tmp.path()]);
+    assert!(whole.refresh().is_empty());
+    let (all, _) = events(&whole);
+    let (first, last) = (all[0].1.unwrap(), all.last().unwrap().1.unwrap());
+    let step = (last - first) / 8;
+    let mut most = 0;
+    for k in 1..8 {
+        let (begin, end) = (first + k * step, first + (k + 1) * step);
+        moving.index_until(end);
+        for s in [&mut moving, &mut whole] {
+            s.skip_packets(move |_, _, e| e.is_some_and(|e| e < begin));
+        }
+        moving.join_passed_over();
+        most = most.max(moving.index_entries());
+        let (got, got_discarded) = events(&moving);
+        let (want, want_discarded) = events(&whole);
+        assert!(got == want, "window {k}: {} events read, {} from the whole index", got.len(), want.len());
+        assert_eq!(got_discarded, want_discarded, "window {k}");
+    }
+    moving.index_until(i64::MAX);
+    assert_eq!(moving.packets_indexed(), whole.packets_indexed(), "each packet indexed once");
+    // A window's packets (an eighth of each file's) and one entry per file for what is behind.
+    assert!(most * 4 < whole.index_entries(), "{most} entries of {}", whole.index_entries());
+    for s in [&mut moving, &mut whole] {
+        s.clear_packet_filter();
+    }
+    assert!(events(&moving) == events(&whole));
+}
