@@ -40,6 +40,9 @@ pub struct Analysis {
     pub architecture: Option<Architecture>,
     /// The records of the report's longest paths ([`Analysis::longest_path_records`]).
     longest_records: std::sync::OnceLock<Vec<Option<crate::paths::PathRecords>>>,
+    /// A streamed analysis's samples for [`crate::diff`], chosen as its slices went by
+    /// ([`Options::diff_samples`]).
+    pub(crate) streamed_samples: Option<crate::diff::Samples>,
 }
 
 impl Analysis {
@@ -59,6 +62,7 @@ impl Analysis {
             handlers,
             architecture: None,
             longest_records: std::sync::OnceLock::new(),
+            streamed_samples: None,
         }
     }
 
@@ -166,6 +170,11 @@ pub struct Options {
     /// The size of a streamed analysis's slices, in bytes of stream files
     /// ([`SLICE_BYTES`](crate::SLICE_BYTES) when `None`).
     pub slice_bytes: Option<u64>,
+    /// The samples [`crate::diff`] compares are asked for ([`crate::diff::Samples::of`]). In
+    /// memory they are made of the tables, which are then kept; a streamed analysis keeps a
+    /// uniform random choice of each callback's, topic's and pair's values as its slices go
+    /// by, with the statistics of all of them.
+    pub diff_samples: bool,
 }
 
 impl Options {

@@ -1,9 +1,9 @@
 //! Summary statistics of a sample of durations or latencies (ns).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Count, mean, standard deviation, min, percentiles and max of a sample, in ns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// Sample size.
     pub count: u64,
@@ -79,6 +79,40 @@ pub(crate) struct Sample {
     positive: std::collections::BTreeMap<i32, u64>,
     negative: std::collections::BTreeMap<i32, u64>,
     zeros: u64,
+    /// A uniform random choice of the values, when asked for ([`Sample::with_reservoir`]).
+    reservoir: Option<Box<Reservoir>>,
+}
+
+/// Values kept by a [`Sample`] with a reservoir: at most this many.
+pub const RESERVOIR: usize = 10_000;
+
+/// A uniform random choice of [`RESERVOIR`] values of a stream of values (Vitter's algorithm R),
+/// by a generator of fixed seed: the same values give the same choice.
+#[derive(Debug, Clone)]
+struct Reservoir {
+    values: Vec<i64>,
+    seen: u64,
+    state: u64,
+}
+
+impl Reservoir {
+    fn add(&mut self, x: i64) {
+        self.seen += 1;
+        if self.values.len() < RESERVOIR {
+            self.values.push(x);
+            return;
+        }
+        // splitmix64.
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let j = ((z as u128 * self.seen as u128) >> 64) as usize;
+        if j < RESERVOIR {
+            self.values[j] = x;
+        }
+    }
 }
 
 /// log(gamma), gamma = (1 + a) / (1 - a).
@@ -98,6 +132,7 @@ impl Default for Sample {
             positive: Default::default(),
             negative: Default::default(),
             zeros: 0,
+            reservoir: None,
         }
     }
 }
@@ -108,8 +143,29 @@ impl Sample {
         Sample::default()
     }
 
+    /// An empty sample that also keeps a uniform random choice of up to [`RESERVOIR`] of its
+    /// values when `keep` ([`Sample::chosen`]).
+    pub(crate) fn with_reservoir(keep: bool) -> Sample {
+        let reservoir = keep.then(|| Box::new(Reservoir { values: Vec::new(), seen: 0, state: 0x5eed }));
+        Sample { reservoir, ..Sample::default() }
+    }
+
+    /// How many values it has.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Its values when there are at most [`RESERVOIR`], else a uniform random choice of that
+    /// many; `None` for a sample made without a reservoir.
+    pub(crate) fn chosen(&self) -> Option<&[i64]> {
+        self.reservoir.as_deref().map(|r| r.values.as_slice())
+    }
+
     /// Adds a value.
     pub(crate) fn add(&mut self, x: i64) {
+        if let Some(r) = &mut self.reservoir {
+            r.add(x);
+        }
         if self.count == 0 {
             (self.min, self.max) = (x, x);
         } else {
@@ -218,6 +274,26 @@ mod tests {
         let mut v: Vec<i64> = (1..=30).collect();
         let s = Stats::of(&mut v);
         assert_eq!((s.p50, s.p90, s.p99), (15, 27, 30));
+    }
+
+    /// The reservoir keeps every value up to its size, then a uniform choice: each tenth of
+    /// the values holds about a tenth of those chosen; the same values, the same choice.
+    #[test]
+    fn a_reservoir_is_a_uniform_choice() {
+        let fill = |n: i64| {
+            let mut s = Sample::with_reservoir(true);
+            (0..n).for_each(|x| s.add(x));
+            s
+        };
+        assert_eq!(fill(500).chosen(), Some(&(0..500).collect::<Vec<i64>>()[..]));
+        let (a, b) = (fill(200_000), fill(200_000));
+        let chosen = a.chosen().unwrap();
+        assert_eq!((chosen.len(), Some(chosen)), (RESERVOIR, b.chosen()));
+        for tenth in 0..10 {
+            let n = chosen.iter().filter(|&&x| x / 20_000 == tenth).count();
+            assert!((900..1100).contains(&n), "tenth {tenth}: {n} of {RESERVOIR}");
+        }
+        assert_eq!(Sample::new().chosen(), None);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool, takes_t
         Some("handlers of your own are fed the whole recording")
     } else if !options.window.is_all() {
         Some("a time window is analysed in memory")
-    } else if !options.release_tables && !takes_tables {
+    } else if !options.release_tables && !takes_tables && !options.diff_samples {
         Some("the callback runs and messages are asked for")
     } else if hosts.len() > 1 {
         Some("recordings of several hosts are aligned on the whole recording")
@@ -70,6 +70,9 @@ pub struct StreamedSlice<'a> {
     pub from: i64,
     /// See [`StreamedSlice::from`].
     pub to: i64,
+    /// The recording's time, from its first event to the end of its last slice (ns): where the
+    /// slices lie.
+    pub span: (i64, i64),
     runs: Numbers,
     pubs: Numbers,
     takes: Numbers,
@@ -223,7 +226,7 @@ pub(crate) fn analyze(
     let slice_ns = ((last - first) / slices + 1).max(1);
     let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
     let plan = Slices { grid };
-    let mut totals = Totals::new(grid);
+    let mut totals = Totals::new(grid, options.diff_samples);
     let mut last = Default::default();
     // The numbers of the first run, publication and take of the next slice.
     let mut firsts = [0u64; 3];
@@ -240,6 +243,10 @@ pub(crate) fn analyze(
             traces: &t.traces,
             from,
             to,
+            span: (
+                plan.grid.first,
+                plan.grid.first.saturating_add(plan.grid.slices.saturating_mul(plan.grid.slice_ns)),
+            ),
             callbacks,
             ended,
         };
@@ -290,6 +297,7 @@ pub(crate) fn analyze(
     drop(others);
     set.clear_packet_filter();
     let (mut model, traces) = last;
+    let samples = options.diff_samples.then(|| totals.diff_samples());
     let mut report = totals.report(&mut model);
     report.streamed = Some(Streamed {
         slices: slices as u64,
@@ -313,5 +321,6 @@ pub(crate) fn analyze(
     };
     let mut a = Analysis::new(tables, Handlers::default());
     a.report = report;
+    a.streamed_samples = samples;
     a
 }

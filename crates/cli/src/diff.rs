@@ -31,6 +31,10 @@ pub struct Args {
     /// Threads (0: one per core).
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     jobs: usize,
+    /// (A streamed run is compared on a uniform random choice of 10,000 values of each
+    /// callback, topic and pair, docs/streaming.md; its paths are not compared.)
+    #[command(flatten)]
+    stream: crate::args::StreamArgs,
 }
 
 /// Runs the command.
@@ -41,7 +45,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
-        match crate::load::run(arg, p, a.jobs) {
+        match crate::load::run(arg, p, a.jobs, &a.stream) {
             Ok(r) => loaded.push(r),
             Err(e) => return fail(e),
         }

@@ -1,6 +1,6 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
-use crate::args::{Input, ThresholdArgs, TraceArgs};
+use crate::args::{Input, StreamArgs, ThresholdArgs, TraceArgs};
 use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,10 @@ pub struct Args {
     /// With `--baseline`: when a change is significant (as for `rostrace diff`).
     #[command(flatten)]
     thresholds: ThresholdArgs,
+    /// (A streamed report's plots draw each callback's shortest and longest runs per part of
+    /// the recording, docs/streaming.md.)
+    #[command(flatten)]
+    stream: StreamArgs,
 }
 
 /// Analyzes `traces` and renders the report, compared with the run `baseline` when given; with
@@ -32,10 +36,14 @@ fn render(
     title: Option<&str>,
     baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
+    stream: &StreamArgs,
 ) -> Result<(String, bool), String> {
-    let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs).map(|r| (r, t))).transpose()?;
-    let input = Input::of(traces.to_vec(), jobs).options(|o| o.longest_paths = true);
-    let Some(loaded) = input.load() else { return Err("no trace to report".into()) };
+    let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs, stream).map(|r| (r, t))).transpose()?;
+    let mut input = Input::of(traces.to_vec(), jobs).options(|o| o.longest_paths = true);
+    stream.apply(&mut input.options);
+    input.options.diff_samples = base.is_some();
+    let mut sampled = rostrace_html::Sampled::new();
+    let Some(loaded) = input.load_streaming(|s| sampled.slice(s)) else { return Err("no trace to report".into()) };
     let clean = loaded.clean();
     let a = loaded.analysis;
     let diff = base.as_ref().map(|(b, t)| diff_runs(b.as_diff_run(), Run::Trace(&a), t));
@@ -46,7 +54,10 @@ fn render(
             p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into())
         }
     };
-    let html = rostrace_html::render(&a, &title, diff.as_ref());
+    let html = match a.report.streamed {
+        Some(_) => rostrace_html::render_streamed(&a, sampled, &title, diff.as_ref()),
+        None => rostrace_html::render(&a, &title, diff.as_ref()),
+    };
     Ok((html, clean && base.is_none_or(|(b, _)| b.clean())))
 }
 
@@ -59,8 +70,9 @@ pub fn write(
     title: Option<&str>,
     baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
+    stream: &StreamArgs,
 ) -> std::io::Result<Result<bool, String>> {
-    let (html, clean) = match render(traces, title, baseline, jobs) {
+    let (html, clean) = match render(traces, title, baseline, jobs, stream) {
         Ok(x) => x,
         Err(e) => return Ok(Err(e)),
     };
@@ -83,8 +95,8 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Ok(t) => t,
         Err(e) => return crate::out::fail(e),
     };
-    match write(&a.traces.traces, &a.output, a.title.as_deref(), a.baseline.as_deref().map(|b| (b, &t)), a.traces.jobs)?
-    {
+    let baseline = a.baseline.as_deref().map(|b| (b, &t));
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), baseline, a.traces.jobs, &a.stream)? {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {

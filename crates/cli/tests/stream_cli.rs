@@ -163,14 +163,6 @@ fn what_cannot_be_streamed_is_analysed_in_memory_and_said() {
         x.as_str().is_some_and(|x| x.contains("analysed in memory, not streamed: a time window is analysed in memory"))
     });
     assert!(warned, "{}", w["warnings"]);
-    // Nor can the samples `diff` compares (every duration and latency) be kept: in memory.
-    let samples = analyze_json(&["--stream", "always", "--samples"], &[&trace]);
-    assert!(
-        samples.get("streamed").is_none()
-            && samples["diff_samples"]["callback"].as_object().is_some_and(|c| !c.is_empty())
-    );
-    let why = "analysed in memory, not streamed: the callback runs and messages are asked for";
-    assert!(samples["warnings"].as_array().unwrap().iter().any(|x| x == why), "{}", samples["warnings"]);
     // Bad sizes name the argument.
     for bad in ["0", "lots"] {
         let out = rostrace().args(["analyze", "--slice-size", bad]).arg(&trace).output().unwrap();
@@ -341,4 +333,204 @@ fn a_message_taken_later_than_the_margin_is_counted_once() {
     assert_eq!((takes, matched + unmatched), (37, 37), "{t}");
     assert!(unmatched > 0 && matched > 0, "{t}");
     assert_eq!(streamed["flows_matched"].as_u64(), Some(matched));
+}
+
+/// The data of a report page: its report and the instances its plots draw.
+fn page_data(html: &Path) -> Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let from = page.find("id=\"data\">").unwrap() + "id=\"data\">".len();
+    let to = from + page[from..].find("</script>").unwrap();
+    serde_json::from_str(&page[from..to]).unwrap()
+}
+
+/// Per callback of the page's report (its index), the durations its runs are drawn with; per
+/// topic, the latencies of its messages.
+fn drawn(d: &Value) -> (Vec<Vec<i64>>, std::collections::BTreeMap<String, Vec<i64>>) {
+    let i = &d["inst"];
+    let ints = |k: &str| i[k].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect::<Vec<i64>>();
+    let mut runs = vec![Vec::new(); d["report"]["callbacks"].as_array().unwrap().len()];
+    for (c, dur) in ints("run_c").into_iter().zip(ints("run_d")) {
+        if c >= 0 {
+            runs[c as usize].push(dur);
+        }
+    }
+    let mut flows = std::collections::BTreeMap::<String, Vec<i64>>::new();
+    for (t, lat) in ints("fl_topic").into_iter().zip(ints("fl_lat")) {
+        flows.entry(i["topics"][t as usize].as_str().unwrap().to_string()).or_default().push(lat);
+    }
+    (runs, flows)
+}
+
+/// `report` streamed: its page holds the streamed analysis's report, and draws, of each callback
+/// and topic, the runs and messages that are its extremes (its longest and shortest run, its
+/// slowest and fastest message, every unfinished run) out of fewer than there are; the page
+/// renders in Chromium and says what it draws.
+#[test]
+fn a_streamed_report_draws_the_extremes_of_every_callback_and_topic() {
+    let dir = rostrace_testkit::TempDir::new("stream-report");
+    let trace = dir.join("trace");
+    long_runs(&trace, 90);
+    let mut traces = vec![(trace, "64K")];
+    if let Some(t) = rostrace_testkit::test_data_path("traces/tum-autoware-carla") {
+        traces.push((t, "256K"));
+    }
+    for (k, (trace, slice)) in traces.iter().enumerate() {
+        let [memory, streamed] = [["--stream", "never"], ["--stream", "always"]].map(|stream| {
+            let html = dir.join(format!("{k}-{}.html", stream[1]));
+            let out = rostrace()
+                .arg("report")
+                .arg(trace)
+                .args(stream)
+                .args(["--slice-size", slice, "-o"])
+                .arg(&html)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            (html.clone(), page_data(&html))
+        });
+        let (m, s) = (&memory.1, &streamed.1);
+        let want = analyze_json(&["--stream", "always", "--slice-size", slice], &[trace]);
+        assert_eq!(s["report"]["callbacks"], want["callbacks"], "{}", trace.display());
+        assert_eq!(s["report"]["streamed"], want["streamed"]);
+        let sampled = &s["inst"]["sampled"];
+        assert!(m["inst"].get("sampled").is_none());
+        // Every run and message counted; fewer drawn.
+        let all = |d: &Value, k: &str| d["inst"][k].as_array().unwrap().len() as u64;
+        assert_eq!(sampled["runs"].as_u64(), Some(all(m, "run_s")), "{sampled}");
+        assert_eq!(sampled["flows"].as_u64(), Some(all(m, "fl_p")), "{sampled}");
+        assert_eq!(sampled["runs_drawn"].as_u64(), Some(all(s, "run_s")));
+        assert!(all(s, "run_s") < all(m, "run_s") / 2, "{sampled}");
+        // (The Autoware trace has no message events.)
+        assert!(all(s, "fl_p") < all(m, "fl_p") / 2 || (k > 0 && all(m, "fl_p") == 0), "{sampled}");
+        // The extremes of each callback and topic, drawn (the callbacks are in the same order:
+        // the reports' lists are equal but for percentiles).
+        let ((m_runs, m_flows), (s_runs, s_flows)) = (drawn(m), drawn(s));
+        let extremes = |v: &[i64]| {
+            let done: Vec<i64> = v.iter().copied().filter(|&d| d >= 0).collect();
+            (done.iter().min().copied(), done.iter().max().copied(), v.len() - done.len())
+        };
+        assert_eq!(m_runs.len(), s_runs.len());
+        for (c, (a, b)) in m_runs.iter().zip(&s_runs).enumerate() {
+            assert_eq!(extremes(a), extremes(b), "callback {c}: {}", s["report"]["callbacks"][c]);
+        }
+        assert_eq!(m_flows.keys().collect::<Vec<_>>(), s_flows.keys().collect::<Vec<_>>());
+        for (t, a) in &m_flows {
+            assert_eq!(extremes(a), extremes(&s_flows[t]), "topic {t}");
+        }
+        if k == 0 {
+            // The slow timer's four runs of 5 s and its unfinished one, all drawn.
+            let slow = s["report"]["callbacks"].as_array().unwrap().iter().position(|c| c["node"] == "/slow").unwrap();
+            let five = s_runs[slow].iter().filter(|&&d| d == 5_000 * MS as i64).count();
+            assert_eq!((five, extremes(&s_runs[slow]).2), (4, 1), "{:?}", s_runs[slow]);
+        }
+        if have_chromium() {
+            let dom = chromium_dom(&streamed.0);
+            assert!(dom.contains("data-rendered=\"ok\""), "the report did not finish rendering");
+            assert_eq!(attr(&dom, "<body", "data-errors"), None, "script errors");
+            assert!(dom.contains("data-streamed"), "the page says it was streamed");
+            assert_eq!(attr(&dom, "data-key=\"runs\"", "data-value"), sampled["runs"].as_u64().map(|n| n.to_string()));
+            assert!(attr(&dom, "data-plot=\"timeline\"", "data-drawn").is_some_and(|d| d != "0"));
+            assert!(attr(&dom, "data-plot=\"callback-time\"", "data-drawn").is_some_and(|d| d != "0"));
+            assert!(dom.contains("data-no-hist"), "no histogram drawn from the extremes");
+        } else {
+            require(false, "chromium");
+        }
+    }
+}
+
+/// A timer callback run `n` times (at most 30,011), one a millisecond, each for `dur` ns plus
+/// up to 30 µs, no two runs alike.
+fn timer_runs(dir: &Path, n: u64, dur: u64) {
+    let mut s = Sys::new();
+    let node = s.node("worker");
+    let timer = s.timer(node, MS);
+    let mut i = 0;
+    s.write_batches(dir, 4096, |s| {
+        for _ in 0..100 {
+            if i == n {
+                return false;
+            }
+            let start = 10 * MS + i * MS;
+            s.run(3000, timer, start, start + dur + (i * 7919 % 30_011));
+            i += 1;
+        }
+        true
+    });
+}
+
+/// `--samples` and `diff` streamed: each callback's, topic's and pair's values are a uniform
+/// choice of at most 10,000 of them, with the statistics of all of them; `diff` of streamed
+/// runs finds the change the runs in memory show, with the same figures (percentiles within
+/// the sketch's accuracy), and none between a run and itself.
+#[test]
+fn streamed_runs_compare_as_those_in_memory() {
+    let dir = rostrace_testkit::TempDir::new("stream-diff");
+    let (chain, base, slow) = (dir.join("chain"), dir.join("base"), dir.join("slow"));
+    long_runs(&chain, 90);
+    timer_runs(&base, 30_000, 200_000);
+    timer_runs(&slow, 30_000, 300_000);
+    let streamed = ["--stream", "always", "--slice-size", "64K"];
+    // The samples saved: every name, the statistics of every value, a choice of them.
+    for trace in [&chain, &slow] {
+        let m = analyze_json(&["--stream", "never", "--samples"], &[trace])["diff_samples"].clone();
+        let s = analyze_json(&[&streamed[..], &["--samples"]].concat(), &[trace]);
+        assert!(s.get("streamed").is_some(), "streamed");
+        let s = &s["diff_samples"];
+        for kind in ["callback", "topic", "pair"] {
+            let (mk, sk) = (m[kind].as_object().unwrap(), s[kind].as_object().unwrap());
+            assert_eq!(mk.keys().collect::<Vec<_>>(), sk.keys().collect::<Vec<_>>(), "{kind}");
+            for (name, all) in mk {
+                let mut all: Vec<i64> = all.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+                let chosen: Vec<i64> = sk[name].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+                if trace == &slow {
+                    // Its 30,000 durations are all different: some chosen come after the first
+                    // 10,000 (in the order of the runs).
+                    let first: std::collections::HashSet<i64> = all[..10_000].iter().copied().collect();
+                    assert!(chosen.iter().filter(|v| !first.contains(v)).count() > 5_000, "{name}");
+                }
+                let whole = &s["whole"][kind][name];
+                assert_eq!(whole["count"].as_u64(), Some(all.len() as u64), "{kind} {name}");
+                assert_eq!(chosen.len(), all.len().min(10_000), "{kind} {name}");
+                all.sort_unstable();
+                assert_eq!(whole["min"].as_i64(), all.first().copied());
+                assert_eq!(whole["max"].as_i64(), all.last().copied());
+                assert_eq!(whole["sum"].as_i64(), Some(all.iter().sum::<i64>()));
+                // Values of the recording.
+                assert!(chosen.iter().all(|v| all.binary_search(v).is_ok()), "{kind} {name}");
+            }
+        }
+    }
+    let diff = |args: &[&str], a: &Path, b: &Path| {
+        let out = rostrace().arg("diff").arg(a).arg(b).args(args).args(["--json", "-"]).output().unwrap();
+        let d: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), d)
+    };
+    let (mc, m) = diff(&["--stream", "never"], &base, &slow);
+    let (sc, s) = diff(&streamed, &base, &slow);
+    assert_eq!((mc, sc), (Some(1), Some(1)), "a change found");
+    let worker = |d: &Value| {
+        d["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"].as_str().unwrap().starts_with("/worker"))
+            .cloned()
+            .unwrap()
+    };
+    let (mw, sw) = (worker(&m), worker(&s));
+    assert_eq!((mw["significant"].as_bool(), sw["significant"].as_bool()), (Some(true), Some(true)), "{sw}");
+    for side in ["base", "new"] {
+        for k in ["count", "min", "max", "sum"] {
+            assert_eq!(mw[side][k], sw[side][k], "{side} {k}");
+        }
+        let (a, b) = (mw[side]["p50"].as_f64().unwrap(), sw[side]["p50"].as_f64().unwrap());
+        assert!((a - b).abs() <= a * 0.005, "{side} p50 {a} {b}");
+    }
+    assert!(sw["cliff_delta"].as_f64().unwrap() > 0.9, "{sw}");
+    assert_eq!(mw["base_rate_hz"], sw["base_rate_hz"]);
+    // A run and itself: nothing significant.
+    let (code, same) = diff(&streamed, &chain, &chain);
+    assert_eq!(code, Some(0), "{same}");
+    assert!(same["changes"].as_array().unwrap().len() >= 4, "{same}");
 }

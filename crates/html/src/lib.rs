@@ -6,9 +6,10 @@
 #![deny(missing_docs)]
 
 use rostrace_analysis::diff::Diff;
-use rostrace_analysis::{Analysis, Report};
+use rostrace_analysis::{Analysis, Key, Report, StreamedSlice, View};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");
@@ -39,6 +40,155 @@ struct Instances {
     /// Runs of callbacks, and flows of topics, left out of the page with their table rows.
     runs_left_out: u64,
     flows_left_out: u64,
+    /// A streamed analysis's page: how its runs and flows were chosen ([`Sampled`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampled: Option<Sampling>,
+}
+
+/// What a streamed report's plots draw of the runs and messages ([`Sampled`]).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+struct Sampling {
+    /// The recording cut into this many parts of equal time.
+    parts: u32,
+    /// Callback runs in the analysis, and drawn.
+    runs: u64,
+    runs_drawn: u64,
+    /// Messages matched in the analysis, and drawn.
+    flows: u64,
+    flows_drawn: u64,
+    /// Runs longer than this (ns) are all drawn.
+    long_ns: i64,
+}
+
+/// A callback run as the plots draw it.
+#[derive(Clone, Copy, Debug)]
+struct RunPoint {
+    key: Key,
+    vtid: i64,
+    start: i64,
+    /// −1: unfinished.
+    duration: i64,
+}
+
+/// A message as the plots draw it: its publication, and the start of the callback run that
+/// took it (else its take), each with its thread (trace, vpid, vtid).
+#[derive(Clone, Debug)]
+struct FlowPoint {
+    topic: Arc<str>,
+    published: i64,
+    pub_thread: (u32, i64, i64),
+    taken: i64,
+    take_thread: (u32, i64, i64),
+    latency: i64,
+}
+
+/// The parts of equal time a streamed report's plots are cut into: in each, a callback's
+/// shortest and longest run and a topic's fastest and slowest message are drawn.
+pub const SAMPLED_PARTS: u32 = 1000;
+
+/// The runs and messages a streamed report's plots draw, kept as the analysis's slices go by
+/// ([`Sampled::slice`], given to [`rostrace_analysis::Open::on_slice`]): a recording of a day
+/// has hundreds of millions, which no page can hold. The recording is cut into
+/// [`SAMPLED_PARTS`] parts of equal time; in each, every callback's shortest and longest run and
+/// every topic's fastest and slowest message are kept, so that the plots keep the extremes
+/// (a deadline miss is never thinned away); every run longer than the slices' margin, or
+/// unfinished, is kept too. Memory: the system's callbacks and topics times the parts.
+#[derive(Default)]
+pub struct Sampled {
+    span: Option<(i64, i64)>,
+    runs: HashMap<(Key, u32), [RunPoint; 2]>,
+    /// Runs that ended after their slice's reading, or never.
+    long: Vec<RunPoint>,
+    /// Runs of `long` not ended yet, by (callback handle, start).
+    pending: HashMap<(Key, i64), usize>,
+    flows: HashMap<(Arc<str>, u32), [FlowPoint; 2]>,
+    runs_seen: u64,
+    flows_seen: u64,
+}
+
+impl Sampled {
+    /// Nothing kept yet.
+    pub fn new() -> Sampled {
+        Sampled::default()
+    }
+
+    /// Keeps what the plots draw of `s`: its own runs and messages (those it counts).
+    pub fn slice(&mut self, s: &StreamedSlice<'_>) {
+        let (first, last) = *self.span.get_or_insert(s.span);
+        let width = ((last - first) / SAMPLED_PARTS as i64).max(1);
+        let part = |t: i64| (t.saturating_sub(first) / width).clamp(0, SAMPLED_PARTS as i64 - 1) as u32;
+        for &(key, start, end) in &s.ended {
+            if let Some(i) = self.pending.remove(&(key, start)) {
+                self.long[i].duration = end - start;
+            }
+        }
+        let t = &s.tables;
+        for (i, lr) in t.runs.iter().enumerate() {
+            if !s.owns_run(i) {
+                continue;
+            }
+            self.runs_seen += 1;
+            let r = &lr.run;
+            let key = t.slots[r.slot()];
+            let p = RunPoint { key, vtid: r.vtid as i64, start: r.start, duration: r.duration().unwrap_or(-1) };
+            if p.duration < 0 {
+                // Still running where the slice's reading ended: its end comes with a later
+                // slice's, or never.
+                self.pending.insert((key, r.start), self.long.len());
+                self.long.push(p);
+                continue;
+            }
+            keep_extremes(self.runs.entry((key, part(p.start))), p, |x| x.duration);
+        }
+        for f in t.flows {
+            if !s.owns_take(f.take as usize) {
+                continue;
+            }
+            self.flows_seen += 1;
+            let p = flow_point(t, f);
+            keep_extremes(self.flows.entry((Arc::clone(&f.topic), part(p.published))), p, |x| x.latency);
+        }
+    }
+}
+
+/// Into `slot`, `p` when it is the shortest or the longest by `by` there.
+fn keep_extremes<K, T: Clone>(slot: std::collections::hash_map::Entry<'_, K, [T; 2]>, p: T, by: impl Fn(&T) -> i64) {
+    use std::collections::hash_map::Entry;
+    match slot {
+        Entry::Vacant(e) => {
+            e.insert([p.clone(), p]);
+        }
+        Entry::Occupied(mut e) => {
+            let [lo, hi] = e.get_mut();
+            if by(&p) < by(lo) {
+                *lo = p;
+            } else if by(&p) > by(hi) {
+                *hi = p;
+            }
+        }
+    }
+}
+
+/// Flow `f` of the tables `t` as the plots draw it.
+fn flow_point(t: &View<'_>, f: &rostrace_analysis::Flow) -> FlowPoint {
+    let p = &t.pubs[f.publication as usize].publication;
+    let k = &t.takes[f.take as usize].take;
+    let (taken, take_thread) = match k.run {
+        Some(r) => {
+            let run = &t.runs[r as usize].run;
+            let key = t.slots[run.slot()];
+            (run.start, (key.0, key.1, run.vtid as i64))
+        }
+        None => (k.ts, (k.trace, k.vpid, k.vtid)),
+    };
+    FlowPoint {
+        topic: Arc::clone(&f.topic),
+        published: p.ts,
+        pub_thread: (p.trace, p.vpid, p.vtid),
+        taken,
+        take_thread,
+        latency: f.pub_to_callback_ns.unwrap_or(f.pub_to_take_ns),
+    }
 }
 
 /// A longest path's messages: start (µs since t0), latency (ns), and the mean of each segment.
@@ -225,8 +375,15 @@ fn path_instances(a: &Analysis) -> Vec<PathInstances> {
 
 /// The runs and flows of the page: those of the callbacks and topics of `r` (the report the
 /// page shows; `full`, the analysis's, when its tables were cut: the runs and flows of the rows
-/// left out are left out too, and counted).
-fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
+/// left out are left out too, and counted), from `runs` in the order of their start and `flows`
+/// in the order of their publication.
+fn instances(
+    a: &Analysis,
+    r: &Report,
+    full: &Report,
+    runs: impl Iterator<Item = RunPoint>,
+    flows: impl Iterator<Item = FlowPoint>,
+) -> Instances {
     let t0 = r.begin_ns.unwrap_or(0);
     let us = |ns: i64| (ns - t0) / 1000;
     let mut inst = Instances { t0_ns: t0, t1_ns: r.end_ns.unwrap_or(t0), ..Default::default() };
@@ -257,62 +414,115 @@ fn instances(a: &Analysis, r: &Report, full: &Report) -> Instances {
             inst.threads.len() as u32 - 1
         })
     };
-    let mut order: Vec<usize> = (0..a.runs.len()).collect();
-    order.sort_by_key(|&i| a.runs[i].run.start);
-    for i in order {
-        let run = &a.runs[i].run;
-        let k = a.slots[run.slot()];
+    for run in runs {
+        let k = run.key;
         if left_out.contains(&k) {
             inst.runs_left_out += 1;
             continue;
         }
-        let t = thread(&mut inst, (k.0, k.1, run.vtid as i64));
+        let t = thread(&mut inst, (k.0, k.1, run.vtid));
         inst.run_s.push(us(run.start));
-        inst.run_d.push(run.duration().unwrap_or(-1));
+        inst.run_d.push(run.duration);
         inst.run_c.push(by_key.get(&k).copied().unwrap_or(-1));
         inst.run_t.push(t);
     }
-    let mut topic_ids: HashMap<&str, u32> = HashMap::new();
-    let mut flows: Vec<&rostrace_analysis::Flow> = a.flows.iter().collect();
-    flows.sort_by_key(|f| a.pubs[f.publication as usize].publication.ts);
+    let mut topic_ids: HashMap<Arc<str>, u32> = HashMap::new();
     for f in flows {
         if shown_topics.as_ref().is_some_and(|s| !s.contains(&*f.topic)) {
             inst.flows_left_out += 1;
             continue;
         }
-        let p = &a.pubs[f.publication as usize].publication;
-        let k = &a.takes[f.take as usize].take;
-        let pt = thread(&mut inst, (p.trace, p.vpid, p.vtid));
-        let (c, ct) = match k.run {
-            Some(r) => {
-                let run = &a.runs[r as usize].run;
-                let key = a.slots[run.slot()];
-                (run.start, thread(&mut inst, (key.0, key.1, run.vtid as i64)))
-            }
-            None => (k.ts, thread(&mut inst, (k.trace, k.vpid, k.vtid))),
-        };
+        let pt = thread(&mut inst, f.pub_thread);
+        let ct = thread(&mut inst, f.take_thread);
         let n = topic_ids.len() as u32;
-        let topic = *topic_ids.entry(&*f.topic).or_insert_with(|| {
+        let topic = *topic_ids.entry(Arc::clone(&f.topic)).or_insert_with(|| {
             inst.topics.push(f.topic.to_string());
             n
         });
-        inst.fl_p.push(us(p.ts));
+        inst.fl_p.push(us(f.published));
         inst.fl_pt.push(pt);
-        inst.fl_c.push(us(c));
+        inst.fl_c.push(us(f.taken));
         inst.fl_ct.push(ct);
         inst.fl_topic.push(topic);
-        inst.fl_lat.push(f.pub_to_callback_ns.unwrap_or(f.pub_to_take_ns));
+        inst.fl_lat.push(f.latency);
     }
     inst
+}
+
+/// The runs of the analysis in memory, in the order of their start.
+fn run_points(a: &Analysis) -> impl Iterator<Item = RunPoint> + '_ {
+    let mut order: Vec<usize> = (0..a.runs.len()).collect();
+    order.sort_by_key(|&i| a.runs[i].run.start);
+    order.into_iter().map(|i| {
+        let run = &a.runs[i].run;
+        RunPoint {
+            key: a.slots[run.slot()],
+            vtid: run.vtid as i64,
+            start: run.start,
+            duration: run.duration().unwrap_or(-1),
+        }
+    })
+}
+
+/// The flows of the analysis in memory, in the order of their publication.
+fn flow_points(a: &Analysis) -> impl Iterator<Item = FlowPoint> + '_ {
+    let view = View::from(a);
+    let mut flows: Vec<&rostrace_analysis::Flow> = a.flows.iter().collect();
+    flows.sort_by_key(|f| a.pubs[f.publication as usize].publication.ts);
+    flows.into_iter().map(move |f| flow_point(&view, f))
 }
 
 /// The analysis `a` (its report, with the longest paths when they were searched) as one HTML
 /// page; with `baseline`, its comparison with a baseline run (`a` the new run) as a section.
 pub fn render(a: &Analysis, title: &str, baseline: Option<&Diff>) -> String {
+    page(a, title, baseline, |report| instances(a, report, &a.report, run_points(a), flow_points(a)))
+}
+
+/// The streamed analysis `a` as one HTML page, its plots drawing the runs and messages of
+/// `sampled`, which was given every slice of `a`; with `baseline`, as [`render`].
+pub fn render_streamed(a: &Analysis, sampled: Sampled, title: &str, baseline: Option<&Diff>) -> String {
+    let Sampled { runs, long, flows, runs_seen, flows_seen, .. } = sampled;
+    // (The shortest and longest are one when a part has one run.)
+    let mut runs: Vec<RunPoint> = runs
+        .into_values()
+        .flat_map(|[lo, hi]| {
+            let same = lo.start == hi.start && lo.vtid == hi.vtid;
+            [Some(lo), (!same).then_some(hi)]
+        })
+        .flatten()
+        .chain(long)
+        .collect();
+    runs.sort_by_key(|r| (r.start, r.key, r.vtid));
+    let mut flows: Vec<FlowPoint> = flows
+        .into_values()
+        .flat_map(|[lo, hi]| {
+            let same = lo.published == hi.published && lo.pub_thread == hi.pub_thread && lo.taken == hi.taken;
+            [Some(lo), (!same).then_some(hi)]
+        })
+        .flatten()
+        .collect();
+    flows.sort_by(|x, y| (x.published, &x.topic, x.taken).cmp(&(y.published, &y.topic, y.taken)));
+    let sampling = Sampling {
+        parts: SAMPLED_PARTS,
+        runs: runs_seen,
+        runs_drawn: runs.len() as u64,
+        flows: flows_seen,
+        flows_drawn: flows.len() as u64,
+        long_ns: a.report.streamed.as_ref().map_or(0, |s| s.margin_ns),
+    };
+    page(a, title, baseline, |report| {
+        let mut inst = instances(a, report, &a.report, runs.into_iter(), flows.into_iter());
+        inst.sampled = Some(sampling);
+        inst
+    })
+}
+
+/// The page of `a`, with the instances `inst` makes for the report shown.
+fn page(a: &Analysis, title: &str, baseline: Option<&Diff>, inst: impl FnOnce(&Report) -> Instances) -> String {
     let r = &a.report;
     let (cut, capped) = capped_report(r);
     let report = cut.as_ref().unwrap_or(r);
-    let data = Data { title, report, inst: instances(a, report, r), paths: path_instances(a), capped, baseline };
+    let data = Data { title, report, inst: inst(report), paths: path_instances(a), capped, baseline };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(

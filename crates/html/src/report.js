@@ -165,6 +165,11 @@ function series(parent, title, xs, ys, id) {
   p.hover = (x) => { const i = lowerBound(xs, x); return i < xs.length ? `${secs(xs[i])}: ${dur(ys[i])}` : null; };
   const span = xs.length ? [xs[0], xs[xs.length - 1] + 1] : [0, 1];
   p.set(span, [0, ymax * 1.05 || 1]);
+  if (I.sampled) {
+    // Drawn from each part's extremes, a histogram would not be the distribution.
+    parent.append(el("p", { class: "hint", "data-no-hist": id, text: "The plot keeps each part's shortest and longest values; the table's percentiles are those of every value." }));
+    return;
+  }
   const h = new Plot(parent, title + " distribution", { xDur: true, id: id + "-hist" });
   let lo = Infinity; for (const y of ys) if (y < lo) lo = y;
   if (!isFinite(lo)) lo = 0;
@@ -385,7 +390,7 @@ function overview() {
     ["events", "events", R.events], ["ros_events", "ROS 2 events", R.ros_events],
     ["duration", "seconds traced", span.toFixed(2)], ["processes", "processes", R.processes.length],
     ["nodes", "nodes", total("nodes")], ["topics", "topics", total("topics")],
-    ["callbacks", "callbacks", total("callbacks")], ["runs", "callback runs", I.run_s.length],
+    ["callbacks", "callbacks", total("callbacks")], ["runs", "callback runs", I.sampled ? I.sampled.runs : I.run_s.length],
     ["flows_matched", "messages matched", R.flows_matched], ["flows_unmatched", "takes unmatched", R.flows_unmatched],
     ["discarded_events", "events discarded", R.discarded_events],
   ];
@@ -396,6 +401,15 @@ function overview() {
       per_node: "nodes' time shares", per_process: "processes' time shares", per_thread: "threads' time shares",
       services: "services (most requests)", executor_threads: "executor threads (most time)" };
     b.append(el("p", { class: "hint", "data-capped": [...CAPPED.keys()].join(" "), text: `This page holds the rows that weigh most of each large table: ${[...CAPPED].map(([k, n]) => `${R[k].length.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} ${what[k] || k}`).join(", ")}. \`rostrace analyze --json\` and \`rostrace export\` have every row.` }));
+  }
+  if (R.streamed) {
+    const m = R.streamed, S = I.sampled, n = (x) => x.toLocaleString("en-US");
+    b.append(el("p", { class: "hint", "data-streamed": "", text: `Analysed slice by slice (${n(m.slices)} slices of ${dur(m.slice_ns)}): ` +
+      `percentiles of more than 1,024 values within ${100 * m.percentile_relative_error}%` +
+      (m.not_computed.length ? `; not computed: ${m.not_computed.join(", ")}` : "") + "." +
+      (S ? ` The plots draw, in each of ${n(S.parts)} equal parts of the recording, every callback's shortest and longest run ` +
+        `and every topic's fastest and slowest message, and every run longer than ${dur(S.long_ns)}: ` +
+        `${n(S.runs_drawn)} of ${n(S.runs)} runs, ${n(S.flows_drawn)} of ${n(S.flows)} messages.` : "") }));
   }
   if (R.begin_ns != null) b.append(el("p", { class: "hint", text: `From ${new Date(R.begin_ns / 1e6).toISOString()} to ${new Date(R.end_ns / 1e6).toISOString()}` }));
   if (R.notes.length) {

@@ -123,6 +123,12 @@ pub struct Samples {
     /// message went the whole way through. A path of the other run that was not followed in
     /// this one is not compared (not called gone or appeared).
     pub paths_followed: Vec<PathSpec>,
+    /// The statistics of every value, by kind (`callback`, `topic`, `pair`) and name, where
+    /// the samples are a uniform random choice of the values (a streamed analysis's: at most
+    /// [`RESERVOIR`](crate::stats::RESERVOIR) of each): the comparison's figures and rates are
+    /// these; its test is made on the values chosen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub whole: BTreeMap<String, BTreeMap<String, Stats>>,
 }
 
 /// The kinds of samples, in the order they are listed.
@@ -132,6 +138,11 @@ impl Samples {
     /// The samples of `a`: its callbacks and topics, and its own longest paths (those of its
     /// report) and `also` followed in it.
     pub fn of(a: &Analysis, also: &[PathSpec]) -> Samples {
+        if let Some(chosen) = &a.streamed_samples {
+            // A streamed analysis keeps no run or message: its samples were chosen as its
+            // slices went by, and it follows no path.
+            return Samples { seconds: seconds(a), ..chosen.clone() };
+        }
         let mut s = Samples { seconds: seconds(a), ..Default::default() };
         callback_and_topic_samples(a, &mut s);
         let mut seen = BTreeSet::new();
@@ -173,6 +184,15 @@ impl Samples {
             "topic" => &self.topic,
             "pair" => &self.pair,
             _ => &self.path,
+        }
+    }
+
+    /// The statistics of the values of `name` of `kind`, whose samples are `v`: those of every
+    /// value when the samples are a choice of them ([`Samples::whole`]).
+    fn stats(&self, kind: &str, name: &str, v: &[i64]) -> Stats {
+        match self.whole.get(kind).and_then(|w| w.get(name)) {
+            Some(s) => s.clone(),
+            None => Stats::of(&mut v.to_vec()),
         }
     }
 
@@ -237,7 +257,7 @@ fn callback_and_topic_samples(a: &Analysis, s: &mut Samples) {
 }
 
 /// A callback's name across runs: node, kind, topic or timer period, symbol.
-fn callback_name(c: &crate::CallbackReport) -> String {
+pub(crate) fn callback_name(c: &crate::CallbackReport) -> String {
     let what = match (&c.topic, c.timer_period_ns) {
         (Some(t), _) => t.to_string(),
         (None, Some(p)) => format!("{}ms", p as f64 / 1e6),
@@ -306,17 +326,26 @@ pub fn compare(base: &Samples, new: &Samples, t: &Thresholds) -> Diff {
     for kind in KINDS {
         let (sa, sb) = (base.of_kind(kind), new.of_kind(kind));
         for (name, x) in sa {
+            let bx = base.stats(kind, name, x);
             match sb.get(name) {
-                Some(y) => d.changes.push(change(kind, name, x, y, (base.seconds, new.seconds), t)),
-                None if kind == "path" && !new.followed(name) => d.not_compared.push(only(kind, name, x)),
-                None => d.removed.push(only(kind, name, x)),
+                Some(y) => d.changes.push(change(
+                    kind,
+                    name,
+                    [x, y],
+                    [bx, new.stats(kind, name, y)],
+                    (base.seconds, new.seconds),
+                    t,
+                )),
+                None if kind == "path" && !new.followed(name) => d.not_compared.push(only(kind, name, &bx)),
+                None => d.removed.push(only(kind, name, &bx)),
             }
         }
         for (name, y) in sb.iter().filter(|(n, _)| !sa.contains_key(*n)) {
+            let ny = new.stats(kind, name, y);
             if kind == "path" && !base.followed(name) {
-                d.not_compared.push(only(kind, name, y));
+                d.not_compared.push(only(kind, name, &ny));
             } else {
-                d.added.push(only(kind, name, y));
+                d.added.push(only(kind, name, &ny));
             }
         }
     }
@@ -329,14 +358,21 @@ pub fn compare(base: &Samples, new: &Samples, t: &Thresholds) -> Diff {
     d
 }
 
-fn only(kind: &'static str, name: &str, v: &[i64]) -> OnlyIn {
-    OnlyIn { kind, name: name.to_string(), count: v.len() as u64 }
+fn only(kind: &'static str, name: &str, s: &Stats) -> OnlyIn {
+    OnlyIn { kind, name: name.to_string(), count: s.count }
 }
 
-/// The change of one matched item, from its samples in the two runs and the runs' lengths (s).
-fn change(kind: &'static str, name: &str, x: &[i64], y: &[i64], secs: (f64, f64), t: &Thresholds) -> Change {
+/// The change of one matched item, from its samples in the two runs, their statistics and the
+/// runs' lengths (s).
+fn change(
+    kind: &'static str,
+    name: &str,
+    [x, y]: [&[i64]; 2],
+    [bs, ns]: [Stats; 2],
+    secs: (f64, f64),
+    t: &Thresholds,
+) -> Change {
     let test = mann_whitney(x, y);
-    let (bs, ns) = (Stats::of(&mut x.to_vec()), Stats::of(&mut y.to_vec()));
     let median_ratio = if bs.p50 > 0 { ns.p50 as f64 / bs.p50 as f64 } else { f64::NAN };
     let practical = median_ratio.is_finite() && (median_ratio - 1.0).abs() >= t.min_change;
     let significant = test.p_value < t.alpha && test.cliff_delta.abs() >= t.min_delta && practical;

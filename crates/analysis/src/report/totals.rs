@@ -135,12 +135,62 @@ pub(crate) struct Totals {
     errors: Vec<ReadError>,
     warnings: Vec<String>,
     pub(crate) discarded: u64,
+    /// Whether the durations and latencies the comparison of runs takes ([`crate::diff`]) keep
+    /// a uniform random choice of their values ([`Sample::with_reservoir`]).
+    reservoirs: bool,
 }
 
 impl Totals {
     /// Nothing added yet, over the slices of `grid`.
-    pub(crate) fn new(grid: Grid) -> Totals {
-        Totals { grid, ..Totals::default() }
+    pub(crate) fn new(grid: Grid, reservoirs: bool) -> Totals {
+        Totals { grid, reservoirs, ..Totals::default() }
+    }
+
+    /// The samples [`crate::diff`] compares: each callback's durations, each topic's and each
+    /// publisher → subscriber pair's publish → callback latencies, a uniform random choice of
+    /// them when there are more than [`crate::stats::RESERVOIR`], with the statistics of every
+    /// value (empty without reservoirs). Named as [`crate::diff::Samples::of`] names them.
+    pub(crate) fn diff_samples(&self) -> crate::diff::Samples {
+        let mut s = crate::diff::Samples::default();
+        let mut add = |kind: &str, name: String, sample: &Sample| {
+            let Some(values) = sample.chosen() else { return };
+            let list = match kind {
+                "callback" => &mut s.callback,
+                "topic" => &mut s.topic,
+                _ => &mut s.pair,
+            };
+            let whole = s.whole.entry(kind.to_string()).or_default();
+            match list.get_mut(&name) {
+                // Two of one name (two processes of one node name): their values together, and
+                // the statistics of those chosen.
+                Some(v) => {
+                    v.extend_from_slice(values);
+                    whole.remove(&name);
+                }
+                None => {
+                    whole.insert(name.clone(), sample.stats());
+                    list.insert(name, values.to_vec());
+                }
+            }
+        };
+        let mut callbacks: Vec<_> = self.callbacks.iter().collect();
+        callbacks.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, c) in callbacks {
+            if c.durations.count() > 0 {
+                add("callback", crate::diff::callback_name(&c.row), &c.durations);
+            }
+        }
+        for (topic, t) in &self.topics {
+            if t.pub_to_callback.count() > 0 {
+                add("topic", topic.to_string(), &t.pub_to_callback);
+            }
+            for (k, p) in &t.pairs {
+                if !k.2.is_empty() && !k.5.is_empty() && p.pub_to_callback.count() > 0 {
+                    add("pair", format!("{} -{}-> {}", k.2, topic, k.5), &p.pub_to_callback);
+                }
+            }
+        }
+        s
     }
 
     /// A carried run of callback (`trace`, `vpid`, `cb`) ended at `end`: the first of `found`.
@@ -183,11 +233,12 @@ impl Totals {
                 self.unknown.insert((key.0, key.1, key.2));
             }
             let timer = row.timer_period_ns;
+            let keep = self.reservoirs;
             let t = self.callbacks.entry((key.0, key.1, key.2, row.symbol.clone())).or_insert_with(|| CallbackTotal {
                 row: row.clone(),
                 unfinished: 0,
                 intra: 0,
-                durations: Sample::new(),
+                durations: Sample::with_reservoir(keep),
                 periods: Sample::new(),
                 jitter: timer.map(|_| Sample::new()),
                 last_start: None,
@@ -277,6 +328,7 @@ impl Totals {
         let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.takes[f.take as usize].take.ts)).collect();
         let flows_matched = flows.len() as u64;
         let slice_topics = topics::section(m, &View { flows: &[], ..*a }, &linked.topics, &names);
+        let keep = self.reservoirs;
         for row in slice_topics {
             let t = self.topics.entry(row.name.clone()).or_insert_with(|| TopicTotal {
                 row: row.clone(),
@@ -288,7 +340,7 @@ impl Totals {
                 dropped: None,
                 by: [0; 3],
                 pub_to_take: Sample::new(),
-                pub_to_callback: Sample::new(),
+                pub_to_callback: Sample::with_reservoir(keep),
                 take_to_callback: Sample::new(),
                 pairs: BTreeMap::new(),
             });
@@ -328,7 +380,10 @@ impl Totals {
                 take.vpid,
                 names.node(subscription.and_then(|s| m.subscriptions.get(s).node)),
             );
-            let pair = t.pairs.entry(key).or_default();
+            let pair = t
+                .pairs
+                .entry(key)
+                .or_insert_with(|| PairTotal { pub_to_callback: Sample::with_reservoir(keep), ..PairTotal::default() });
             pair.count += 1;
             pair.pub_to_take.add(f.pub_to_take_ns);
             if let Some(x) = f.pub_to_callback_ns {
@@ -412,6 +467,7 @@ impl Totals {
             errors,
             mut warnings,
             discarded,
+            reservoirs: _,
         } = self;
         let total_cb: i64 = callbacks.values().map(|c| c.durations.stats().sum as i64).sum::<i64>().max(1);
         let mut rows: Vec<CallbackReport> = callbacks
