@@ -19,6 +19,35 @@ pub struct ExecutorPhases {
     pub executions: u64,
     /// Current phase (0 none, 1 get next, 2 wait, 3 execute) and since when.
     current: (u8, i64),
+    /// The time of the thread's first executor event.
+    first: Option<i64>,
+}
+
+impl ExecutorPhases {
+    /// The phases of `next`, the thread's events that follow these, added: the phase these
+    /// end in lasts until `next`'s first event.
+    pub(crate) fn then(&mut self, next: &ExecutorPhases) {
+        if let Some(first) = next.first {
+            self.close(first);
+            self.first = self.first.or(Some(first));
+            self.current = next.current;
+        }
+        self.get_next_ns += next.get_next_ns;
+        self.wait_ns += next.wait_ns;
+        self.execute_ns += next.execute_ns;
+        self.executions += next.executions;
+    }
+
+    /// Ends the current phase at `ts`.
+    fn close(&mut self, ts: i64) {
+        let d = ts - self.current.1;
+        match self.current.0 {
+            1 => self.get_next_ns += d,
+            2 => self.wait_ns += d,
+            3 => self.execute_ns += d,
+            _ => {}
+        }
+    }
 }
 
 /// The phases of every executor thread, by (trace, vpid, vtid). A phase lasts from its event to
@@ -27,6 +56,10 @@ pub struct ExecutorPhases {
 pub struct ExecutorHandler {
     /// Phases per thread.
     pub threads: HashMap<(u32, i64, i64), ExecutorPhases>,
+    /// A slice of a streamed analysis: only its own time, from (inclusive) to (exclusive),
+    /// counts; each thread's phases are then added to those of the slices before
+    /// ([`ExecutorPhases::then`]).
+    pub(crate) within: Option<(i64, i64)>,
 }
 
 impl Handler for ExecutorHandler {
@@ -40,14 +73,12 @@ impl Handler for ExecutorHandler {
     }
 
     fn event(&mut self, phase: u32, _ev: &Event<'_>, at: &At, _cx: &Context<'_>) {
-        let ph = self.threads.entry((at.trace, at.vpid, at.vtid)).or_default();
-        let d = at.ts - ph.current.1;
-        match ph.current.0 {
-            1 => ph.get_next_ns += d,
-            2 => ph.wait_ns += d,
-            3 => ph.execute_ns += d,
-            _ => {}
+        if self.within.is_some_and(|(from, to)| at.ts < from || at.ts >= to) {
+            return;
         }
+        let ph = self.threads.entry((at.trace, at.vpid, at.vtid)).or_default();
+        ph.close(at.ts);
+        ph.first = ph.first.or(Some(at.ts));
         if phase == 3 {
             ph.executions += 1;
         }
@@ -55,7 +86,7 @@ impl Handler for ExecutorHandler {
     }
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
-        Some(Box::new(ExecutorHandler::default()))
+        Some(Box::new(ExecutorHandler { within: self.within, ..ExecutorHandler::default() }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {

@@ -12,8 +12,7 @@
 //! for every message taken within the margin after its publication;
 //! percentiles are exact for a callback or topic of up to 1,024 values, then within
 //! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). What a streamed report
-//! leaves out, and says it does ([`Streamed::not_computed`]): the executor phases, services and
-//! system analyses (made by handlers whose results are not added up by slice), and the longest
+//! leaves out, and says it does ([`Streamed::not_computed`]): the services and system analyses (made by handlers whose results are not added up by slice), and the longest
 //! paths (searched in the whole recording's messages).
 
 use crate::engine;
@@ -54,8 +53,9 @@ pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool, takes_ta
     }
 }
 
-/// What a slice's pass made: its linked tables and what the report needs besides.
-type Slice = (Tables, crate::link::Linked);
+/// What a slice's pass made: its linked tables, what the report needs besides, and the executor
+/// phases of its time.
+type Slice = (Tables, crate::link::Linked, crate::executor::ExecutorHandler);
 
 /// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
 /// tables (what its pass read: its time and the margins around it) and where the instances in
@@ -194,13 +194,17 @@ impl Slices {
             None => set.clear_packet_filter(),
         }
         let mut handlers = Handlers::default();
+        // Executor phases: those of the slice's own time, added to the slices' before.
+        handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
         let mut plan = engine::plan(&mut handlers, set);
         plan.slice = Some((from, to));
         plan.room = *room;
         let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
         // Room for an eighth more than this slice had, in the next.
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
-        link(c, rostrace_threads::threads(jobs))
+        let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();
+        let (t, linked) = link(c, rostrace_threads::threads(jobs));
+        (t, linked, executor)
     }
 }
 
@@ -230,10 +234,11 @@ pub(crate) fn analyze(
     let mut last = Default::default();
     // The numbers of the first run, publication and take of the next slice.
     let mut firsts = [0u64; 3];
-    let mut add = |k: i64, (t, linked): Slice| {
+    let mut add = |k: i64, (t, linked, executor): Slice| {
         let handlers = Handlers::default();
         let view = t.view(&handlers);
         let (from, to) = plan.time(k);
+        totals.add_executor(&executor.threads);
         let crate::report::Added { callbacks, ended } = totals.add(&view, linked, from, to);
         let s = StreamedSlice {
             runs: Numbers::new(t.runs.iter().map(|r| r.run.start), from, to, firsts[0]),
@@ -298,13 +303,16 @@ pub(crate) fn analyze(
     set.clear_packet_filter();
     let (mut model, traces) = last;
     let samples = options.diff_samples.then(|| totals.diff_samples());
+    // (The executor phases are the report's and, for the exports, a handler's as in memory.)
+    let mut handlers = Handlers::default();
+    handlers.add(crate::executor::ExecutorHandler { threads: totals.executor().clone(), within: None });
     let mut report = totals.report(&mut model);
     report.streamed = Some(Streamed {
         slices: slices as u64,
         slice_ns,
         margin_ns: MARGIN_NS,
         percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
-        not_computed: ["executor phases", "services", "system analyses", "longest paths"]
+        not_computed: ["services", "system analyses", "longest paths"]
             .into_iter()
             .filter(|&s| s != "longest paths" || options.longest_paths)
             .collect(),
@@ -319,7 +327,7 @@ pub(crate) fn analyze(
         takes: Vec::new(),
         flows: Vec::new(),
     };
-    let mut a = Analysis::new(tables, Handlers::default());
+    let mut a = Analysis::new(tables, handlers);
     a.report = report;
     a.streamed_samples = samples;
     a

@@ -1,6 +1,7 @@
 //! Long recordings: `rostrace analyze` (streamed, as it is by default from 1 GiB) against `rostrace info` (reading alone) on recordings of 1 h and 24 h at the demo's
 //! rate, in the same run, with each command's peak memory; and the analysis in memory of the
-//! shortest one (a day's would need about 40 GB).
+//! shortest one (a day's would need about 40 GB). Then `report` and `diff` (the recording with
+//! itself), streamed, and in memory on the shortest one.
 //!
 //! `cargo bench -p rostrace --bench long [-- HOURS...]` (default `1 24`; a day is about 27 GB,
 //! written to the temporary directory and removed afterwards; `-- --generate DIR HOURS` writes
@@ -59,6 +60,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     let first = hours.iter().copied().fold(f64::INFINITY, f64::min);
+    let (mut rows, mut others) = (Vec::new(), Vec::new());
     for h in hours {
         let dir = std::env::temp_dir().join(format!("rostrace-bench-long-{}-{h}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -79,7 +81,7 @@ fn main() {
         let streamed = run(&["analyze", "--json", "-", "--stream", "always"]);
         let in_memory = (h == first).then(|| run(&["analyze", "--json", "-", "--stream", "never"]));
         let cell = |(s, mb, ok): (f64, f64, bool)| format!("{s:.1} s, {mb:.0} MB{}", if ok { "" } else { " FAILED" });
-        println!(
+        rows.push(format!(
             "| {h} h | {:.2} GB | {:.0} M | {} | {} | {:.1}x | {} |",
             bytes as f64 / 1e9,
             events as f64 / 1e6,
@@ -87,7 +89,33 @@ fn main() {
             cell(streamed),
             streamed.0 / info.0,
             in_memory.map_or("not run".into(), cell)
-        );
+        ));
+        println!("{}", rows.last().unwrap());
+        // The report (its page's size too) and the comparison of the recording with itself.
+        let page = dir.join("report.html");
+        let report = |stream: &str| {
+            let m = measure(Command::new(exe).arg("report").arg(&trace).args(["--stream", stream, "-o"]).arg(&page));
+            let mb = std::fs::metadata(&page).map_or(0.0, |m| m.len() as f64 / 1e6);
+            format!("{}, page {mb:.1} MB", cell(m))
+        };
+        let diff = |stream: &str| {
+            cell(measure(Command::new(exe).arg("diff").arg(&trace).arg(&trace).args(["--stream", stream])))
+        };
+        others.push(format!(
+            "| {h} h | {} | {} | {} | {} |",
+            report("always"),
+            if h == first { report("never") } else { "not run".into() },
+            diff("always"),
+            if h == first { diff("never") } else { "not run".into() },
+        ));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!();
+    println!(
+        "| recording | `report` (streamed) | `report` in memory | `diff` with itself (streamed) | `diff` in memory |"
+    );
+    println!("|---|---|---|---|---|");
+    for r in &others {
+        println!("{r}");
     }
 }

@@ -65,7 +65,7 @@ fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
 pub struct StreamArgs {
     /// Stream the analysis, slice of time by slice of time, in memory bounded by the system's
     /// size rather than the recording's length: `auto` (recordings of more than 1 GiB),
-    /// `always` or `never`. A streamed analysis leaves out the executor phases, services,
+    /// `always` or `never`. A streamed analysis leaves out the services,
     /// system analyses and longest paths, and reads percentiles of more than 1,024 values from
     /// a sketch of 0.5 % relative accuracy (docs/streaming.md).
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]

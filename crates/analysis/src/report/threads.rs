@@ -110,6 +110,14 @@ pub(super) fn time_shares(tally: &Tally, total_cb: i64, duration: i64, names: &N
 pub(super) fn executor_threads(a: &View<'_>, names: &Names<'_>) -> Vec<ExecutorThread> {
     let no_executor = HashMap::default();
     let executor = a.get::<crate::executor::ExecutorHandler>().map_or(&no_executor, |e| &e.threads);
+    executor_threads_of(executor, names)
+}
+
+/// The rows of `executor`'s threads.
+pub(super) fn executor_threads_of(
+    executor: &HashMap<(u32, i64, i64), crate::executor::ExecutorPhases>,
+    names: &Names<'_>,
+) -> Vec<ExecutorThread> {
     // By process and thread, then trace (the order does not depend on the map's).
     let mut threads: Vec<_> = executor.iter().collect();
     threads.sort_unstable_by_key(|((t, p, tid), _)| (*p, *tid, *t));

@@ -10,6 +10,7 @@ use super::names::Names;
 use super::topics::PairKey;
 use super::{nodes, threads, topics, CallbackReport, PairReport, ReasonCount, Report, TopicReport, TransitionReport};
 use crate::collections::HashMap;
+use crate::executor::ExecutorPhases;
 use crate::link::{pub_node, Linked, LinkedTake, MatchBy, View};
 use crate::model::{Key, Model};
 use crate::stats::Sample;
@@ -138,6 +139,8 @@ pub(crate) struct Totals {
     /// Whether the durations and latencies the comparison of runs takes ([`crate::diff`]) keep
     /// a uniform random choice of their values ([`Sample::with_reservoir`]).
     reservoirs: bool,
+    /// Executor phases per thread, of the slices so far.
+    executor: HashMap<(u32, i64, i64), ExecutorPhases>,
 }
 
 impl Totals {
@@ -191,6 +194,18 @@ impl Totals {
             }
         }
         s
+    }
+
+    /// The executor phases per thread of the slices added.
+    pub(crate) fn executor(&self) -> &HashMap<(u32, i64, i64), ExecutorPhases> {
+        &self.executor
+    }
+
+    /// Adds a slice's executor phases (those of its own time), in the order of the slices.
+    pub(crate) fn add_executor(&mut self, threads: &HashMap<(u32, i64, i64), ExecutorPhases>) {
+        for (k, ph) in threads {
+            self.executor.entry(*k).or_default().then(ph);
+        }
     }
 
     /// A carried run of callback (`trace`, `vpid`, `cb`) ended at `end`: the first of `found`.
@@ -468,6 +483,7 @@ impl Totals {
             mut warnings,
             discarded,
             reservoirs: _,
+            executor,
         } = self;
         let total_cb: i64 = callbacks.values().map(|c| c.durations.stats().sum as i64).sum::<i64>().max(1);
         let mut rows: Vec<CallbackReport> = callbacks
@@ -544,6 +560,7 @@ impl Totals {
             per_node: shares.per_node,
             per_thread: shares.per_thread,
             executors: nodes::executors(m),
+            executor_threads: threads::executor_threads_of(&executor, &names),
             lifecycle_transitions,
             flows_matched,
             flows_unmatched,
