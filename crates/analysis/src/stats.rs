@@ -96,22 +96,66 @@ struct Reservoir {
 }
 
 impl Reservoir {
-    fn add(&mut self, x: i64) {
-        self.seen += 1;
-        if self.values.len() < RESERVOIR {
-            self.values.push(x);
-            return;
-        }
-        // splitmix64.
+    /// The next number of the generator (splitmix64).
+    fn next(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let j = ((z as u128 * self.seen as u128) >> 64) as usize;
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`.
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+
+    fn add(&mut self, x: i64) {
+        self.seen += 1;
+        if self.seen == 1 {
+            // Seeded by the first value too: two samples draw different indices.
+            self.state ^= (x as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        if self.values.len() < RESERVOIR {
+            if self.values.len() == EXACT {
+                // (Room for the whole reservoir at once, not grown past it.)
+                self.values.reserve_exact(RESERVOIR - EXACT);
+            }
+            self.values.push(x);
+            return;
+        }
+        let j = self.below(self.seen) as usize;
         if j < RESERVOIR {
             self.values[j] = x;
         }
+    }
+
+    /// `other`'s values added: when both are too many, each keeps a uniform choice of its own
+    /// in proportion to the values it saw.
+    fn merge(&mut self, other: &Reservoir) {
+        let total = self.seen + other.seen;
+        if self.values.len() + other.values.len() <= RESERVOIR {
+            self.values.extend_from_slice(&other.values);
+        } else {
+            let mine = ((RESERVOIR as u128 * self.seen as u128) / total.max(1) as u128) as usize;
+            let mut theirs = other.values.clone();
+            self.choose_in(&mut theirs, RESERVOIR - mine);
+            let mut values = std::mem::take(&mut self.values);
+            self.choose_in(&mut values, mine);
+            values.append(&mut theirs);
+            self.values = values;
+        }
+        self.seen = total;
+    }
+
+    /// `v` cut to a uniform choice of `k` of its values (a partial Fisher–Yates shuffle).
+    fn choose_in(&mut self, v: &mut Vec<i64>, k: usize) {
+        let k = k.min(v.len());
+        for i in 0..k {
+            let j = i + self.below((v.len() - i) as u64) as usize;
+            v.swap(i, j);
+        }
+        v.truncate(k);
     }
 }
 
@@ -153,6 +197,43 @@ impl Sample {
     /// How many values it has.
     pub(crate) fn count(&self) -> u64 {
         self.count
+    }
+
+    /// `other`'s values added, as if they had been added one by one (but for the reservoir,
+    /// which keeps a uniform choice of each one's in proportion to their counts).
+    pub(crate) fn merge(&mut self, other: &Sample) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            (self.min, self.max) = (other.min, other.max);
+        } else {
+            (self.min, self.max) = (self.min.min(other.min), self.max.max(other.max));
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.squares = self.squares.saturating_add(other.squares);
+        match (&mut self.exact, &other.exact) {
+            (Some(v), Some(w)) if v.len() + w.len() <= EXACT => v.extend_from_slice(w),
+            _ => {
+                self.spill();
+                match &other.exact {
+                    Some(w) => w.iter().for_each(|&x| self.bucket(x, 1)),
+                    None => {
+                        for (&k, &n) in &other.positive {
+                            *self.positive.entry(k).or_default() += n;
+                        }
+                        for (&k, &n) in &other.negative {
+                            *self.negative.entry(k).or_default() += n;
+                        }
+                        self.zeros += other.zeros;
+                    }
+                }
+            }
+        }
+        if let (Some(r), Some(o)) = (&mut self.reservoir, &other.reservoir) {
+            r.merge(o);
+        }
     }
 
     /// Its values when there are at most [`RESERVOIR`], else a uniform random choice of that
@@ -294,6 +375,24 @@ mod tests {
             assert!((900..1100).contains(&n), "tenth {tenth}: {n} of {RESERVOIR}");
         }
         assert_eq!(Sample::new().chosen(), None);
+        // Two merged: the statistics of both, and a choice in proportion to their counts.
+        let mut m = fill(150_000);
+        let mut late = Sample::with_reservoir(true);
+        (150_000..200_000).for_each(|x| late.add(x));
+        m.merge(&late);
+        let whole = fill(200_000);
+        let (ms, ws) = (m.stats(), whole.stats());
+        assert_eq!(
+            (ms.count, ms.sum, ms.min, ms.max, ms.p50, ms.p99),
+            (ws.count, ws.sum, ws.min, ws.max, ws.p50, ws.p99)
+        );
+        let chosen = m.chosen().unwrap();
+        assert_eq!(chosen.len(), RESERVOIR);
+        assert_eq!(chosen.iter().filter(|&&x| x >= 150_000).count(), RESERVOIR / 4);
+        let mut small = fill(300);
+        small.merge(&fill(200));
+        assert_eq!(small.stats(), Stats::of(&mut (0..300).chain(0..200).collect::<Vec<i64>>()));
+        assert_eq!(small.chosen().map(<[i64]>::len), Some(500));
     }
 
     #[test]

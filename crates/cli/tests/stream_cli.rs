@@ -573,8 +573,8 @@ fn executor_phases_are_added_across_slices() {
         wait = e[0]["wait_ns"].as_i64();
         assert!(e[0]["executions"].as_u64() > Some(3000), "{e}");
     }
-    // The long waits are in: a dozen of 3 s.
-    assert!(wait > Some(30_000 * MS as i64), "{wait:?}");
+    // The long waits are in: seven of 3 s, besides 3,800 of 10 ms.
+    assert!(wait > Some(55_000 * MS as i64), "{wait:?}");
     // And in the export's table.
     let out = rostrace()
         .arg("export")

@@ -6,7 +6,7 @@
 #![deny(missing_docs)]
 
 use rostrace_analysis::diff::Diff;
-use rostrace_analysis::{Analysis, Key, Report, StreamedSlice, View};
+use rostrace_analysis::{Analysis, Key, Report, StreamedSlice, View, MARGIN_NS};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -97,7 +97,7 @@ pub const SAMPLED_PARTS: u32 = 1000;
 pub struct Sampled {
     span: Option<(i64, i64)>,
     runs: HashMap<(Key, u32), [RunPoint; 2]>,
-    /// Runs that ended after their slice's reading, or never.
+    /// Runs longer than the margin, unfinished, or ended after their slice's reading: all drawn.
     long: Vec<RunPoint>,
     /// Runs of `long` not ended yet, by (callback handle, start).
     pending: HashMap<(Key, i64), usize>,
@@ -135,6 +135,10 @@ impl Sampled {
                 // Still running where the slice's reading ended: its end comes with a later
                 // slice's, or never.
                 self.pending.insert((key, r.start), self.long.len());
+                self.long.push(p);
+                continue;
+            }
+            if p.duration > MARGIN_NS {
                 self.long.push(p);
                 continue;
             }

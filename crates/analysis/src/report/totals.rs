@@ -154,26 +154,18 @@ impl Totals {
     /// them when there are more than [`crate::stats::RESERVOIR`], with the statistics of every
     /// value (empty without reservoirs). Named as [`crate::diff::Samples::of`] names them.
     pub(crate) fn diff_samples(&self) -> crate::diff::Samples {
-        let mut s = crate::diff::Samples::default();
-        let mut add = |kind: &str, name: String, sample: &Sample| {
-            let Some(values) = sample.chosen() else { return };
-            let list = match kind {
-                "callback" => &mut s.callback,
-                "topic" => &mut s.topic,
-                _ => &mut s.pair,
-            };
-            let whole = s.whole.entry(kind.to_string()).or_default();
-            match list.get_mut(&name) {
-                // Two of one name (two processes of one node name): their values together, and
-                // the statistics of those chosen.
-                Some(v) => {
-                    v.extend_from_slice(values);
-                    whole.remove(&name);
+        // Several of one name (a process restarted, two processes of one node name): one
+        // sample of them all.
+        let mut named: BTreeMap<(&str, String), Sample> = BTreeMap::new();
+        let mut add = |kind: &'static str, name: String, sample: &Sample| {
+            if sample.chosen().is_none() {
+                return;
+            }
+            match named.entry((kind, name)) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(sample.clone());
                 }
-                None => {
-                    whole.insert(name.clone(), sample.stats());
-                    list.insert(name, values.to_vec());
-                }
+                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().merge(sample),
             }
         };
         let mut callbacks: Vec<_> = self.callbacks.iter().collect();
@@ -192,6 +184,16 @@ impl Totals {
                     add("pair", format!("{} -{}-> {}", k.2, topic, k.5), &p.pub_to_callback);
                 }
             }
+        }
+        let mut s = crate::diff::Samples::default();
+        for ((kind, name), sample) in named {
+            let list = match kind {
+                "callback" => &mut s.callback,
+                "topic" => &mut s.topic,
+                _ => &mut s.pair,
+            };
+            list.insert(name.clone(), sample.chosen().unwrap_or_default().to_vec());
+            s.whole.entry(kind.to_string()).or_default().insert(name, sample.stats());
         }
         s
     }
