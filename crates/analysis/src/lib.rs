@@ -42,6 +42,7 @@ pub mod paths;
 mod pipeline;
 pub mod report;
 mod ros2;
+mod samples;
 mod services;
 mod skip;
 mod stats;

@@ -42,7 +42,7 @@ pub struct Analysis {
     longest_records: std::sync::OnceLock<Vec<Option<crate::paths::PathRecords>>>,
     /// A streamed analysis's samples for [`crate::diff`], chosen as its slices went by
     /// ([`Options::diff_samples`]).
-    pub(crate) streamed_samples: Option<crate::diff::Samples>,
+    pub(crate) streamed_samples: Option<crate::samples::Samples>,
 }
 
 impl Analysis {
@@ -170,7 +170,7 @@ pub struct Options {
     /// The size of a streamed analysis's slices, in bytes of stream files
     /// ([`SLICE_BYTES`](crate::SLICE_BYTES) when `None`).
     pub slice_bytes: Option<u64>,
-    /// The samples [`crate::diff`] compares are asked for ([`crate::diff::Samples::of`]). In
+    /// The samples [`crate::diff`] compares are asked for ([`crate::samples::Samples::of`]). In
     /// memory they are made of the tables, which are then kept; a streamed analysis keeps a
     /// uniform random choice of each callback's, topic's and pair's values as its slices go
     /// by, with the statistics of all of them.

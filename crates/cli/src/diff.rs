@@ -45,7 +45,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
-        match crate::load::run(arg, p, a.jobs, &a.stream) {
+        match crate::load::run(arg, p, a.jobs, |o| a.stream.apply(o)) {
             Ok(r) => loaded.push(r),
             Err(e) => return fail(e),
         }

@@ -65,11 +65,13 @@ impl Run {
 
 /// The run at `path` (`arg`: the argument it was given as, for errors): a JSON file (a file
 /// whose first character other than white space is `{`, which neither form of CTF metadata can
-/// begin with) is read as saved samples, anything else analysed as a trace.
-pub fn run(arg: &str, path: &Path, jobs: usize, stream: &crate::args::StreamArgs) -> Result<Run, String> {
+/// begin with) is read as saved samples, anything else analysed as a trace, with `options` set
+/// (streaming) beside the samples a comparison takes.
+pub fn run(arg: &str, path: &Path, jobs: usize, options: impl FnOnce(&mut Options)) -> Result<Run, String> {
     if !is_json(path) {
-        let mut options = Options { longest_paths: true, diff_samples: true, ..Options::default() };
-        stream.apply(&mut options);
+        let mut o = Options { longest_paths: true, diff_samples: true, ..Options::default() };
+        options(&mut o);
+        let options = o;
         return analyze(&[path.to_path_buf()], jobs, options, None)
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));

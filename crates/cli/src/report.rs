@@ -38,7 +38,9 @@ fn render(
     jobs: usize,
     stream: &StreamArgs,
 ) -> Result<(String, bool), String> {
-    let base = baseline.map(|(b, t)| crate::load::run("--baseline", b, jobs, stream).map(|r| (r, t))).transpose()?;
+    let base = baseline
+        .map(|(b, t)| crate::load::run("--baseline", b, jobs, |o| stream.apply(o)).map(|r| (r, t)))
+        .transpose()?;
     let mut input = Input::of(traces.to_vec(), jobs).options(|o| o.longest_paths = true);
     stream.apply(&mut input.options);
     input.options.diff_samples = base.is_some();

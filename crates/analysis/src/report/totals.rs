@@ -152,8 +152,8 @@ impl Totals {
     /// The samples [`crate::diff`] compares: each callback's durations, each topic's and each
     /// publisher → subscriber pair's publish → callback latencies, a uniform random choice of
     /// them when there are more than [`crate::stats::RESERVOIR`], with the statistics of every
-    /// value (empty without reservoirs). Named as [`crate::diff::Samples::of`] names them.
-    pub(crate) fn diff_samples(&self) -> crate::diff::Samples {
+    /// value (empty without reservoirs). Named as [`crate::samples::Samples::of`] names them.
+    pub(crate) fn diff_samples(&self) -> crate::samples::Samples {
         // Several of one name (a process restarted, two processes of one node name): one
         // sample of them all.
         let mut named: BTreeMap<(&str, String), Sample> = BTreeMap::new();
@@ -172,7 +172,7 @@ impl Totals {
         callbacks.sort_by(|a, b| a.0.cmp(b.0));
         for (_, c) in callbacks {
             if c.durations.count() > 0 {
-                add("callback", crate::diff::callback_name(&c.row), &c.durations);
+                add("callback", crate::samples::callback_name(&c.row), &c.durations);
             }
         }
         for (topic, t) in &self.topics {
@@ -185,7 +185,7 @@ impl Totals {
                 }
             }
         }
-        let mut s = crate::diff::Samples::default();
+        let mut s = crate::samples::Samples::default();
         for ((kind, name), sample) in named {
             let list = match kind {
                 "callback" => &mut s.callback,
