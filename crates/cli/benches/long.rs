@@ -60,7 +60,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     let first = hours.iter().copied().fold(f64::INFINITY, f64::min);
-    let (mut rows, mut others) = (Vec::new(), Vec::new());
+    let mut others = Vec::new();
     for h in hours {
         let dir = std::env::temp_dir().join(format!("rostrace-bench-long-{}-{h}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -81,7 +81,7 @@ fn main() {
         let streamed = run(&["analyze", "--json", "-", "--stream", "always"]);
         let in_memory = (h == first).then(|| run(&["analyze", "--json", "-", "--stream", "never"]));
         let cell = |(s, mb, ok): (f64, f64, bool)| format!("{s:.1} s, {mb:.0} MB{}", if ok { "" } else { " FAILED" });
-        rows.push(format!(
+        println!(
             "| {h} h | {:.2} GB | {:.0} M | {} | {} | {:.1}x | {} |",
             bytes as f64 / 1e9,
             events as f64 / 1e6,
@@ -89,8 +89,7 @@ fn main() {
             cell(streamed),
             streamed.0 / info.0,
             in_memory.map_or("not run".into(), cell)
-        ));
-        println!("{}", rows.last().unwrap());
+        );
         // The report (its page's size too) and the comparison of the recording with itself.
         let page = dir.join("report.html");
         let report = |stream: &str| {
