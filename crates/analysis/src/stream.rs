@@ -12,8 +12,9 @@
 //! for every message taken within the margin after its publication;
 //! percentiles are exact for a callback or topic of up to 1,024 values, then within
 //! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). What a streamed report
-//! leaves out, and says it does ([`Streamed::not_computed`]): the services and system analyses (made by handlers whose results are not added up by slice), and the longest
-//! paths (searched in the whole recording's messages).
+//! leaves out, and says it does ([`Streamed::not_computed`]): the system analyses (made by
+//! handlers whose results are not added up by slice), and the longest paths (ranked by
+//! following every candidate path through the whole recording's messages).
 
 use crate::engine;
 use crate::handler::Handlers;
@@ -55,7 +56,7 @@ pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool, takes_ta
 
 /// What a slice's pass made: its linked tables, what the report needs besides, and the executor
 /// phases of its time.
-type Slice = (Tables, crate::link::Linked, crate::executor::ExecutorHandler);
+type Slice = (Tables, crate::link::Linked, crate::executor::ExecutorHandler, crate::ServiceHandler);
 
 /// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
 /// tables (what its pass read: its time and the margins around it) and where the instances in
@@ -81,6 +82,10 @@ pub struct StreamedSlice<'a> {
     /// The runs of earlier slices, still running where those slices' reading ended, that
     /// ended in this one: (callback handle, start, end).
     pub ended: Vec<(crate::Key, i64, i64)>,
+    /// The service calls of what the slice read (those of the slice: taken by their server, or
+    /// sent by their client, in its time); their runs are the tables' (see
+    /// [`StreamedSlice::run_number`]).
+    pub services: &'a crate::ServiceHandler,
 }
 
 impl StreamedSlice<'_> {
@@ -196,6 +201,8 @@ impl Slices {
         let mut handlers = Handlers::default();
         // Executor phases: those of the slice's own time, added to the slices' before.
         handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
+        // Service calls: those of what it reads, the slice's counted by their time.
+        handlers.add(crate::ServiceHandler::default());
         let mut plan = engine::plan(&mut handlers, set);
         plan.slice = Some((from, to));
         plan.room = *room;
@@ -203,8 +210,9 @@ impl Slices {
         // Room for an eighth more than this slice had, in the next.
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
         let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();
+        let services = handlers.get_mut::<crate::ServiceHandler>().map(std::mem::take).unwrap_or_default();
         let (t, linked) = link(c, rostrace_threads::threads(jobs));
-        (t, linked, executor)
+        (t, linked, executor, services)
     }
 }
 
@@ -234,11 +242,15 @@ pub(crate) fn analyze(
     let mut last = Default::default();
     // The numbers of the first run, publication and take of the next slice.
     let mut firsts = [0u64; 3];
-    let mut add = |k: i64, (t, linked, executor): Slice| {
+    // Who publishes during which callback's runs, for the architecture of the whole recording.
+    let mut publishing = crate::paths::arch::Publishing::default();
+    let mut add = |k: i64, (t, linked, executor, services): Slice| {
         let handlers = Handlers::default();
         let view = t.view(&handlers);
+        publishing.extend(crate::paths::arch::Architecture::seen_publishing(view));
         let (from, to) = plan.time(k);
         totals.add_executor(&executor.threads);
+        totals.add_services(&t.model, &services, from, to);
         let crate::report::Added { callbacks, ended } = totals.add(&view, linked, from, to);
         let s = StreamedSlice {
             runs: Numbers::new(t.runs.iter().map(|r| r.run.start), from, to, firsts[0]),
@@ -254,6 +266,7 @@ pub(crate) fn analyze(
             ),
             callbacks,
             ended,
+            services: &services,
         };
         on_slice(&s);
         firsts = [firsts[0] + s.runs.owned, firsts[1] + s.pubs.owned, firsts[2] + s.takes.owned];
@@ -312,7 +325,7 @@ pub(crate) fn analyze(
         slice_ns,
         margin_ns: MARGIN_NS,
         percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
-        not_computed: ["services", "system analyses", "longest paths"]
+        not_computed: ["system analyses", "longest paths"]
             .into_iter()
             .filter(|&s| s != "longest paths" || options.longest_paths)
             .collect(),
@@ -328,6 +341,9 @@ pub(crate) fn analyze(
         flows: Vec::new(),
     };
     let mut a = Analysis::new(tables, handlers);
+    if !options.release_architecture {
+        a.architecture = Some(crate::paths::arch::Architecture::from_seen(&a, &publishing));
+    }
     a.report = report;
     a.streamed_samples = samples;
     a

@@ -1,7 +1,7 @@
 //! Long recordings: `rostrace analyze` (streamed, as it is by default from 1 GiB) against `rostrace info` (reading alone) on recordings of 1 h and 24 h at the demo's
 //! rate, in the same run, with each command's peak memory; and the analysis in memory of the
-//! shortest one (a day's would need about 40 GB). Then `report` and `diff` (the recording with
-//! itself), streamed, and in memory on the shortest one.
+//! shortest one (a day's would need about 40 GB). Then `report`, `diff` (the recording with
+//! itself) and `e2e` (the chain, source to sink), streamed, and in memory on the shortest one.
 //!
 //! `cargo bench -p rostrace --bench long [-- HOURS...]` (default `1 24`; a day is about 27 GB,
 //! written to the temporary directory and removed afterwards; `-- --generate DIR HOURS` writes
@@ -100,20 +100,31 @@ fn main() {
         let diff = |stream: &str| {
             cell(measure(Command::new(exe).arg("diff").arg(&trace).arg(&trace).args(["--stream", stream])))
         };
+        // The chain's end-to-end latency, source to sink (its summary: the JSON of a day's
+        // records would be about 6 GB).
+        let e2e = |stream: &str| {
+            let path: Vec<String> = (0..10).map(|k| format!("/chain/n{k}")).collect();
+            let mut c = Command::new(exe);
+            c.arg("e2e").arg(&trace).args(["--path", &path.join(","), "--stream", stream]);
+            cell(measure(&mut c))
+        };
         others.push(format!(
-            "| {h} h | {} | {} | {} | {} |",
+            "| {h} h | {} | {} | {} | {} | {} | {} |",
             report("always"),
             if h == first { report("never") } else { "not run".into() },
             diff("always"),
             if h == first { diff("never") } else { "not run".into() },
+            e2e("always"),
+            if h == first { e2e("never") } else { "not run".into() },
         ));
         let _ = std::fs::remove_dir_all(&dir);
     }
     println!();
     println!(
-        "| recording | `report` (streamed) | `report` in memory | `diff` with itself (streamed) | `diff` in memory |"
+        "| recording | `report` (streamed) | `report` in memory | `diff` with itself (streamed) | `diff` in memory \
+         | `e2e` source to sink (streamed) | `e2e` in memory |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for r in &others {
         println!("{r}");
     }

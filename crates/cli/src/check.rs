@@ -28,8 +28,8 @@ pub struct Args {
     /// Also write the outcomes as JSON to FILE (`-`: standard output, instead of the text).
     #[arg(long, value_name = "FILE", conflicts_with = "suggest")]
     json: Option<PathBuf>,
-    /// (Expectations of end-to-end paths, and `--suggest`, analyse in memory: they follow every
-    /// message.)
+    /// (`--suggest` analyses in memory: it searches the longest paths. A streamed analysis
+    /// follows the paths of expectations over the recording read a second time.)
     #[command(flatten)]
     stream: StreamArgs,
 }
@@ -54,24 +54,54 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     // is read: the analysis may be streamed.
     let paths =
         expect.as_ref().is_none_or(|x| x.items.iter().any(|e| matches!(e.subject, check::Subject::Path { .. })));
-    let input = Input::new(&a.traces).options(|o| {
+    let mut input = Input::new(&a.traces).options(|o| {
         o.longest_paths = a.suggest;
         if !paths {
             o.release_tables = true;
+        }
+        if !a.suggest {
             a.stream.apply(o);
         }
     });
-    let Some(loaded) = input.load() else {
+    // (With paths, a consumer of the slices: streamed when the recording is long, the tables kept
+    // when not.)
+    let loaded = if paths && !a.suggest { input.load_streaming(|_| {}) } else { input.load() };
+    let Some(loaded) = loaded else {
         return Ok(ExitCode::from(1));
     };
-    let clean = loaded.clean();
+    let mut clean = loaded.clean();
     let an = loaded.analysis;
+    // A streamed analysis's paths: followed over the recording read again.
+    let mut followed = None;
+    if let (Some(_), Some(expect)) = (&an.report.streamed, &expect) {
+        let arch = an.architecture();
+        // Each path as written, parsed (one the architecture does not have is the outcome's
+        // note, when checked).
+        let named: Vec<_> = check::paths_of(expect)
+            .into_iter()
+            .filter_map(|(p, opt)| Some(((p.clone(), opt), (arch.parse_path(&p, "path").ok()?, opt))))
+            .collect();
+        if !named.is_empty() {
+            let specs: Vec<_> = named.iter().map(|x| x.1.clone()).collect();
+            match crate::follow::follow_streamed(&mut input, &arch, &specs, &[], &mut crate::follow::Nowhere) {
+                Ok((done, ok)) => {
+                    clean &= ok;
+                    let summary = |d: rostrace_analysis::paths::StreamedPath| {
+                        rostrace_analysis::paths::RecordsSummary { counts: d.counts, latency: d.latency }
+                    };
+                    let pairs = named.into_iter().zip(done).filter_map(|((key, _), d)| Some((key, summary(d?))));
+                    followed = Some(pairs.collect::<check::Followed>());
+                }
+                Err(e) => return fail(e),
+            }
+        }
+    }
     let Some(expect) = expect else {
         let about: Vec<String> = a.traces.traces.iter().map(|t| t.display().to_string()).collect();
         crate::out::out!("{}", check::suggest(&an, &esc(&about.join(", "))))?;
         return Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) });
     };
-    let outcomes = check::evaluate(&an, &expect, a.traces.jobs);
+    let outcomes = check::evaluate_followed(&an, &expect, a.traces.jobs, followed.as_ref());
     let file = a.expect.as_deref().unwrap_or(Path::new("")).display().to_string();
     let count = |s: Status| outcomes.iter().filter(|o| o.status == s).count();
     let out = Out {

@@ -125,13 +125,13 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         });
     }
     let mut input = input;
-    if let (Some(_), false) = (&sink, asks_paths) {
+    if sink.is_some() {
         a.stream.apply(&mut input.options);
     }
     let mut instances = rostrace_export::tables::StreamedInstances::new(&recording);
     let mut streamed_error = None;
     let loaded = match sink.as_mut() {
-        Some((s, _)) if !asks_paths => input.load_streaming(|slice| {
+        Some((s, _)) => input.load_streaming(|slice| {
             if streamed_error.is_none() {
                 streamed_error = instances.slice(slice, s.as_mut()).err();
             }
@@ -149,14 +149,27 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     // The paths, followed before anything is written: a path the trace does not have is an
     // error of its own.
     let mut followed = Vec::new();
-    if asks_paths {
-        let arch = input.architecture(&an);
-        let index = rostrace_analysis::paths::PathIndex::new(&an);
+    // A streamed analysis's paths: followed over the recording read again, once its tables are
+    // written.
+    let mut specs = Vec::new();
+    let arch = asks_paths.then(|| input.architecture(&an));
+    if let Some(arch) = &arch {
         let opt = a.following.options();
-        for f in index.follow(&arch, &a.paths, &a.named_path, opt, ["--path", "--named-path"]) {
-            match f {
-                Ok(x) => followed.push(x),
-                Err(e) => return fail(e),
+        if an.report.streamed.is_some() {
+            let written = a.paths.iter().map(|p| arch.parse_path(p, "--path"));
+            for s in written.chain(a.named_path.iter().map(|n| arch.named_path(n, "--named-path"))) {
+                match s {
+                    Ok(s) => specs.push(s),
+                    Err(e) => return fail(e),
+                }
+            }
+        } else {
+            let index = rostrace_analysis::paths::PathIndex::new(&an);
+            for f in index.follow(arch, &a.paths, &a.named_path, opt, ["--path", "--named-path"]) {
+                match f {
+                    Ok(x) => followed.push(x),
+                    Err(e) => return fail(e),
+                }
             }
         }
     }
@@ -204,7 +217,15 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
                 Ok(c) => c,
                 Err(e) => return fail(e.to_string()),
             };
-            if asks_paths {
+            if let (Some(arch), false) = (&arch, specs.is_empty()) {
+                match follow_streamed(&mut input, arch, &specs, a.following.options(), &recording, sink.as_mut()) {
+                    Ok((c, ok)) => {
+                        tables.extend(c);
+                        clean &= ok;
+                    }
+                    Err(e) => return fail(e),
+                }
+            } else if asks_paths {
                 let paths: Vec<_> = followed.iter().map(|(s, r)| (s, r)).collect();
                 match rostrace_export::write_paths(&recording, &paths, sink.as_mut()) {
                     Ok(c) => tables.extend(c),
@@ -247,4 +268,49 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         }
     }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The paths `specs` of `arch` followed over the recording of `input` read again, slice by
+/// slice, their tables written to `sink`: the tables' counts, and whether it was read without
+/// error.
+fn follow_streamed(
+    input: &mut Input,
+    arch: &rostrace_analysis::paths::Architecture,
+    specs: &[rostrace_analysis::paths::PathSpec],
+    opt: rostrace_analysis::paths::PathOptions,
+    recording: &str,
+    sink: &mut dyn rostrace_export::tables::Sink,
+) -> Result<(rostrace_export::tables::Counts, bool), String> {
+    /// Each path's records, written to the sink under its label.
+    struct Rows<'x> {
+        writer: rostrace_export::StreamedPaths,
+        sink: &'x mut dyn rostrace_export::tables::Sink,
+        labels: Vec<String>,
+        k: usize,
+    }
+    impl rostrace_analysis::paths::PathOutput for Rows<'_> {
+        fn record(&mut self, index: u64, row: &[Option<i64>], status: rostrace_analysis::paths::RecordStatus) {
+            self.writer.output(self.sink, &self.labels[self.k]).record(index, row, status);
+        }
+    }
+    impl crate::follow::Select for Rows<'_> {
+        fn select(&mut self, k: usize) -> &mut dyn rostrace_analysis::paths::PathOutput {
+            self.k = k;
+            self
+        }
+    }
+    let labels = specs.iter().map(|s| s.label()).collect();
+    let mut rows = Rows { writer: rostrace_export::StreamedPaths::new(recording), sink, labels, k: 0 };
+    let with: Vec<_> = specs.iter().map(|s| (s.clone(), opt)).collect();
+    let (done, ok) = crate::follow::follow_streamed(input, arch, &with, &[], &mut rows)?;
+    let mut pairs = Vec::new();
+    for (spec, d) in specs.iter().zip(&done) {
+        match d {
+            Some(d) => pairs.push((spec, d)),
+            None => return Err(format!("the path {} cannot be followed", spec.label())),
+        }
+    }
+    let Rows { writer, sink, .. } = rows;
+    let counts = writer.finish(&pairs, sink).map_err(|e| e.to_string())?;
+    Ok((counts, ok))
 }

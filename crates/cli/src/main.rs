@@ -8,6 +8,7 @@ mod diff;
 mod embedded;
 mod events;
 mod export;
+mod follow;
 mod format;
 mod info;
 mod live;
@@ -19,6 +20,7 @@ mod prometheus;
 mod record;
 mod report;
 mod signals;
+mod spill;
 mod text;
 
 use clap::{Parser, Subcommand};

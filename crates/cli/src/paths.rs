@@ -5,7 +5,8 @@ use crate::args::{ArchitectureArg, Input, TraceArgs};
 use crate::format::name as esc;
 use crate::out::fail;
 use rostrace_analysis::paths::{
-    e2e_summary, find, yaml, Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits,
+    e2e_summary, find, rank_streamed, search_query, streamed_e2e_summary, yaml, Architecture, Case, Found, PathIndex,
+    PathOptions, Query, SearchLimits,
 };
 
 use rostrace_analysis::Analysis;
@@ -25,6 +26,8 @@ pub struct ArchArgs {
     /// Apply an architecture file first (CARET's YAML: its message contexts and named paths).
     #[arg(long, value_name = "FILE")]
     architecture: Option<PathBuf>,
+    #[command(flatten)]
+    stream: crate::args::StreamArgs,
 }
 
 /// How paths are followed: the architecture file and CARET's two options (`paths`, `e2e`,
@@ -92,6 +95,8 @@ pub struct SearchArgs {
     top: usize,
     #[command(flatten)]
     common: PathArgs,
+    #[command(flatten)]
+    stream: crate::args::StreamArgs,
 }
 
 /// Arguments of `rostrace e2e`.
@@ -111,6 +116,8 @@ pub struct E2eArgs {
     case: Option<Case>,
     #[command(flatten)]
     common: PathArgs,
+    #[command(flatten)]
+    stream: crate::args::StreamArgs,
 }
 
 fn parse_case(s: &str) -> Result<Case, String> {
@@ -135,11 +142,13 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
 
 /// `rostrace architecture`.
 pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
-    let input = match Input::new(&a.traces).architecture_file(a.architecture.as_deref()) {
+    let mut input = match Input::new(&a.traces).architecture_file(a.architecture.as_deref()) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
-    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
+    a.stream.apply(&mut input.options);
+    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
+    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
     let (clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let text = yaml::export(&arch);
@@ -182,12 +191,15 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_expansions == 0 {
         return fail("--max-expansions must be 1 or more");
     }
-    let input = match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
-        Ok(i) => i,
-        Err(e) => return fail(e),
-    };
-    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
-    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let mut input =
+        match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
+            Ok(i) => i,
+            Err(e) => return fail(e),
+        };
+    a.stream.apply(&mut input.options);
+    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
+    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
+    let (mut clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let query = Query {
         from: &a.from,
@@ -197,7 +209,19 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         limits: SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions },
         options: a.common.following.options(),
     };
-    let Found { ranked, outcome } = match find(&an, &arch, &query, a.traces.jobs) {
+    let found = match an.report.streamed {
+        None => find(&an, &arch, &query, a.traces.jobs),
+        // The paths searched in the architecture, then followed over the recording read again.
+        Some(_) => search_query(&arch, &query).and_then(|(specs, outcome)| {
+            let with: Vec<_> = specs.iter().map(|s| (s.clone(), query.options)).collect();
+            let (done, ok) =
+                crate::follow::follow_streamed(&mut input, &arch, &with, &[], &mut crate::follow::Nowhere)?;
+            clean &= ok;
+            let followed = specs.into_iter().zip(done).filter_map(|(s, d)| Some((s, d?))).collect();
+            Ok(Found { ranked: rank_streamed(followed), outcome })
+        }),
+    };
+    let Found { ranked, outcome } = match found {
         Ok(x) => x,
         Err(e) => {
             explain_missing(&an, &arch);
@@ -274,12 +298,15 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let input = match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
-        Ok(i) => i,
-        Err(e) => return fail(e),
-    };
-    let Some(loaded) = input.load() else { return Ok(ExitCode::from(1)) };
-    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let mut input =
+        match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
+            Ok(i) => i,
+            Err(e) => return fail(e),
+        };
+    a.stream.apply(&mut input.options);
+    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
+    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
+    let (mut clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let spec = match (&a.path, &a.name) {
         (Some(p), _) => arch.parse_path(p, "--path"),
@@ -294,19 +321,46 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         }
     };
     let opt = a.common.following.options();
-    let index = PathIndex::new(&an);
-    let records = match index.records(&arch, &spec, opt) {
-        Ok(r) => r,
-        Err(e) => {
-            explain_missing(&an, &arch);
-            return fail(e);
-        }
-    };
     let cases: Vec<Case> = match a.case {
         Some(c) => vec![c],
         None => Case::ALL.to_vec(),
     };
-    let mut out = e2e_summary(&spec, &records, opt, &cases);
+    let index;
+    let records;
+    let mut spill = None;
+    let streamed;
+    let mut out = if an.report.streamed.is_some() {
+        // The recording read again, slice by slice, the path followed in each.
+        let mut s = match crate::spill::Spill::new(&cases) {
+            Ok(s) => s,
+            Err(e) => return fail(format!("the records' files in {}: {e}", std::env::temp_dir().display())),
+        };
+        streamed = match crate::follow::follow_streamed(&mut input, &arch, &[(spec.clone(), opt)], &cases, &mut s) {
+            Ok((mut done, ok)) => {
+                clean &= ok;
+                match done.pop().flatten() {
+                    Some(p) => p,
+                    None => return fail(format!("the path {} cannot be followed", spec.label())),
+                }
+            }
+            Err(e) => return fail(e),
+        };
+        if let Err(e) = s.done() {
+            return fail(format!("the records' files in {}: {e}", std::env::temp_dir().display()));
+        }
+        let s = spill.insert(s);
+        streamed_e2e_summary(&spec, &streamed, opt, s.rows(), |c| s.responses(c))
+    } else {
+        index = PathIndex::new(&an);
+        records = match index.records(&arch, &spec, opt) {
+            Ok(r) => r,
+            Err(e) => {
+                explain_missing(&an, &arch);
+                return fail(e);
+            }
+        };
+        e2e_summary(&spec, &records, opt, &cases)
+    };
     if !an.report.hosts.is_empty() {
         let (crossed, bound) = rostrace_analysis::hosts::path_uncertainty(&an, &spec.nodes);
         (out.hosts_crossed, out.clock_uncertainty_ns) = (Some(crossed), bound.filter(|_| crossed > 0));
@@ -314,12 +368,14 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if let Err(e) = crate::out::emit(a.common.json.as_deref(), &out, || crate::text::paths::render_e2e(&out))? {
         return fail(e);
     }
-    if records.rows.is_empty() {
+    if out.counts.records == 0 {
         crate::out::errln!("rostrace: {} published no {} in the trace", esc(&spec.nodes[0]), esc(&spec.topics[0]));
         explain_missing(&an, &arch);
     } else if out.counts.complete == 0 {
         crate::out::errln!("rostrace: no message went the whole way along the path");
         explain_missing(&an, &arch);
     }
+    drop(out);
+    drop(spill);
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -29,7 +29,7 @@ use rostrace_analysis::Analysis;
 use rostrace_analysis::ExecutorHandler;
 use rostrace_analysis::ServiceHandler;
 use std::io;
-pub use tables::write_paths;
+pub use tables::{write_paths, StreamedPaths};
 
 /// Writes the analysis tables of [`schema::tables`] (those of the handlers, service calls and
 /// executor threads, from the analysis's handlers).

@@ -1,10 +1,11 @@
 //! The analysis as rows of the tables of [`crate::schema`], written to a [`Sink`].
 
 use crate::schema::{self, Column};
-use rostrace_analysis::paths::{PathRecords, PathSpec, RecordStatus};
+use rostrace_analysis::paths::{PathCounts, PathRecords, PathSpec, RecordStatus, StreamedPath};
 use rostrace_analysis::ExecutorHandler;
 use rostrace_analysis::MatchBy;
 use rostrace_analysis::ServiceHandler;
+use rostrace_analysis::Stats;
 use rostrace_analysis::{Analysis, LinkedPublication, LinkedRun, LinkedTake};
 use rostrace_analysis::{Key, Model};
 use std::borrow::Cow;
@@ -241,6 +242,8 @@ pub fn write(
         None => instance_tables(a, recording, sink, &mut counts)?,
         Some(s) => counts.extend(s.finish(sink, &a.traces)?),
     }
+    // (A streamed analysis's service calls were written with its instances.)
+    let services = if a.report.streamed.is_some() { None } else { Some(services) };
     handler_tables(a, services, executors, recording, sink, &mut counts)?;
     debug_assert!(schema::tables()
         .iter()
@@ -577,8 +580,8 @@ fn flow_row<'a>(
 /// a callback run that started more than the margin before it (its run left empty).
 pub struct StreamedInstances {
     recording: String,
-    /// The four tables, opened at the first slice (the traces' hosts are known then).
-    tables: Option<[Counted<'static>; 4]>,
+    /// The five tables, opened at the first slice (the traces' hosts are known then).
+    tables: Option<[Counted<'static>; 5]>,
     /// Runs still running where their slice's reading ended, written when a later slice ends
     /// them (or at the end, unfinished).
     pending: Vec<Pending>,
@@ -601,13 +604,13 @@ impl Pending {
     }
 }
 
-const INSTANCE_TABLES: [&str; 4] = ["callback_runs", "publications", "takes", "flows"];
+const INSTANCE_TABLES: [&str; 5] = ["callback_runs", "publications", "takes", "flows", "service_calls"];
 
-/// The four tables of [`INSTANCE_TABLES`], opened, with the traces' hosts.
-fn open_instances(sink: &mut dyn Sink, traces: &[(std::path::PathBuf, String)]) -> io::Result<[Counted<'static>; 4]> {
+/// The tables of [`INSTANCE_TABLES`], opened, with the traces' hosts.
+fn open_instances(sink: &mut dyn Sink, traces: &[(std::path::PathBuf, String)]) -> io::Result<[Counted<'static>; 5]> {
     let traces: Cow<'static, [(std::path::PathBuf, String)]> = Cow::Owned(traces.to_vec());
-    let [a, b, c, d] = INSTANCE_TABLES.map(|n| open(sink, &schema::table(n), traces.clone()));
-    Ok([a?, b?, c?, d?])
+    let [a, b, c, d, e] = INSTANCE_TABLES.map(|n| open(sink, &schema::table(n), traces.clone()));
+    Ok([a?, b?, c?, d?, e?])
 }
 
 impl StreamedInstances {
@@ -621,7 +624,7 @@ impl StreamedInstances {
         if self.tables.is_none() {
             self.tables = Some(open_instances(sink, s.traces)?);
         }
-        let Some([runs, pubs, takes, flows]) = &mut self.tables else { return Ok(()) };
+        let Some([runs, pubs, takes, flows, services]) = &mut self.tables else { return Ok(()) };
         let (a, rec) = (&s.tables, self.recording.as_str());
         let run = |i: u32| s.run_number(i as usize);
         for &(key, start, end) in &s.ended {
@@ -654,6 +657,7 @@ impl StreamedInstances {
                 flows.row(&flow_row(rec, a, s.traces, f, (p, t)))?;
             }
         }
+        service_rows(services, rec, a.model, s.services, |t| s.from <= t && t < s.to, run)?;
         Ok(())
     }
 
@@ -674,45 +678,24 @@ impl StreamedInstances {
     }
 }
 
-/// The handlers' tables: service calls, executor threads.
+/// The handlers' tables: service calls (unless `services` is `None`: written already),
+/// executor threads.
 fn handler_tables(
     a: &Analysis,
-    services: Option<&ServiceHandler>,
+    services: Option<Option<&ServiceHandler>>,
     executors: Option<&ExecutorHandler>,
     recording: &str,
     sink: &mut dyn Sink,
     counts: &mut Counts,
 ) -> io::Result<()> {
-    let m = &a.model;
     let rec = || Cell::Str(Cow::Borrowed(recording));
-    let mut t = open(sink, &schema::table("service_calls"), Cow::Borrowed(&a.traces))?;
-    if let Some(s) = services {
-        // Services and clients by (trace, vpid, rmw handle), the calls' keys.
-        let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
-            .into_iter()
-            .flat_map(|(side, reg)| reg.items.iter().map(move |x| ((side, (x.key.0, x.key.1, x.rmw)), x.name.as_str())))
-            .collect();
-        let rows = s.client_calls.iter().map(|c| ("client", c.client, c.vtid, c.seq, c.ts_send, c.response, None));
-        let rows = rows
-            .chain(s.server_calls.iter().map(|c| ("server", c.service, c.vtid, c.seq, c.ts_take, c.response, c.run)));
-        for (side, key, vtid, seq, at, response, run) in rows {
-            let [tr, vp] = key_cells(key);
-            t.row(&[
-                rec(),
-                tr,
-                vp,
-                Cell::I64(vtid),
-                side.into(),
-                Cell::U64(key.2),
-                names.get(&(side, key)).copied().into(),
-                Cell::I64(seq),
-                Cell::I64(at),
-                response.map(|x| x.0).into(),
-                run.map(|x| x as i64).into(),
-            ])?;
+    if let Some(services) = services {
+        let mut t = open(sink, &schema::table("service_calls"), Cow::Borrowed(&a.traces))?;
+        if let Some(s) = services {
+            service_rows(&mut t, recording, &a.model, s, |_| true, |r| Some(r as u64))?;
         }
+        done(t, "service_calls", counts)?;
     }
-    done(t, "service_calls", counts)?;
 
     let mut t = open(sink, &schema::table("executor_threads"), Cow::Borrowed(&a.traces))?;
     if let Some(e) = executors {
@@ -735,6 +718,43 @@ fn handler_tables(
     Ok(())
 }
 
+/// The `service_calls` rows of `s`'s calls at times `keep` keeps (clients' by their request,
+/// servers' by their take), the runs that served them numbered by `run`.
+fn service_rows(
+    t: &mut Counted,
+    recording: &str,
+    m: &Model,
+    s: &ServiceHandler,
+    keep: impl Fn(i64) -> bool,
+    run: impl Fn(u32) -> Option<u64>,
+) -> io::Result<()> {
+    // Services and clients by (trace, vpid, rmw handle), the calls' keys.
+    let names: HashMap<(&str, Key), &str> = [("client", &m.clients), ("server", &m.services)]
+        .into_iter()
+        .flat_map(|(side, reg)| reg.items.iter().map(move |x| ((side, (x.key.0, x.key.1, x.rmw)), x.name.as_str())))
+        .collect();
+    let rows = s.client_calls.iter().map(|c| ("client", c.client, c.vtid, c.seq, c.ts_send, c.response, None));
+    let rows =
+        rows.chain(s.server_calls.iter().map(|c| ("server", c.service, c.vtid, c.seq, c.ts_take, c.response, c.run)));
+    for (side, key, vtid, seq, at, response, served_by) in rows.filter(|r| keep(r.4)) {
+        let [tr, vp] = key_cells(key);
+        t.row(&[
+            Cell::Str(Cow::Borrowed(recording)),
+            tr,
+            vp,
+            Cell::I64(vtid),
+            side.into(),
+            Cell::U64(key.2),
+            names.get(&(side, key)).copied().into(),
+            Cell::I64(seq),
+            Cell::I64(at),
+            response.map(|x| x.0).into(),
+            served_by.and_then(&run).map(|x| x as i64).into(),
+        ])?;
+    }
+    Ok(())
+}
+
 fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
     counts.push((name.to_string(), t.n));
     t.w.finish()
@@ -743,52 +763,137 @@ fn done(t: Counted, name: &str, counts: &mut Counts) -> io::Result<()> {
 /// Writes the [`schema::PATH_TABLES`] of `paths` (each path and its records).
 pub fn write_paths(recording: &str, paths: &[(&PathSpec, &PathRecords)], sink: &mut dyn Sink) -> io::Result<Counts> {
     let mut counts = Counts::new();
-    let rec = || Cell::Str(Cow::Borrowed(recording));
     let mut t = open(sink, &schema::table("paths"), Cow::Borrowed(&[]))?;
     for (spec, r) in paths {
-        let c = r.counts();
-        let s = r.stats();
-        let some = s.count > 0;
-        let int = |v: i64| -> Cell<'static> { some.then_some(v).into() };
-        t.row(&[
-            rec(),
-            spec.label().into(),
-            spec.nodes.join(",").into(),
-            spec.topics.join(",").into(),
-            Cell::I64(c.records as i64),
-            Cell::I64(c.complete as i64),
-            Cell::I64(c.superseded as i64),
-            Cell::I64(c.lost as i64),
-            Cell::I64(c.in_flight as i64),
-            if some { Cell::F64(s.mean) } else { Cell::Null },
-            int(s.min),
-            int(s.p50),
-            int(s.p99),
-            int(s.max),
-        ])?;
+        t.row(&path_row(recording, spec, &r.counts(), &r.stats()))?;
     }
     done(t, "paths", &mut counts)?;
     let mut t = open(sink, &schema::table("path_messages"), Cow::Borrowed(&[]))?;
     for (spec, r) in paths {
         let label = spec.label();
         for (i, (row, status)) in r.rows.iter().zip(r.statuses()).enumerate() {
-            let start = row.first().copied().flatten();
-            let end = row.iter().rev().find_map(|c| *c);
-            let latency = match (status, start, row.last().copied().flatten()) {
-                (RecordStatus::Complete, Some(a), Some(b)) if b >= a => Some(b - a),
-                _ => None,
-            };
-            t.row(&[
-                rec(),
-                Cell::Str(Cow::Borrowed(&label)),
-                Cell::I64(i as i64),
-                start.into(),
-                end.into(),
-                latency.into(),
-                status.name().into(),
-            ])?;
+            t.row(&message_row(recording, &label, i as u64, row, status))?;
         }
     }
     done(t, "path_messages", &mut counts)?;
     Ok(counts)
+}
+
+/// A path's row of the `paths` table.
+fn path_row<'a>(recording: &'a str, spec: &PathSpec, c: &PathCounts, s: &Stats) -> Vec<Cell<'a>> {
+    let some = s.count > 0;
+    let int = |v: i64| -> Cell<'static> { some.then_some(v).into() };
+    vec![
+        Cell::Str(Cow::Borrowed(recording)),
+        spec.label().into(),
+        spec.nodes.join(",").into(),
+        spec.topics.join(",").into(),
+        Cell::I64(c.records as i64),
+        Cell::I64(c.complete as i64),
+        Cell::I64(c.superseded as i64),
+        Cell::I64(c.lost as i64),
+        Cell::I64(c.in_flight as i64),
+        if some { Cell::F64(s.mean) } else { Cell::Null },
+        int(s.min),
+        int(s.p50),
+        int(s.p99),
+        int(s.max),
+    ]
+}
+
+/// Record `i` of a path (`label`) in the `path_messages` table.
+fn message_row<'a>(
+    recording: &'a str,
+    label: &'a str,
+    i: u64,
+    row: &[Option<i64>],
+    status: RecordStatus,
+) -> [Cell<'a>; 7] {
+    let start = row.first().copied().flatten();
+    let end = row.iter().rev().find_map(|c| *c);
+    let latency = match (status, start, row.last().copied().flatten()) {
+        (RecordStatus::Complete, Some(a), Some(b)) if b >= a => Some(b - a),
+        _ => None,
+    };
+    [
+        Cell::Str(Cow::Borrowed(recording)),
+        Cell::Str(Cow::Borrowed(label)),
+        Cell::I64(i as i64),
+        start.into(),
+        end.into(),
+        latency.into(),
+        status.name().into(),
+    ]
+}
+
+/// The [`schema::PATH_TABLES`] of paths followed over a streamed analysis
+/// ([`rostrace_analysis::paths::PathStream`]): each record written to `path_messages` as it is
+/// given out (through [`StreamedPaths::output`]), the `paths` table at the end from their
+/// summaries. The rows of several paths are written slice by slice, each path's in order.
+pub struct StreamedPaths {
+    recording: String,
+    messages: Option<Counted<'static>>,
+    error: Option<io::Error>,
+}
+
+/// What a path followed slice by slice gives out, written ([`StreamedPaths::output`]).
+pub struct PathRows<'x> {
+    to: &'x mut StreamedPaths,
+    sink: &'x mut dyn Sink,
+    label: &'x str,
+}
+
+impl rostrace_analysis::paths::PathOutput for PathRows<'_> {
+    fn record(&mut self, index: u64, row: &[Option<i64>], status: RecordStatus) {
+        let to = &mut *self.to;
+        if to.error.is_some() {
+            return;
+        }
+        if to.messages.is_none() {
+            match open(self.sink, &schema::table("path_messages"), Cow::Borrowed(&[])) {
+                Ok(t) => to.messages = Some(t),
+                Err(e) => {
+                    to.error = Some(e);
+                    return;
+                }
+            }
+        }
+        if let Some(t) = &mut to.messages {
+            if let Err(e) = t.row(&message_row(&to.recording, self.label, index, row, status)) {
+                to.error = Some(e);
+            }
+        }
+    }
+}
+
+impl StreamedPaths {
+    /// Nothing written yet, for `recording`.
+    pub fn new(recording: &str) -> StreamedPaths {
+        StreamedPaths { recording: recording.to_string(), messages: None, error: None }
+    }
+
+    /// Where the path labelled `label` gives its records, written to `sink`.
+    pub fn output<'x>(&'x mut self, sink: &'x mut dyn Sink, label: &'x str) -> PathRows<'x> {
+        PathRows { to: self, sink, label }
+    }
+
+    /// The `paths` table of `paths` (each path and its summary) written, and `path_messages`
+    /// finished; the first error of writing, if any.
+    pub fn finish(self, paths: &[(&PathSpec, &StreamedPath)], sink: &mut dyn Sink) -> io::Result<Counts> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let mut counts = Counts::new();
+        let mut t = open(sink, &schema::table("paths"), Cow::Borrowed(&[]))?;
+        for (spec, p) in paths {
+            t.row(&path_row(&self.recording, spec, &p.counts, &p.latency))?;
+        }
+        done(t, "paths", &mut counts)?;
+        let t = match self.messages {
+            Some(t) => t,
+            None => open(sink, &schema::table("path_messages"), Cow::Borrowed(&[]))?,
+        };
+        done(t, "path_messages", &mut counts)?;
+        Ok(counts)
+    }
 }

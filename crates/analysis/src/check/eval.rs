@@ -2,7 +2,7 @@
 //! (paths followed through its messages with [`crate::paths::PathIndex`]), never measured anew.
 
 use super::model::{Bound, Expectation, Expectations, Metric, Outcome, Status, Subject};
-use crate::paths::{Architecture, PathIndex, PathOptions};
+use crate::paths::{Architecture, PathIndex, PathOptions, PathSpec, RecordsSummary};
 use crate::report::{CallbackReport, Report, TimeShare};
 use crate::Analysis;
 
@@ -12,6 +12,38 @@ type Values = Result<Vec<f64>, String>;
 /// Checks every expectation against `a`, in the file's order. `jobs`: threads following paths
 /// (0: one per core).
 pub fn evaluate(a: &Analysis, expect: &Expectations, jobs: usize) -> Vec<Outcome> {
+    evaluate_followed(a, expect, jobs, None)
+}
+
+/// The paths of a streamed analysis's expectations ([`paths_of`]), followed over its recording
+/// ([`crate::paths::PathStream`]): each one's summary, by the path as written and its options.
+pub type Followed = crate::HashMap<(String, PathOptions), RecordsSummary>;
+
+/// The paths that `expect`'s expectations of paths name, as written, with their options.
+pub fn paths_of(expect: &Expectations) -> Vec<(String, PathOptions)> {
+    let mut out = Vec::new();
+    for e in &expect.items {
+        if let Subject::Path { path, include_first_callback, include_last_callback } = &e.subject {
+            let opt = PathOptions {
+                include_first_callback: *include_first_callback,
+                include_last_callback: *include_last_callback,
+            };
+            if !out.contains(&(path.clone(), opt)) {
+                out.push((path.clone(), opt));
+            }
+        }
+    }
+    out
+}
+
+/// [`evaluate`], the paths of a streamed analysis read from `followed` rather than followed in
+/// its tables (it has none).
+pub fn evaluate_followed(
+    a: &Analysis,
+    expect: &Expectations,
+    jobs: usize,
+    followed: Option<&Followed>,
+) -> Vec<Outcome> {
     let mut paths: Option<(Architecture, PathIndex<'_>)> = None;
     expect
         .items
@@ -26,7 +58,10 @@ pub fn evaluate(a: &Analysis, expect: &Expectations, jobs: usize) -> Vec<Outcome
                         index.set_jobs(jobs);
                         (a.architecture().into_owned(), index)
                     });
-                    path(arch, index, e)
+                    path(arch, e, |spec, path, opt| match followed {
+                        None => index.summary(arch, spec, opt),
+                        Some(f) => f.get(&(path.to_string(), opt)).cloned().ok_or_else(|| "not followed".to_string()),
+                    })
                 }
                 Subject::Process(name) => shares(&a.report.per_process, name, "process", e.metric),
                 Subject::Threads(name) => shares(&a.report.per_thread, name, "process", e.metric),
@@ -167,14 +202,20 @@ fn topic(r: &Report, e: &Expectation) -> Values {
         .collect()
 }
 
-fn path(arch: &Architecture, index: &PathIndex<'_>, e: &Expectation) -> Values {
+/// The values of expectation `e` of a path, whose summary `summary` gives (from the path parsed,
+/// as written, and its options).
+fn path(
+    arch: &Architecture,
+    e: &Expectation,
+    summary: impl FnOnce(&PathSpec, &str, PathOptions) -> Result<RecordsSummary, String>,
+) -> Values {
     let Subject::Path { path, include_first_callback, include_last_callback } = &e.subject else {
         return Err(String::new());
     };
     let spec = arch.parse_path(path, "path")?;
     let opt =
         PathOptions { include_first_callback: *include_first_callback, include_last_callback: *include_last_callback };
-    let s = index.summary(arch, &spec, opt)?;
+    let s = summary(&spec, path, opt)?;
     let c = s.counts;
     let rate = |n: usize| {
         if c.records == 0 {

@@ -43,7 +43,7 @@ mod parse;
 mod suggest;
 pub mod units;
 
-pub use eval::evaluate;
+pub use eval::{evaluate, evaluate_followed, paths_of, Followed};
 pub use model::{Bound, Expectation, Expectations, Metric, Outcome, Stat, Status, Subject};
 pub use parse::parse;
 pub use suggest::{suggest, MARGIN};

@@ -225,10 +225,64 @@ fn node_of<T>(reg: &Registry<T>, id: u32, node: impl Fn(&T) -> Option<u32>) -> O
     node(reg.get(id))
 }
 
+impl ArchNode {
+    /// The node's paths, every input to every output: a callback chain where the input's
+    /// callback was seen publishing the output, else the latest message used.
+    fn observed_paths(&mut self) {
+        self.paths.clear();
+        self.paths.reserve_exact(self.subscribes.len() * self.publishes.len());
+        for s in &self.subscribes {
+            for p in &self.publishes {
+                let chained = s.callback.as_ref().is_some_and(|c| p.callbacks.contains(c));
+                self.paths.push(NodePath {
+                    subscribe: s.topic.clone(),
+                    publish: p.topic.clone(),
+                    context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
+                    source: if chained { "observed" } else { "default" },
+                });
+            }
+        }
+    }
+}
+
+/// Who was seen publishing what: the callback (its object's key) and the topic of each
+/// publication made during a callback's run. A streamed analysis gathers it slice by slice
+/// ([`Architecture::seen_publishing`]) for the architecture of the whole recording
+/// ([`Architecture::from_seen`]).
+pub type Publishing = crate::collections::HashSet<(crate::Key, std::sync::Arc<str>)>;
+
 impl Architecture {
+    /// Who publishes during which callback's runs in `a` (see [`Publishing`]).
+    pub fn seen_publishing<'a>(a: impl Into<View<'a>>) -> Publishing {
+        let a = a.into();
+        let mut out = Publishing::default();
+        // (Each callback and topic once, by the topic's address, before its name is hashed.)
+        let mut once: crate::collections::HashSet<(u32, *const u8)> = Default::default();
+        for LinkedPublication { publication: p, topic } in a.pubs {
+            let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
+            if let Some(cb) = a.runs[run as usize].callback {
+                if once.insert((cb, topic.as_ptr())) {
+                    out.insert((a.model.callbacks.get(cb).key, topic.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The architecture of `a`'s model, the callbacks seen publishing being those of `seen`
+    /// rather than those of `a`'s tables (a streamed analysis has none).
+    pub fn from_seen<'a>(a: impl Into<View<'a>>, seen: &Publishing) -> Architecture {
+        Architecture::build(&a.into(), Some(seen))
+    }
+
     /// The architecture observed in an analysis.
     pub fn from_analysis<'a>(a: impl Into<View<'a>>) -> Architecture {
-        let a = &a.into();
+        Architecture::build(&a.into(), None)
+    }
+
+    /// The architecture of `a`, the callbacks seen publishing those of `seen` if given, else
+    /// those of `a`'s tables.
+    fn build(a: &View<'_>, seen: Option<&Publishing>) -> Architecture {
         let m = &a.model;
         let ignored = |t: &str| IGNORED_TOPICS.contains(&t);
         let node_name = |id: Option<u32>| id.map(|n| m.nodes.get(n).full_name());
@@ -355,7 +409,11 @@ impl Architecture {
             }
         }
         // Who publishes during which callback's runs.
-        for (n, topic, cbn) in publishing(a, &cb_name, ignored) {
+        let publishing = match seen {
+            None => publishing(a, &cb_name, ignored),
+            Some(seen) => publishing_seen(a.model, seen, &cb_name, ignored),
+        };
+        for (n, topic, cbn) in publishing {
             let nd = by_name.get(n).map(|&i| &mut nodes[i as usize]);
             if let Some(x) = nd.and_then(|nd| nd.publishes.iter_mut().find(|x| &*x.topic == topic)) {
                 push_small(&mut x.callbacks, cbn.to_string());
@@ -366,18 +424,7 @@ impl Architecture {
         for nd in &mut nodes {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
-            nd.paths.reserve_exact(nd.subscribes.len() * nd.publishes.len());
-            for s in &nd.subscribes {
-                for p in &nd.publishes {
-                    let chained = s.callback.as_ref().is_some_and(|c| p.callbacks.contains(c));
-                    nd.paths.push(NodePath {
-                        subscribe: s.topic.clone(),
-                        publish: p.topic.clone(),
-                        context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
-                        source: if chained { "observed" } else { "default" },
-                    });
-                }
-            }
+            nd.observed_paths();
         }
         // (Names are unique: the order is the same as a stable sort's.)
         nodes.sort_unstable_by(|x, y| x.name.cmp(&y.name));
@@ -766,6 +813,30 @@ impl Architecture {
 /// their order. A publication is a pair of a callback object and a topic, most of them repeats:
 /// those are set apart by the pair (the topic's name is shared, see [`crate::link::Flow::topic`])
 /// before any name is compared.
+/// [`publishing`], from what a streamed analysis saw ([`Architecture::seen_publishing`]).
+fn publishing_seen<'a>(
+    m: &crate::Model,
+    seen: &'a Publishing,
+    cb_name: &'a HashMap<u32, (String, String)>,
+    ignored: impl Fn(&str) -> bool,
+) -> Vec<(&'a str, &'a str, &'a str)> {
+    let mut ids: HashMap<crate::Key, Vec<u32>> = HashMap::default();
+    for (id, cb) in m.callbacks.items.iter().enumerate() {
+        ids.entry(cb.key).or_default().push(id as u32);
+    }
+    let mut out = Vec::new();
+    for (key, topic) in seen.iter().filter(|(_, t)| !ignored(t)) {
+        for id in ids.get(key).into_iter().flatten() {
+            if let Some((n, cbn)) = cb_name.get(id) {
+                out.push((n.as_str(), &**topic, cbn.as_str()));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 fn publishing<'a>(
     a: &View<'a>,
     cb_name: &'a HashMap<u32, (String, String)>,

@@ -2,7 +2,7 @@
 //! ([`arch`]), CARET's architecture file ([`yaml`]), path search ([`search`]), a path's records
 //! message by message made from an analysis ([`index`]), what they tell (latency, drops,
 //! response time: [`records`]) and their summary ([`summary`]), and paths ranked by latency
-//! ([`rank`]).
+//! ([`rank`]); a path followed over a streamed analysis ([`streamed`]).
 //!
 //! ```no_run
 //! use rostrace_analysis::paths::{search, Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
@@ -24,15 +24,18 @@ pub mod rank;
 pub mod records;
 pub mod search;
 pub mod spec;
+pub mod streamed;
 pub mod summary;
 pub mod yaml;
 
 pub use arch::{Architecture, Context};
 pub use index::PathIndex;
 pub use rank::{
-    find, longest_of, longest_paths, longest_with_architecture, rank, Found, LongestPaths, Query, RankedPath,
+    find, longest_of, longest_paths, longest_with_architecture, rank, rank_streamed, search_query, Found, LongestPaths,
+    Query, RankedPath,
 };
 pub use records::{Case, PathCounts, PathRecords, RecordStatus, RecordsSummary, Segment};
 pub use search::{search, search_paths, SearchLimits, SearchOutcome};
 pub use spec::{Endpoint, PathOptions, PathSpec};
-pub use summary::{e2e_summary, E2eSummary};
+pub use streamed::{PathOutput, PathStream, StreamedPath};
+pub use summary::{e2e_summary, streamed_e2e_summary, E2eSummary, Each, Instance, ResponseOut, SegmentOut};

@@ -34,13 +34,30 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
     };
     let mut out: Vec<RankedPath> =
         rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
+    by_latency(&mut out);
+    out
+}
+
+/// The paths followed over a streamed analysis ([`super::PathStream`]), ranked as [`rank`] ranks
+/// them.
+pub fn rank_streamed(paths: Vec<(PathSpec, super::StreamedPath)>) -> Vec<RankedPath> {
+    let mut out: Vec<RankedPath> = paths
+        .into_iter()
+        .map(|(p, s)| RankedPath { label: p.label(), path: p, latency: s.latency, counts: s.counts })
+        .collect();
+    by_latency(&mut out);
+    out
+}
+
+/// Longest mean latency first; paths no message went the whole way last, the one with more
+/// hops first.
+fn by_latency(out: &mut [RankedPath]) {
     out.sort_by(|a, b| {
         (b.latency.count > 0)
             .cmp(&(a.latency.count > 0))
             .then(b.latency.mean.total_cmp(&a.latency.mean))
             .then(b.path.nodes.len().cmp(&a.path.nodes.len()))
     });
-    out
 }
 
 /// What [`longest_paths`] searched.
@@ -210,6 +227,14 @@ pub struct Found {
 /// analysis's messages on `jobs` threads (0: one per core) and ranked. An error when a name of
 /// `q` is not in the architecture.
 pub fn find<'a>(an: impl Into<View<'a>>, arch: &Architecture, q: &Query<'_>, jobs: usize) -> Result<Found, String> {
+    let (found, outcome) = search_query(arch, q)?;
+    let mut index = PathIndex::new(an);
+    index.set_jobs(jobs);
+    Ok(Found { ranked: rank(&index, arch, found, q.options), outcome })
+}
+
+/// The paths of `q` in `arch`, not followed yet (what [`find`] follows and ranks).
+pub fn search_query(arch: &Architecture, q: &Query<'_>) -> Result<(Vec<PathSpec>, SearchOutcome), String> {
     let [from_label, through_label, to_label] = q.labels;
     let from = arch.resolve(q.from, from_label)?;
     let to = arch.resolve(q.to, to_label)?;
@@ -219,7 +244,5 @@ pub fn find<'a>(an: impl Into<View<'a>>, arch: &Architecture, q: &Query<'_>, job
         found.push(p);
         true
     });
-    let mut index = PathIndex::new(an);
-    index.set_jobs(jobs);
-    Ok(Found { ranked: rank(&index, arch, found, q.options), outcome })
+    Ok((found, outcome))
 }

@@ -237,95 +237,13 @@ impl PathRecords {
 
     /// Response time per `case`: (input time, response time), by input time. O(n log n).
     pub fn response_time(&self, case: Case) -> Vec<(i64, i64)> {
-        // Per distinct input (first column), the earliest output; an input whose record ends
-        // early takes the earliest output of the later records.
-        let mut starts: Vec<i64> = Vec::new();
-        let mut ends: Vec<i64> = Vec::new();
-        let mut at: HashMap<i64, usize> = HashMap::default();
-        let mut min_end: Option<i64> = None;
-        for r in self.rows.iter().rev() {
-            let end = match r.last().copied().flatten() {
-                Some(e) => e,
-                None => match min_end {
-                    Some(e) => e,
-                    None => continue,
-                },
-            };
-            let Some(start) = r.first().copied().flatten() else { continue };
-            if end < start {
-                continue;
-            }
-            match at.get(&start) {
-                None => {
-                    at.insert(start, starts.len());
-                    starts.push(start);
-                    ends.push(end);
-                    min_end = Some(min_end.map_or(end, |m| m.min(end)));
-                }
-                Some(&i) => {
-                    if end < ends[i] {
-                        ends[i] = end;
-                        min_end = Some(min_end.map_or(end, |m| m.min(end)));
-                    }
-                }
-            }
-        }
-        starts.reverse();
-        ends.reverse();
+        let (mut starts, mut ends) = inputs(&self.rows);
         // As caret_analyze v0.7.3: the inputs of the earliest output are left out (the first
         // output may follow inputs from before the trace began).
         if let Some(&first) = ends.iter().min() {
-            let keep: Vec<bool> = ends.iter().map(|&e| e != first).collect();
-            let mut k = keep.iter();
-            starts.retain(|_| *k.next().unwrap_or(&true));
-            let mut k = keep.iter();
-            ends.retain(|_| *k.next().unwrap_or(&true));
+            leave_out_output(&mut starts, &mut ends, first);
         }
-        let mut out: Vec<(i64, i64)> = match case {
-            Case::All => starts.iter().zip(&ends).map(|(s, e)| (*s, e - s)).collect(),
-            Case::Best | Case::Worst => {
-                let mut per_end: HashMap<i64, usize> = HashMap::default();
-                let mut v: Vec<(i64, i64)> = Vec::new();
-                for (s, e) in starts.iter().zip(&ends) {
-                    match per_end.get(e) {
-                        None => {
-                            per_end.insert(*e, v.len());
-                            v.push((*s, *e));
-                        }
-                        Some(&i) => {
-                            let better = if case == Case::Best { *s > v[i].0 } else { *s < v[i].0 };
-                            if better {
-                                v[i].0 = *s;
-                            }
-                        }
-                    }
-                }
-                v.into_iter().map(|(s, e)| (s, e - s)).collect()
-            }
-            Case::WorstWithExternalLatency => {
-                let mut per_end: HashMap<i64, usize> = HashMap::default();
-                // (start, end, previous start)
-                let mut v: Vec<(i64, i64, i64)> = Vec::new();
-                for i in 1..starts.len() {
-                    let (s, e, prev) = (starts[i], ends[i], starts[i - 1]);
-                    match per_end.get(&e) {
-                        None => {
-                            per_end.insert(e, v.len());
-                            v.push((s, e, prev));
-                        }
-                        Some(&j) => {
-                            if s < v[j].0 {
-                                v[j] = (s, e, prev);
-                            }
-                        }
-                    }
-                }
-                v.sort_by_key(|x| x.0);
-                return v.into_iter().map(|(_, e, prev)| (prev, e - prev)).collect();
-            }
-        };
-        out.sort_by_key(|x| x.0);
-        out
+        by_case(&starts, &ends, case).into_iter().map(|(s, r, _)| (s, r)).collect()
     }
 
     /// Per segment, the latency of each complete record (ns).
@@ -349,4 +267,103 @@ impl PathRecords {
         let mut v: Vec<i64> = self.latencies().into_iter().map(|x| x.1).collect();
         Stats::of(&mut v)
     }
+}
+
+/// Per distinct input (first column) of `rows` (sorted by their first column), the earliest
+/// output: (inputs, outputs), by input. An input whose record ends early takes the earliest
+/// output of the later records.
+pub(crate) fn inputs(rows: &[Vec<Option<i64>>]) -> (Vec<i64>, Vec<i64>) {
+    let mut starts: Vec<i64> = Vec::new();
+    let mut ends: Vec<i64> = Vec::new();
+    let mut at: HashMap<i64, usize> = HashMap::default();
+    let mut min_end: Option<i64> = None;
+    for r in rows.iter().rev() {
+        let end = match r.last().copied().flatten() {
+            Some(e) => e,
+            None => match min_end {
+                Some(e) => e,
+                None => continue,
+            },
+        };
+        let Some(start) = r.first().copied().flatten() else { continue };
+        if end < start {
+            continue;
+        }
+        match at.get(&start) {
+            None => {
+                at.insert(start, starts.len());
+                starts.push(start);
+                ends.push(end);
+                min_end = Some(min_end.map_or(end, |m| m.min(end)));
+            }
+            Some(&i) => {
+                if end < ends[i] {
+                    ends[i] = end;
+                    min_end = Some(min_end.map_or(end, |m| m.min(end)));
+                }
+            }
+        }
+    }
+    starts.reverse();
+    ends.reverse();
+    (starts, ends)
+}
+
+/// The inputs whose output is `output` left out.
+pub(crate) fn leave_out_output(starts: &mut Vec<i64>, ends: &mut Vec<i64>, output: i64) {
+    let keep: Vec<bool> = ends.iter().map(|&e| e != output).collect();
+    let mut k = keep.iter();
+    starts.retain(|_| *k.next().unwrap_or(&true));
+    let mut k = keep.iter();
+    ends.retain(|_| *k.next().unwrap_or(&true));
+}
+
+/// Response time in `case` of the inputs `starts` and their outputs `ends` ([`inputs`]):
+/// (input, response time, output), by input.
+pub(crate) fn by_case(starts: &[i64], ends: &[i64], case: Case) -> Vec<(i64, i64, i64)> {
+    let mut out: Vec<(i64, i64, i64)> = match case {
+        Case::All => starts.iter().zip(ends).map(|(s, e)| (*s, e - s, *e)).collect(),
+        Case::Best | Case::Worst => {
+            let mut per_end: HashMap<i64, usize> = HashMap::default();
+            let mut v: Vec<(i64, i64)> = Vec::new();
+            for (s, e) in starts.iter().zip(ends) {
+                match per_end.get(e) {
+                    None => {
+                        per_end.insert(*e, v.len());
+                        v.push((*s, *e));
+                    }
+                    Some(&i) => {
+                        let better = if case == Case::Best { *s > v[i].0 } else { *s < v[i].0 };
+                        if better {
+                            v[i].0 = *s;
+                        }
+                    }
+                }
+            }
+            v.into_iter().map(|(s, e)| (s, e - s, e)).collect()
+        }
+        Case::WorstWithExternalLatency => {
+            let mut per_end: HashMap<i64, usize> = HashMap::default();
+            // (start, end, previous start)
+            let mut v: Vec<(i64, i64, i64)> = Vec::new();
+            for i in 1..starts.len() {
+                let (s, e, prev) = (starts[i], ends[i], starts[i - 1]);
+                match per_end.get(&e) {
+                    None => {
+                        per_end.insert(e, v.len());
+                        v.push((s, e, prev));
+                    }
+                    Some(&j) => {
+                        if s < v[j].0 {
+                            v[j] = (s, e, prev);
+                        }
+                    }
+                }
+            }
+            v.sort_by_key(|x| x.0);
+            return v.into_iter().map(|(_, e, prev)| (prev, e - prev, e)).collect();
+        }
+    };
+    out.sort_by_key(|x| x.0);
+    out
 }

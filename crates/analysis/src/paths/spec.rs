@@ -28,7 +28,7 @@ impl PathSpec {
 }
 
 /// Path options (CARET's `include_first_callback` / `include_last_callback`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct PathOptions {
     /// Start at the source callback's start instead of the first publication.
     pub include_first_callback: bool,

@@ -4,7 +4,7 @@ use crate::collections::HashMap;
 use crate::link::View;
 use crate::model::{Key, Model, Registry, Service};
 use crate::services::{ClientCall, ServerCall, ServiceHandler};
-use crate::stats::Stats;
+use crate::stats::{Sample, Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -92,84 +92,149 @@ pub(crate) fn exchanged(m: &Model, calls: &ServiceHandler) -> Vec<(u32, i64, u32
 /// Matches requests client → server by (client GID, sequence number) and responses server →
 /// client by (source timestamp, sequence number), per service.
 fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<ServiceReport> {
-    let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
-    let index = client_index(m, clients);
-    #[derive(Default)]
-    struct Acc {
-        sent: u64,
-        served: u64,
-        received: u64,
-        req_matched: u64,
-        resp_matched: u64,
-        request: Vec<i64>,
-        service: Vec<i64>,
-        response: Vec<i64>,
-        round: Vec<i64>,
+    let mut t = ServiceTotals::<Vec<i64>>::default();
+    t.add(m, clients, servers, |_| true, |_| true);
+    t.report()
+}
+
+/// Latencies as a service's totals keep them: every value (in memory), or a [`Sample`] (a
+/// streamed analysis, slice by slice).
+pub(crate) trait Latencies: Default {
+    fn add(&mut self, x: i64);
+    fn merge(&mut self, other: Self);
+    fn stats(self) -> Stats;
+}
+
+impl Latencies for Vec<i64> {
+    fn add(&mut self, x: i64) {
+        self.push(x);
     }
-    let mut acc: BTreeMap<(String, i64, String, String), Acc> = BTreeMap::new();
-    let host = |k: Key| m.processes.get(&(k.0, k.1)).map_or_else(String::new, |p| p.host.clone());
-    let name_of_server = |s: &ServerCall| match by_rmw(&m.services, s.service) {
-        Some(i) => {
-            let sv = &m.services.items[i];
-            (sv.name.clone(), sv.key.1, m.node_name(sv.node), host(sv.key))
+    fn merge(&mut self, other: Self) {
+        self.extend(other);
+    }
+    fn stats(mut self) -> Stats {
+        Stats::of(&mut self)
+    }
+}
+
+impl Latencies for Sample {
+    fn add(&mut self, x: i64) {
+        Sample::add(self, x);
+    }
+    fn merge(&mut self, other: Self) {
+        Sample::merge(self, &other);
+    }
+    fn stats(self) -> Stats {
+        Sample::stats(&self)
+    }
+}
+
+/// One service's counts and latencies so far.
+#[derive(Default)]
+struct Acc<L> {
+    sent: u64,
+    served: u64,
+    received: u64,
+    req_matched: u64,
+    resp_matched: u64,
+    request: L,
+    service: L,
+    response: L,
+    round: L,
+}
+
+/// The services' calls added up: by server (service name, server process, node, host), and the
+/// clients' by service name (given to the first server of their name at the end).
+#[derive(Default)]
+pub(crate) struct ServiceTotals<L> {
+    servers: BTreeMap<(String, i64, String, String), Acc<L>>,
+    clients: BTreeMap<String, Acc<L>>,
+}
+
+impl<L: Latencies> ServiceTotals<L> {
+    /// Adds the server calls `servers` for which `server` holds and the client calls `clients`
+    /// for which `client` holds, matched against all of them, named by `m`.
+    pub(crate) fn add(
+        &mut self,
+        m: &Model,
+        clients: &[ClientCall],
+        servers: &[ServerCall],
+        server: impl Fn(&ServerCall) -> bool,
+        client: impl Fn(&ClientCall) -> bool,
+    ) {
+        let by_rmw = |reg: &Registry<Service>, k: Key| reg.items.iter().position(|s| (s.key.0, s.key.1, s.rmw) == k);
+        let index = client_index(m, clients);
+        let host = |k: Key| m.processes.get(&(k.0, k.1)).map_or_else(String::new, |p| p.host.clone());
+        let name_of_server = |s: &ServerCall| match by_rmw(&m.services, s.service) {
+            Some(i) => {
+                let sv = &m.services.items[i];
+                (sv.name.clone(), sv.key.1, m.node_name(sv.node), host(sv.key))
+            }
+            None => (format!("{:#x}", s.service.2), s.service.1, String::new(), host(s.service)),
+        };
+        for s in servers.iter().filter(|s| server(s)) {
+            let a = self.servers.entry(name_of_server(s)).or_default();
+            a.served += 1;
+            if let Some((t, _)) = s.response {
+                a.service.add(t - s.ts_take);
+            }
+            let (by_client, response) = clients_of(s, &index);
+            if let Some(ci) = by_client {
+                a.req_matched += 1;
+                a.request.add(s.ts_take - clients[ci].ts_send);
+            }
+            if let Some((t_send, _)) = s.response {
+                if let Some((t_take, _)) = response.and_then(|ci| clients[ci].response) {
+                    a.resp_matched += 1;
+                    a.response.add(t_take - t_send);
+                }
+            }
         }
-        None => (format!("{:#x}", s.service.2), s.service.1, String::new(), host(s.service)),
-    };
-    for s in servers {
-        let key = name_of_server(s);
-        let a = acc.entry(key).or_default();
-        a.served += 1;
-        if let Some((t, _)) = s.response {
-            a.service.push(t - s.ts_take);
-        }
-        let (by_client, response) = clients_of(s, &index);
-        if let Some(ci) = by_client {
-            a.req_matched += 1;
-            a.request.push(s.ts_take - clients[ci].ts_send);
-        }
-        if let Some((t_send, _)) = s.response {
-            if let Some((t_take, _)) = response.and_then(|ci| clients[ci].response) {
-                a.resp_matched += 1;
-                a.response.push(t_take - t_send);
+        for c in clients.iter().filter(|c| client(c)) {
+            let Some(i) = by_rmw(&m.clients, c.client) else { continue };
+            let a = self.clients.entry(m.clients.items[i].name.clone()).or_default();
+            a.sent += 1;
+            if let Some((t, _)) = c.response {
+                a.received += 1;
+                a.round.add(t - c.ts_send);
             }
         }
     }
-    for c in clients {
-        let name = match by_rmw(&m.clients, c.client) {
-            Some(i) => m.clients.items[i].name.clone(),
-            None => continue,
-        };
-        // Attribute the client's numbers to the server entry of that service name, if any.
-        let key = acc.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new(), String::new()));
-        let a = acc.entry(key).or_default();
-        a.sent += 1;
-        if let Some((t, _)) = c.response {
-            a.received += 1;
-            a.round.push(t - c.ts_send);
+
+    /// The services' reports, by name, server process, node and host.
+    pub(crate) fn report(self) -> Vec<ServiceReport> {
+        let ServiceTotals { mut servers, clients } = self;
+        for (name, c) in clients {
+            // Attribute the client's numbers to the server entry of that service name, if any.
+            let key = servers.keys().find(|k| k.0 == name).cloned().unwrap_or((name, 0, String::new(), String::new()));
+            let a = servers.entry(key).or_default();
+            (a.sent, a.received) = (a.sent + c.sent, a.received + c.received);
+            a.round.merge(c.round);
         }
+        servers
+            .into_iter()
+            .map(|((name, vpid, node, host), a)| ServiceReport {
+                name,
+                server_node: node,
+                server_vpid: vpid,
+                server_host: host,
+                requests_sent: a.sent,
+                requests_served: a.served,
+                responses_received: a.received,
+                requests_matched: a.req_matched,
+                responses_matched: a.resp_matched,
+                request_ns: a.request.stats(),
+                service_ns: a.service.stats(),
+                response_ns: a.response.stats(),
+                round_trip_ns: a.round.stats(),
+            })
+            .collect()
     }
-    acc.into_iter()
-        .map(|((name, vpid, node, host), mut a)| ServiceReport {
-            name,
-            server_node: node,
-            server_vpid: vpid,
-            server_host: host,
-            requests_sent: a.sent,
-            requests_served: a.served,
-            responses_received: a.received,
-            requests_matched: a.req_matched,
-            responses_matched: a.resp_matched,
-            request_ns: Stats::of(&mut a.request),
-            service_ns: Stats::of(&mut a.service),
-            response_ns: Stats::of(&mut a.response),
-            round_trip_ns: Stats::of(&mut a.round),
-        })
-        .collect()
 }
 
 /// A warning per service some of whose requests were taken before they were sent, or
 /// responses before they were sent back.
-pub(super) fn negative_latencies(services: &[ServiceReport]) -> Vec<String> {
+pub(crate) fn negative_latencies(services: &[ServiceReport]) -> Vec<String> {
     let mut w = Vec::new();
     for s in services {
         for (what, st) in [

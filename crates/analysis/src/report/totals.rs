@@ -141,6 +141,8 @@ pub(crate) struct Totals {
     reservoirs: bool,
     /// Executor phases per thread, of the slices so far.
     executor: HashMap<(u32, i64, i64), ExecutorPhases>,
+    /// Service calls of the slices so far.
+    services: super::ServiceTotals<Sample>,
 }
 
 impl Totals {
@@ -208,6 +210,13 @@ impl Totals {
         for (k, ph) in threads {
             self.executor.entry(*k).or_default().then(ph);
         }
+    }
+
+    /// Adds a slice's service calls (`calls`, of what it read, named by its model `m`): those
+    /// taken by their server in `[from, to)`, and those sent by their client in it.
+    pub(crate) fn add_services(&mut self, m: &Model, calls: &crate::ServiceHandler, from: i64, to: i64) {
+        let inside = |t: i64| from <= t && t < to;
+        self.services.add(m, &calls.client_calls, &calls.server_calls, |s| inside(s.ts_take), |c| inside(c.ts_send));
     }
 
     /// A carried run of callback (`trace`, `vpid`, `cb`) ended at `end`: the first of `found`.
@@ -486,6 +495,7 @@ impl Totals {
             discarded,
             reservoirs: _,
             executor,
+            services,
         } = self;
         let total_cb: i64 = callbacks.values().map(|c| c.durations.stats().sum as i64).sum::<i64>().max(1);
         let mut rows: Vec<CallbackReport> = callbacks
@@ -542,6 +552,8 @@ impl Totals {
         }
         let topics: Vec<TopicReport> = topics.into_values().map(topic).collect();
         warnings.extend(topics::negative_latencies(&topics));
+        let services = services.report();
+        warnings.extend(super::services::negative_latencies(&services));
         drop(processes);
         let mut procs: Vec<crate::model::Process> = m.processes.values().cloned().collect();
         procs.sort_by_key(|p| (p.trace, p.vpid));
@@ -569,6 +581,7 @@ impl Totals {
             unmatched_callback_ends: unmatched_total,
             discarded_events: discarded,
             warnings,
+            services,
             ..Report::default()
         }
     }

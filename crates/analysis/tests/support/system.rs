@@ -51,6 +51,20 @@ impl Sys {
         s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"8.10.1"));
         s
     }
+    /// A process with Kilted's events (its service events among them).
+    pub fn kilted() -> Sys {
+        let kilted = tracetools::distro::by_name("kilted").expect("kilted in the catalog");
+        let decl = tracetools::distro::trace_decl(
+            kilted,
+            [9; 16],
+            [7; 16],
+            OFFSET,
+            vec![("hostname".into(), "synthetic".into())],
+        );
+        let mut s = Sys { decl, evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
+        s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"9.0.0"));
+        s
+    }
     /// A process whose trace has no `ros2:rcl_init`.
     pub fn without_rcl_init() -> Sys {
         Sys { decl: declaration(), evs: Vec::new(), next: 0x1000, init: 100, msg: 0 }
@@ -114,6 +128,43 @@ impl Sys {
         self.init_ev("ros2:rclcpp_timer_link_node", Payload::new().u64(h).u64(node));
         self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_timer"));
         callback
+    }
+    /// A service `name` of `node` (Kilted's events): its rmw handle and callback.
+    pub fn service(&mut self, node: u64, name: &str) -> (u64, u64) {
+        let (h, rmw, callback) = (self.addr(), self.addr(), self.addr());
+        self.init_ev("ros2:rcl_service_init", Payload::new().u64(h).u64(node).u64(rmw).string(name.as_bytes()));
+        self.init_ev("ros2:rclcpp_service_callback_added", Payload::new().u64(h).u64(callback));
+        (rmw, callback)
+    }
+    /// A client of service `name` of `node` (Kilted's events): its rmw handle and GID.
+    pub fn client(&mut self, node: u64, name: &str) -> (u64, Vec<u8>) {
+        let (h, rmw) = (self.addr(), self.addr());
+        let gid = self.gid(rmw);
+        self.init_ev("ros2:rmw_client_init", Payload::new().u64(rmw).u8_array(&gid, gid.len()));
+        self.init_ev("ros2:rcl_client_init", Payload::new().u64(h).u64(node).u64(rmw).string(name.as_bytes()));
+        (rmw, gid)
+    }
+    /// Request `seq` of `client` sent at `t` (thread 3000), taken by `service` `latency` later and
+    /// served for `serve` (thread 3001), its response taken `latency` after it is sent.
+    pub fn call(&mut self, client: &(u64, Vec<u8>), service: (u64, u64), seq: i64, t: u64, latency: u64, serve: u64) {
+        let (c, gid) = client;
+        self.ev(t, 3000, "ros2:rmw_send_request", Payload::new().u64(*c).u64(0xD000).i64(seq));
+        let take = t + latency;
+        let mut p = Payload::new();
+        p.u64(service.0).u64(0xD100).u8_array(gid, gid.len()).i64(seq).i32(1);
+        self.ev(take, 3001, "ros2:rmw_take_request", &mut p);
+        self.run(3001, service.1, take + 100, take + 100 + serve);
+        let sent = take + 200 + serve;
+        let src = OFFSET + sent as i64;
+        let mut p = Payload::new();
+        p.u64(service.0).u64(0xD200).u8_array(gid, gid.len()).i64(seq).i64(src);
+        self.ev(sent, 3001, "ros2:rmw_send_response", &mut p);
+        self.ev(
+            sent + latency,
+            3000,
+            "ros2:rmw_take_response",
+            Payload::new().u64(*c).u64(0xD300).i64(seq).i64(src).i32(1),
+        );
     }
     pub fn run(&mut self, tid: i32, callback: u64, start: u64, end: u64) {
         self.ev(start, tid, "ros2:callback_start", Payload::new().u64(callback).i32(0));
