@@ -330,12 +330,20 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     let mut spill = None;
     let streamed;
     let mut out = if an.report.streamed.is_some() {
-        // The recording read again, slice by slice, the path followed in each.
-        let mut s = match crate::spill::Spill::new(&cases) {
-            Ok(s) => s,
-            Err(e) => return fail(format!("the records' files in {}: {e}", std::env::temp_dir().display())),
+        // The recording read again, slice by slice, the path followed in each; its records kept
+        // in files for the JSON only (the text is the summary's).
+        let files = || format!("the records' files in {}", std::env::temp_dir().display());
+        if a.common.json.is_some() {
+            match crate::spill::Spill::new(&cases) {
+                Ok(s) => spill = Some(s),
+                Err(e) => return fail(format!("{}: {e}", files())),
+            }
+        }
+        let to: &mut dyn crate::follow::Select = match &mut spill {
+            Some(s) => s,
+            None => &mut crate::follow::Nowhere,
         };
-        streamed = match crate::follow::follow_streamed(&mut input, &arch, &[(spec.clone(), opt)], &cases, &mut s) {
+        streamed = match crate::follow::follow_streamed(&mut input, &arch, &[(spec.clone(), opt)], &cases, to) {
             Ok((mut done, ok)) => {
                 clean &= ok;
                 match done.pop().flatten() {
@@ -345,11 +353,21 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
             }
             Err(e) => return fail(e),
         };
-        if let Err(e) = s.done() {
-            return fail(format!("the records' files in {}: {e}", std::env::temp_dir().display()));
+        match &mut spill {
+            Some(s) => {
+                if let Err(e) = s.done() {
+                    return fail(format!("{}: {e}", files()));
+                }
+                streamed_e2e_summary(&spec, &streamed, opt, s.rows(), |c| s.responses(c))
+            }
+            None => streamed_e2e_summary(
+                &spec,
+                &streamed,
+                opt,
+                || std::iter::empty(),
+                |_| rostrace_analysis::paths::Each::Held(Vec::new()),
+            ),
         }
-        let s = spill.insert(s);
-        streamed_e2e_summary(&spec, &streamed, opt, s.rows(), |c| s.responses(c))
     } else {
         index = PathIndex::new(&an);
         records = match index.records(&arch, &spec, opt) {
