@@ -140,15 +140,29 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
     }
 }
 
+/// The traces analysed for their paths, with the architecture file `file` applied: streamed
+/// (`stream`) when the recording is long, the paths then followed over a second reading, the
+/// tables kept when not. `Err`: what the command returns (nothing could be read).
+fn load(
+    traces: &TraceArgs,
+    file: Option<&std::path::Path>,
+    stream: &crate::args::StreamArgs,
+) -> Result<(Input, rostrace_analysis::Loaded), std::io::Result<ExitCode>> {
+    let mut input = Input::new(traces).architecture_file(file).map_err(fail)?;
+    stream.apply(&mut input.options);
+    // (A consumer of the slices: the analysis may stream, and keeps its tables when it does not.)
+    match input.load_streaming(|_| {}) {
+        Some(loaded) => Ok((input, loaded)),
+        None => Err(Ok(ExitCode::from(1))),
+    }
+}
+
 /// `rostrace architecture`.
 pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
-    let mut input = match Input::new(&a.traces).architecture_file(a.architecture.as_deref()) {
-        Ok(i) => i,
-        Err(e) => return fail(e),
+    let (input, loaded) = match load(&a.traces, a.architecture.as_deref(), &a.stream) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    a.stream.apply(&mut input.options);
-    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
-    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
     let (clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let text = yaml::export(&arch);
@@ -191,14 +205,11 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     if a.max_expansions == 0 {
         return fail("--max-expansions must be 1 or more");
     }
-    let mut input =
-        match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
-            Ok(i) => i,
-            Err(e) => return fail(e),
-        };
-    a.stream.apply(&mut input.options);
-    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
-    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
+    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
+    {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let (mut clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let query = Query {
@@ -298,14 +309,11 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let mut input =
-        match Input::new(&a.traces).architecture_file(a.common.following.architecture.architecture.as_deref()) {
-            Ok(i) => i,
-            Err(e) => return fail(e),
-        };
-    a.stream.apply(&mut input.options);
-    // (A consumer of the slices: streamed when the recording is long, the tables kept when not.)
-    let Some(loaded) = input.load_streaming(|_| {}) else { return Ok(ExitCode::from(1)) };
+    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
+    {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let (mut clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
     let spec = match (&a.path, &a.name) {
@@ -360,13 +368,9 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
                 }
                 streamed_e2e_summary(&spec, &streamed, opt, s.rows(), |c| s.responses(c))
             }
-            None => streamed_e2e_summary(
-                &spec,
-                &streamed,
-                opt,
-                || std::iter::empty(),
-                |_| rostrace_analysis::paths::Each::Held(Vec::new()),
-            ),
+            None => streamed_e2e_summary(&spec, &streamed, opt, std::iter::empty, |_| {
+                rostrace_analysis::paths::Each::Held(Vec::new())
+            }),
         }
     } else {
         index = PathIndex::new(&an);
