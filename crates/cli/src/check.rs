@@ -86,10 +86,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             match crate::follow::follow_streamed(&mut input, &arch, &specs, &[], &mut crate::follow::Nowhere) {
                 Ok((done, ok)) => {
                     clean &= ok;
-                    let summary = |d: rostrace_analysis::paths::StreamedPath| {
-                        rostrace_analysis::paths::RecordsSummary { counts: d.counts, latency: d.latency }
-                    };
-                    let pairs = named.into_iter().zip(done).filter_map(|((key, _), d)| Some((key, summary(d?))));
+                    let pairs = named.into_iter().zip(done).filter_map(|((key, _), d)| Some((key, d?.summary())));
                     followed = Some(pairs.collect::<check::Followed>());
                 }
                 Err(e) => return fail(e),

@@ -156,12 +156,9 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     if let Some(arch) = &arch {
         let opt = a.following.options();
         if an.report.streamed.is_some() {
-            let written = a.paths.iter().map(|p| arch.parse_path(p, "--path"));
-            for s in written.chain(a.named_path.iter().map(|n| arch.named_path(n, "--named-path"))) {
-                match s {
-                    Ok(s) => specs.push(s),
-                    Err(e) => return fail(e),
-                }
+            match arch.paths_asked(&a.paths, &a.named_path, ["--path", "--named-path"]).into_iter().collect() {
+                Ok(s) => specs = s,
+                Err(e) => return fail(e),
             }
         } else {
             let index = rostrace_analysis::paths::PathIndex::new(&an);
@@ -290,7 +287,7 @@ fn follow_streamed(
     }
     impl rostrace_analysis::paths::PathOutput for Rows<'_> {
         fn record(&mut self, index: u64, row: &[Option<i64>], status: rostrace_analysis::paths::RecordStatus) {
-            self.writer.output(self.sink, &self.labels[self.k]).record(index, row, status);
+            self.writer.record(self.sink, &self.labels[self.k], index, row, status);
         }
     }
     impl crate::follow::Select for Rows<'_> {

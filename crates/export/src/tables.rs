@@ -828,42 +828,12 @@ fn message_row<'a>(
 
 /// The [`schema::PATH_TABLES`] of paths followed over a streamed analysis
 /// ([`rostrace_analysis::paths::PathStream`]): each record written to `path_messages` as it is
-/// given out (through [`StreamedPaths::output`]), the `paths` table at the end from their
+/// given out ([`StreamedPaths::record`]), the `paths` table at the end from their
 /// summaries. The rows of several paths are written slice by slice, each path's in order.
 pub struct StreamedPaths {
     recording: String,
     messages: Option<Counted<'static>>,
     error: Option<io::Error>,
-}
-
-/// What a path followed slice by slice gives out, written ([`StreamedPaths::output`]).
-pub struct PathRows<'x> {
-    to: &'x mut StreamedPaths,
-    sink: &'x mut dyn Sink,
-    label: &'x str,
-}
-
-impl rostrace_analysis::paths::PathOutput for PathRows<'_> {
-    fn record(&mut self, index: u64, row: &[Option<i64>], status: RecordStatus) {
-        let to = &mut *self.to;
-        if to.error.is_some() {
-            return;
-        }
-        if to.messages.is_none() {
-            match open(self.sink, &schema::table("path_messages"), Cow::Borrowed(&[])) {
-                Ok(t) => to.messages = Some(t),
-                Err(e) => {
-                    to.error = Some(e);
-                    return;
-                }
-            }
-        }
-        if let Some(t) = &mut to.messages {
-            if let Err(e) = t.row(&message_row(&to.recording, self.label, index, row, status)) {
-                to.error = Some(e);
-            }
-        }
-    }
 }
 
 impl StreamedPaths {
@@ -872,9 +842,26 @@ impl StreamedPaths {
         StreamedPaths { recording: recording.to_string(), messages: None, error: None }
     }
 
-    /// Where the path labelled `label` gives its records, written to `sink`.
-    pub fn output<'x>(&'x mut self, sink: &'x mut dyn Sink, label: &'x str) -> PathRows<'x> {
-        PathRows { to: self, sink, label }
+    /// Record `index` of the path labelled `label`, and how it went, written to `sink` (an
+    /// error of writing is kept for [`StreamedPaths::finish`]).
+    pub fn record(&mut self, sink: &mut dyn Sink, label: &str, index: u64, row: &[Option<i64>], status: RecordStatus) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.messages.is_none() {
+            match open(sink, &schema::table("path_messages"), Cow::Borrowed(&[])) {
+                Ok(t) => self.messages = Some(t),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        if let Some(t) = &mut self.messages {
+            if let Err(e) = t.row(&message_row(&self.recording, label, index, row, status)) {
+                self.error = Some(e);
+            }
+        }
     }
 
     /// The `paths` table of `paths` (each path and its summary) written, and `path_messages`

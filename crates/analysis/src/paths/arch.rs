@@ -255,24 +255,21 @@ impl Architecture {
     /// Who publishes during which callback's runs in `a` (see [`Publishing`]).
     pub fn seen_publishing<'a>(a: impl Into<View<'a>>) -> Publishing {
         let a = a.into();
-        let mut out = Publishing::default();
-        // (Each callback and topic once, by the topic's address, before its name is hashed.)
-        let mut once: crate::collections::HashSet<(u32, *const u8)> = Default::default();
-        for LinkedPublication { publication: p, topic } in a.pubs {
-            let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
-            if let Some(cb) = a.runs[run as usize].callback {
-                if once.insert((cb, topic.as_ptr())) {
-                    out.insert((a.model.callbacks.get(cb).key, topic.clone()));
-                }
-            }
-        }
-        out
+        published_in_runs(&a).map(|(cb, topic)| (a.model.callbacks.get(cb).key, topic.clone())).collect()
     }
 
     /// The architecture of `a`'s model, the callbacks seen publishing being those of `seen`
     /// rather than those of `a`'s tables (a streamed analysis has none).
     pub fn from_seen<'a>(a: impl Into<View<'a>>, seen: &Publishing) -> Architecture {
         Architecture::build(&a.into(), Some(seen))
+    }
+
+    /// Each path written as [`Architecture::parse_path`] takes it (`paths`), then each named
+    /// path of the architecture (`named`), in that order; a path it does not have is its error,
+    /// starting with `what[0]` (a written path) or `what[1]` (a named one).
+    pub fn paths_asked(&self, paths: &[String], named: &[String], what: [&str; 2]) -> Vec<Result<PathSpec, String>> {
+        let written = paths.iter().map(|p| self.parse_path(p, what[0]));
+        written.chain(named.iter().map(|n| self.named_path(n, what[1]))).collect()
     }
 
     /// The architecture observed in an analysis.
@@ -813,6 +810,29 @@ impl Architecture {
 /// their order. A publication is a pair of a callback object and a topic, most of them repeats:
 /// those are set apart by the pair (the topic's name is shared, see [`crate::link::Flow::topic`])
 /// before any name is compared.
+fn publishing<'a>(
+    a: &View<'a>,
+    cb_name: &'a HashMap<u32, (String, String)>,
+    ignored: impl Fn(&str) -> bool,
+) -> Vec<(&'a str, &'a str, &'a str)> {
+    let named = published_in_runs(a).filter_map(|(cb, topic)| cb_name.get(&cb).map(|(n, c)| (n, &**topic, c)));
+    let mut out: Vec<_> = named.filter(|x| !ignored(x.1)).map(|(n, t, c)| (n.as_str(), t, c.as_str())).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Each (callback, topic) of the publications made during a callback's run in `a`, once: a
+/// publication is a pair of a callback object and a topic, most of them repeats, set apart by the
+/// pair (the topic's name is shared, see [`crate::link::Flow::topic`]) before any name is hashed.
+fn published_in_runs<'a>(a: &View<'a>) -> impl Iterator<Item = (u32, &'a std::sync::Arc<str>)> {
+    let (runs, mut once) = (a.runs, crate::collections::HashSet::<(u32, *const u8)>::default());
+    a.pubs.iter().filter_map(move |LinkedPublication { publication: p, topic }| {
+        let (topic, cb) = (topic.as_ref()?, runs[p.in_run()? as usize].callback?);
+        once.insert((cb, topic.as_ptr())).then_some((cb, topic))
+    })
+}
+
 /// [`publishing`], from what a streamed analysis saw ([`Architecture::seen_publishing`]).
 fn publishing_seen<'a>(
     m: &crate::Model,
@@ -830,28 +850,6 @@ fn publishing_seen<'a>(
             if let Some((n, cbn)) = cb_name.get(id) {
                 out.push((n.as_str(), &**topic, cbn.as_str()));
             }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-fn publishing<'a>(
-    a: &View<'a>,
-    cb_name: &'a HashMap<u32, (String, String)>,
-    ignored: impl Fn(&str) -> bool,
-) -> Vec<(&'a str, &'a str, &'a str)> {
-    let mut seen: crate::collections::HashSet<(u32, *const u8)> = Default::default();
-    let mut out = Vec::new();
-    for LinkedPublication { publication: p, topic } in a.pubs {
-        let (Some(topic), Some(run)) = (topic, p.in_run()) else { continue };
-        let Some(cb) = a.runs[run as usize].callback else { continue };
-        if !seen.insert((cb, topic.as_ptr())) || ignored(topic) {
-            continue;
-        }
-        if let Some((n, cbn)) = cb_name.get(&cb) {
-            out.push((n.as_str(), &**topic, cbn.as_str()));
         }
     }
     out.sort_unstable();

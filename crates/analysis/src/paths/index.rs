@@ -219,9 +219,8 @@ impl<'a> PathIndex<'a> {
         opt: PathOptions,
         what: [&str; 2],
     ) -> Vec<Result<(PathSpec, PathRecords), String>> {
-        let specs = paths.iter().map(|p| arch.parse_path(p, what[0]));
-        let specs = specs.chain(named.iter().map(|n| arch.named_path(n, what[1])));
-        specs.map(|s| s.and_then(|s| self.records(arch, &s, opt).map(|r| (s, r)))).collect()
+        let specs = arch.paths_asked(paths, named, what);
+        specs.into_iter().map(|s| s.and_then(|s| self.records(arch, &s, opt).map(|r| (s, r)))).collect()
     }
 
     /// The records of `path` in `arch`.

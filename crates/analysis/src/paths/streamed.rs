@@ -75,6 +75,13 @@ pub struct StreamedPath {
     pub response: Vec<(Case, Stats)>,
 }
 
+impl StreamedPath {
+    /// What [`PathIndex::summary`] tells of the path in memory: its counts and latency.
+    pub fn summary(&self) -> super::RecordsSummary {
+        super::RecordsSummary { counts: self.counts, latency: self.latency.clone() }
+    }
+}
+
 impl<'a> PathStream<'a> {
     /// Path `spec` of the whole recording's architecture `arch`, followed with `opt`, with the
     /// response times of `cases`; each slice's records made on `jobs` threads.
