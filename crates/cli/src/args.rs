@@ -260,13 +260,19 @@ impl Input {
     /// The traces opened and analysed, with progress on a terminal and every error printed;
     /// `None` when no trace opened.
     pub fn load(&self) -> Option<Loaded> {
-        crate::load::analyze(&self.traces, self.jobs, self.options.clone(), None)
+        crate::load::analyze(&self.traces, self.jobs, self.options.clone(), None, false)
     }
 
     /// [`load`](Self::load), with each slice of a streamed analysis given to `on_slice` as it
     /// is added up.
     pub fn load_streaming(&self, mut on_slice: impl FnMut(&rostrace_analysis::StreamedSlice<'_>)) -> Option<Loaded> {
-        crate::load::analyze(&self.traces, self.jobs, self.options.clone(), Some(&mut on_slice))
+        crate::load::analyze(&self.traces, self.jobs, self.options.clone(), Some(&mut on_slice), false)
+    }
+
+    /// [`load_streaming`](Self::load_streaming), a second time: the errors of reading, printed
+    /// by the first, not printed again.
+    pub fn load_again(&self, mut on_slice: impl FnMut(&rostrace_analysis::StreamedSlice<'_>)) -> Option<Loaded> {
+        crate::load::analyze(&self.traces, self.jobs, self.options.clone(), Some(&mut on_slice), true)
     }
 
     /// The architecture of `a`, with the architecture file applied; what the file says that

@@ -38,7 +38,7 @@ pub fn follow_streamed(
     let mut streams: Vec<Option<PathStream>> =
         specs.iter().map(|(s, opt)| Some(PathStream::new(arch, s, *opt, cases, jobs))).collect();
     input.options.streaming = rostrace_analysis::Streaming::Always;
-    let again = input.load_streaming(|slice| {
+    let again = input.load_again(|slice| {
         // One index of the slice's tables for every path.
         let mut index = PathIndex::new(slice.tables);
         index.set_jobs(jobs);

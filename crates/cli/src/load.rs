@@ -7,28 +7,32 @@ use rostrace_analysis::{Loaded, Open, Options};
 use std::path::{Path, PathBuf};
 
 /// Opens `traces` and analyses them with `options` on `jobs` threads (the standard handlers),
-/// with progress on a terminal and the errors of opening and reading printed as they are met;
-/// `None` when no trace opened.
+/// with progress on a terminal and the errors of opening and reading printed as they are met
+/// (not `again`: a second reading, whose errors the first one printed); `None` when no trace
+/// opened.
 pub fn analyze(
     traces: &[PathBuf],
     jobs: usize,
     options: Options,
     on_slice: Option<&mut dyn FnMut(&rostrace_analysis::StreamedSlice<'_>)>,
+    again: bool,
 ) -> Option<Loaded> {
     let mut progress: Option<Progress> = None;
     let mut open = Open::new(traces).jobs(jobs).options(options);
     if let Some(f) = on_slice {
         open = open.on_slice(f);
     }
+    let (what, then) = match again {
+        true => ("reading again", "reading again: events read; following"),
+        false => ("analyzing", "analyzing: events read; linking and reporting"),
+    };
     let loaded = open
-        .on_error(|e| crate::out::errln!("rostrace: error: {e}"))
-        .progress(|done, total| {
-            progress
-                .get_or_insert_with(|| {
-                    Progress::new(total, "analyzing").then("analyzing: events read; linking and reporting")
-                })
-                .at(done, total)
+        .on_error(|e| {
+            if !again {
+                crate::out::errln!("rostrace: error: {e}")
+            }
         })
+        .progress(|done, total| progress.get_or_insert_with(|| Progress::new(total, what).then(then)).at(done, total))
         .analyze();
     if let Some(p) = &progress {
         p.finish();
@@ -72,7 +76,7 @@ pub fn run(arg: &str, path: &Path, jobs: usize, options: impl FnOnce(&mut Option
         let mut o = Options { longest_paths: true, diff_samples: true, ..Options::default() };
         options(&mut o);
         let options = o;
-        return analyze(&[path.to_path_buf()], jobs, options, None)
+        return analyze(&[path.to_path_buf()], jobs, options, None, false)
             .map(|l| Run::Trace(Box::new(l)))
             .ok_or_else(|| format!("{arg} {}: no trace could be read", path.display()));
     }
