@@ -620,6 +620,14 @@ fn e2e_agree(trace: &Path, path: &str, slice: &str, extra: &[&str]) -> Value {
     b
 }
 
+/// Pseudo-random delays below a bound, the same for a seed (a linear congruential generator).
+fn jitter(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |max: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % max
+    }
+}
+
 /// Four nodes, a message every 10 ms for `secs`: `/s/n0`'s timer publishes `/s/t0`; `/s/n1`
 /// takes it (every 13th message is lost) and publishes `/s/t1` in its callback; `/s/n2` takes
 /// that, and its timer (30 ms) publishes `/s/t2` from the latest taken (the others superseded);
@@ -631,11 +639,7 @@ fn fused_chain(dir: &Path, secs: u64) {
     let (sub1, p1) = (s.subscription(n1, "/s/t0"), s.publisher(n1, "/s/t1"));
     let (sub2, tick2, p2) = (s.subscription(n2, "/s/t1"), s.timer(n2, 30 * MS), s.publisher(n2, "/s/t2"));
     let sub3 = s.subscription(n3, "/s/t2");
-    let (mut round, mut seed) = (0u64, 7u64);
-    let mut jitter = move |max: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 33) % max
-    };
+    let (mut round, mut jitter) = (0u64, jitter(7));
     s.write_batches(dir, 4096, |s| {
         if round == secs * 100 {
             return false;
@@ -804,11 +808,7 @@ fn service_calls(dir: &Path, secs: u64) {
     let service = s.service(n, "/compute");
     let caller = s.node("caller");
     let client = s.client(caller, "/compute");
-    let (mut round, mut seed) = (0u64, 3u64);
-    let mut jitter = move |max: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 33) % max
-    };
+    let (mut round, mut jitter) = (0u64, jitter(3));
     s.write_batches(dir, 4096, |s| {
         if round == secs * 50 {
             return false;
