@@ -85,6 +85,13 @@ impl<'a> Context<'a> {
         self.ros2.running(at.trace, at.vpid, at.vtid)
     }
 
+    /// The callback handle (trace, process, address) of the run a thread is in at this moment
+    /// (the innermost): a key that holds across the slices of a streamed analysis, where run
+    /// indices are each slice's own.
+    pub fn running_callback(&self, at: &At) -> Option<crate::model::Key> {
+        self.ros2.running_callback(at.trace, at.vpid, at.vtid)
+    }
+
     /// The event's place in the time order of all events of the set (time, then stream, then
     /// position in the stream file, compared as numbers): what a handler that splits (see
     /// [`Handler::split`]) merges results kept in event order by.

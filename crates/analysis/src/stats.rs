@@ -337,6 +337,38 @@ impl Sample {
     }
 }
 
+/// Latencies as totals keep them: every value (an analysis in memory), or a [`Sample`] (a
+/// streamed analysis, slice by slice).
+pub(crate) trait Latencies: Default {
+    fn add(&mut self, x: i64);
+    fn merge(&mut self, other: Self);
+    fn into_stats(self) -> Stats;
+}
+
+impl Latencies for Vec<i64> {
+    fn add(&mut self, x: i64) {
+        self.push(x);
+    }
+    fn merge(&mut self, other: Self) {
+        self.extend(other);
+    }
+    fn into_stats(mut self) -> Stats {
+        Stats::of(&mut self)
+    }
+}
+
+impl Latencies for Sample {
+    fn add(&mut self, x: i64) {
+        Sample::add(self, x);
+    }
+    fn merge(&mut self, other: Self) {
+        Sample::merge(self, &other);
+    }
+    fn into_stats(self) -> Stats {
+        Sample::stats(&self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,9 +11,10 @@
 //! Counts, sums, means, minima and maxima equal those of one analysis of the whole recording,
 //! for every message taken within the margin after its publication;
 //! percentiles are exact for a callback or topic of up to 1,024 values, then within
-//! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). What a streamed report
-//! leaves out, and says it does ([`Streamed::not_computed`]): the system analyses (made by
-//! handlers whose results are not added up by slice), and the longest paths (ranked by
+//! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). The system analyses whose
+//! state lasts as long as the recording are kept from slice to slice and fed each slice's own
+//! events ([`Carried`]); the slices are then read one after another. What a streamed report
+//! leaves out, and says it does ([`Streamed::not_computed`]): the longest paths (ranked by
 //! following every candidate path through the whole recording's messages).
 
 use crate::engine;
@@ -22,7 +23,9 @@ use crate::link::{link, Tables, View};
 use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
 use crate::skip::PacketIndex;
+use crate::stats::Sample;
 use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
+use crate::system::{Carried, SystemTotals};
 use crate::window::{Bound, Window};
 use rostrace_ctf::TraceSet;
 
@@ -54,9 +57,16 @@ pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool, takes_ta
     }
 }
 
-/// What a slice's pass made: its linked tables, what the report needs besides, and the executor
-/// phases of its time.
-type Slice = (Tables, crate::link::Linked, crate::executor::ExecutorHandler, crate::ServiceHandler);
+/// What a slice's pass made: its linked tables, what the report needs besides, the executor
+/// phases and service calls of its time, and its system handlers that carry no state from one
+/// slice to the next (message age, sim time), fed what it read, keeping what is of its time.
+struct Slice {
+    tables: Tables,
+    linked: crate::link::Linked,
+    executor: crate::executor::ExecutorHandler,
+    services: crate::ServiceHandler,
+    system: Handlers,
+}
 
 /// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
 /// tables (what its pass read: its time and the margins around it) and where the instances in
@@ -168,6 +178,12 @@ struct Slices {
 }
 
 impl Slices {
+    /// The recording's time, from its first event to the end of its last slice (ns).
+    fn span(&self) -> (i64, i64) {
+        let Grid { first, slice_ns, slices, .. } = self.grid;
+        (first, first.saturating_add(slices.saturating_mul(slice_ns)))
+    }
+
     /// Slice `k`'s time, from (inclusive) to (exclusive): the first one from the start of time,
     /// the last one to its end.
     fn time(&self, k: i64) -> (i64, i64) {
@@ -179,8 +195,17 @@ impl Slices {
 
     /// Slice `k`'s pass over `set` (the packets before its window that declare nothing, as
     /// `index` knows them, passed over), linked; `room`: the tables' sizes of the slice before
-    /// on this set, updated.
-    fn pass(&self, set: &mut TraceSet, index: &PacketIndex, k: i64, jobs: usize, room: &mut [usize; 3]) -> Slice {
+    /// on this set, updated; `carried`: the system handlers that carry state, fed the events of
+    /// the slice's time (when the slices are read one after another).
+    fn pass(
+        &self,
+        set: &mut TraceSet,
+        index: &PacketIndex,
+        k: i64,
+        jobs: usize,
+        room: &mut [usize; 3],
+        mut carried: Option<&mut Carried>,
+    ) -> Slice {
         let (from, to) = self.time(k);
         let margin = self.grid.margin_ns;
         let window = Window {
@@ -203,6 +228,12 @@ impl Slices {
         handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
         // Service calls: those of what it reads, the slice's counted by their time.
         handlers.add(crate::ServiceHandler::default());
+        handlers.add(crate::system::MessageAge::sliced((from, to)));
+        handlers.add(crate::system::SimTime::sliced((from, to)));
+        if let Some(c) = carried.as_deref_mut() {
+            c.within = (from, to);
+            handlers.add(std::mem::take(c));
+        }
         let mut plan = engine::plan(&mut handlers, set);
         plan.slice = Some((from, to));
         plan.room = *room;
@@ -211,8 +242,14 @@ impl Slices {
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
         let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();
         let services = handlers.get_mut::<crate::ServiceHandler>().map(std::mem::take).unwrap_or_default();
-        let (t, linked) = link(c, rostrace_threads::threads(jobs));
-        (t, linked, executor, services)
+        if let Some(c) = carried {
+            *c = handlers.get_mut::<Carried>().map(std::mem::take).unwrap_or_default();
+        }
+        let mut system = Handlers::default();
+        system.add(handlers.get_mut::<crate::system::MessageAge>().map(std::mem::take).unwrap_or_default());
+        system.add(handlers.get_mut::<crate::system::SimTime>().map(std::mem::take).unwrap_or_default());
+        let (tables, linked) = link(c, rostrace_threads::threads(jobs));
+        Slice { tables, linked, executor, services, system }
     }
 }
 
@@ -244,7 +281,23 @@ pub(crate) fn analyze(
     let mut firsts = [0u64; 3];
     // Who publishes during which callback's runs, for the architecture of the whole recording.
     let mut publishing = crate::paths::arch::Publishing::default();
-    let mut add = |k: i64, (t, linked, executor, services): Slice| {
+    // The system analyses: those that carry state from slice to slice, and the totals.
+    let mut carried = Carried::standard();
+    {
+        // (Subscribed once here, to learn whether the recording has their events.)
+        let mut h = Handlers::default();
+        h.add(std::mem::take(&mut carried));
+        engine::plan(&mut h, set);
+        carried = h.get_mut::<Carried>().map(std::mem::take).unwrap_or_default();
+    }
+    let mut system = SystemTotals::<Sample>::new(Some(plan.span()));
+    let mut add = |k: i64, slice: Slice, carried: Option<&mut Carried>| {
+        let Slice { tables: t, linked, executor, services, system: slice_system } = slice;
+        system.add(&slice_system);
+        if let Some(c) = carried {
+            system.add(&c.handlers);
+            crate::system::totals_clear(&mut c.handlers);
+        }
         let handlers = Handlers::default();
         let view = t.view(&handlers);
         publishing.extend(crate::paths::arch::Architecture::seen_publishing(view));
@@ -260,10 +313,7 @@ pub(crate) fn analyze(
             traces: &t.traces,
             from,
             to,
-            span: (
-                plan.grid.first,
-                plan.grid.first.saturating_add(plan.grid.slices.saturating_mul(plan.grid.slice_ns)),
-            ),
+            span: plan.span(),
             callbacks,
             ended,
             services: &services,
@@ -274,14 +324,16 @@ pub(crate) fn analyze(
         last = (t.model, t.traces);
         progress(total / 4 + (k as u64 + 1) * (total - total / 4) / slices as u64, total);
     };
-    // The other readers' sets: the same traces opened again and indexed.
-    let workers = rostrace_threads::threads(jobs).min(slices as usize);
+    // The other readers' sets: the same traces opened again and indexed. (With events for the
+    // system analyses that carry state, one reader reads the slices in their order.)
+    let workers = if carried.subscribed() { 1 } else { rostrace_threads::threads(jobs).min(slices as usize) };
     let mut others: Vec<TraceSet> =
         (1..workers).map(|_| set.reopen().0).filter(|o| o.traces.len() == set.traces.len()).collect();
     if others.is_empty() {
         let mut room = [0; 3];
         for k in 0..slices {
-            add(k, plan.pass(set, &index, k, jobs, &mut room));
+            let slice = plan.pass(set, &index, k, jobs, &mut room, Some(&mut carried));
+            add(k, slice, Some(&mut carried));
         }
     } else {
         let n = others.len() as i64 + 1;
@@ -296,7 +348,7 @@ pub(crate) fn analyze(
                 rostrace_threads::spawn_off(s, w, move || {
                     let mut room = [0; 3];
                     for k in (w as i64..plan.grid.slices).step_by(n as usize) {
-                        if tx.send(plan.pass(set, index, k, 1, &mut room)).is_err() {
+                        if tx.send(plan.pass(set, index, k, 1, &mut room, None)).is_err() {
                             break;
                         }
                     }
@@ -305,7 +357,7 @@ pub(crate) fn analyze(
             rostrace_threads::let_started_move();
             for k in 0..slices {
                 match results[(k % n) as usize].recv() {
-                    Ok(slice) => add(k, slice),
+                    Ok(slice) => add(k, slice, None),
                     // A reader that stopped short has panicked: the scope passes its panic on.
                     Err(_) => break,
                 }
@@ -320,15 +372,17 @@ pub(crate) fn analyze(
     let mut handlers = Handlers::default();
     handlers.add(crate::executor::ExecutorHandler { threads: totals.executor().clone(), within: None });
     let mut report = totals.report(&mut model);
+    carried.finish();
+    let names: crate::HashMap<crate::Key, (&str, &str)> =
+        report.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
+    let system = system.report(&carried.handlers, &names);
+    report.system = system;
     report.streamed = Some(Streamed {
         slices: slices as u64,
         slice_ns,
         margin_ns: MARGIN_NS,
         percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
-        not_computed: ["system analyses", "longest paths"]
-            .into_iter()
-            .filter(|&s| s != "longest paths" || options.longest_paths)
-            .collect(),
+        not_computed: if options.longest_paths { vec!["longest paths"] } else { Vec::new() },
     });
     report.filter(options.nodes.as_ref(), options.topics.as_ref());
     let tables = Tables {

@@ -383,4 +383,10 @@ impl Collected {
     pub fn running(&self, trace: u32, vpid: i64, vtid: i64) -> Option<u32> {
         self.open.get(&(trace, vpid, vtid)).and_then(|s| s.last()).map(|&(_, run)| run)
     }
+
+    /// The callback handle (trace, vpid, address) of the run thread `vtid` of process
+    /// (`trace`, `vpid`) is in now (the innermost).
+    pub fn running_callback(&self, trace: u32, vpid: i64, vtid: i64) -> Option<crate::model::Key> {
+        self.open.get(&(trace, vpid, vtid)).and_then(|s| s.last()).map(|&(cb, _)| (trace, vpid, cb))
+    }
 }

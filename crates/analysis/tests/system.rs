@@ -4,52 +4,12 @@
 
 use rostrace_analysis::system::{CpuTime, Memory, MessageAge, Scheduling};
 use rostrace_analysis::Processor;
+#[path = "support/kernel.rs"]
+mod kernel;
+
+use kernel::*;
 use rostrace_ctf::write::*;
 use std::path::Path;
-
-const P: FieldType = FieldType::Pointer;
-const S: FieldType = FieldType::String;
-const I32: FieldType = FieldType::I32;
-const I64: FieldType = FieldType::I64;
-const U64: FieldType = FieldType::U64;
-
-/// Epoch offset of both traces' clocks.
-const OFFSET: i64 = 1_763_000_000_000_000_000;
-
-fn decl(events: &[(&str, &[(&str, FieldType)])], domain: &str, uuid: u8) -> TraceDecl {
-    TraceDecl {
-        uuid: [uuid; 16],
-        clock_offset_ns: OFFSET,
-        clock_uuid: [9; 16],
-        env: vec![("hostname".into(), "synthetic".into()), ("domain".into(), domain.into())],
-        events: events
-            .iter()
-            .map(|(n, f)| EventDecl {
-                name: n.to_string(),
-                fields: f.iter().map(|(n, t)| FieldDecl { name: n.to_string(), ty: t.clone() }).collect(),
-            })
-            .collect(),
-    }
-}
-
-/// Writes `evs` (clock ts, event id, payload) of one stream (one CPU) of a trace.
-fn stream(dir: &Path, d: &TraceDecl, cpu: u32, vpid: i32, evs: &mut [(u64, u32, Vec<u8>)]) {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("metadata"), packetize_metadata(&metadata_text(d), &d.uuid)).unwrap();
-    evs.sort_by_key(|e| e.0);
-    let f = std::fs::File::create(dir.join(format!("channel0_{cpu}"))).unwrap();
-    let mut w = StreamWriter::new(f, d.uuid, cpu as u64, cpu, 4096);
-    for (ts, id, p) in evs.iter() {
-        w.event(*id, *ts, vpid, vpid, b"synthetic", p).unwrap();
-    }
-    w.finish().unwrap();
-}
-
-fn switch(prev: i32, state: i64, next: i32) -> Vec<u8> {
-    let mut p = Payload::new();
-    p.string(b"prev").i32(prev).i32(20).i64(state).string(b"next").i32(next).i32(20);
-    p.bytes
-}
 
 /// Process 301: the libc wrapper's events.
 fn build_memory(root: &Path) {
@@ -89,38 +49,7 @@ fn build_memory(root: &Path) {
 
 fn build(root: &Path) {
     build_memory(root);
-    let kernel = decl(
-        &[
-            (
-                "sched_switch",
-                &[
-                    ("prev_comm", S),
-                    ("prev_tid", I32),
-                    ("prev_prio", I32),
-                    ("prev_state", I64),
-                    ("next_comm", S),
-                    ("next_tid", I32),
-                    ("next_prio", I32),
-                ],
-            ),
-            ("sched_waking", &[("comm", S), ("tid", I32), ("prio", I32), ("target_cpu", I32)]),
-            ("lttng_statedump_process_state", &[("tid", I32), ("pid", I32), ("name", S)]),
-            ("kmem_mm_page_alloc", &[("page", P), ("pfn", U64), ("order", I32), ("gfp_flags", I32)]),
-            ("kmem_mm_page_free", &[("page", P), ("pfn", U64), ("order", I32)]),
-        ],
-        "kernel",
-        1,
-    );
-    let waking = |tid: i32| {
-        let mut p = Payload::new();
-        p.string(b"w").i32(tid).i32(20).i32(0);
-        p.bytes
-    };
-    let dump = |tid: i32, pid: i32| {
-        let mut p = Payload::new();
-        p.i32(tid).i32(pid).string(b"proc");
-        p.bytes
-    };
+    let kernel = kernel();
     let k = root.join("kernel");
     // CPU 0: thread 300 runs callbacks; 400 preempts it; it blocks and is woken.
     stream(
@@ -137,16 +66,8 @@ fn build(root: &Path) {
             (10_000, 0, switch(300, 1, 0)),
             (14_000, 1, waking(300)),
             (15_500, 0, switch(0, 0, 300)),
-            (16_000, 3, {
-                let mut p = Payload::new();
-                p.u64(0xabc).u64(1).i32(2).i32(0);
-                p.bytes
-            }),
-            (17_000, 4, {
-                let mut p = Payload::new();
-                p.u64(0xabc).u64(1).i32(0);
-                p.bytes
-            }),
+            (16_000, 3, pages(true, 2)),
+            (17_000, 4, pages(false, 0)),
         ],
     );
     // CPU 1: a single switch only starts its clock.

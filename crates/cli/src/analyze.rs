@@ -84,10 +84,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
             o.release_architecture = true;
             o.release_tables = !a.samples;
             o.diff_samples = a.samples;
-            // (Sim time comes from a handler a streamed analysis does not run.)
-            if a.time == TimeBase::System {
-                a.stream.apply(o);
-            }
+            a.stream.apply(o);
         }),
         Err(e) => return fail(e),
     };

@@ -65,9 +65,9 @@ fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
 pub struct StreamArgs {
     /// Stream the analysis, slice of time by slice of time, in memory bounded by the system's
     /// size rather than the recording's length: `auto` (recordings of more than 1 GiB),
-    /// `always` or `never`. A streamed analysis leaves out the system analyses and `analyze`'s
-    /// longest paths, follows paths in a second reading, and reads percentiles of more than
-    /// 1,024 values from a sketch of 0.5 % relative accuracy (docs/streaming.md).
+    /// `always` or `never`. A streamed analysis leaves out `analyze`'s longest paths, follows
+    /// paths in a second reading, and reads percentiles of more than 1,024 values from a sketch
+    /// of 0.5 % relative accuracy (docs/streaming.md).
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub stream: Stream,
     /// Size of a streamed analysis's slices, in bytes of recording (`512K`, `64M`, `1G`).

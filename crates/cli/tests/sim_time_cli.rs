@@ -145,6 +145,11 @@ fn record_clock_follows_rclpy_clock() {
     let end_sim = START_S * 1e9 + SPEED * (se - first_pub) as f64;
     assert!((e as f64 - end_sim).abs() < 0.02 * SPEED * 1e9, "end {e} vs {end_sim}");
     assert!((((e - b) as f64) / ((se - sb) as f64) / SPEED - 1.0).abs() < 0.01, "{b} {e} {sb} {se}");
+    // Streamed, each slice keeps its own time's samples: the same fit, the same sim times.
+    let st_streamed = analyze_json(&["--stream", "always", "--slice-size", "16K", "--time", "sim"], &[&dir]);
+    assert!(st_streamed["streamed"]["slices"].as_u64().unwrap() > 1, "{}", st_streamed["streamed"]);
+    assert_eq!(st_streamed["system"]["sim_time"], rs["system"]["sim_time"]);
+    assert_eq!((&st_streamed["begin_ns"], &st_streamed["end_ns"]), (&rs["begin_ns"], &rs["end_ns"]));
     let text = rostrace().args(["analyze", "--time", "sim"]).arg(&dir).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     let line = text.lines().find(|l| l.starts_with("sim time: ")).unwrap_or_else(|| panic!("{text}"));

@@ -4,6 +4,8 @@
 //! slices; and it says what it leaves out.
 
 mod common;
+#[path = "../../analysis/tests/support/kernel.rs"]
+mod kernel;
 #[path = "../../analysis/tests/support/system.rs"]
 mod system;
 
@@ -14,11 +16,16 @@ use std::path::Path;
 use system::{Sys, MS};
 
 /// The sections a streamed report leaves out (it says so in `streamed.not_computed`).
-const LEFT_OUT: [&str; 3] = ["longest_paths", "system", "streamed"];
+const LEFT_OUT: [&str; 2] = ["longest_paths", "streamed"];
 
 /// Where `a` (in memory) and `b` (streamed) differ: every value equal, but percentiles within
-/// the sketch's relative error and floats up to rounding.
+/// the sketch's relative error and floats up to rounding. (A memory timeline's points are
+/// spread over the process's changes in memory, over the recording when streamed: see
+/// `memory_timelines_hold_the_peak_and_the_end`.)
 fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    if path.starts_with(".system.memory.processes[") && path.ends_with(".timeline") {
+        return;
+    }
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
@@ -89,7 +96,19 @@ fn streamed_analyses_of_the_shared_traces_equal_those_in_memory() {
         assert!(streamed["slices"].as_u64().unwrap() >= at_least, "{name}: {streamed}");
         assert_eq!(streamed["margin_ns"], 2_000_000_000u64);
         let left: Vec<&str> = streamed["not_computed"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
-        assert_eq!(left, ["system analyses", "longest paths"]);
+        assert_eq!(left, ["longest paths"]);
+    }
+    // Kernel scheduling, memory and function profile: the system analyses.
+    let Some(edge) = rostrace_testkit::test_data_path("ctf-edge") else { return };
+    for (name, slice, section) in [
+        ("tc-many-threads", "1M", "cpu_time"),
+        ("tc-bug446190", "64K", "cpu_time"),
+        ("tc-memory", "1M", "memory"),
+        ("tc-cyg-profile_glxgears-cyg-profile", "16K", "profile"),
+    ] {
+        let s = agree(&edge.join(name), slice);
+        assert!(s["streamed"]["slices"].as_u64().unwrap() >= 4, "{name}: {}", s["streamed"]);
+        assert!(s["system"].get(section).is_some(), "{name}: no {section}");
     }
 }
 
@@ -844,4 +863,127 @@ fn services_are_added_across_slices() {
     let calls = std::fs::read_to_string(dir.join("x/service_calls/r.csv")).unwrap();
     assert_eq!(calls.lines().count(), 4001);
     assert_eq!(calls.lines().filter(|l| l.contains(",server,") && !l.ends_with(',')).count(), 2000, "{calls}");
+}
+
+/// A kernel trace and two processes' userspace traces of one host, `secs` long.
+/// - Thread 300 (CPU 0) runs a subscription callback every 2 ms: woken, preempted once, blocked
+///   at its end; each message taken is dispatched with a header stamp of varying age; its
+///   process allocates and frees memory.
+/// - Thread 301 (CPU 1) runs a timer callback of 5 s (longer than the margin) every 20 s,
+///   preempted every 100 ms: its runs and its time on CPU cross many slices.
+/// - The kernel allocates and frees pages.
+fn kernel_and_ros(dir: &Path, secs: u64) {
+    use kernel::*;
+    use rostrace_ctf::write::Payload;
+    const US: u64 = 1_000;
+    let ust = decl(
+        &[
+            ("ros2:callback_start", &[("callback", P), ("is_intra_process", I32)]),
+            ("ros2:callback_end", &[("callback", P)]),
+            (
+                "ros2:dispatch_subscription_callback",
+                &[("message", P), ("callback", P), ("source_stamp", U64), ("message_timestamp", U64)],
+            ),
+            ("lttng_ust_libc:malloc", &[("size", U64), ("ptr", P)]),
+            ("lttng_ust_libc:free", &[("ptr", P)]),
+        ],
+        "ust",
+        2,
+    );
+    let u64s = |v: &[u64]| {
+        let mut p = Payload::new();
+        v.iter().for_each(|x| {
+            p.u64(*x);
+        });
+        p.bytes
+    };
+    let start = |cb: u64| {
+        let mut p = Payload::new();
+        p.u64(cb).i32(0);
+        p.bytes
+    };
+    let mut jit = jitter(57);
+    let (mut cpu0, mut cpu1, mut app0, mut app1) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    cpu0.extend([(500, 2, dump(300, 300)), (600, 2, dump(301, 301)), (700, 2, dump(400, 400))]);
+    for i in 0..secs * 500 {
+        let t = MS + i * 2 * MS;
+        let w = 20 * US + jit(30 * US);
+        cpu0.push((t, 1, waking(300)));
+        cpu0.push((t + w, 0, switch(0, 1, 300)));
+        app0.push((t + w + 10 * US, 2, u64s(&[0x90, 0x50, 0, OFFSET as u64 + t - jit(3 * MS)])));
+        app0.push((t + w + 20 * US, 0, start(0x50)));
+        let p = t + w + 30 * US + jit(200 * US);
+        cpu0.push((p, 0, switch(300, 0, 400)));
+        cpu0.push((p + 50 * US + jit(100 * US), 0, switch(400, 1, 300)));
+        app0.push((t + 600 * US, 3, u64s(&[64 + jit(1000), 0x1000 + i % 64])));
+        app0.push((t + 650 * US + jit(100 * US), 4, u64s(&[0x1000 + (i + 32) % 64])));
+        app0.push((t + 900 * US, 1, u64s(&[0x50])));
+        cpu0.push((t + 950 * US, 0, switch(300, 1, 0)));
+        cpu0.push((t + 1200 * US, if i % 3 == 2 { 4 } else { 3 }, pages(i % 3 != 2, (i % 2) as i32)));
+    }
+    for k in 0..secs.div_ceil(20) {
+        let t = 5_000 * MS + k * 20_000 * MS;
+        cpu1.push((t - MS, 0, switch(0, 0, 301)));
+        app1.push((t, 0, start(0x70)));
+        for j in 1..50 {
+            let p = t + j * 100 * MS;
+            cpu1.push((p, 0, switch(301, 0, 401)));
+            cpu1.push((p + 3 * MS + jit(2 * MS), 0, switch(401, 0, 301)));
+        }
+        app1.push((t + 5_000 * MS, 1, u64s(&[0x70])));
+        cpu1.push((t + 5_000 * MS + MS, 0, switch(301, 1, 0)));
+    }
+    let k = kernel();
+    stream(&dir.join("kernel"), &k, 0, 0, &mut cpu0);
+    stream(&dir.join("kernel"), &k, 1, 0, &mut cpu1);
+    stream(&dir.join("ust/pid/app-300/64-bit"), &ust, 0, 300, &mut app0);
+    stream(&dir.join("ust/pid/app-301/64-bit"), &ust, 0, 301, &mut app1);
+}
+
+#[test]
+fn system_analyses_are_carried_across_slices() {
+    let dir = rostrace_testkit::TempDir::new("stream-system");
+    let trace = dir.join("trace");
+    kernel_and_ros(&trace, 60);
+    // Slices of about 50 ms to 1 s: each of the timer's runs of 5 s crosses 5 to 100.
+    for slice in ["16K", "64K", "256K"] {
+        let s = agree(&trace, slice);
+        assert_eq!(s["streamed"]["not_computed"], serde_json::json!(["longest paths"]), "{}", s["streamed"]);
+        let sys = &s["system"];
+        let sched = sys["scheduling"]["callbacks"].as_array().unwrap();
+        let timer = sched.iter().find(|c| c["callback"]["address"] == 0x70).expect("the timer's scheduling");
+        // Three runs of 5 s, each preempted 49 times.
+        assert_eq!((timer["runs"].as_u64(), timer["preemptions"].as_u64()), (Some(3), Some(147)), "{timer}");
+        let sub = sched.iter().find(|c| c["callback"]["address"] == 0x50).expect("the subscription's scheduling");
+        assert_eq!((sub["runs"].as_u64(), sub["preemptions"].as_u64()), (Some(30_000), Some(30_000)), "{sub}");
+        assert_eq!(sys["message_age"][0]["ns"]["count"], 30_000);
+        // (Its first wake-up comes before the thread is seen running a callback.)
+        assert_eq!(sys["scheduling"]["wakeup_latency"][0]["latency_ns"]["count"], 29_999);
+        assert!(sys["cpu_time"]["threads"].as_array().unwrap().len() >= 4, "{}", sys["cpu_time"]);
+        let memory = sys["memory"]["processes"].as_array().unwrap();
+        assert_eq!(memory.len(), 2, "{}", sys["memory"]);
+        assert!(s["streamed"]["slices"].as_u64().unwrap() > 50, "{}", s["streamed"]);
+    }
+}
+
+/// A memory timeline streamed: at most 201 points over the recording, in time order, the peak
+/// among them and the final usage last.
+#[test]
+fn memory_timelines_hold_the_peak_and_the_end() {
+    let dir = rostrace_testkit::TempDir::new("stream-memory");
+    let trace = dir.join("trace");
+    kernel_and_ros(&trace, 20);
+    let s = analyze_json(&["--stream", "always", "--slice-size", "16K"], &[&trace]);
+    for p in s["system"]["memory"]["processes"].as_array().unwrap() {
+        let points: Vec<(i64, i64)> = p["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x[0].as_i64().unwrap(), x[1].as_i64().unwrap()))
+            .collect();
+        assert!((100..=201).contains(&points.len()), "{} points", points.len());
+        assert!(points.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert!(points.contains(&(p["max_at_ns"].as_i64().unwrap(), p["max_bytes"].as_i64().unwrap())), "{p}");
+        assert_eq!(points.last().unwrap().1, p["final_bytes"].as_i64().unwrap(), "{p}");
+    }
 }

@@ -219,11 +219,10 @@ impl<'m> Reporting<'m> {
                 service_runs: &cbs.tally.service_runs,
             },
         );
-        let run_key = |i: u32| a.runs.get(i as usize).and_then(|r| a.slots.get(r.run.slot())).copied();
         let system = {
             let names: crate::collections::HashMap<(u32, i64, u64), (&str, &str)> =
                 cbs.callbacks.iter().map(|c| ((c.trace, c.vpid, c.address), (&*c.node, &*c.symbol))).collect();
-            crate::system::SystemReport::of(a.handlers, run_key, &names)
+            crate::system::SystemReport::of(a.handlers, &names)
         };
         // The sections' working tables are given back before the next section is made, so that
         // the largest of them is not held beside the rows of all the others.

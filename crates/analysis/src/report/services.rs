@@ -4,7 +4,7 @@ use crate::collections::HashMap;
 use crate::link::View;
 use crate::model::{Key, Model, Registry, Service};
 use crate::services::{ClientCall, ServerCall, ServiceHandler};
-use crate::stats::{Sample, Stats};
+use crate::stats::{Latencies, Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -95,38 +95,6 @@ fn services(m: &Model, clients: &[ClientCall], servers: &[ServerCall]) -> Vec<Se
     let mut t = ServiceTotals::<Vec<i64>>::default();
     t.add(m, clients, servers, |_| true, |_| true);
     t.report()
-}
-
-/// Latencies as a service's totals keep them: every value (in memory), or a [`Sample`] (a
-/// streamed analysis, slice by slice).
-pub(crate) trait Latencies: Default {
-    fn add(&mut self, x: i64);
-    fn merge(&mut self, other: Self);
-    fn stats(self) -> Stats;
-}
-
-impl Latencies for Vec<i64> {
-    fn add(&mut self, x: i64) {
-        self.push(x);
-    }
-    fn merge(&mut self, other: Self) {
-        self.extend(other);
-    }
-    fn stats(mut self) -> Stats {
-        Stats::of(&mut self)
-    }
-}
-
-impl Latencies for Sample {
-    fn add(&mut self, x: i64) {
-        Sample::add(self, x);
-    }
-    fn merge(&mut self, other: Self) {
-        Sample::merge(self, &other);
-    }
-    fn stats(self) -> Stats {
-        Sample::stats(&self)
-    }
 }
 
 /// One service's counts and latencies so far.
@@ -223,10 +191,10 @@ impl<L: Latencies> ServiceTotals<L> {
                 responses_received: a.received,
                 requests_matched: a.req_matched,
                 responses_matched: a.resp_matched,
-                request_ns: a.request.stats(),
-                service_ns: a.service.stats(),
-                response_ns: a.response.stats(),
-                round_trip_ns: a.round.stats(),
+                request_ns: a.request.into_stats(),
+                service_ns: a.service.into_stats(),
+                response_ns: a.response.into_stats(),
+                round_trip_ns: a.round.into_stats(),
             })
             .collect()
     }

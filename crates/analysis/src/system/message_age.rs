@@ -22,6 +22,17 @@ pub struct MessageAge {
     pub ages: HashMap<(u32, i64, u64), Vec<i64>>,
     /// Dispatch events seen (with or without a stamp).
     pub dispatches: u64,
+    /// The time whose callback starts are counted, from (inclusive) to (exclusive): a slice's
+    /// of a streamed analysis, which reads a margin around it (`None`: all).
+    pub(crate) within: Option<(i64, i64)>,
+}
+
+impl MessageAge {
+    /// The handler of a streamed analysis's slice from `within.0` (inclusive) to `within.1`
+    /// (exclusive), fed what the slice reads and keeping what is of its time.
+    pub(crate) fn sliced(within: (i64, i64)) -> MessageAge {
+        MessageAge { within: Some(within), ..Default::default() }
+    }
 }
 
 impl Handler for MessageAge {
@@ -66,7 +77,7 @@ impl Handler for MessageAge {
                 }
             }
         } else if let Some((cb, stamp)) = self.pending.remove(&thread) {
-            if cb == callback {
+            if cb == callback && self.within.is_none_or(|(a, b)| a <= at.ts && at.ts < b) {
                 self.ages.entry((at.trace, at.vpid, callback)).or_default().push(at.ts - stamp);
             }
         }
@@ -74,7 +85,12 @@ impl Handler for MessageAge {
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
         // Its tables, without results.
-        Some(Box::new(MessageAge { fields: self.fields.clone(), kinds: self.kinds.clone(), ..Default::default() }))
+        Some(Box::new(MessageAge {
+            fields: self.fields.clone(),
+            kinds: self.kinds.clone(),
+            within: self.within,
+            ..Default::default()
+        }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {

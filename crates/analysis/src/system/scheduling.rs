@@ -15,8 +15,8 @@ use rostrace_ctf::{Event, EventClass};
 /// Scheduling of one callback run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunSched {
-    /// Index of the run in the pass's runs ([`crate::Collected::runs`]).
-    pub run: u32,
+    /// The run's callback handle: (trace, process, address).
+    pub callback: crate::model::Key,
     /// Time on a CPU during the run (ns).
     pub on_cpu_ns: i64,
     /// Time off CPU during the run (ns): its duration less the time on a CPU.
@@ -37,8 +37,8 @@ struct ThreadSched {
     blocked: u64,
     /// When it was last woken, not yet on a CPU.
     woken: Option<i64>,
-    /// Open callback runs: (run index, start, on_ns, preemptions, blocked at the start).
-    open: Vec<(u32, i64, i64, u64, u64)>,
+    /// Open callback runs: (callback handle, start, on_ns, preemptions, blocked at the start).
+    open: Vec<(crate::model::Key, i64, i64, u64, u64)>,
 }
 
 impl ThreadSched {
@@ -181,7 +181,7 @@ impl Handler for Scheduling {
                 if !self.kernel_hosts.contains_key(&host) {
                     return;
                 }
-                let Some(run) = cx.running(at) else { return };
+                let Some(callback) = cx.running_callback(at) else { return };
                 self.callback_threads.insert((host, at.vtid));
                 let t = self.threads.entry((host, at.vtid)).or_default();
                 // Recording this event, the thread is on a CPU.
@@ -189,16 +189,16 @@ impl Handler for Scheduling {
                     t.on_since = Some(at.ts);
                     t.woken = None;
                 }
-                let snap = (run, at.ts, t.on_ns_at(at.ts), t.preemptions, t.blocked);
+                let snap = (callback, at.ts, t.on_ns_at(at.ts), t.preemptions, t.blocked);
                 t.open.push(snap);
             }
             _ => {
                 let host = self.host(at.trace);
                 let Some(t) = self.threads.get_mut(&(host, at.vtid)) else { return };
-                let Some((run, start, on0, p0, b0)) = t.open.pop() else { return };
+                let Some((callback, start, on0, p0, b0)) = t.open.pop() else { return };
                 let on_cpu_ns = t.on_ns_at(at.ts) - on0;
                 self.runs.push(RunSched {
-                    run,
+                    callback,
                     on_cpu_ns,
                     off_cpu_ns: (at.ts - start - on_cpu_ns).max(0),
                     preemptions: t.preemptions - p0,

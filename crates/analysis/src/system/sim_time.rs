@@ -17,6 +17,17 @@ pub struct SimTime {
     orders: Vec<u128>,
     /// The trace of each sample.
     traces: Vec<u32>,
+    /// The time whose samples are kept, from (inclusive) to (exclusive): a slice's of a
+    /// streamed analysis, which reads a margin around it (`None`: all).
+    pub(crate) within: Option<(i64, i64)>,
+}
+
+impl SimTime {
+    /// The handler of a streamed analysis's slice from `within.0` (inclusive) to `within.1`
+    /// (exclusive), fed what the slice reads and keeping what is of its time.
+    pub(crate) fn sliced(within: (i64, i64)) -> SimTime {
+        SimTime { within: Some(within), ..Default::default() }
+    }
 }
 
 impl Handler for SimTime {
@@ -33,6 +44,9 @@ impl Handler for SimTime {
     }
 
     fn event(&mut self, token: u32, ev: &Event<'_>, at: &At, cx: &Context<'_>) {
+        if self.within.is_some_and(|(a, b)| at.ts < a || b <= at.ts) {
+            return;
+        }
         if let Some(stamp) = self.fields[token as usize].int(ev, 0) {
             self.samples.push((at.ts, stamp));
             self.orders.push(cx.order());
@@ -42,7 +56,7 @@ impl Handler for SimTime {
 
     fn split(&self) -> Option<Box<dyn Handler + Send>> {
         // Its tables, without results.
-        Some(Box::new(SimTime { fields: self.fields.clone(), ..Default::default() }))
+        Some(Box::new(SimTime { fields: self.fields.clone(), within: self.within, ..Default::default() }))
     }
 
     fn merge(&mut self, part: Box<dyn std::any::Any>, _map: &Part<'_>) {
