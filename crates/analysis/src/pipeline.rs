@@ -140,6 +140,10 @@ pub struct Options {
     pub topics: Option<Regex>,
     /// Search the report's ten longest paths ([`crate::paths::longest_of`]).
     pub longest_paths: bool,
+    /// Follow them in a streamed analysis too (in its one reading, or a second when its first
+    /// slice's architecture is not the whole recording's): about a quarter more time on
+    /// message-heavy recordings. Else a streamed report leaves them out and says so.
+    pub stream_longest_paths: bool,
     /// Give the architecture the longest paths were searched in back once they are found, before
     /// the report is made, when nothing asks for it afterwards: the report's rows and the
     /// architecture, each as large as the system, are then not held at once

@@ -20,6 +20,9 @@
 use crate::engine;
 use crate::handler::Handlers;
 use crate::link::{link, Tables, View};
+use crate::paths::arch::Architecture;
+use crate::paths::rank::{self, LongestPaths};
+use crate::paths::{LongestStream, Searched, SliceRecords};
 use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
 use crate::skip::PacketIndex;
@@ -28,6 +31,7 @@ use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
 use crate::system::{Carried, SystemTotals};
 use crate::window::{Bound, Window};
 use rostrace_ctf::TraceSet;
+use std::sync::OnceLock;
 
 /// Why `options` cannot be streamed over `set`, when it cannot: `standard`, with the standard
 /// handlers; `takes_tables`, with a consumer of each slice's tables ([`crate::Open::on_slice`]).
@@ -66,6 +70,8 @@ struct Slice {
     executor: crate::executor::ExecutorHandler,
     services: crate::ServiceHandler,
     system: Handlers,
+    /// The records of `analyze`'s longest paths in its tables, once the paths are known.
+    paths: Option<SliceRecords>,
 }
 
 /// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
@@ -172,6 +178,13 @@ impl Numbers {
     }
 }
 
+/// What a slice's pass feeds besides its own analysis: the system handlers that carry state
+/// (when the slices are read one after another), and the longest paths to make the records of.
+struct Along<'a> {
+    carried: Option<&'a mut Carried>,
+    longest: Option<&'a OnceLock<Searched>>,
+}
+
 /// The slices of a recording: their times, and what each one's pass reads.
 struct Slices {
     grid: Grid,
@@ -195,8 +208,8 @@ impl Slices {
 
     /// Slice `k`'s pass over `set` (the packets before its window that declare nothing, as
     /// `index` knows them, passed over), linked; `room`: the tables' sizes of the slice before
-    /// on this set, updated; `carried`: the system handlers that carry state, fed the events of
-    /// the slice's time (when the slices are read one after another).
+    /// on this set, updated; `along`: the system handlers that carry state, fed the events of
+    /// the slice's time, and the longest paths, whose records it makes once they are known.
     fn pass(
         &self,
         set: &mut TraceSet,
@@ -204,8 +217,9 @@ impl Slices {
         k: i64,
         jobs: usize,
         room: &mut [usize; 3],
-        mut carried: Option<&mut Carried>,
+        along: Along<'_>,
     ) -> Slice {
+        let Along { mut carried, longest } = along;
         let (from, to) = self.time(k);
         let margin = self.grid.margin_ns;
         let window = Window {
@@ -249,7 +263,12 @@ impl Slices {
         system.add(handlers.get_mut::<crate::system::MessageAge>().map(std::mem::take).unwrap_or_default());
         system.add(handlers.get_mut::<crate::system::SimTime>().map(std::mem::take).unwrap_or_default());
         let (tables, linked) = link(c, rostrace_threads::threads(jobs));
-        Slice { tables, linked, executor, services, system }
+        // The paths are searched in the first slice's architecture, made by the thread that adds
+        // the slices up: the others wait for them.
+        let paths = longest
+            .filter(|l| k > 0 || l.get().is_some())
+            .map(|l| crate::paths::longest_records(l.wait(), tables.view(&Handlers::default()), jobs));
+        Slice { tables, linked, executor, services, system, paths }
     }
 }
 
@@ -261,8 +280,23 @@ pub(crate) fn analyze(
     options: &Options,
     jobs: usize,
     slice_bytes: u64,
+    progress: impl FnMut(u64, u64),
+    on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
+) -> Analysis {
+    analyze_with(set, options, jobs, slice_bytes, progress, on_slice, None)
+}
+
+/// [`analyze`]; `preset`: the longest paths to follow (searched already, in the whole
+/// recording's architecture: a second reading), else `analyze`'s are searched in the first
+/// slice's architecture when asked for.
+fn analyze_with(
+    set: &mut TraceSet,
+    options: &Options,
+    jobs: usize,
+    slice_bytes: u64,
     mut progress: impl FnMut(u64, u64),
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
+    preset: Option<&OnceLock<Searched>>,
 ) -> Analysis {
     let total = set.total_bytes();
     // A first reading learns which packets declare objects (read by every slice) and the
@@ -291,8 +325,13 @@ pub(crate) fn analyze(
         carried = h.get_mut::<Carried>().map(std::mem::take).unwrap_or_default();
     }
     let mut system = SystemTotals::<Sample>::new(Some(plan.span()));
+    // `analyze`'s longest paths, searched in the first slice's architecture (or preset).
+    let own = OnceLock::new();
+    let searched = preset.unwrap_or(&own);
+    let follows = ((options.longest_paths && options.stream_longest_paths) || preset.is_some()).then_some(searched);
+    let mut longest = follows.map(|l| LongestStream::new(l, jobs));
     let mut add = |k: i64, slice: Slice, carried: Option<&mut Carried>| {
-        let Slice { tables: t, linked, executor, services, system: slice_system } = slice;
+        let Slice { tables: t, linked, executor, services, system: slice_system, paths } = slice;
         system.add(&slice_system);
         if let Some(c) = carried {
             system.add(&c.handlers);
@@ -319,6 +358,9 @@ pub(crate) fn analyze(
             services: &services,
         };
         on_slice(&s);
+        if let Some(l) = longest.as_mut() {
+            l.slice(s.tables, (from, to), &publishing, paths);
+        }
         firsts = [firsts[0] + s.runs.owned, firsts[1] + s.pubs.owned, firsts[2] + s.takes.owned];
         // (Its model declares every object so far: the last one's, every object.)
         last = (t.model, t.traces);
@@ -332,7 +374,8 @@ pub(crate) fn analyze(
     if others.is_empty() {
         let mut room = [0; 3];
         for k in 0..slices {
-            let slice = plan.pass(set, &index, k, jobs, &mut room, Some(&mut carried));
+            let along = Along { carried: Some(&mut carried), longest: follows };
+            let slice = plan.pass(set, &index, k, jobs, &mut room, along);
             add(k, slice, Some(&mut carried));
         }
     } else {
@@ -348,7 +391,8 @@ pub(crate) fn analyze(
                 rostrace_threads::spawn_off(s, w, move || {
                     let mut room = [0; 3];
                     for k in (w as i64..plan.grid.slices).step_by(n as usize) {
-                        if tx.send(plan.pass(set, index, k, 1, &mut room, None)).is_err() {
+                        let along = Along { carried: None, longest: follows };
+                        if tx.send(plan.pass(set, index, k, 1, &mut room, along)).is_err() {
                             break;
                         }
                     }
@@ -362,6 +406,8 @@ pub(crate) fn analyze(
                     Err(_) => break,
                 }
             }
+            // (Readers waiting for the paths of a first slice never added go on.)
+            let _ = searched.set(Searched::default());
         });
     }
     drop(others);
@@ -382,9 +428,9 @@ pub(crate) fn analyze(
         slice_ns,
         margin_ns: MARGIN_NS,
         percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
-        not_computed: if options.longest_paths { vec!["longest paths"] } else { Vec::new() },
+        not_computed: if options.longest_paths && follows.is_none() { vec!["longest paths"] } else { Vec::new() },
+        readings: 1,
     });
-    report.filter(options.nodes.as_ref(), options.topics.as_ref());
     let tables = Tables {
         model,
         traces,
@@ -395,10 +441,44 @@ pub(crate) fn analyze(
         flows: Vec::new(),
     };
     let mut a = Analysis::new(tables, handlers);
+    let whole = (longest.is_some() || !options.release_architecture)
+        .then(|| crate::paths::arch::Architecture::from_seen(&a, &publishing));
+    if let (Some(l), Some(whole)) = (longest, &whole) {
+        let lp = match l.finish(whole) {
+            Some(lp) => Some(lp),
+            None if preset.is_some() => None,
+            None => {
+                if let Some(s) = report.streamed.as_mut() {
+                    s.readings = 2;
+                }
+                longest_read_again(set, options, jobs, slice_bytes, whole, &mut progress)
+            }
+        };
+        report.longest_paths = lp.map(|lp| rank::analyze_top(lp, |p| options.keeps_path(p)));
+    }
+    report.filter(options.nodes.as_ref(), options.topics.as_ref());
     if !options.release_architecture {
-        a.architecture = Some(crate::paths::arch::Architecture::from_seen(&a, &publishing));
+        a.architecture = whole;
     }
     a.report = report;
     a.streamed_samples = samples;
     a
+}
+
+/// `analyze`'s longest paths in the whole recording's architecture `arch`, followed over `set`
+/// read again slice by slice (when the first slice's architecture was not the whole
+/// recording's).
+fn longest_read_again(
+    set: &mut TraceSet,
+    options: &Options,
+    jobs: usize,
+    slice_bytes: u64,
+    arch: &Architecture,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Option<LongestPaths> {
+    let (paths, lp) = rank::analyze_candidates(arch);
+    let searched = OnceLock::from((arch.clone(), paths, lp));
+    let again = Options { longest_paths: false, release_architecture: true, diff_samples: false, ..options.clone() };
+    let a = analyze_with(set, &again, jobs, slice_bytes, progress, &mut |_| {}, Some(&searched));
+    a.report.longest_paths
 }

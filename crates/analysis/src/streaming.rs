@@ -41,4 +41,7 @@ pub struct Streamed {
     pub percentile_relative_error: f64,
     /// What a streamed report leaves out.
     pub not_computed: Vec<&'static str>,
+    /// Readings of the recording: 1, or 2 when `analyze`'s longest paths were followed in a
+    /// second reading (the whole recording's architecture was not its first slice's).
+    pub readings: u32,
 }

@@ -1,6 +1,6 @@
 //! `rostrace analyze`: the ROS 2 model, callbacks, topics and latencies of traces.
 
-use crate::args::{Input, ScopeArgs, StreamArgs, TraceArgs};
+use crate::args::{Input, LongestArgs, ScopeArgs, StreamArgs, TraceArgs};
 use crate::out::{emit, fail};
 use crate::text::count;
 use crate::text::{render, sim_lines, width};
@@ -38,6 +38,8 @@ pub struct Args {
     samples: bool,
     #[command(flatten)]
     stream: StreamArgs,
+    #[command(flatten)]
+    longest: LongestArgs,
 }
 
 /// The report as `--json` writes it, with the samples of `--samples`.
@@ -70,6 +72,7 @@ impl Args {
             time: TimeBase::System,
             samples: false,
             stream: StreamArgs::default(),
+            longest: LongestArgs::default(),
         }
     }
 }
@@ -80,7 +83,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     // tables once the report is made, but the samples.
     let input = match Input::new(&a.traces).scope(&a.scope) {
         Ok(i) => i.options(|o| {
-            o.longest_paths = true;
+            a.longest.apply(o);
             o.release_architecture = true;
             o.release_tables = !a.samples;
             o.diff_samples = a.samples;

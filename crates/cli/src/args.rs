@@ -60,14 +60,32 @@ fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
     Ok((host.to_string(), (n * scale).round() as i64))
 }
 
+/// Whether a streamed report follows its longest paths (docs/streaming.md).
+#[derive(clap::Args, Clone, Default)]
+pub struct LongestArgs {
+    /// Follow the ten longest paths in a streamed analysis too (an analysis in memory always
+    /// does): in the same reading, or in a second one when the first slice's architecture is
+    /// not the whole recording's; about a quarter more time on message-heavy recordings.
+    #[arg(long)]
+    pub longest_paths: bool,
+}
+
+impl LongestArgs {
+    /// Into `o`: the longest paths searched, and followed when streamed if asked.
+    pub fn apply(&self, o: &mut Options) {
+        o.longest_paths = true;
+        o.stream_longest_paths = self.longest_paths;
+    }
+}
+
 /// Whether the analysis is streamed (docs/streaming.md).
 #[derive(clap::Args, Clone)]
 pub struct StreamArgs {
     /// Stream the analysis, slice of time by slice of time, in memory bounded by the system's
     /// size rather than the recording's length: `auto` (recordings of more than 1 GiB),
-    /// `always` or `never`. A streamed analysis leaves out `analyze`'s longest paths, follows
-    /// paths in a second reading, and reads percentiles of more than 1,024 values from a sketch
-    /// of 0.5 % relative accuracy (docs/streaming.md).
+    /// `always` or `never`. A streamed analysis follows `analyze`'s longest paths only with
+    /// `--longest-paths`, follows paths in a second reading, and reads percentiles of more than
+    /// 1,024 values from a sketch of 0.5 % relative accuracy (docs/streaming.md).
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub stream: Stream,
     /// Size of a streamed analysis's slices, in bytes of recording (`512K`, `64M`, `1G`).

@@ -72,6 +72,17 @@ impl<K: Ord, V> Groups<K, V> {
     }
 }
 
+/// A path's records as [`PathIndex::ends`] gives them.
+pub(crate) struct PathEnds {
+    /// Cells of a record written out ([`PathRecords::columns`]).
+    pub(crate) width: usize,
+    /// See [`PathRecords::superseded_at`].
+    pub(crate) superseded_at: Vec<usize>,
+    /// Per record: its first cell, its last cell (the path's end), and how many cells it has up
+    /// to its last one.
+    pub(crate) rows: Vec<(Option<i64>, Option<i64>, usize)>,
+}
+
 /// Indexes of an analysis to follow paths fast.
 pub struct PathIndex<'a> {
     a: View<'a>,
@@ -233,6 +244,16 @@ impl<'a> PathIndex<'a> {
         Ok(PathRecords { columns, rows: out, segments, superseded_at: ch.superseded_at })
     }
 
+    /// The records of `path` in `arch` without their rows written out: each record's first and
+    /// last cells and how far it got, sorted by the first cell.
+    pub(crate) fn ends(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<PathEnds, String> {
+        let ch = self.chains(arch, path, opt)?;
+        let width = ch.columns.0.len();
+        let mut rows: Vec<(Option<i64>, Option<i64>, usize)> = (0..ch.rows.len()).map(|i| ch.ends(i, width)).collect();
+        rows.sort_by_key(|r| r.0.unwrap_or(i64::MAX));
+        Ok(PathEnds { width, superseded_at: ch.superseded_at, rows })
+    }
+
     /// What [`PathIndex::records`] tells of `path` without writing its rows out: the records,
     /// those complete, dropped and in flight, and the latency of the complete ones.
     pub fn summary(&self, arch: &Architecture, path: &PathSpec, opt: PathOptions) -> Result<RecordsSummary, String> {
@@ -366,7 +387,8 @@ impl<'a> PathIndex<'a> {
             // runs of one start, as a clock too slow or a damaged one gives, would each take the
             // outputs of all).
             let input = sub_cbs[k - 1];
-            let mut outputs: HashMap<u32, Vec<u32>> = HashMap::default();
+            // (Pairs sorted by run rather than a map of lists: no allocation per run.)
+            let mut outputs: Vec<(u32, u32)> = Vec::new();
             let context = nodes[k]
                 .path(&path.topics[k - 1], &path.topics[k])
                 .map(|p| p.context)
@@ -377,7 +399,7 @@ impl<'a> PathIndex<'a> {
                         let pb = &a.pubs[q as usize].publication;
                         if let Some(r) = pb.in_run() {
                             if a.runs[r as usize].callback.is_some_and(|c| input.ids.contains(&c)) {
-                                outputs.entry(r).or_default().push(q);
+                                outputs.push((r, q));
                             }
                         }
                     }
@@ -390,27 +412,36 @@ impl<'a> PathIndex<'a> {
                         let at = pb.ts_rclcpp().unwrap_or(pb.ts);
                         let i = starts.partition_point(|&s| s <= at);
                         if let Some(&r) = i.checked_sub(1).and_then(|i| runs.get(i)) {
-                            outputs.entry(r).or_default().push(q);
+                            outputs.push((r, q));
                         }
                     }
                 }
             }
+            // (Stable: a run's outputs stay in the order of their publications.)
+            outputs.sort_by_key(|o| o.0);
+            let outputs_of = |r: u32| -> &[(u32, u32)] {
+                let lo = outputs.partition_point(|o| o.0 < r);
+                let hi = lo + outputs[lo..].partition_point(|o| o.0 == r);
+                &outputs[lo..hi]
+            };
             // A run handles one message: one record goes on from it, the newest that reached
             // it (records are in the order of their first publication), the others stop there.
             // Then no output is in two records, and a path has at most as many records as
             // publications, whatever the times.
-            let mut newest: HashMap<u32, usize> = HashMap::default();
-            for (j, (_, run)) in rows.iter().enumerate() {
-                if let Some(r) = run {
-                    newest.insert(*r, j);
-                }
-            }
+            let mut reached: Vec<(u32, usize)> =
+                rows.iter().enumerate().filter_map(|(j, (_, run))| run.map(|r| (r, j))).collect();
+            // (Stable: the newest record of a run is the last of its run's.)
+            reached.sort_by_key(|x| x.0);
+            let newest = |r: u32| -> Option<usize> {
+                let i = reached.partition_point(|x| x.0 <= r);
+                i.checked_sub(1).map(|i| reached[i]).filter(|x| x.0 == r).map(|x| x.1)
+            };
             let mut next = Vec::with_capacity(rows.len());
             for (j, (hop, run)) in rows.into_iter().enumerate() {
                 // A record that stopped before has no run.
-                match run.filter(|r| newest.get(r) == Some(&j)).and_then(|r| outputs.get(&r)) {
+                match run.filter(|&r| newest(r) == Some(j)).map(outputs_of).filter(|qs| !qs.is_empty()) {
                     Some(qs) => {
-                        for &q in qs {
+                        for &(_, q) in qs {
                             let (cells, run) = comm(k, q);
                             next.push((hops.len() as u32, run));
                             hops.push(Hop { parent: hop, cells });

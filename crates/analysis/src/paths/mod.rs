@@ -20,6 +20,7 @@
 
 pub mod arch;
 pub mod index;
+mod longest;
 pub mod rank;
 pub mod records;
 pub mod search;
@@ -30,6 +31,7 @@ pub mod yaml;
 
 pub use arch::{Architecture, Context};
 pub use index::PathIndex;
+pub(crate) use longest::{records as longest_records, LongestStream, Searched, SliceRecords};
 pub use rank::{
     find, longest_of, longest_paths, longest_with_architecture, rank, rank_streamed, search_query, Found, LongestPaths,
     Query, RankedPath,

@@ -103,6 +103,21 @@ pub fn longest_paths_within(
     top: usize,
     opt: PathOptions,
 ) -> LongestPaths {
+    let (found, mut out) = longest_candidates(arch, limits, budget, expansions);
+    let mut ranked = rank(index, arch, found, opt);
+    ranked.truncate(top);
+    out.paths = ranked;
+    out
+}
+
+/// The paths [`longest_paths_within`] follows: those its searches find between the sources
+/// and sinks of `arch`, and what was searched (its `paths` empty).
+pub(crate) fn longest_candidates(
+    arch: &Architecture,
+    limits: SearchLimits,
+    budget: usize,
+    expansions: usize,
+) -> (Vec<PathSpec>, LongestPaths) {
     let (sources, sinks) = (arch.sources(), arch.sinks());
     let mut out = LongestPaths { sources: sources.len(), sinks: sinks.len(), ..Default::default() };
     let mut found: Vec<PathSpec> = Vec::new();
@@ -165,10 +180,7 @@ pub fn longest_paths_within(
         }
     }
     out.searched = found.len();
-    let mut ranked = rank(index, arch, found, opt);
-    ranked.truncate(top);
-    out.paths = ranked;
-    out
+    (found, out)
 }
 
 /// The ten longest paths of an analysis as `rostrace analyze` reports them: between its
@@ -189,11 +201,23 @@ pub fn longest_with_architecture<'a>(
     let arch = Architecture::from_analysis(an);
     let mut index = PathIndex::new(an);
     index.set_jobs(jobs);
+    let (found, mut lp) = analyze_candidates(&arch);
+    lp.paths = rank(&index, &arch, found, PathOptions::default());
+    (analyze_top(lp, keep), arch)
+}
+
+/// The paths `rostrace analyze` follows for its longest paths ([`longest_of`]), and what was
+/// searched.
+pub(crate) fn analyze_candidates(arch: &Architecture) -> (Vec<PathSpec>, LongestPaths) {
     let limits = SearchLimits { max_depth: 15, max_paths: 20, max_expansions: 100_000 };
-    let mut lp = longest_paths_within(&index, &arch, limits, 300, 2_000_000, usize::MAX, Default::default());
+    longest_candidates(arch, limits, 300, 2_000_000)
+}
+
+/// The ten longest of `lp`'s ranked paths that `keep` accepts: `rostrace analyze`'s.
+pub(crate) fn analyze_top(mut lp: LongestPaths, keep: impl Fn(&PathSpec) -> bool) -> LongestPaths {
     lp.paths.retain(|p| keep(&p.path));
     lp.paths.truncate(10);
-    (lp, arch)
+    lp
 }
 
 /// A search for the paths between two nodes or topics ([`find`]).

@@ -12,7 +12,7 @@
 //! time.
 
 use super::arch::Architecture;
-use super::index::PathIndex;
+use super::index::{PathEnds, PathIndex};
 use super::records::{by_case, inputs, leave_out_output, Case, PathCounts, PathRecords, RecordStatus, Segment};
 use super::spec::{PathOptions, PathSpec};
 use crate::link::View;
@@ -43,6 +43,8 @@ pub struct PathStream<'a> {
     cases: Vec<Case>,
     jobs: usize,
     columns: Vec<String>,
+    /// Cells of a record (0 until the first slice is followed).
+    width: usize,
     segments: Vec<Segment>,
     superseded_at: Vec<usize>,
     counts: PathCounts,
@@ -93,6 +95,7 @@ impl<'a> PathStream<'a> {
             cases: cases.to_vec(),
             jobs,
             columns: Vec::new(),
+            width: 0,
             segments: Vec::new(),
             superseded_at: Vec::new(),
             counts: PathCounts::default(),
@@ -124,19 +127,28 @@ impl<'a> PathStream<'a> {
         out: &mut dyn PathOutput,
     ) -> Result<(), String> {
         let r = index.records(self.arch, self.spec, self.opt)?;
-        if self.columns.is_empty() {
+        self.slice_records(&r, from, to, out);
+        Ok(())
+    }
+
+    /// [`PathStream::slice`], the path's records in the slice's tables made already
+    /// ([`PathIndex::records`] with this path's architecture, path and options).
+    pub fn slice_records(&mut self, r: &PathRecords, from: i64, to: i64, out: &mut dyn PathOutput) {
+        if self.width == 0 {
             self.segment_latency = r.segments.iter().map(|_| Sample::new()).collect();
             (self.columns, self.segments, self.superseded_at) =
                 (r.columns.clone(), r.segments.clone(), r.superseded_at.clone());
+            self.width = r.columns.len();
         }
         let owned = |t: i64| from <= t && t < to;
         for row in &r.rows {
             if row.first().copied().flatten().is_some_and(owned) {
-                self.push(row.clone(), out);
+                let reach = row.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+                self.push(row.clone(), reach, out);
             }
         }
         if self.cases.is_empty() {
-            return Ok(());
+            return;
         }
         let (mut starts, mut ends) = inputs(&r.rows);
         if self.first_output.is_none() {
@@ -154,13 +166,26 @@ impl<'a> PathStream<'a> {
                 }
             }
         }
-        Ok(())
     }
 
-    /// Record `row`, the next one: its fate, and that of the held ones it tells.
-    fn push(&mut self, row: Vec<Option<i64>>, out: &mut dyn PathOutput) {
-        let width = self.columns.len();
-        let reach = row.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    /// [`PathStream::slice`] for the summary only (counts and latency, no segments): the path's
+    /// records in the slice's tables as [`PathIndex::ends`] gives them; `out` is given each
+    /// record's first and last cells only.
+    pub(crate) fn slice_ends(&mut self, e: &PathEnds, from: i64, to: i64, out: &mut dyn PathOutput) {
+        if self.width == 0 {
+            (self.width, self.superseded_at) = (e.width, e.superseded_at.clone());
+        }
+        for &(first, last, reach) in &e.rows {
+            if first.is_some_and(|t| from <= t && t < to) {
+                self.push(vec![first, last], reach, out);
+            }
+        }
+    }
+
+    /// Record `row`, the next one, which has `reach` cells up to its last one: its fate, and
+    /// that of the held ones it tells.
+    fn push(&mut self, row: Vec<Option<i64>>, reach: usize, out: &mut dyn PathOutput) {
+        let width = self.width;
         // Held records that stopped short of this one were dropped.
         let passed: Vec<usize> = self.open.range(..reach).map(|(k, _)| *k).collect();
         for k in passed {

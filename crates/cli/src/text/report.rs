@@ -79,13 +79,17 @@ fn header(o: &mut String, r: &Report) {
         let _ = writeln!(o, "window: {} to {}", show(a), show(b));
     }
     if let Some(s) = &r.streamed {
+        let left_out = match s.not_computed.as_slice() {
+            [] => String::new(),
+            l => format!("; not computed: {}", l.join(", ")),
+        };
+        let again = if s.readings > 1 { "; the longest paths followed in a second reading" } else { "" };
         let _ = writeln!(
             o,
-            "streamed in {} of {:.1} s (percentiles within {}%); not computed: {}",
+            "streamed in {} of {:.1} s (percentiles within {}%){left_out}{again}",
             count(s.slices, "slice"),
             s.slice_ns as f64 / 1e9,
             s.percentile_relative_error * 100.0,
-            s.not_computed.join(", ")
         );
     }
 }
