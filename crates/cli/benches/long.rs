@@ -1,7 +1,9 @@
-//! Long recordings: `rostrace analyze` (streamed, as it is by default from 1 GiB) against `rostrace info` (reading alone) on recordings of 1 h and 24 h at the demo's
-//! rate, in the same run, with each command's peak memory; and the analysis in memory of the
-//! shortest one (a day's would need about 40 GB). Then `report`, `diff` (the recording with
-//! itself) and `e2e` (the chain, source to sink), streamed, and in memory on the shortest one.
+//! Long recordings: `rostrace analyze` (streamed, as it is by default from 1 GiB; and with its
+//! longest paths followed) against `rostrace info` (reading alone) on recordings of 1 h and
+//! 24 h at the demo's rate, in the same run, with each command's peak memory; and the analysis
+//! in memory of the shortest one (a day's would need about 40 GB). Then `report`, `diff` (the
+//! recording with itself) and `e2e` (the chain, source to sink), streamed, and in memory on the
+//! shortest one.
 //!
 //! `cargo bench -p rostrace --bench long [-- HOURS...]` (default `1 24`; a day is about 27 GB,
 //! written to the temporary directory and removed afterwards; `-- --generate DIR HOURS` writes
@@ -56,9 +58,10 @@ fn main() {
     }
     let exe = env!("CARGO_BIN_EXE_rostrace");
     println!(
-        "| recording | size | events | `info` | `analyze` (streamed) | ratio to `info` | `analyze --stream never` |"
+        "| recording | size | events | `info` | `analyze` (streamed) | ratio to `info` \
+         | `analyze --longest-paths` (streamed) | `analyze --stream never` |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let first = hours.iter().copied().fold(f64::INFINITY, f64::min);
     let mut others = Vec::new();
     for h in hours {
@@ -79,15 +82,17 @@ fn main() {
         let run = |args: &[&str]| measure(Command::new(exe).arg(args[0]).arg(&trace).args(&args[1..]));
         let info = run(&["info"]);
         let streamed = run(&["analyze", "--json", "-", "--stream", "always"]);
+        let longest = run(&["analyze", "--json", "-", "--stream", "always", "--longest-paths"]);
         let in_memory = (h == first).then(|| run(&["analyze", "--json", "-", "--stream", "never"]));
         let cell = |(s, mb, ok): (f64, f64, bool)| format!("{s:.1} s, {mb:.0} MB{}", if ok { "" } else { " FAILED" });
         println!(
-            "| {h} h | {:.2} GB | {:.0} M | {} | {} | {:.1}x | {} |",
+            "| {h} h | {:.2} GB | {:.0} M | {} | {} | {:.1}x | {} | {} |",
             bytes as f64 / 1e9,
             events as f64 / 1e6,
             cell(info),
             cell(streamed),
             streamed.0 / info.0,
+            cell(longest),
             in_memory.map_or("not run".into(), cell)
         );
         // The report (its page's size too) and the comparison of the recording with itself.
