@@ -141,7 +141,7 @@ pub struct Options {
     /// Search the report's ten longest paths ([`crate::paths::longest_of`]).
     pub longest_paths: bool,
     /// Follow them in a streamed analysis too (in its one reading, or a second when its first
-    /// slice's architecture is not the whole recording's): about a quarter more time on
+    /// slice's architecture is not the whole recording's): about a fifth more time on
     /// message-heavy recordings. Else a streamed report leaves them out and says so.
     pub stream_longest_paths: bool,
     /// Give the architecture the longest paths were searched in back once they are found, before

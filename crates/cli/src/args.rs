@@ -65,7 +65,7 @@ fn parse_clock_offset(v: &str) -> Result<(String, i64), String> {
 pub struct LongestArgs {
     /// Follow the ten longest paths in a streamed analysis too (an analysis in memory always
     /// does): in the same reading, or in a second one when the first slice's architecture is
-    /// not the whole recording's; about a quarter more time on message-heavy recordings.
+    /// not the whole recording's; about a fifth more time on message-heavy recordings.
     #[arg(long)]
     pub longest_paths: bool,
 }
