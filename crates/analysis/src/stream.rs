@@ -13,9 +13,10 @@
 //! percentiles are exact for a callback or topic of up to 1,024 values, then within
 //! [`SKETCH_RELATIVE_ERROR`](crate::stats::SKETCH_RELATIVE_ERROR). The system analyses whose
 //! state lasts as long as the recording are kept from slice to slice and fed each slice's own
-//! events ([`Carried`]); the slices are then read one after another. What a streamed report
-//! leaves out, and says it does ([`Streamed::not_computed`]): the longest paths (ranked by
-//! following every candidate path through the whole recording's messages).
+//! events ([`Carried`]); the slices are then read one after another. The longest paths are
+//! followed only when asked for ([`Options::stream_longest_paths`]): in the same reading, or a
+//! second one when the first slice's architecture is not the whole recording's. Without, the
+//! report says it leaves them out ([`Streamed::not_computed`]).
 
 use crate::engine;
 use crate::handler::Handlers;
@@ -315,12 +316,13 @@ fn analyze_with(
     let mut firsts = [0u64; 3];
     // Who publishes during which callback's runs, for the architecture of the whole recording.
     let mut publishing = crate::paths::arch::Publishing::default();
-    // The system analyses: those that carry state from slice to slice, and the totals.
-    let mut carried = Carried::standard();
-    {
+    // The system analyses: those that carry state from slice to slice, and the totals. (A
+    // second reading, for the longest paths alone, computes none.)
+    let mut carried = Carried::default();
+    if preset.is_none() {
         // (Subscribed once here, to learn whether the recording has their events.)
         let mut h = Handlers::default();
-        h.add(std::mem::take(&mut carried));
+        h.add(Carried::standard());
         engine::plan(&mut h, set);
         carried = h.get_mut::<Carried>().map(std::mem::take).unwrap_or_default();
     }

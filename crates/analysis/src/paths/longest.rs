@@ -32,8 +32,9 @@ pub(crate) fn records(searched: &Searched, tables: View<'_>, jobs: usize) -> Sli
 /// The longest paths followed slice by slice.
 pub(crate) struct LongestStream<'c> {
     searched: &'c OnceLock<Searched>,
-    /// Each path followed (`None`: one the trace cannot follow, left out as in memory).
-    streams: Vec<Option<PathStream<'c>>>,
+    /// Each path followed (`None`: one the trace cannot follow, left out as in memory), from
+    /// the first slice on.
+    streams: Option<Vec<Option<PathStream<'c>>>>,
     jobs: usize,
 }
 
@@ -41,7 +42,7 @@ impl<'c> LongestStream<'c> {
     /// Paths to be searched in the first slice's architecture (`searched` empty), or those of
     /// `searched`; the records of a slice made here on `jobs` threads, when not made already.
     pub(crate) fn new(searched: &'c OnceLock<Searched>, jobs: usize) -> Self {
-        LongestStream { searched, streams: Vec::new(), jobs }
+        LongestStream { searched, streams: None, jobs }
     }
 
     /// The slice of time from `from` to `to`, whose tables are `tables`, who was seen
@@ -54,22 +55,21 @@ impl<'c> LongestStream<'c> {
         seen: &Publishing,
         made: Option<SliceRecords>,
     ) {
-        let first = self.streams.is_empty();
         let searched = self.searched.get_or_init(|| {
             let arch = Architecture::from_seen(tables, seen);
             let (paths, lp) = analyze_candidates(&arch);
             (arch, paths, lp)
         });
-        if first {
+        let jobs = self.jobs;
+        let streams = self.streams.get_or_insert_with(|| {
             let (arch, paths, _) = searched;
-            self.streams =
-                paths.iter().map(|p| Some(PathStream::new(arch, p, PathOptions::default(), &[], self.jobs))).collect();
-        }
-        if self.streams.iter().all(Option::is_none) {
+            paths.iter().map(|p| Some(PathStream::new(arch, p, PathOptions::default(), &[], jobs))).collect()
+        });
+        if streams.iter().all(Option::is_none) {
             return;
         }
-        let made = made.unwrap_or_else(|| records(searched, tables, self.jobs));
-        for (ps, r) in self.streams.iter_mut().zip(made) {
+        let made = made.unwrap_or_else(|| records(searched, tables, jobs));
+        for (ps, r) in streams.iter_mut().zip(made) {
             match (ps.as_mut(), r) {
                 (Some(p), Ok(e)) => p.slice_ends(&e, from, to, &mut ()),
                 (Some(_), Err(_)) => *ps = None,
@@ -86,7 +86,11 @@ impl<'c> LongestStream<'c> {
         if super::yaml::export(arch) != super::yaml::export(whole) {
             return None;
         }
-        let followed = paths.iter().cloned().zip(self.streams).filter_map(|(p, s)| Some((p, s?.finish(&mut ()))));
+        let followed = paths
+            .iter()
+            .cloned()
+            .zip(self.streams.unwrap_or_default())
+            .filter_map(|(p, s)| Some((p, s?.finish(&mut ()))));
         Some(LongestPaths { paths: rank_streamed(followed.collect()), ..lp.clone() })
     }
 }
