@@ -153,7 +153,7 @@ def test_a_regression_planted_in_one_group_is_found_by_the_fleet_diff(spark, tmp
         if os.environ.get("ROSTRACE_REQUIRE_TOOLS") == "1":
             pytest.fail("ROSTRACE_BIN not set")
         pytest.skip("ROSTRACE_BIN not set")
-    slow = "/localization/fusion:/sensing/points_filtered=2"
+    slow = "/localization/fusion:/sensing/points_filtered=3"
     runs = tmp_path / "runs"
     for k in range(3):
         for version, extra in [("v1", []), ("v2", ["--slow", slow])]:
