@@ -107,9 +107,13 @@ pub enum Kind {
     CaretInit,
     /// CARET `rmw_implementation`
     RmwImplementation,
+    /// `message_link_periodic_async`: a node's subscriptions feed its publishers through the latest message
+    MessageLinkPeriodicAsync,
+    /// `message_link_partial_sync`: a node's subscriptions feed its publishers, each message at most once
+    MessageLinkPartialSync,
 }
 
-const _: () = assert!((Kind::RmwImplementation as u32) < 64, "a set of kinds must fit a u64");
+const _: () = assert!((Kind::MessageLinkPartialSync as u32) < 64, "a set of kinds must fit a u64");
 
 /// Providers whose events are ROS 2 events.
 const PROVIDERS: &[&str] = &["ros2", "ros2_caret", "ros2_hook", "dds"];
@@ -154,6 +158,8 @@ impl Kind {
                 | CallbackGroupAdd
                 | CaretInit
                 | RmwImplementation
+                | MessageLinkPeriodicAsync
+                | MessageLinkPartialSync
         )
     }
 
@@ -219,6 +225,8 @@ impl Kind {
             | (_, "callback_group_add_client") => Kind::CallbackGroupAdd,
             (_, "caret_init") => Kind::CaretInit,
             (_, "rmw_implementation") => Kind::RmwImplementation,
+            (_, "message_link_periodic_async") => Kind::MessageLinkPeriodicAsync,
+            (_, "message_link_partial_sync") => Kind::MessageLinkPartialSync,
             _ => return None,
         })
     }
@@ -284,6 +292,8 @@ pub enum F {
     Handle,
     Timeout,
     Data,
+    Subs,
+    Pubs,
 }
 
 const FIELD_NAMES: &[(F, &str)] = &[
@@ -342,6 +352,8 @@ const FIELD_NAMES: &[(F, &str)] = &[
     (F::Handle, "handle"),
     (F::Timeout, "timeout"),
     (F::Data, "data"),
+    (F::Subs, "subs"),
+    (F::Pubs, "pubs"),
 ];
 
 /// What the analysis knows of one event class.
@@ -419,6 +431,14 @@ impl ClassInfo {
             _ => Vec::new(),
         }
     }
+
+    /// Field `f` as the integers of a sequence (handles), empty when absent.
+    pub fn u64s(&self, ev: &Event, f: F) -> Vec<u64> {
+        match self.get(ev, f) {
+            Some(FieldValue::Array(a)) => a.iter().filter_map(|v| v.as_u64()).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -434,5 +454,8 @@ mod tests {
         assert_eq!(Kind::of("dds:write"), Some(Kind::DdsWrite));
         assert_eq!(Kind::of("sched_switch"), None);
         assert_eq!(Kind::of("lttng_ust_libc:malloc"), None);
+        for name in ["ros2:message_link_periodic_async", "ros2:message_link_partial_sync"] {
+            assert!(Kind::of(name).is_some_and(Kind::is_init), "{name}");
+        }
     }
 }

@@ -61,8 +61,8 @@ pub use follow::{Follower, Sample};
 pub use handler::{merge_in_order, At, Context, Fields, Handler, Handlers, Part, TraceInfo};
 pub use link::{Flow, LinkedPublication, LinkedRun, LinkedTake, MatchBy, View};
 pub use model::{
-    Callback, CallbackGroup, Executor, Key, Lifecycle, Model, Node, Owner, OwnerRef, Process, Publisher, Registry,
-    Service, Subscription, Timer, Versions,
+    Callback, CallbackGroup, Executor, Key, Lifecycle, LinkKind, MessageLink, Model, Node, Owner, OwnerRef, Process,
+    Publisher, Registry, Service, Subscription, Timer, Versions,
 };
 pub use notes::{notes, Inputs, Note};
 pub use open::{Loaded, Open};

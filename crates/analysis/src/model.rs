@@ -413,6 +413,51 @@ pub struct Lifecycle {
     pub transitions: Vec<(i64, String, String)>,
 }
 
+/// The kind of a message link a node declares (`message_link_*`, ros2_tracing 8.10 and later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    /// Each publication is made from the latest message of each subscription (a timer that
+    /// publishes from the data it holds): a message can feed many publications.
+    PeriodicAsync,
+    /// A publication is made once a message of each subscription is there (a synchronizer):
+    /// each message feeds at most one publication.
+    PartialSync,
+}
+
+impl LinkKind {
+    /// As the annotation is named, after `message_link_`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkKind::PeriodicAsync => "periodic_async",
+            LinkKind::PartialSync => "partial_sync",
+        }
+    }
+}
+
+/// A message link: the subscriptions whose messages a node's publishers publish from, as the
+/// node declared it (`message_link_periodic_async` / `message_link_partial_sync`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageLink {
+    /// Trace and process of the node.
+    pub trace: u32,
+    /// Process.
+    pub vpid: i64,
+    /// When the node declared it.
+    pub created_ns: i64,
+    /// Periodic async or partial sync.
+    pub kind: LinkKind,
+    /// rcl subscription handles, as recorded.
+    pub subs: Vec<u64>,
+    /// rcl publisher handles, as recorded.
+    pub pubs: Vec<u64>,
+    /// The subscriptions (ids), resolved; `None` for a handle whose `rcl_subscription_init` is
+    /// not in the trace.
+    pub sub_ids: Vec<Option<u32>>,
+    /// The publishers (ids), resolved likewise.
+    pub pub_ids: Vec<Option<u32>>,
+}
+
 /// Everything initialization events declare.
 #[derive(Debug, Default)]
 pub struct Model {
@@ -457,6 +502,8 @@ pub struct Model {
     /// Executor → its entities collector, when the collector was linked before the executor's
     /// construction was recorded (rclcpp's base `Executor` constructor runs first).
     pub collector_of: HashMap<Key, u64>,
+    /// Message links nodes declared, in the order of (trace, process, time); each once.
+    pub message_links: Vec<MessageLink>,
 }
 
 impl Process {
@@ -548,8 +595,21 @@ impl Model {
             m.buffer_to_ipb.extend(p.buffer_to_ipb);
             m.ipb_to_subscription.extend(p.ipb_to_subscription);
             m.collector_of.extend(p.collector_of);
+            m.message_links.extend(p.message_links);
         }
+        m.message_links.sort_by_key(|l| (l.trace, l.vpid, l.created_ns));
         m
+    }
+
+    /// Adds a message link, unless the same was declared before (a rotated recording's chunks
+    /// and CARET's replays record declarations again).
+    pub(crate) fn add_message_link(&mut self, link: MessageLink) {
+        let same = |l: &MessageLink| {
+            (l.trace, l.vpid, l.kind, &l.subs, &l.pubs) == (link.trace, link.vpid, link.kind, &link.subs, &link.pubs)
+        };
+        if !self.message_links.iter().any(same) {
+            self.message_links.push(link);
+        }
     }
 
     /// Every time of the model (objects' creation times and their lookup by time, lifecycle
@@ -571,6 +631,9 @@ impl Model {
         for l in &mut self.lifecycles.items {
             let key = l.key;
             l.transitions.iter_mut().for_each(|t| mv(key, &mut t.0));
+        }
+        for l in &mut self.message_links {
+            l.created_ns = by.time(l.trace, l.created_ns);
         }
     }
 
@@ -608,6 +671,11 @@ impl Model {
                 None => None,
             };
             self.callbacks.items[i].owner = owner;
+        }
+        for l in &mut self.message_links {
+            let (t, p, at) = (l.trace, l.vpid, l.created_ns);
+            l.sub_ids = l.subs.iter().map(|&h| self.subscriptions.at((t, p, h), at)).collect();
+            l.pub_ids = l.pubs.iter().map(|&h| self.publishers.at((t, p, h), at)).collect();
         }
     }
 

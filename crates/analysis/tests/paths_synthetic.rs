@@ -3,16 +3,21 @@
 //! node using the latest message, an intra-process hop, and a fan-out.
 
 use rostrace_analysis::paths::{
-    longest_paths, search, Architecture, Case, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
+    longest_paths, search, Architecture, Case, Context, PathIndex, PathOptions, SearchLimits,
 };
 use rostrace_ctf::write::Payload;
 use std::path::Path;
 #[path = "support/system.rs"]
 mod system;
-use system::{Sys, MS, OFFSET};
+use system::{spec, Sys, MS, OFFSET};
+
+/// The system, written to `dir`.
+fn build(dir: &Path) {
+    build_sys().write(dir)
+}
 
 /// The system; the trace ends at 200 ms.
-fn build(dir: &Path) {
+fn build_sys() -> Sys {
     let mut s = Sys::new();
     // 1. Chain /a_src -/a-> /b_mid -/b-> /c_sink. A's timer every 10 ms publishes /a 1 us after
     //    its start; B takes it 50 us after the publish, its callback (from +100 ns) publishes /b
@@ -89,23 +94,12 @@ fn build(dir: &Path) {
         s.deliver(42, g_sub, src, t0 + 1_000 + 10_000, 1_000);
         s.deliver(43, h_sub, src, t0 + 1_000 + 30_000, 1_000);
     }
-    s.write(dir);
+    s
 }
 
 fn analyze() -> rostrace_analysis::Analysis {
     let tmp = rostrace_testkit::TempDir::new("paths-synthetic");
-    let root = tmp.join("trace");
-    build(&root);
-    let (set, errors) = rostrace_ctf::TraceSet::open(&[&root]);
-    assert!(errors.is_empty(), "{errors:?}");
-    rostrace_analysis::analyze_traces(&set, |_, _| {})
-}
-
-fn spec(nodes: &[&str], topics: &[&str]) -> PathSpec {
-    PathSpec {
-        nodes: nodes.iter().map(|s| s.to_string()).collect(),
-        topics: topics.iter().map(|s| s.to_string()).collect(),
-    }
+    build_sys().analyze(&tmp.join("trace"))
 }
 
 #[test]

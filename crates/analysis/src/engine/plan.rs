@@ -35,12 +35,11 @@ pub(crate) struct Plan {
     pub(crate) room: [usize; 3],
 }
 
-/// Whether events of class `name` (of the ROS 2 kind `info`) are initialization events, which
-/// rostrace's tracer writes again at the start of each chunk of a rotated recording: those
-/// the analysis builds its model from, and the message-link annotations.
-fn replayed_class(name: &str, info: Option<&ClassInfo>) -> bool {
+/// Whether events of the ROS 2 kind `info` are initialization events, which rostrace's tracer
+/// writes again at the start of each chunk of a rotated recording: those the analysis builds its
+/// model from, the message-link annotations among them.
+fn replayed_class(info: Option<&ClassInfo>) -> bool {
     info.is_some_and(|i| i.kind.is_init())
-        || name.split_once(':').is_some_and(|(_, ev)| ev.starts_with("message_link_"))
 }
 
 impl Plan {
@@ -106,7 +105,7 @@ impl Plan {
             .zip(&infos)
             .zip(&grouped)
             .map(|((t, infos), &g)| match g {
-                true => t.schema.per_class(|ec| replayed_class(&ec.name, infos[ec.index].as_ref().map(|(i, _)| i))),
+                true => t.schema.per_class(|ec| replayed_class(infos[ec.index].as_ref().map(|(i, _)| i))),
                 false => Vec::new(),
             })
             .collect();

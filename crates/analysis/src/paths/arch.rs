@@ -6,7 +6,7 @@
 use super::spec::{Endpoint, PathSpec};
 use crate::collections::{push_small, HashMap};
 use crate::link::{LinkedPublication, View};
-use crate::model::{CallbackGroup, Owner, Registry};
+use crate::model::{CallbackGroup, LinkKind, Model, Owner, Registry};
 use serde::Serialize;
 
 /// Topics left out of the architecture, as CARET does.
@@ -94,9 +94,25 @@ pub struct NodePath {
     pub publish: String,
     /// How the output follows the input.
     pub context: Context,
-    /// Whether the context was observed in the trace (callback chain: publications seen during
-    /// the input's runs) or set by an architecture file; else the default.
+    /// Where the context comes from: `message link` (the node declared the link), `observed`
+    /// (callback chain: publications seen during the input's runs), `architecture file`, else
+    /// `default`.
     pub source: &'static str,
+    /// The message link the node declared from the input to the output, if it did: with
+    /// `partial_sync`, each input message feeds at most one output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkKind>,
+}
+
+/// How a path crosses one of its nodes: the node path it follows there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Crossing {
+    /// The node.
+    pub node: String,
+    /// Its path from the topic the path takes to the topic it publishes (in the JSON, its
+    /// fields beside `node`).
+    #[serde(flatten)]
+    pub path: NodePath,
 }
 
 /// A callback group.
@@ -239,10 +255,45 @@ impl ArchNode {
                     publish: p.topic.clone(),
                     context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
                     source: if chained { "observed" } else { "default" },
+                    link: None,
                 });
             }
         }
     }
+
+    /// Sets the paths a node declared with message links (`links`: input topic, output topic,
+    /// kind): they use the latest message, even where a callback chain was seen too (the
+    /// declaration says the output also follows the input outside the input's runs). A pair
+    /// declared with both kinds is partial sync.
+    fn linked_paths(&mut self, links: &[(String, String, LinkKind)]) {
+        for (sub, publish, kind) in links {
+            if let Some(p) = self.paths.iter_mut().find(|p| &p.subscribe == sub && &p.publish == publish) {
+                p.context = Context::UseLatestMessage;
+                p.source = "message link";
+                p.link = p.link.max(Some(*kind));
+            }
+        }
+    }
+}
+
+/// The (input topic, output topic, kind) pairs of each node's message links, by node name:
+/// those whose subscription and publisher are both known and of the same node, on topics the
+/// architecture keeps.
+fn declared_links(m: &Model) -> HashMap<String, Vec<(String, String, LinkKind)>> {
+    let mut out: HashMap<String, Vec<(String, String, LinkKind)>> = HashMap::default();
+    for l in &m.message_links {
+        for s in l.sub_ids.iter().flatten().map(|&s| m.subscriptions.get(s)) {
+            for p in l.pub_ids.iter().flatten().map(|&p| m.publishers.get(p)) {
+                let ignored = IGNORED_TOPICS.contains(&s.topic.as_str()) || IGNORED_TOPICS.contains(&p.topic.as_str());
+                if ignored || s.node.is_none() || s.node != p.node {
+                    continue;
+                }
+                let name = m.nodes.get(s.node.unwrap_or_default()).full_name();
+                out.entry(name).or_default().push((s.topic.clone(), p.topic.clone(), l.kind));
+            }
+        }
+    }
+    out
 }
 
 /// Who was seen publishing what: the callback (its object's key) and the topic of each
@@ -416,12 +467,16 @@ impl Architecture {
                 push_small(&mut x.callbacks, cbn.to_string());
             }
         }
-        // Node paths: every input to every output.
+        // Node paths: every input to every output, then the declared ones.
         drop(by_name);
+        let links = declared_links(m);
         for nd in &mut nodes {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.observed_paths();
+            if let Some(l) = links.get(&nd.name) {
+                nd.linked_paths(l);
+            }
         }
         // (Names are unique: the order is the same as a stable sort's.)
         nodes.sort_unstable_by(|x, y| x.name.cmp(&y.name));
@@ -429,6 +484,27 @@ impl Architecture {
         arch.groups_and_executors(a, &cb_name);
         arch.connect();
         arch
+    }
+
+    /// How `path` crosses each node between its first and its last: the node path it follows
+    /// (a pair the architecture has no path for is followed with the latest message, as a
+    /// path's records do).
+    pub fn crossings(&self, path: &PathSpec) -> Vec<Crossing> {
+        let n = path.nodes.len();
+        (1..n.saturating_sub(1))
+            .filter_map(|k| {
+                let (node, subscribe, publish) = (&path.nodes[k], path.topics.get(k - 1)?, path.topics.get(k)?);
+                let p = self.node(node).and_then(|i| self.nodes[i].path(subscribe, publish));
+                let path = p.cloned().unwrap_or_else(|| NodePath {
+                    subscribe: subscribe.clone(),
+                    publish: publish.clone(),
+                    context: Context::UseLatestMessage,
+                    source: "default",
+                    link: None,
+                });
+                Some(Crossing { node: node.clone(), path })
+            })
+            .collect()
     }
 
     /// Communications from the nodes' publishes and subscribes.
@@ -576,6 +652,10 @@ impl Architecture {
                 let nd = &mut self.nodes[i];
                 match nd.paths.iter_mut().find(|p| p.subscribe == fp.subscribe && p.publish == fp.publish) {
                     Some(p) => {
+                        // (A declared link stays with the latest message it refines.)
+                        if fp.context != Context::UseLatestMessage {
+                            p.link = None;
+                        }
                         p.context = fp.context;
                         p.source = "architecture file";
                     }

@@ -22,6 +22,7 @@ use super::records::{PathCounts, PathRecords, RecordsSummary, Segment};
 use super::spec::{PathOptions, PathSpec};
 use crate::collections::HashMap;
 use crate::link::{LinkedPublication, LinkedRun, LinkedTake, View};
+use crate::model::LinkKind;
 use crate::stats::Stats;
 
 /// Values grouped by key in one table: the keys sorted, each with the end of its values, so
@@ -389,10 +390,9 @@ impl<'a> PathIndex<'a> {
             let input = sub_cbs[k - 1];
             // (Pairs sorted by run rather than a map of lists: no allocation per run.)
             let mut outputs: Vec<(u32, u32)> = Vec::new();
-            let context = nodes[k]
+            let (context, link) = nodes[k]
                 .path(&path.topics[k - 1], &path.topics[k])
-                .map(|p| p.context)
-                .unwrap_or(Context::UseLatestMessage);
+                .map_or((Context::UseLatestMessage, None), |p| (p.context, p.link));
             match context {
                 Context::CallbackChain => {
                     for &q in pubs_of(k) {
@@ -419,6 +419,10 @@ impl<'a> PathIndex<'a> {
             }
             // (Stable: a run's outputs stay in the order of their publications.)
             outputs.sort_by_key(|o| o.0);
+            if link == Some(LinkKind::PartialSync) {
+                // A synchronizer publishes a message once: its first output.
+                outputs.dedup_by_key(|o| o.0);
+            }
             let outputs_of = |r: u32| -> &[(u32, u32)] {
                 let lo = outputs.partition_point(|o| o.0 < r);
                 let hi = lo + outputs[lo..].partition_point(|o| o.0 == r);

@@ -91,6 +91,6 @@ impl<'c> LongestStream<'c> {
             .cloned()
             .zip(self.streams.unwrap_or_default())
             .filter_map(|(p, s)| Some((p, s?.finish(&mut ()))));
-        Some(LongestPaths { paths: rank_streamed(followed.collect()), ..lp.clone() })
+        Some(LongestPaths { paths: rank_streamed(arch, followed.collect()), ..lp.clone() })
     }
 }

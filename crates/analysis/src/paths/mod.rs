@@ -29,7 +29,7 @@ pub mod streamed;
 pub mod summary;
 pub mod yaml;
 
-pub use arch::{Architecture, Context};
+pub use arch::{Architecture, Context, Crossing};
 pub use index::PathIndex;
 pub(crate) use longest::{records as longest_records, LongestStream, Searched, SliceRecords};
 pub use rank::{

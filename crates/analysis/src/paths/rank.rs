@@ -1,7 +1,7 @@
 //! Paths ranked by their latency, and the longest paths between a system's sources (nodes
 //! whose timers publish) and sinks (subscriptions whose callbacks publish nothing).
 
-use super::arch::Architecture;
+use super::arch::{Architecture, Crossing};
 use super::index::PathIndex;
 use super::records::PathCounts;
 use super::search::{search, search_on, Graph, Reach, SearchLimits, SearchOutcome};
@@ -22,6 +22,9 @@ pub struct RankedPath {
     /// How the records went (in the JSON, its fields beside these).
     #[serde(flatten)]
     pub counts: PathCounts,
+    /// The nodes along the path that declared the link it follows through them (message links).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub declared: Vec<Crossing>,
 }
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
@@ -30,7 +33,8 @@ pub struct RankedPath {
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let follow = |p: PathSpec| {
         let r = index.summary(arch, &p, opt).ok()?;
-        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts })
+        let declared = arch.crossings(&p).into_iter().filter(|c| c.path.link.is_some()).collect();
+        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts, declared })
     };
     let mut out: Vec<RankedPath> =
         rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
@@ -38,12 +42,15 @@ pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: P
     out
 }
 
-/// The paths followed over a streamed analysis ([`super::PathStream`]), ranked as [`rank`] ranks
-/// them.
-pub fn rank_streamed(paths: Vec<(PathSpec, super::StreamedPath)>) -> Vec<RankedPath> {
+/// The paths followed over a streamed analysis ([`super::PathStream`]) in `arch`, ranked as
+/// [`rank`] ranks them.
+pub fn rank_streamed(arch: &Architecture, paths: Vec<(PathSpec, super::StreamedPath)>) -> Vec<RankedPath> {
     let mut out: Vec<RankedPath> = paths
         .into_iter()
-        .map(|(p, s)| RankedPath { label: p.label(), path: p, latency: s.latency, counts: s.counts })
+        .map(|(p, s)| {
+            let declared = arch.crossings(&p).into_iter().filter(|c| c.path.link.is_some()).collect();
+            RankedPath { label: p.label(), path: p, latency: s.latency, counts: s.counts, declared }
+        })
         .collect();
     by_latency(&mut out);
     out

@@ -50,6 +50,9 @@ pub struct E2eSummary<'a> {
     pub include_first_callback: bool,
     /// Whether the last node's callback is part of the path.
     pub include_last_callback: bool,
+    /// How the path crosses each node between its ends; set by the caller that has the
+    /// architecture ([`super::Architecture::crossings`]).
+    pub crossings: Vec<super::arch::Crossing>,
     /// Segment names and kinds, in order.
     pub segments: Vec<SegmentOut>,
     /// Latency of the records that went the whole way (ns).
@@ -120,6 +123,7 @@ pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions,
         label: spec.label(),
         include_first_callback: opt.include_first_callback,
         include_last_callback: opt.include_last_callback,
+        crossings: Vec::new(),
         segments: r
             .segment_stats()
             .into_iter()
@@ -164,6 +168,7 @@ pub fn streamed_e2e_summary<'a, R: Iterator<Item = Vec<Option<i64>>> + 'a>(
         label: spec.label(),
         include_first_callback: opt.include_first_callback,
         include_last_callback: opt.include_last_callback,
+        crossings: Vec::new(),
         segments: p
             .segments
             .iter()

@@ -147,6 +147,10 @@ pub fn export(arch: &Architecture) -> String {
         if !n.paths.is_empty() {
             w("  message_contexts:".into());
             for p in &n.paths {
+                if let Some(link) = p.link.filter(|_| p.context == Context::UseLatestMessage) {
+                    // (CARET has no context of its own for a declared link: a comment says it.)
+                    w(format!("  # declared by the node: message_link_{}", link.name()));
+                }
                 w(format!("  - context_type: {}", p.context.caret_name()));
                 w(format!("    subscription_topic_name: {}", q(&p.subscribe)));
                 w(format!("    publisher_topic_name: {}", q(&p.publish)));
@@ -293,7 +297,7 @@ pub fn import(src: &str) -> Result<Architecture, String> {
             let (Some(s), Some(p)) = (topic(cm, "subscription_topic_name")?, topic(cm, "publisher_topic_name")?) else {
                 continue;
             };
-            node.paths.push(NodePath { subscribe: s, publish: p, context, source: "architecture file" });
+            node.paths.push(NodePath { subscribe: s, publish: p, context, source: "architecture file", link: None });
         }
         arch.nodes.push(node);
     }

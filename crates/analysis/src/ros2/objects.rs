@@ -103,6 +103,19 @@ impl Objects {
                 m.writer_topics
                     .insert(key(info.u(ev, F::Writer)), topic.strip_prefix("rt").unwrap_or(&topic).to_string());
             }
+            Kind::MessageLinkPeriodicAsync | Kind::MessageLinkPartialSync => m.add_message_link(MessageLink {
+                trace: t,
+                vpid,
+                created_ns: created,
+                kind: match info.kind {
+                    Kind::MessageLinkPartialSync => LinkKind::PartialSync,
+                    _ => LinkKind::PeriodicAsync,
+                },
+                subs: info.u64s(ev, F::Subs),
+                pubs: info.u64s(ev, F::Pubs),
+                sub_ids: Vec::new(),
+                pub_ids: Vec::new(),
+            }),
             Kind::ConstructExecutor | Kind::CollectorToExecutor | Kind::AddCallbackGroup | Kind::CallbackGroupAdd => {
                 executors(m, info, ev, &key, created)
             }

@@ -53,17 +53,31 @@ impl Sys {
     }
     /// A process with Kilted's events (its service events among them).
     pub fn kilted() -> Sys {
-        let kilted = tracetools::distro::by_name("kilted").expect("kilted in the catalog");
+        Sys::of("kilted", "9.0.0")
+    }
+    /// A process with Rolling's events (the message links among them).
+    pub fn rolling() -> Sys {
+        Sys::of("rolling", "8.10.1")
+    }
+    /// A process with the events of `distro`, its `rcl_init` saying tracetools `version`.
+    fn of(distro: &str, version: &str) -> Sys {
+        let abi = tracetools::distro::by_name(distro).expect("the distribution in the catalog");
         let decl = tracetools::distro::trace_decl(
-            kilted,
+            abi,
             [9; 16],
             [7; 16],
             OFFSET,
             vec![("hostname".into(), "synthetic".into())],
         );
         let mut s = Sys { decl, evs: Vec::new(), next: 0x1000, init: 100, msg: 0 };
-        s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(b"9.0.0"));
+        s.init_ev("ros2:rcl_init", Payload::new().u64(1).string(version.as_bytes()));
         s
+    }
+    /// A message link (`periodic_async` or `partial_sync`) from the subscriptions of rcl handles
+    /// `subs` to the publishers of rcl handles `pubs` (Rolling's events).
+    pub fn message_link(&mut self, kind: &str, subs: &[u64], pubs: &[u64]) {
+        let name = format!("ros2:message_link_{kind}");
+        self.init_ev(&name, Payload::new().pointer_sequence(subs).pointer_sequence(pubs));
     }
     /// A process whose trace has no `ros2:rcl_init`.
     pub fn without_rcl_init() -> Sys {
@@ -215,6 +229,13 @@ impl Sys {
             t += 20_000;
         }
     }
+    /// Writes the events and analyzes them.
+    pub fn analyze(self, dir: &Path) -> rostrace_analysis::Analysis {
+        self.write(dir);
+        let (set, errors) = rostrace_ctf::TraceSet::open(&[dir]);
+        assert!(errors.is_empty(), "{errors:?}");
+        rostrace_analysis::analyze_traces(&set, |_, _| {})
+    }
     pub fn write(self, dir: &Path) {
         self.write_batches(dir, 8192, |_| false);
     }
@@ -237,5 +258,13 @@ impl Sys {
             }
         }
         w.finish().unwrap();
+    }
+}
+
+/// A path from its nodes and the topics between them.
+pub fn spec(nodes: &[&str], topics: &[&str]) -> rostrace_analysis::paths::PathSpec {
+    rostrace_analysis::paths::PathSpec {
+        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        topics: topics.iter().map(|s| s.to_string()).collect(),
     }
 }
