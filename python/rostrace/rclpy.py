@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-__all__ = ["instrument", "enabled"]
+__all__ = ["instrument", "enabled", "message_link_periodic_async", "message_link_partial_sync"]
 
 _lock = threading.Lock()
 _done = False
@@ -89,6 +89,12 @@ class _Tracepoints:
             }
         except AttributeError:
             self.group_add = None
+        # Message links: tracetools 8.10 and later, and rostrace's library.
+        try:
+            pp, n = ctypes.POINTER(vp), ctypes.c_size_t
+            self.message_link = {k: fn("message_link_" + k, pp, n, pp, n) for k in ("periodic_async", "partial_sync")}
+        except AttributeError:
+            self.message_link = None
 
 
 def _find_library():
@@ -412,6 +418,38 @@ def _remove_finder():
     if _finder is not None and _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
     _finder = None
+
+
+def message_link_periodic_async(subscriptions, publishers):
+    """Declares that ``publishers`` (rclpy Publishers) publish from the latest message of each of
+    ``subscriptions`` (rclpy Subscriptions): a timer fusing the data it holds. Emits
+    ``ros2:message_link_periodic_async``, through which analyses follow a message from each input
+    to every output published while it is the latest. Returns whether a tracer library took it
+    (recorded with Rolling's tracepoints only, as upstream's tracetools 8.10 records it).
+    Importable as ``rostrace.rclpy`` and, in a process ``rostrace record`` runs, as
+    ``_rostrace_rclpy``."""
+    return _message_link("periodic_async", subscriptions, publishers)
+
+
+def message_link_partial_sync(subscriptions, publishers):
+    """Declares that ``publishers`` publish once they have a new message of each of
+    ``subscriptions``, each message used once (a synchronizer): as
+    :func:`message_link_periodic_async`, but a message feeds at most one publication."""
+    return _message_link("partial_sync", subscriptions, publishers)
+
+
+def _message_link(kind, subscriptions, publishers):
+    global _tp
+    with _lock:
+        if _tp is None:
+            _tp = _find_library()
+        tp = _tp
+    if tp is None or tp.message_link is None:
+        return False
+    subs = [_pointer(s) for s in subscriptions]
+    pubs = [_pointer(p) for p in publishers]
+    tp.message_link[kind]((ctypes.c_void_p * len(subs))(*subs), len(subs), (ctypes.c_void_p * len(pubs))(*pubs), len(pubs))
+    return True
 
 
 def instrument():

@@ -174,9 +174,11 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
             let paths: Vec<_> = arch.nodes.iter().flat_map(|n| &n.paths).collect();
             let observed = paths.iter().filter(|p| p.source == "observed").count();
             let from_file = paths.iter().filter(|p| p.source == "architecture file").count();
+            let linked = paths.iter().filter(|p| p.source == "message link").count();
             crate::out::errln!(
                 "{}: {} nodes, {} callbacks, {} communications, {} executors, {} node paths ({} observed \
-                 callback_chain, {} from the architecture file, {} use_latest_message by default), {} named paths",
+                 callback_chain, {} from message links, {} from the architecture file, {} use_latest_message \
+                 by default), {} named paths",
                 p.display(),
                 arch.nodes.len(),
                 arch.nodes.iter().map(|n| n.callbacks.len()).sum::<usize>(),
@@ -184,8 +186,9 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
                 arch.executors.len(),
                 paths.len(),
                 observed,
+                linked,
                 from_file,
-                paths.len() - observed - from_file,
+                paths.len() - observed - linked - from_file,
                 arch.named_paths.len()
             );
         }
@@ -229,7 +232,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
                 crate::follow::follow_streamed(&mut input, &arch, &with, &[], &mut crate::follow::Nowhere)?;
             clean &= ok;
             let followed = specs.into_iter().zip(done).filter_map(|(s, d)| Some((s, d?))).collect();
-            Ok(Found { ranked: rank_streamed(followed), outcome })
+            Ok(Found { ranked: rank_streamed(&arch, followed), outcome })
         }),
     };
     let Found { ranked, outcome } = match found {
@@ -383,6 +386,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         };
         e2e_summary(&spec, &records, opt, &cases)
     };
+    out.crossings = arch.crossings(&spec);
     if !an.report.hosts.is_empty() {
         let (crossed, bound) = rostrace_analysis::hosts::path_uncertainty(&an, &spec.nodes);
         (out.hosts_crossed, out.clock_uncertainty_ns) = (Some(crossed), bound.filter(|_| crossed > 0));

@@ -6,6 +6,8 @@
 mod common;
 #[path = "../../analysis/tests/support/kernel.rs"]
 mod kernel;
+#[path = "../../analysis/tests/support/links.rs"]
+mod links;
 #[path = "../../analysis/tests/support/system.rs"]
 mod system;
 
@@ -997,4 +999,20 @@ fn memory_timelines_hold_the_peak_and_the_end() {
         assert!(points.contains(&(p["max_at_ns"].as_i64().unwrap(), p["max_bytes"].as_i64().unwrap())), "{p}");
         assert_eq!(points.last().unwrap().1, p["final_bytes"].as_i64().unwrap(), "{p}");
     }
+}
+
+/// The paths of a system whose nodes declare message links (a fusion node, a synchronizer),
+/// streamed: the records of those in memory, which are the simulation's own.
+#[test]
+fn message_links_are_followed_when_streamed() {
+    let dir = rostrace_testkit::TempDir::new("stream-links");
+    let trace = dir.join("trace");
+    let log = links::write(&trace, 20, links::Declared::Links);
+    for (path, via_imu) in [("/lidar,/fusion,/sync,/actuator", false), ("/imu_driver,/fusion,/sync,/actuator", true)] {
+        for slice in ["16K", "256K"] {
+            let v = e2e_agree(&trace, path, slice, &[]);
+            assert_eq!(v["complete"].as_u64(), Some(log.records(via_imu).len() as u64), "{path} in {slice}");
+        }
+    }
+    assert_eq!(paths_agree(&trace, "/imu_driver", "/actuator", "64K"), 1);
 }

@@ -26,9 +26,10 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
     // Fusion: the latest IMU orientation with each filtered cloud gives a pose.
     let mut fusion = ctx.create_node("/localization", "fusion")?;
     let pose_pub = fusion.create_publisher::<PoseStamped>("pose", "geometry_msgs/PoseStamped", &qos)?;
+    let pose_handle = pose_pub.handle();
     let imu_latest = latest::<Quaternion>();
     let (got, slot, mut rng) = (counts.counter("received", "/sensing/imu"), imu_latest.clone(), Rng::new(5));
-    fusion.create_subscription("/sensing/imu", "sensor_msgs/Imu", &qos, move |m: Imu, _info| {
+    let imu_sub = fusion.create_subscription("/sensing/imu", "sensor_msgs/Imu", &qos, move |m: Imu, _info| {
         got.add();
         busy(rng.work_time(mean_of("/localization/fusion:/sensing/imu", 30.0)));
         *lock(&slot) = Some(m.orientation);
@@ -57,13 +58,17 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
             }
         },
     )?;
+    // The pose is published in the cloud's callback (the trace shows it) from the latest IMU
+    // message (the node declares it).
+    fusion.message_link_periodic_async(&[imu_sub], &[pose_handle]);
 
     // Planner: at 20 Hz, a command from the latest pose; asks the map server for the speed limit at 2 Hz.
     let mut planner = ctx.create_node("/planning", "planner")?;
     let cmd_pub = planner.create_publisher::<TwistStamped>("/control/cmd_vel", "geometry_msgs/TwistStamped", &qos)?;
+    let cmd_handle = cmd_pub.handle();
     let pose_latest = latest::<Pose>();
     let (got, slot, mut rng) = (counts.counter("received", "/localization/pose"), pose_latest.clone(), Rng::new(7));
-    planner.create_subscription(
+    let pose_sub = planner.create_subscription(
         "/localization/pose",
         "geometry_msgs/PoseStamped",
         &qos,
@@ -104,6 +109,8 @@ pub(crate) fn run(domain: u16, duration: Duration, stop: &AtomicBool) -> Result<
             sent.add();
         }
     })?;
+    // Each command is made from the latest pose: declared, so analyses follow the pose into it.
+    planner.message_link_periodic_async(&[pose_sub], &[cmd_handle]);
 
     // Actuator: the sink.
     let mut actuator = ctx.create_node("/control", "actuator")?;

@@ -137,6 +137,8 @@ impl Node {
     /// A subscription to `type_name` messages on `topic`, calling `callback` with each message and
     /// its [`MessageInfo`]. Emits `rmw_subscription_init`, `rcl_subscription_init`,
     /// `rclcpp_subscription_init`, `rclcpp_subscription_callback_added` and `rclcpp_callback_register`.
+    /// Returns the subscription's handle, the one its events carry (what a message link names:
+    /// [`Node::message_link_periodic_async`]).
     #[track_caller]
     pub fn create_subscription<M, F>(
         &mut self,
@@ -144,7 +146,7 @@ impl Node {
         type_name: &str,
         qos: &QosProfile,
         callback: F,
-    ) -> Result<()>
+    ) -> Result<usize>
     where
         M: DeserializeOwned + Send + 'static,
         F: FnMut(M, &MessageInfo) + Send + 'static,
@@ -163,6 +165,7 @@ impl Node {
         api::rclcpp_subscription_callback_added(handles.object(), handles.callback());
         api::rclcpp_callback_register(handles.callback(), symbol::<F>(at).as_bytes());
         api::ros2_caret_callback_group_add_subscription(self.callback_group(), handles.rcl(), caret::monotonic_ns());
+        let handle = handles.rcl();
         self.waitables.push(Box::new(SubscriptionEntity {
             sub,
             handles,
@@ -171,7 +174,25 @@ impl Node {
             staged: None,
             errors: 0,
         }));
-        Ok(())
+        Ok(handle)
+    }
+
+    /// Declares that the publishers `pubs` publish from the latest message of each of the
+    /// subscriptions `subs` (a timer fusing the data it holds): emits
+    /// `message_link_periodic_async`. Analyses then follow a message from each of `subs` to every
+    /// publication of `pubs` made while it is the latest (docs/paths.md). Handles are those
+    /// [`Node::create_subscription`] and [`Publisher::handle`] give. Recorded where the ROS 2
+    /// distribution's tracepoints have it: Rolling (Lyrical), the default.
+    pub fn message_link_periodic_async(&self, subs: &[usize], pubs: &[usize]) {
+        api::message_link_periodic_async(subs, pubs);
+    }
+
+    /// Declares that the publishers `pubs` publish once they have a new message of each of the
+    /// subscriptions `subs`, each message used once (a synchronizer): emits
+    /// `message_link_partial_sync`. As [`Node::message_link_periodic_async`], but a message
+    /// feeds at most one publication.
+    pub fn message_link_partial_sync(&self, subs: &[usize], pubs: &[usize]) {
+        api::message_link_partial_sync(subs, pubs);
     }
 
     /// A timer calling `callback` every `period`, starting one period from now. Emits

@@ -52,6 +52,11 @@ pub fn render_paths(a: Search<'_>, ranked: &[rostrace_analysis::paths::RankedPat
             r.counts.in_flight
         );
         let _ = writeln!(o, "    latency: {}", stats_line(&r.latency));
+        if !r.declared.is_empty() {
+            let links: Vec<String> =
+                r.declared.iter().filter_map(|c| Some(format!("{} ({})", esc(&c.node), c.path.link?.name()))).collect();
+            wrap(&mut o, &links.join(", "), width(false), "    through message links: ", "      ");
+        }
     }
     if shown < ranked.len() {
         let _ = writeln!(o, "\n({} more; --top 0 shows them all)", ranked.len() - shown);
@@ -102,6 +107,27 @@ pub fn render_e2e(o: &E2eSummary) -> String {
         o.counts.lost,
         o.counts.in_flight
     );
+    if !o.crossings.is_empty() {
+        let _ = writeln!(s, "\nHow each node passes the message on");
+        let name_w = o.crossings.iter().map(|c| esc(&c.node).chars().count()).max().unwrap_or(0).min(40);
+        for c in &o.crossings {
+            let p = &c.path;
+            let how = match (p.link, p.source) {
+                (Some(l), "message link") => format!("declared by the node (message_link_{})", l.name()),
+                (_, "observed") => "seen publishing during the input's callback".to_string(),
+                (_, "architecture file") => "set by the architecture file".to_string(),
+                _ => "by default".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "  {:<name_w$}  {} -> {}: {}, {how}",
+                esc(&c.node),
+                esc(&p.subscribe),
+                esc(&p.publish),
+                p.context.caret_name()
+            );
+        }
+    }
     let _ = writeln!(s, "\nEnd-to-end latency ({})\n  {}", count(o.latency.count, "message"), stats_line(&o.latency));
     match (o.hosts_crossed, o.clock_uncertainty_ns) {
         (Some(n @ 1..), Some(b)) => {

@@ -1,0 +1,125 @@
+//! Message links declared by real rclpy nodes (`rostrace.rclpy.message_link_*`, on the Jazzy and
+//! Kilted wheels, recorded by `rostrace record`): the paths through a fusion node and a
+//! synchronizer (`tests/rclpy/links.py`) are followed message by message as the program's own log
+//! says its outputs were made. The program runs as a pip user's does, without `ROS_DISTRO`:
+//! Rolling's tracepoints, the ones that have the message links.
+
+mod common;
+mod real;
+
+use common::*;
+use real::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Each topic's publication times (`ts_ns`, as the records' cells have them), in order.
+fn publications(trace: &Path, out: &Path) -> BTreeMap<String, Vec<i64>> {
+    let o = rostrace().args(["export", "--format", "csv", "-o"]).arg(out).arg(trace).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut by_topic: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for f in std::fs::read_dir(out.join("publications")).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+        let (topic, ts) = (col("topic"), col("ts_ns"));
+        for l in lines {
+            let f: Vec<&str> = l.split(',').collect();
+            by_topic.entry(f[topic].to_string()).or_default().push(f[ts].parse().unwrap());
+        }
+    }
+    by_topic.values_mut().for_each(|v| v.sort());
+    by_topic
+}
+
+/// The complete records of `e2e --path PATH` as the index of each of its messages on its topic.
+fn followed(trace: &Path, path: &str, pubs: &BTreeMap<String, Vec<i64>>) -> Vec<Vec<usize>> {
+    let o = rostrace().args(["e2e", "--json", "-", "--path", path]).arg(trace).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let columns: Vec<&str> = v["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let cells: Vec<(usize, &str)> = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((i, c.strip_suffix("/rclcpp_publish_timestamp/0")?)))
+        .collect();
+    let mut out: Vec<Vec<usize>> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        // (Complete: the last callback started. rclpy's publications have no DDS layer cell.)
+        .filter(|r| r.as_array().unwrap().last().is_some_and(|c| !c.is_null()))
+        .map(|r| {
+            cells
+                .iter()
+                .map(|&(i, topic)| {
+                    let ts = r[i].as_i64().unwrap();
+                    pubs[topic].binary_search(&ts).unwrap_or_else(|_| panic!("{topic}: no publication at {ts}"))
+                })
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn check(distro: &str, index: u32) {
+    let venv = venv_root().join(distro);
+    if !require(
+        venv.join(".rostrace-complete").exists(),
+        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
+    ) {
+        return;
+    }
+    let _lttng = rostrace_testkit::lttng_lock();
+    let root = rostrace_testkit::TempDir::new(&format!("rclpy-links-{distro}"));
+    let pid = std::process::id();
+    let domain = 1 + (pid * 7 + 50 + index * 3) % 98;
+    let name = format!("rclpy-links-{distro}-{pid}");
+    let mut cmd = rostrace();
+    cmd.args(["record", "-s", &name, "-p"]).arg(&*root).arg("--");
+    cmd.arg(venv.join("bin/python")).arg(repo().join("crates/cli/tests/rclpy/links.py")).args(["--seconds", "4"]);
+    rclpy_env(&mut cmd, distro, domain);
+    cmd.env_remove("ROS_DISTRO").env_remove("PYTHONPATH").env_remove("ROSTRACE_RCLPY");
+    let log = system_report(&cmd.output().unwrap(), &format!("rclpy links {distro}"));
+    assert_eq!(log["declared"], serde_json::json!([true, true]), "{log}");
+    let trace = root.join(&name);
+    let pubs = publications(&trace, &root.join("csv"));
+    let n = |k: &str| log[k].as_array().unwrap().len();
+    for (topic, count) in log["published"].as_object().unwrap() {
+        assert_eq!(pubs.get(topic).map(Vec::len), count.as_u64().map(|c| c as usize), "{topic}");
+    }
+    // The program's log: each /cmd the actuator took, from its /pose, from its /points and /imu.
+    let idx = |v: &Value, i: usize| v[i].as_u64().unwrap() as usize;
+    let (poses, cmds) = (&log["poses"], &log["cmds"]);
+    let mut taken: Vec<usize> =
+        log["actuated"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    taken.sort();
+    let made = |input: usize| -> Vec<Vec<usize>> {
+        let mut v: Vec<Vec<usize>> = taken
+            .iter()
+            .map(|&c| {
+                let pose = idx(&cmds[c], 0);
+                vec![idx(&poses[pose], input), pose, c]
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(n("cmds") > 20 && taken.len() == n("cmds"), "{log}");
+    assert_eq!(followed(&trace, "/lidar,/fusion,/sync,/actuator", &pubs), made(0), "{distro}: via /points\n{log}");
+    assert_eq!(followed(&trace, "/imu_driver,/fusion,/sync,/actuator", &pubs), made(1), "{distro}: via /imu\n{log}");
+}
+
+#[rostrace_testkit::needs(venvs)]
+#[test]
+fn rclpy_message_links_jazzy() {
+    check("jazzy", 5);
+}
+
+#[rostrace_testkit::needs(venvs)]
+#[test]
+fn rclpy_message_links_kilted() {
+    check("kilted", 6);
+}
