@@ -360,7 +360,7 @@ impl Paths {
                 let opt = PathOptions { include_first_callback, include_last_callback };
                 let records =
                     PathIndex::new(&self.an).records(&self.arch, &spec, opt).map_err(PyValueError::new_err)?;
-                let out = rostrace_analysis::paths::e2e_summary(&spec, &records, opt, &Case::ALL);
+                let out = rostrace_analysis::paths::e2e_summary(&self.arch, &spec, &records, opt, &Case::ALL);
                 serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
             })
         })

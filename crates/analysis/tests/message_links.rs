@@ -2,7 +2,9 @@
 //! model with their handles resolved, made the node paths they declare, and followed message by
 //! message; checked against the log of a simulated system that fuses and synchronizes.
 
-use rostrace_analysis::paths::{Architecture, Context, PathIndex, PathOptions, PathSpec};
+use rostrace_analysis::paths::{
+    age_paths, data_age, Architecture, Context, PathIndex, PathOptions, PathSpec, SearchLimits,
+};
 use rostrace_analysis::{Analysis, LinkKind};
 use std::path::Path;
 #[path = "support/links.rs"]
@@ -198,7 +200,42 @@ fn fused_and_synchronized_paths_follow_the_programs_log() {
     let arch = Architecture::from_analysis(&a);
     let p = arch.nodes[arch.node("/sync").unwrap()].path("/pose", "/cmd").unwrap();
     assert_eq!((p.context, p.source), (Context::CallbackChain, "observed"));
+    // /fusion's timer publishes /pose while it holds /points: inferred, not declared.
+    let p = arch.nodes[arch.node("/fusion").unwrap()].path("/points", "/pose").unwrap();
+    assert_eq!((p.context, p.source, p.link), (Context::UseLatestMessage, "inferred", None));
     let through_pose = plain.records_through(false, |i| plain.in_pose_callback[i]);
     assert!(through_pose.len() < plain.records(false).len());
     assert_eq!(complete(&a, &lidar), through_pose);
+}
+
+#[test]
+fn the_data_age_of_each_command_is_the_programs() {
+    let tmp = rostrace_testkit::TempDir::new("links-age");
+    let dir = tmp.join("links");
+    let log = links::write(&dir, 20, Declared::Links);
+    let a = analyze(&dir);
+    let arch = Architecture::from_analysis(&a);
+    let p = age_paths(&arch, &[], "/actuator", ["--from", "--to"], SearchLimits::default()).unwrap();
+    let sources: Vec<(&str, &str)> = p.sources.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    // (/fusion and /sync publish from their inputs: not sources.)
+    assert_eq!(sources, [("/imu_driver", "/imu"), ("/lidar", "/points"), ("/wheel", "/odom")]);
+    let age = data_age(&PathIndex::new(&a), &arch, &p, PathOptions::default());
+    let got: Vec<(u64, [u64; 3])> = age
+        .inputs
+        .iter()
+        .map(|i| {
+            let at = (i.at_ns - OFFSET) as u64;
+            (at, [0, 1, 2].map(|s| i.ages_ns[s].map_or(0, |v| v as u64)))
+        })
+        .collect();
+    assert_eq!(got, log.ages());
+    assert_eq!(age.sources[1].paths, ["/lidar -/points-> /fusion -/pose-> /sync -/cmd-> /actuator"]);
+    assert_eq!(age.sources[2].age.count as usize, log.actuated.len());
+    // From one source only.
+    let p =
+        age_paths(&arch, &["/wheel".to_string()], "/actuator", ["--from", "--to"], SearchLimits::default()).unwrap();
+    assert_eq!(p.sources, [("/wheel".to_string(), "/odom".to_string())]);
+    // A topic is not a node.
+    let e = age_paths(&arch, &[], "/cmd", ["--from", "--to"], SearchLimits::default()).unwrap_err();
+    assert!(e.contains("--to /cmd: a topic; give a node"), "{e}");
 }

@@ -57,6 +57,8 @@ enum Command {
     Paths(Lazy<paths::SearchArgs>),
     /// End-to-end latency and response time along a path, message by message, per segment.
     E2e(Lazy<paths::E2eArgs>),
+    /// How old the data behind each message a node takes is, per source (sensor to node).
+    Age(Lazy<paths::AgeArgs>),
     /// The analysis as one self-contained, interactive HTML report (plots and tables).
     Report(Lazy<report::Args>),
     /// Export the analysis: Parquet or CSV tables for notebooks and fleets, or a Perfetto trace.
@@ -183,6 +185,7 @@ fn main() -> ExitCode {
         Command::Architecture(Lazy(a)) => paths::architecture_cmd(a),
         Command::Paths(Lazy(a)) => paths::paths_cmd(a),
         Command::E2e(Lazy(a)) => paths::e2e_cmd(a),
+        Command::Age(Lazy(a)) => paths::age_cmd(a),
         Command::Export(Lazy(a)) => export::run(a),
         Command::Report(Lazy(a)) => report::run(a),
         Command::Record(Lazy(a)) => record::record(a),

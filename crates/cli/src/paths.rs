@@ -5,8 +5,8 @@ use crate::args::{ArchitectureArg, Input, TraceArgs};
 use crate::format::name as esc;
 use crate::out::fail;
 use rostrace_analysis::paths::{
-    e2e_summary, find, rank_streamed, search_query, streamed_e2e_summary, yaml, Architecture, Case, Found, PathIndex,
-    PathOptions, Query, SearchLimits,
+    age_paths, data_age, e2e_summary, find, rank_streamed, search_query, streamed_e2e_summary, yaml, AgeTable,
+    Architecture, Case, Found, PathIndex, PathOptions, Query, SearchLimits,
 };
 
 use rostrace_analysis::Analysis;
@@ -120,6 +120,33 @@ pub struct E2eArgs {
     stream: crate::args::StreamArgs,
 }
 
+/// Arguments of `rostrace age`.
+#[derive(clap::Args)]
+pub struct AgeArgs {
+    #[command(flatten)]
+    traces: TraceArgs,
+    /// The node whose inputs' data age is measured.
+    #[arg(long, value_name = "NODE")]
+    to: String,
+    /// Only the data of this source node (repeatable; default: every source, a node publishing
+    /// a topic none of its inputs feeds).
+    #[arg(long, value_name = "NODE")]
+    from: Vec<String>,
+    /// Most nodes on a path (CARET's max_node_depth).
+    #[arg(long, default_value_t = 15)]
+    max_depth: usize,
+    /// Most paths to follow from each source.
+    #[arg(long, default_value_t = 1000)]
+    max_paths: usize,
+    /// Most states each search expands.
+    #[arg(long, default_value_t = SearchLimits::DEFAULT_MAX_EXPANSIONS)]
+    max_expansions: usize,
+    #[command(flatten)]
+    common: PathArgs,
+    #[command(flatten)]
+    stream: crate::args::StreamArgs,
+}
+
 fn parse_case(s: &str) -> Result<Case, String> {
     Case::from_name(s).ok_or_else(|| format!("expected all, best, worst or worst-with-external-latency, not {s:?}"))
 }
@@ -175,10 +202,11 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
             let observed = paths.iter().filter(|p| p.source == "observed").count();
             let from_file = paths.iter().filter(|p| p.source == "architecture file").count();
             let linked = paths.iter().filter(|p| p.source == "message link").count();
+            let inferred = paths.iter().filter(|p| p.source == "inferred").count();
             crate::out::errln!(
                 "{}: {} nodes, {} callbacks, {} communications, {} executors, {} node paths ({} observed \
-                 callback_chain, {} from message links, {} from the architecture file, {} use_latest_message \
-                 by default), {} named paths",
+                 callback_chain, {} from message links, {} from the architecture file, {} inferred \
+                 use_latest_message, {} use_latest_message by default), {} named paths",
                 p.display(),
                 arch.nodes.len(),
                 arch.nodes.iter().map(|n| n.callbacks.len()).sum::<usize>(),
@@ -188,7 +216,8 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
                 observed,
                 linked,
                 from_file,
-                paths.len() - observed - linked - from_file,
+                inferred,
+                paths.len() - observed - linked - from_file - inferred,
                 arch.named_paths.len()
             );
         }
@@ -369,9 +398,9 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
                 if let Err(e) = s.done() {
                     return fail(format!("{}: {e}", files()));
                 }
-                streamed_e2e_summary(&spec, &streamed, opt, s.rows(), |c| s.responses(c))
+                streamed_e2e_summary(&arch, &spec, &streamed, opt, s.rows(), |c| s.responses(c))
             }
-            None => streamed_e2e_summary(&spec, &streamed, opt, std::iter::empty, |_| {
+            None => streamed_e2e_summary(&arch, &spec, &streamed, opt, std::iter::empty, |_| {
                 rostrace_analysis::paths::Each::Held(Vec::new())
             }),
         }
@@ -384,9 +413,8 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
                 return fail(e);
             }
         };
-        e2e_summary(&spec, &records, opt, &cases)
+        e2e_summary(&arch, &spec, &records, opt, &cases)
     };
-    out.crossings = arch.crossings(&spec);
     if !an.report.hosts.is_empty() {
         let (crossed, bound) = rostrace_analysis::hosts::path_uncertainty(&an, &spec.nodes);
         (out.hosts_crossed, out.clock_uncertainty_ns) = (Some(crossed), bound.filter(|_| crossed > 0));
@@ -403,5 +431,63 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     }
     drop(out);
     drop(spill);
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `rostrace age`.
+pub fn age_cmd(a: AgeArgs) -> std::io::Result<ExitCode> {
+    if a.max_depth < 2 || a.max_paths == 0 || a.max_expansions == 0 {
+        return fail("--max-depth must be 2 or more, --max-paths and --max-expansions 1 or more");
+    }
+    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
+    {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let (mut clean, an) = (loaded.clean(), loaded.analysis);
+    let arch = input.architecture(&an);
+    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions };
+    let p = match age_paths(&arch, &a.from, &a.to, ["--from", "--to"], limits) {
+        Ok(p) => p,
+        Err(e) => {
+            explain_missing(&an, &arch);
+            return fail(e);
+        }
+    };
+    let opt = a.common.following.options();
+    let age = match an.report.streamed {
+        None => data_age(&PathIndex::new(&an), &arch, &p, opt),
+        // The paths followed over the recording read again, their records gathered as they come.
+        Some(_) => {
+            struct Table(AgeTable);
+            impl crate::follow::Select for Table {
+                fn select(&mut self, k: usize) -> &mut dyn rostrace_analysis::paths::PathOutput {
+                    self.0.current(k)
+                }
+            }
+            let mut t = Table(AgeTable::new(&p));
+            let with: Vec<_> = p.paths.iter().map(|(_, s)| (s.clone(), opt)).collect();
+            match crate::follow::follow_streamed(&mut input, &arch, &with, &[], &mut t) {
+                Ok((_, ok)) => clean &= ok,
+                Err(e) => return fail(e),
+            }
+            t.0.finish(&p)
+        }
+    };
+    if let Err(e) = crate::out::emit(a.common.json.as_deref(), &age, || crate::text::paths::render_age(&age, opt))? {
+        return fail(e);
+    }
+    if p.outcome.truncated_paths || p.outcome.truncated_work {
+        crate::out::errln!(
+            "rostrace: warning: a search stopped at its limits (--max-paths {}, --max-expansions {}): the data of some \
+             paths may be younger than said",
+            a.max_paths,
+            a.max_expansions
+        );
+    }
+    if p.paths.is_empty() {
+        crate::out::errln!("rostrace: no path from a source to {} in the trace", esc(&p.sink));
+        explain_missing(&an, &arch);
+    }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -63,7 +63,12 @@ fn paths_and_e2e_say_which_links_were_declared() {
         text.contains("/sync    /pose -> /cmd: callback_chain, seen publishing during the input's callback"),
         "{text}"
     );
-    assert!(text.contains("/fusion  /points -> /pose: use_latest_message, by default"), "{text}");
+    assert!(
+        text.contains(
+            "/fusion  /points -> /pose: use_latest_message, inferred: another of the node's callbacks publishes it"
+        ),
+        "{text}"
+    );
     let (text, _) = run(&["paths", "--from", "/lidar", "--to", "/actuator"], &plain);
     assert!(!text.contains("message links"), "{text}");
 }
@@ -75,7 +80,7 @@ fn an_architecture_file_keeps_the_links_it_was_written_with() {
     links::write(&trace, 10, links::Declared::Links);
     let file = dir.join("arch.yaml");
     let (_, err) = run(&["architecture", "-o", file.to_str().unwrap()], &trace);
-    assert!(err.contains("4 node paths (0 observed callback_chain, 4 from message links, 0 from the architecture file, 0 use_latest_message by default)"), "{err}");
+    assert!(err.contains("4 node paths (0 observed callback_chain, 4 from message links, 0 from the architecture file, 0 inferred use_latest_message, 0 use_latest_message by default)"), "{err}");
     let yaml = std::fs::read_to_string(&file).unwrap();
     assert_eq!(yaml.matches("# declared by the node: message_link_partial_sync").count(), 2, "{yaml}");
     // Read back: the same contexts, the declared links kept (they refine the latest message).
@@ -99,4 +104,41 @@ fn an_architecture_file_keeps_the_links_it_was_written_with() {
     let c = e2e(&["--architecture", file.to_str().unwrap()]);
     assert_eq!((&c["crossings"][1]["context"], c["crossings"][1].get("link")), (&Value::from("callback_chain"), None));
     assert!(c["complete"].as_u64() < a["complete"].as_u64(), "{} {}", c["complete"], a["complete"]);
+}
+
+#[test]
+fn age_says_how_old_each_sources_data_is_in_memory_and_streamed() {
+    let dir = rostrace_testkit::TempDir::new("links-age-cli");
+    let trace = dir.join("trace");
+    let log = links::write(&trace, 10, links::Declared::Links);
+    let (text, _) = run(&["age", "--to", "/actuator"], &trace);
+    let n = log.actuated.len();
+    assert!(
+        text.starts_with(&format!("Data age at /actuator: how old each source's data is in the {n} messages it took")),
+        "{text}"
+    );
+    for source in ["/imu_driver -/imu->  (1 path, ", "/lidar -/points->  (1 path, ", "/wheel -/odom->  (1 path, "] {
+        assert!(text.contains(&format!("{source}{n} messages)")), "{source}: {text}");
+    }
+    let json = |extra: &[&str]| {
+        let mut args = vec!["age", "--to", "/actuator", "--json", "-"];
+        args.extend_from_slice(extra);
+        serde_json::from_str::<Value>(&run(&args, &trace).0).unwrap()
+    };
+    let memory = json(&["--stream", "never"]);
+    let want: Vec<Value> = log
+        .ages()
+        .iter()
+        .map(|(at, ages)| serde_json::json!({"at_ns": *at as i64 + system::OFFSET, "ages_ns": ages}))
+        .collect();
+    assert_eq!(memory["inputs"], Value::Array(want));
+    for slice in ["16K", "256K"] {
+        assert_eq!(json(&["--stream", "always", "--slice-size", slice]), memory, "in slices of {slice}");
+    }
+    let only = json(&["--from", "/lidar", "--from", "/wheel"]);
+    let nodes: Vec<&str> = only["sources"].as_array().unwrap().iter().map(|s| s["node"].as_str().unwrap()).collect();
+    assert_eq!(nodes, ["/lidar", "/wheel"]);
+    let out = rostrace().args(["age", "--to", "/nowhere"]).arg(&trace).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("--to"), "{err}");
 }

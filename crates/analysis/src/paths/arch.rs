@@ -95,8 +95,9 @@ pub struct NodePath {
     /// How the output follows the input.
     pub context: Context,
     /// Where the context comes from: `message link` (the node declared the link), `observed`
-    /// (callback chain: publications seen during the input's runs), `architecture file`, else
-    /// `default`.
+    /// (callback chain: publications seen during the input's runs), `inferred` (the latest
+    /// message: another of the node's callbacks was seen publishing the output), `architecture
+    /// file`, else `default` (the latest message, nothing seen publishing the output).
     pub source: &'static str,
     /// The message link the node declared from the input to the output, if it did: with
     /// `partial_sync`, each input message feeds at most one output.
@@ -243,18 +244,25 @@ fn node_of<T>(reg: &Registry<T>, id: u32, node: impl Fn(&T) -> Option<u32>) -> O
 
 impl ArchNode {
     /// The node's paths, every input to every output: a callback chain where the input's
-    /// callback was seen publishing the output, else the latest message used.
+    /// callback was seen publishing the output, else the latest message used: *inferred* where
+    /// another of the node's callbacks was seen publishing it (a timer publishing from the
+    /// input it holds), by default where none was.
     fn observed_paths(&mut self) {
         self.paths.clear();
         self.paths.reserve_exact(self.subscribes.len() * self.publishes.len());
         for s in &self.subscribes {
             for p in &self.publishes {
                 let chained = s.callback.as_ref().is_some_and(|c| p.callbacks.contains(c));
+                let source = match (chained, s.callback.is_some() && !p.callbacks.is_empty()) {
+                    (true, _) => "observed",
+                    (false, true) => "inferred",
+                    (false, false) => "default",
+                };
                 self.paths.push(NodePath {
                     subscribe: s.topic.clone(),
                     publish: p.topic.clone(),
                     context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
-                    source: if chained { "observed" } else { "default" },
+                    source,
                     link: None,
                 });
             }

@@ -2,7 +2,8 @@
 //! ([`arch`]), CARET's architecture file ([`yaml`]), path search ([`search`]), a path's records
 //! message by message made from an analysis ([`index`]), what they tell (latency, drops,
 //! response time: [`records`]) and their summary ([`summary`]), and paths ranked by latency
-//! ([`rank`]); a path followed over a streamed analysis ([`streamed`]).
+//! ([`rank`]); a path followed over a streamed analysis ([`streamed`]); the age of the data a
+//! node takes, per source ([`age`]).
 //!
 //! ```no_run
 //! use rostrace_analysis::paths::{search, Architecture, Endpoint, PathIndex, PathOptions, SearchLimits};
@@ -18,6 +19,7 @@
 //! });
 //! ```
 
+pub mod age;
 pub mod arch;
 pub mod index;
 mod longest;
@@ -29,6 +31,7 @@ pub mod streamed;
 pub mod summary;
 pub mod yaml;
 
+pub use age::{age_paths, data_age, AgePaths, AgeTable, DataAge, InputAge, SourceAge};
 pub use arch::{Architecture, Context, Crossing};
 pub use index::PathIndex;
 pub(crate) use longest::{records as longest_records, LongestStream, Searched, SliceRecords};

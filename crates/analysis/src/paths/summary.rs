@@ -50,8 +50,7 @@ pub struct E2eSummary<'a> {
     pub include_first_callback: bool,
     /// Whether the last node's callback is part of the path.
     pub include_last_callback: bool,
-    /// How the path crosses each node between its ends; set by the caller that has the
-    /// architecture ([`super::Architecture::crossings`]).
+    /// How the path crosses each node between its ends ([`super::Architecture::crossings`]).
     pub crossings: Vec<super::arch::Crossing>,
     /// Segment names and kinds, in order.
     pub segments: Vec<SegmentOut>,
@@ -114,8 +113,15 @@ pub struct ResponseOut<'a> {
     pub instances: Each<'a, (i64, i64)>,
 }
 
-/// The summary of the records `r` of path `spec`, with the response time in each of `cases`.
-pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions, cases: &[Case]) -> E2eSummary<'a> {
+/// The summary of the records `r` of path `spec` in `arch`, with the response time in each of
+/// `cases`.
+pub fn e2e_summary<'a>(
+    arch: &super::Architecture,
+    spec: &'a PathSpec,
+    r: &'a PathRecords,
+    opt: PathOptions,
+    cases: &[Case],
+) -> E2eSummary<'a> {
     let instances =
         r.rows.iter().filter(|row| PathRecords::is_complete(row)).map(|row| Instance::of(row, &r.segments)).collect();
     E2eSummary {
@@ -123,7 +129,7 @@ pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions,
         label: spec.label(),
         include_first_callback: opt.include_first_callback,
         include_last_callback: opt.include_last_callback,
-        crossings: Vec::new(),
+        crossings: arch.crossings(spec),
         segments: r
             .segment_stats()
             .into_iter()
@@ -151,6 +157,7 @@ pub fn e2e_summary<'a>(spec: &'a PathSpec, r: &'a PathRecords, opt: PathOptions,
 /// (`rows`) and each case's response times (`responses`, in `p.response`'s order) as they were
 /// given out ([`super::PathOutput`]); the records that went the whole way are read from `rows`.
 pub fn streamed_e2e_summary<'a, R: Iterator<Item = Vec<Option<i64>>> + 'a>(
+    arch: &super::Architecture,
     spec: &'a PathSpec,
     p: &'a StreamedPath,
     opt: PathOptions,
@@ -168,7 +175,7 @@ pub fn streamed_e2e_summary<'a, R: Iterator<Item = Vec<Option<i64>>> + 'a>(
         label: spec.label(),
         include_first_callback: opt.include_first_callback,
         include_last_callback: opt.include_last_callback,
-        crossings: Vec::new(),
+        crossings: arch.crossings(spec),
         segments: p
             .segments
             .iter()

@@ -54,6 +54,22 @@ impl Log {
         self.records_through(via_imu, |_| true)
     }
 
+    /// Each `/cmd` the actuator took: its callback's start, and the age of the `/imu`, `/points`
+    /// and `/odom` data in it (from their publication), by that start.
+    pub fn ages(&self) -> Vec<(u64, [u64; 3])> {
+        let mut out: Vec<(u64, [u64; 3])> = self
+            .actuated
+            .iter()
+            .map(|&(i, at)| {
+                let (_, pose, odom) = self.cmds[i];
+                let (_, points, imu) = self.poses[pose];
+                (at, [at - self.imu[imu], at - self.points[points], at - self.odom[odom]])
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// [`Log::records`] through the `/cmd` messages `keep` keeps (by index).
     pub fn records_through(&self, via_imu: bool, keep: impl Fn(usize) -> bool) -> Vec<(u64, u64)> {
         let firsts = if via_imu { &self.imu } else { &self.points };

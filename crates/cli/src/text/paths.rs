@@ -116,6 +116,7 @@ pub fn render_e2e(o: &E2eSummary) -> String {
                 (Some(l), "message link") => format!("declared by the node (message_link_{})", l.name()),
                 (_, "observed") => "seen publishing during the input's callback".to_string(),
                 (_, "architecture file") => "set by the architecture file".to_string(),
+                (_, "inferred") => "inferred: another of the node's callbacks publishes it".to_string(),
                 _ => "by default".to_string(),
             };
             let _ = writeln!(
@@ -178,4 +179,35 @@ pub fn render_e2e(o: &E2eSummary) -> String {
         }
     }
     s
+}
+
+/// The text of `rostrace age`.
+pub fn render_age(a: &rostrace_analysis::paths::DataAge, opt: rostrace_analysis::paths::PathOptions) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Data age at {}: how old each source's data is in the {} it took\n(from the source's {} to {}'s callback {})",
+        esc(&a.sink),
+        count(a.inputs.len() as u64, "message"),
+        if opt.include_first_callback { "callback start" } else { "publication" },
+        esc(&a.sink),
+        if opt.include_last_callback { "end" } else { "start" },
+    );
+    for s in &a.sources {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{} -{}->  ({}, {})",
+            esc(&s.node),
+            esc(&s.topic),
+            count(s.paths.len() as u64, "path"),
+            count(s.messages as u64, "message")
+        );
+        if s.messages > 0 {
+            let _ = writeln!(o, "    age: {}", stats_line(&s.age));
+        } else {
+            let _ = writeln!(o, "    no message went the whole way");
+        }
+    }
+    o
 }
