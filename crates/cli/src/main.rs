@@ -226,7 +226,7 @@ mod tests {
             .get_subcommands()
             .map(|s| (s.get_name().to_string(), s.get_about().map(|a| a.to_string())))
             .collect();
-        assert_eq!(listed.len(), 22);
+        assert_eq!(listed.len(), 23);
         let mut built = Cli::command();
         built.build();
         for (name, about) in listed {

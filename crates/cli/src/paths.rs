@@ -229,14 +229,21 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// The search's limits as given on the command line, checked.
+fn search_limits(max_depth: usize, max_paths: usize, max_expansions: usize) -> Result<SearchLimits, &'static str> {
+    match (max_depth < 2, max_paths == 0, max_expansions == 0) {
+        (true, _, _) | (_, true, _) => Err("--max-depth must be 2 or more and --max-paths 1 or more"),
+        (_, _, true) => Err("--max-expansions must be 1 or more"),
+        _ => Ok(SearchLimits { max_depth, max_paths, max_expansions }),
+    }
+}
+
 /// `rostrace paths`.
 pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
-    if a.max_depth < 2 || a.max_paths == 0 {
-        return fail("--max-depth must be 2 or more and --max-paths 1 or more");
-    }
-    if a.max_expansions == 0 {
-        return fail("--max-expansions must be 1 or more");
-    }
+    let limits = match search_limits(a.max_depth, a.max_paths, a.max_expansions) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
     let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
     {
         Ok(x) => x,
@@ -249,7 +256,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         through: &a.through,
         to: &a.to,
         labels: ["--from", "--through", "--to"],
-        limits: SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions },
+        limits,
         options: a.common.following.options(),
     };
     let found = match an.report.streamed {
@@ -436,9 +443,10 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
 
 /// `rostrace age`.
 pub fn age_cmd(a: AgeArgs) -> std::io::Result<ExitCode> {
-    if a.max_depth < 2 || a.max_paths == 0 || a.max_expansions == 0 {
-        return fail("--max-depth must be 2 or more, --max-paths and --max-expansions 1 or more");
-    }
+    let limits = match search_limits(a.max_depth, a.max_paths, a.max_expansions) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
     let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
     {
         Ok(x) => x,
@@ -446,7 +454,6 @@ pub fn age_cmd(a: AgeArgs) -> std::io::Result<ExitCode> {
     };
     let (mut clean, an) = (loaded.clean(), loaded.analysis);
     let arch = input.architecture(&an);
-    let limits = SearchLimits { max_depth: a.max_depth, max_paths: a.max_paths, max_expansions: a.max_expansions };
     let p = match age_paths(&arch, &a.from, &a.to, ["--from", "--to"], limits) {
         Ok(p) => p,
         Err(e) => {

@@ -67,6 +67,7 @@ fn text_outputs_escape_control_characters_in_names() {
             &talker,
         ),
         ("e2e", vec!["e2e".into(), "--path".into(), format!("/talker{HOSTILE},/listener")], &talker),
+        ("age", vec!["age".into(), "--to".into(), "/listener".into()], &talker),
     ];
     for (what, args, shown) in runs {
         let out = rostrace().args(&args).arg(&trace).env("COLUMNS", "200").output().unwrap();
@@ -83,14 +84,18 @@ fn text_outputs_escape_control_characters_in_names() {
     assert!(text.contains(&format!("/chatter{SHOWN}")), "{text}");
 }
 
-/// The messages naming names or files: the suggestions of `paths` and `e2e` for a node not
+/// The messages naming names or files: the suggestions of `paths`, `e2e` and `age` for a node not
 /// found, and `info`'s error naming a damaged file whose path holds an escape sequence.
 #[test]
 fn messages_escape_control_characters_in_names_and_paths() {
     let tmp = TempDir::new("hostile-messages");
     let trace = tmp.join("trace");
     hostile_trace(&trace);
-    for args in [vec!["paths", "--from", "talker", "--to", "/listener"], vec!["e2e", "--path", "talker,/listener"]] {
+    for args in [
+        vec!["paths", "--from", "talker", "--to", "/listener"],
+        vec!["e2e", "--path", "talker,/listener"],
+        vec!["age", "--to", "/listener", "--from", "talker"],
+    ] {
         let out = rostrace().args(&args).arg(&trace).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
