@@ -110,6 +110,42 @@ fn check(distro: &str, index: u32) {
     assert!(n("cmds") > 20 && taken.len() == n("cmds"), "{log}");
     assert_eq!(followed(&trace, "/lidar,/fusion,/sync,/actuator", &pubs), made(0), "{distro}: via /points\n{log}");
     assert_eq!(followed(&trace, "/imu_driver,/fusion,/sync,/actuator", &pubs), made(1), "{distro}: via /imu\n{log}");
+
+    // `rostrace age`: in each /cmd the actuator took, the age of each sensor's data is from the
+    // publication of the message the program says it was made from.
+    let json = |args: &[&str]| {
+        let o = rostrace().args(args).arg(&trace).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let age = json(&["age", "--to", "/actuator", "--json", "-"]);
+    let sources: Vec<&str> = age["sources"].as_array().unwrap().iter().map(|s| s["topic"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["/imu", "/points", "/odom"], "{distro}");
+    // Which /cmd each actuator callback took: the one-hop path's records.
+    let hop = json(&["e2e", "--path", "/sync,/actuator", "--json", "-"]);
+    let cmd_at: BTreeMap<i64, usize> = hop["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            let r = r.as_array().unwrap();
+            let cmd = pubs["/cmd"].binary_search(&r[0].as_i64()?).ok()?;
+            Some((r.last()?.as_i64()?, cmd))
+        })
+        .collect();
+    let inputs = age["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), taken.len(), "{distro}: every /cmd taken has its data's age");
+    for i in inputs {
+        let at = i["at_ns"].as_i64().unwrap();
+        let c = cmd_at[&at];
+        let pose = idx(&cmds[c], 0);
+        let want = [
+            at - pubs["/imu"][idx(&poses[pose], 1)],
+            at - pubs["/points"][idx(&poses[pose], 0)],
+            at - pubs["/odom"][idx(&cmds[c], 1)],
+        ];
+        assert_eq!(i["ages_ns"], serde_json::json!(want), "{distro}: /cmd {c}");
+    }
 }
 
 #[rostrace_testkit::needs(venvs)]
