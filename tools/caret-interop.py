@@ -18,6 +18,15 @@
     /var/tmp/caret-peer/venv/bin/python tools/caret-interop.py \
         crates/cli/tests/data/rclpy-interop/trace crates/cli/tests/data/rclpy-interop/caret_analyze.json --executors
 
+    # the demo's declared message links: the paths from `rostrace architecture -o`'s file
+    D=crates/cli/tests/data/caret-interop-links
+    rostrace demo --duration 2 -o /tmp/links && cp -r /tmp/links/ust $D/trace
+    rostrace architecture $D/trace -o $D/architecture.yaml
+    /var/tmp/caret-peer/venv/bin/python tools/caret-interop.py $D/trace $D/caret_analyze.json \
+        --architecture $D/architecture.yaml \
+        --path /sensing/imu,/localization/fusion,/planning/planner,/control/actuator \
+        --path /sensing/lidar,/sensing/lidar_filter,/localization/fusion,/planning/planner,/control/actuator
+
 The venv (caret_analyze v0.7.3 and caret_analyze_cpp_impl v0.7.3 from GitHub, babeltrace2's
 Python bindings from Debian's python3-bt2) is made by the recipe beside caret_analyze's reference
 results: `BASE=/var/tmp/caret-peer CLONE=1 bash ../shared/reference/caret/caret_analyze/recipe/setup.sh`
@@ -43,6 +52,9 @@ With options, also (all written only when asked, so the output for the demo's da
   (caret_analyze knows which callback publishes only in a node of one callback).
 --message-context NODE,SUB,PUB,TYPE: `arch.update_message_context(NODE, TYPE, SUB, PUB)`
   (caret_analyze infers none from a trace).
+--architecture YAML: the architecture read from YAML (`Architecture('yaml', YAML)`, as a file
+  `rostrace architecture -o` writes) rather than built from the trace; its message contexts are
+  then the file's.
 --path NODE,...: an end-to-end path, nodes with the topics between them where wanted (as
   `rostrace e2e --path`): `arch.search_paths(first node, last node)`, the one result going through
   these nodes (and topics), `arch.add_path`, then `app.get_path(...)`. Written: its node paths with
@@ -194,6 +206,8 @@ def main() -> int:
     ap.add_argument('--message-context', action='append', default=[],
                     type=lambda v: split(v, 4, '--message-context'))
     ap.add_argument('--path', action='append', default=[])
+    ap.add_argument('--architecture', metavar='YAML',
+                    help="Architecture('yaml', YAML) instead of Architecture('lttng', trace)")
     args = ap.parse_args()
     trace, out = args.trace, os.path.abspath(args.out)
     trace_abs = os.path.abspath(trace)
@@ -206,7 +220,10 @@ def main() -> int:
         copy = os.path.join(tmp, 'trace')
         shutil.copytree(trace_abs, copy)
         lttng = Lttng(copy, force_conversion=True)          # validation on
-        arch = Architecture('lttng', copy)
+        if args.architecture:
+            arch = Architecture('yaml', os.path.join(cwd, args.architecture))
+        else:
+            arch = Architecture('lttng', copy)
         updates = []
         for node, topic, callback in args.publisher_callback:
             arch.insert_publisher_callback(node, topic, callback, 0)
@@ -223,6 +240,7 @@ def main() -> int:
             caret_analyze='v0.7.3 (caret_analyze e12df8cc, caret_analyze_cpp_impl c7262421)',
             trace=os.path.normpath(trace),
             validation='on',
+            architecture=('yaml' if args.architecture else 'lttng'),
             distribution=lttng._info.get_distribution(),
             rmw_implementation=lttng.get_rmw_impl(),
             caret_event_counts=dict(sorted(events.items())),

@@ -20,6 +20,11 @@
 //! `tests/rclpy/callbacks.py` (`tests/data/rclpy-interop/`), traced by rostrace's rclpy
 //! instrumentation: caret_analyze lists its Python callbacks, their groups and executors, as
 //! `rostrace architecture` does, with the same durations.
+//!
+//! The fifth is the architecture file: a recording of the demo, whose fusion and planner nodes
+//! declare their message links (`tests/data/caret-interop-links/`), the file `rostrace
+//! architecture -o` writes of it, and caret_analyze's paths computed from that file
+//! (`Architecture('yaml', ...)`), equal to `rostrace e2e` on the recording with no file at all.
 
 mod common;
 
@@ -164,16 +169,10 @@ fn data_rclcpp() -> PathBuf {
 /// The path, as given to both: nodes with the topics between them.
 const RCLCPP_PATH: &str = "/cpp/lidar,/cpp/points,/cpp/fusion,/cpp/pose,/cpp/planner,/cpp/cmd,/cpp/actuator";
 
-/// `rostrace e2e TRACE --path RCLCPP_PATH ARGS --json -`.
-fn e2e_json(trace: &Path, args: &[&str]) -> Value {
-    let out = rostrace()
-        .arg("e2e")
-        .arg(trace)
-        .args(["--path", RCLCPP_PATH])
-        .args(args)
-        .args(["--json", "-"])
-        .output()
-        .unwrap();
+/// `rostrace e2e TRACE --path PATH ARGS --json -`.
+fn e2e_json(trace: &Path, path: &str, args: &[&str]) -> Value {
+    let out =
+        rostrace().arg("e2e").arg(trace).args(["--path", path]).args(args).args(["--json", "-"]).output().unwrap();
     assert!(out.status.success(), "e2e {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -376,12 +375,23 @@ fn rclcpp_system_equals_caret_analyze() {
     let contexts: Vec<Option<&str>> =
         cp["node_paths"].as_array().unwrap().iter().map(|n| n["message_context"].as_str()).collect();
     assert_eq!(contexts, [None, Some("callback_chain"), Some("use_latest_message"), None]);
+    let (records, latencies) = same_path(&trace, RCLCPP_PATH, cp);
+    assert_eq!(records, 20, "the lidar's 20 messages");
+    assert_eq!(latencies, 8, "the planner's 8 commands");
+}
+
+/// caret_analyze's path `cp` (of `tools/caret-interop.py`) equals `rostrace e2e TRACE --path
+/// PATH`, with the first and last callbacks and without: every record, cell by cell, the latency
+/// of each message that went the whole way, and each case of the response time. Returns how
+/// many records and latencies there were (without the first and last callbacks).
+fn same_path(trace: &Path, path: &str, cp: &Value) -> (usize, usize) {
+    let mut counts = (0, 0);
     for (variant, args) in [
         ("default", &[][..]),
         ("with_first_and_last_callback", &["--include-first-callback", "--include-last-callback"][..]),
     ] {
-        let what = format!("path {variant}");
-        let o = e2e_json(&trace, args);
+        let what = format!("path {path} {variant}");
+        let o = e2e_json(trace, path, args);
         let c = &cp["variants"][variant];
         assert_eq!(strings(&o["path"]["nodes"]), strings(&cp["node_names"]), "{what}");
         assert_eq!(strings(&o["path"]["topics"]), strings(&cp["topic_names"]), "{what}");
@@ -399,24 +409,41 @@ fn rclcpp_system_equals_caret_analyze() {
             .collect();
         let (crows, orows) = (c["records"].as_array().unwrap(), o["rows"].as_array().unwrap());
         assert_eq!(crows.len(), orows.len(), "{what}: records");
-        assert_eq!(crows.len(), 20, "{what}: the lidar's 20 messages");
-        for (i, (cr, or)) in crows.iter().zip(orows).enumerate() {
-            let (cr, or) = (ints(cr), ints(or));
-            for (k, &j) in at.iter().enumerate() {
-                assert_eq!(cr[k], or[j], "{what}: record {i}, {}", ccols[k]);
-            }
+        let mut ours = Vec::new();
+        for or in orows {
+            let or = ints(or);
             for (j, col) in ocols.iter().enumerate() {
                 if !at.contains(&j) {
                     assert!(col.contains("/dds_write_timestamp/") && or[j].is_none(), "{what}: {col} {:?}", or[j]);
                 }
+            }
+            ours.push(at.iter().map(|&j| or[j]).collect::<Vec<_>>());
+        }
+        let mut theirs: Vec<Vec<Option<i64>>> = crows.iter().map(ints).collect();
+        // The records of one input message are in caret_analyze's order of its joins, rostrace's
+        // in the order of their outputs: the inputs in the same order, the records the same.
+        let firsts = |rows: &[Vec<Option<i64>>]| rows.iter().map(|r| r[0]).collect::<Vec<_>>();
+        assert_eq!(firsts(&theirs), firsts(&ours), "{what}: the records' inputs");
+        theirs.sort();
+        let mut sorted = ours.clone();
+        sorted.sort();
+        for (i, (cr, or)) in theirs.iter().zip(&sorted).enumerate() {
+            for k in 0..at.len() {
+                assert_eq!(cr[k], or[k], "{what}: record {i} (sorted), {}", ccols[k]);
             }
         }
         // Latency (first column -> last) of each message that went the whole way.
         assert_same(&o["latency"], c, &what);
         let lat: Vec<i64> =
             o["instances"].as_array().unwrap().iter().map(|x| x["latency_ns"].as_i64().unwrap()).collect();
-        assert_eq!(lat, ints(&c["latencies_ns"]).into_iter().map(Option::unwrap).collect::<Vec<_>>(), "{what}");
-        assert_eq!(lat.len(), 8, "{what}: the planner's 8 commands");
+        let mut theirs: Vec<i64> = ints(&c["latencies_ns"]).into_iter().map(Option::unwrap).collect();
+        let mut sorted = lat.clone();
+        theirs.sort();
+        sorted.sort();
+        assert_eq!(sorted, theirs, "{what}");
+        if variant == "default" {
+            counts = (crows.len(), lat.len());
+        }
         if variant == "default" {
             // Response time, each case: (input time, response time) pairs.
             let ort = o["response_time"].as_array().unwrap();
@@ -429,6 +456,83 @@ fn rclcpp_system_equals_caret_analyze() {
                 assert_eq!(exact(&x["stats"]), exact(&y["stats"]), "{what}: response time {case}");
             }
         }
+    }
+    counts
+}
+
+fn data_links() -> PathBuf {
+    repo().join("crates/cli/tests/data/caret-interop-links")
+}
+
+/// The demo's paths through its fusion and planner nodes, which declare their message links, as
+/// caret_analyze (`--path`) and rostrace (`--path`, where `node:` picks the node of a name a
+/// topic has too) name them, with the message context caret_analyze gives each node on them.
+const LINK_PATHS: [(&str, &str, [Option<&str>; 5]); 2] = [
+    (
+        "/sensing/imu,/localization/fusion,/planning/planner,/control/actuator",
+        "node:/sensing/imu,/localization/fusion,/planning/planner,/control/actuator",
+        [None, Some("use_latest_message"), Some("use_latest_message"), None, None],
+    ),
+    (
+        "/sensing/lidar,/sensing/lidar_filter,/localization/fusion,/planning/planner,/control/actuator",
+        "/sensing/lidar,/sensing/lidar_filter,/localization/fusion,/planning/planner,/control/actuator",
+        [None, Some("callback_chain"), Some("callback_chain"), Some("use_latest_message"), None],
+    ),
+];
+
+/// A recording of the demo (Rolling's events: its fusion and planner nodes declare
+/// `message_link_periodic_async`), its architecture as `rostrace architecture -o` writes it, and
+/// caret_analyze's paths computed on that file (`Architecture('yaml', ...)`): the records rostrace
+/// follows through the declared links, with no architecture file, are caret_analyze's, one by one.
+#[test]
+fn declared_links_exported_equal_caret_analyze() {
+    let caret = load(&data_links().join("caret_analyze.json"));
+    let trace = data_links().join("trace");
+    assert_eq!(s(&caret["validation"]), "on");
+    assert_eq!(s(&caret["architecture"]), "yaml");
+    assert_eq!(s(&caret["distribution"]), "rolling");
+
+    // The file caret_analyze was given is the one rostrace writes of the recording today.
+    let tmp = TempDir::new("caret-links");
+    let file = tmp.join("architecture.yaml");
+    let out = rostrace().arg("architecture").arg(&trace).arg("-o").arg(&file).output().unwrap();
+    assert!(out.status.success(), "architecture: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 from message links"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        written,
+        std::fs::read_to_string(data_links().join("architecture.yaml")).unwrap(),
+        "`rostrace architecture -o` no longer writes the file caret_analyze read: run tools/caret-interop.py \
+         with --architecture again (see crates/cli/tests/data/caret-interop-links)"
+    );
+    assert_eq!(written.matches("# declared by the node: message_link_periodic_async").count(), 2);
+
+    let paths = caret["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), LINK_PATHS.len());
+    for ((spec, ours, contexts), cp) in LINK_PATHS.iter().zip(paths) {
+        assert_eq!(s(&cp["spec"]), *spec);
+        assert_eq!(cp["n_found"], 1, "{spec}");
+        let theirs: Vec<Option<&str>> =
+            cp["node_paths"].as_array().unwrap().iter().map(|n| n["message_context"].as_str()).collect();
+        assert_eq!(theirs, contexts[..theirs.len()], "{spec}");
+        let (records, latencies) = same_path(&trace, ours, cp);
+        assert!(records > 150 && latencies > 30, "{spec}: {records} records, {latencies} latencies");
+        // rostrace says where each use_latest_message comes from: the node's declaration.
+        let o = e2e_json(&trace, ours, &[]);
+        let declared: Vec<(&str, &str)> = o["crossings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["source"] == "message link")
+            .map(|c| (s(&c["node"]), s(&c["link"])))
+            .collect();
+        let first =
+            if spec.starts_with("/sensing/imu") { vec![("/localization/fusion", "periodic_async")] } else { vec![] };
+        assert_eq!(declared, [first, vec![("/planning/planner", "periodic_async")]].concat(), "{spec}");
     }
 }
 
