@@ -21,6 +21,8 @@ pub struct ClientCall {
     pub ts_send: i64,
     /// Time the response was taken (`rmw_take_response`), and its source timestamp.
     pub response: Option<(i64, i64)>,
+    /// The thread that took the response.
+    pub response_vtid: i64,
 }
 
 /// A service request as the server handled it.
@@ -89,6 +91,7 @@ impl Handler for ServiceHandler {
                     seq: info.i(ev, F::SequenceNumber).unwrap_or(0),
                     ts_send: at.ts,
                     response: None,
+                    response_vtid: 0,
                 };
                 let id = self.client_calls.len() as u32;
                 self.unanswered_client.entry((call.client, call.seq)).or_default().push(id);
@@ -126,6 +129,7 @@ impl Handler for ServiceHandler {
                 let source = info.i(ev, F::SourceTimestamp).unwrap_or(0);
                 if let Some(id) = self.unanswered_client.get_mut(&(client, seq)).and_then(|v| v.pop()) {
                     self.client_calls[id as usize].response = Some((at.ts, source));
+                    self.client_calls[id as usize].response_vtid = at.vtid;
                 }
             }
             _ => {}

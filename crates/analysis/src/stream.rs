@@ -266,9 +266,12 @@ impl Slices {
         let (tables, linked) = link(c, rostrace_threads::threads(jobs));
         // The paths are searched in the first slice's architecture, made by the thread that adds
         // the slices up: the others wait for them.
+        let mut with_services = Handlers::default();
+        with_services.add(services);
         let paths = longest
             .filter(|l| k > 0 || l.get().is_some())
-            .map(|l| crate::paths::longest_records(l.wait(), tables.view(&Handlers::default()), jobs));
+            .map(|l| crate::paths::longest_records(l.wait(), tables.view(&with_services), jobs));
+        let services = with_services.get_mut::<crate::ServiceHandler>().map(std::mem::take).unwrap_or_default();
         Slice { tables, linked, executor, services, system, paths }
     }
 }
@@ -339,12 +342,15 @@ fn analyze_with(
             system.add(&c.handlers);
             crate::system::totals_clear(&mut c.handlers);
         }
-        let handlers = Handlers::default();
+        // (The service calls are the view's, for the paths through them.)
+        let mut handlers = Handlers::default();
+        handlers.add(services);
         let view = t.view(&handlers);
+        let services = handlers.get::<crate::ServiceHandler>().expect("added");
         publishing.extend(crate::paths::arch::Architecture::seen_publishing(view));
         let (from, to) = plan.time(k);
         totals.add_executor(&executor.threads);
-        totals.add_services(&t.model, &services, from, to);
+        totals.add_services(&t.model, services, from, to);
         let crate::report::Added { callbacks, ended } = totals.add(&view, linked, from, to);
         let s = StreamedSlice {
             runs: Numbers::new(t.runs.iter().map(|r| r.run.start), from, to, firsts[0]),
@@ -357,7 +363,7 @@ fn analyze_with(
             span: plan.span(),
             callbacks,
             ended,
-            services: &services,
+            services,
         };
         on_slice(&s);
         if let Some(l) = longest.as_mut() {

@@ -283,7 +283,14 @@ fn architecture(names: &[String]) -> Architecture {
                 topic: sub.clone(),
                 callback: Some(format!("{n}/callback_0")),
             }],
-            paths: vec![NodePath { subscribe: sub, publish: publ, context, source: "trace", link: None }],
+            paths: vec![NodePath {
+                subscribe: sub,
+                publish: publ,
+                context,
+                source: "trace",
+                link: None,
+                service: None,
+            }],
         });
         a.executors.push(ArchExecutor { name: n.clone(), kind: n.clone(), groups: vec![format!("g{i}{n}")] });
     }

@@ -203,10 +203,11 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
             let from_file = paths.iter().filter(|p| p.source == "architecture file").count();
             let linked = paths.iter().filter(|p| p.source == "message link").count();
             let inferred = paths.iter().filter(|p| p.source == "inferred").count();
+            let services = paths.iter().filter(|p| p.source == "service call").count();
             crate::out::errln!(
                 "{}: {} nodes, {} callbacks, {} communications, {} executors, {} node paths ({} observed \
-                 callback_chain, {} from message links, {} from the architecture file, {} inferred \
-                 use_latest_message, {} use_latest_message by default), {} named paths",
+                 callback_chain, {} from message links, {} through service calls, {} from the architecture file, \
+                 {} inferred use_latest_message, {} use_latest_message by default), {} named paths",
                 p.display(),
                 arch.nodes.len(),
                 arch.nodes.iter().map(|n| n.callbacks.len()).sum::<usize>(),
@@ -215,9 +216,10 @@ pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
                 paths.len(),
                 observed,
                 linked,
+                services,
                 from_file,
                 inferred,
-                paths.len() - observed - linked - from_file - inferred,
+                paths.len() - observed - linked - services - from_file - inferred,
                 arch.named_paths.len()
             );
         }

@@ -80,7 +80,7 @@ fn an_architecture_file_keeps_the_links_it_was_written_with() {
     links::write(&trace, 10, links::Declared::Links);
     let file = dir.join("arch.yaml");
     let (_, err) = run(&["architecture", "-o", file.to_str().unwrap()], &trace);
-    assert!(err.contains("4 node paths (0 observed callback_chain, 4 from message links, 0 from the architecture file, 0 inferred use_latest_message, 0 use_latest_message by default)"), "{err}");
+    assert!(err.contains("4 node paths (0 observed callback_chain, 4 from message links, 0 through service calls, 0 from the architecture file, 0 inferred use_latest_message, 0 use_latest_message by default)"), "{err}");
     let yaml = std::fs::read_to_string(&file).unwrap();
     assert_eq!(yaml.matches("# declared by the node: message_link_partial_sync").count(), 2, "{yaml}");
     // Read back: the same contexts, the declared links kept (they refine the latest message).

@@ -103,6 +103,21 @@ pub struct NodePath {
     /// `partial_sync`, each input message feeds at most one output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<LinkKind>,
+    /// The service call the output follows the input through, if it does (source `service
+    /// call`): the input's callback sends a request, and the callback taking the response
+    /// publishes the output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceHop>,
+}
+
+/// A service call inside a node path: the input's callback sends a request to `service`,
+/// served by `servers`, and the node's callback taking the response publishes the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServiceHop {
+    /// The service's name.
+    pub service: String,
+    /// The nodes that provide it.
+    pub servers: Vec<String>,
 }
 
 /// How a path crosses one of its nodes: the node path it follows there.
@@ -264,7 +279,22 @@ impl ArchNode {
                     context: if chained { Context::CallbackChain } else { Context::UseLatestMessage },
                     source,
                     link: None,
+                    service: None,
                 });
+            }
+        }
+    }
+
+    /// Sets the paths that go through a service call (`calls`: input topic, output topic, the
+    /// call), where the input's callback is not seen publishing the output itself.
+    fn service_paths(&mut self, calls: &[(String, String, ServiceHop)]) {
+        for (sub, publish, hop) in calls {
+            if let Some(p) = self.paths.iter_mut().find(|p| &p.subscribe == sub && &p.publish == publish) {
+                if p.source != "observed" {
+                    p.context = Context::CallbackChain;
+                    p.source = "service call";
+                    p.service = Some(hop.clone());
+                }
             }
         }
     }
@@ -279,6 +309,7 @@ impl ArchNode {
                 p.context = Context::UseLatestMessage;
                 p.source = "message link";
                 p.link = p.link.max(Some(*kind));
+                p.service = None;
             }
         }
     }
@@ -305,16 +336,176 @@ fn declared_links(m: &Model) -> HashMap<String, Vec<(String, String, LinkKind)>>
 }
 
 /// Who was seen publishing what: the callback (its object's key) and the topic of each
-/// publication made during a callback's run. A streamed analysis gathers it slice by slice
+/// publication made during a callback's run, and the callback and the service of each request
+/// sent during one. A streamed analysis gathers it slice by slice
 /// ([`Architecture::seen_publishing`]) for the architecture of the whole recording
 /// ([`Architecture::from_seen`]).
-pub type Publishing = crate::collections::HashSet<(crate::Key, std::sync::Arc<str>)>;
+#[derive(Debug, Clone, Default)]
+pub struct Publishing {
+    topics: crate::collections::HashSet<(crate::Key, std::sync::Arc<str>)>,
+    requests: crate::collections::HashSet<(crate::Key, std::sync::Arc<str>)>,
+    /// The client (its key) and the topic of each publication that follows a response of the
+    /// client's (see [`responses_published`]).
+    responses: crate::collections::HashSet<(crate::Key, std::sync::Arc<str>)>,
+}
+
+impl Publishing {
+    /// Adds what `other` saw.
+    pub fn extend(&mut self, other: Publishing) {
+        self.topics.extend(other.topics);
+        self.requests.extend(other.requests);
+        self.responses.extend(other.responses);
+    }
+}
+
+/// The publications of `a` that follow a service response: made during a run of the client's
+/// response callback (rclpy's), or on the thread that took the response, after it and before the
+/// thread's next run (rclcpp and `rostrace_ros2` run no callback around a response): the client
+/// (id in the model's clients) and the topic, once each.
+fn responses_published<'a>(a: &View<'a>) -> Vec<(u32, &'a std::sync::Arc<str>)> {
+    let Some(calls) = a.get::<crate::ServiceHandler>() else { return Vec::new() };
+    let m = a.model;
+    if calls.client_calls.iter().all(|c| c.response.is_none()) {
+        return Vec::new();
+    }
+    let client_of: HashMap<crate::Key, u32> =
+        m.clients.items.iter().enumerate().map(|(i, c)| ((c.key.0, c.key.1, c.rmw), i as u32)).collect();
+    // The responses taken on each thread, in time order: (time, client).
+    let mut taken: HashMap<(u32, i64, i64), Vec<(i64, u32)>> = HashMap::default();
+    for c in &calls.client_calls {
+        if let (Some((t, _)), Some(&client)) = (c.response, client_of.get(&c.client)) {
+            taken.entry((c.client.0, c.client.1, c.response_vtid)).or_default().push((t, client));
+        }
+    }
+    for v in taken.values_mut() {
+        v.sort_unstable();
+    }
+    let runs = crate::paths::index::RunsOnThreads::new(a);
+    let mut out = Vec::new();
+    for LinkedPublication { publication: p, topic } in a.pubs {
+        let Some(topic) = topic else { continue };
+        let thread = (p.trace, p.vpid, p.vtid);
+        match p.in_run().and_then(|r| a.runs[r as usize].callback).map(|cb| m.callbacks.get(cb).owner) {
+            Some(Some(Owner::Client(c))) => out.push((c, topic)),
+            Some(_) => {}
+            None => {
+                let at = p.ts_rclcpp().unwrap_or(p.ts);
+                let Some(v) = taken.get(&thread) else { continue };
+                let Some(&(t, client)) = v.get(v.partition_point(|x| x.0 <= at).wrapping_sub(1)) else { continue };
+                // (The client's own response run may come between: rclpy's, before its futures' callbacks.)
+                let run_between = runs.latest(a, thread, at).is_some_and(|r| {
+                    let run = &a.runs[r as usize];
+                    run.run.start >= t
+                        && run.callback.map(|cb| m.callbacks.get(cb).owner) != Some(Some(Owner::Client(client)))
+                });
+                if !run_between {
+                    out.push((client, topic));
+                }
+            }
+        }
+    }
+    out.sort_unstable_by_key(|(c, t)| (*c, t.as_ptr()));
+    out.dedup_by_key(|(c, t)| (*c, t.as_ptr()));
+    out
+}
+
+/// The service requests of `a`'s [`crate::ServiceHandler`] sent during a callback's run: the
+/// callback (id) and the client (id in the model's clients), once each.
+fn requests_in_runs(a: &View<'_>) -> Vec<(u32, u32)> {
+    let Some(calls) = a.get::<crate::ServiceHandler>() else { return Vec::new() };
+    let m = a.model;
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    if calls.client_calls.is_empty() {
+        return out;
+    }
+    let runs = crate::paths::index::RunsOnThreads::new(a);
+    for c in &calls.client_calls {
+        let Some(client) = m.clients.items.iter().position(|x| (x.key.0, x.key.1, x.rmw) == c.client) else { continue };
+        let Some(cb) =
+            runs.during(a, (c.client.0, c.client.1, c.vtid), c.ts_send).and_then(|r| a.runs[r as usize].callback)
+        else {
+            continue;
+        };
+        out.push((cb, client as u32));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The node paths through a service call, by node name: (input topic, output topic, call) where
+/// the input's subscription callback was seen sending requests of a client of the node, and
+/// the callback taking that client's responses publishing the output.
+fn service_calls(m: &Model, seen: &Publishing) -> HashMap<String, Vec<(String, String, ServiceHop)>> {
+    let mut out: HashMap<String, Vec<(String, String, ServiceHop)>> = HashMap::default();
+    if m.clients.items.is_empty() {
+        return out;
+    }
+    let mut ids: HashMap<crate::Key, Vec<u32>> = HashMap::default();
+    for (id, cb) in m.callbacks.items.iter().enumerate() {
+        ids.entry(cb.key).or_default().push(id as u32);
+    }
+    let owners = |key: &crate::Key| ids.get(key).into_iter().flatten().filter_map(|&id| m.callbacks.get(id).owner);
+    // Per client: the topics published after its responses.
+    let mut published: HashMap<u32, Vec<&str>> = HashMap::default();
+    for (key, topic) in &seen.responses {
+        for (c, _) in m.clients.items.iter().enumerate().filter(|(_, x)| x.key == *key) {
+            push_small(published.entry(c as u32).or_default(), &**topic);
+        }
+    }
+    let node_name = |n: Option<u32>| n.map(|n| m.nodes.get(n).full_name());
+    for (key, service) in &seen.requests {
+        for o in owners(key) {
+            let Owner::Subscription(s) = o else { continue };
+            let sub = m.subscriptions.get(s);
+            let Some(node) = node_name(sub.node) else { continue };
+            if IGNORED_TOPICS.contains(&sub.topic.as_str()) {
+                continue;
+            }
+            // The node's clients of the service, and what their responses' callbacks publish.
+            for (c, client) in m.clients.items.iter().enumerate() {
+                if *client.name != **service || node_name(client.node).as_deref() != Some(node.as_str()) {
+                    continue;
+                }
+                let mut servers: Vec<String> = m
+                    .services
+                    .items
+                    .iter()
+                    .filter(|x| x.name == client.name)
+                    .filter_map(|x| node_name(x.node))
+                    .collect();
+                servers.sort();
+                servers.dedup();
+                for topic in published.get(&(c as u32)).into_iter().flatten() {
+                    if IGNORED_TOPICS.contains(topic) {
+                        continue;
+                    }
+                    let hop = ServiceHop { service: client.name.clone(), servers: servers.clone() };
+                    let list = out.entry(node.clone()).or_default();
+                    let item = (sub.topic.clone(), topic.to_string(), hop);
+                    if !list.contains(&item) {
+                        list.push(item);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
 
 impl Architecture {
     /// Who publishes during which callback's runs in `a` (see [`Publishing`]).
     pub fn seen_publishing<'a>(a: impl Into<View<'a>>) -> Publishing {
         let a = a.into();
-        published_in_runs(&a).map(|(cb, topic)| (a.model.callbacks.get(cb).key, topic.clone())).collect()
+        let m = a.model;
+        let topics = published_in_runs(&a).map(|(cb, topic)| (m.callbacks.get(cb).key, topic.clone())).collect();
+        let requests = requests_in_runs(&a)
+            .into_iter()
+            .map(|(cb, c)| (m.callbacks.get(cb).key, std::sync::Arc::from(m.clients.get(c).name.as_str())))
+            .collect();
+        let responses =
+            responses_published(&a).into_iter().map(|(c, topic)| (m.clients.get(c).key, topic.clone())).collect();
+        Publishing { topics, requests, responses }
     }
 
     /// The architecture of `a`'s model, the callbacks seen publishing being those of `seen`
@@ -475,13 +666,22 @@ impl Architecture {
                 push_small(&mut x.callbacks, cbn.to_string());
             }
         }
-        // Node paths: every input to every output, then the declared ones.
+        // Node paths: every input to every output, those through a service call, then the
+        // declared ones.
         drop(by_name);
         let links = declared_links(m);
+        let calls = match seen {
+            _ if m.clients.items.is_empty() => HashMap::default(),
+            Some(seen) => service_calls(m, seen),
+            None => service_calls(m, &Architecture::seen_publishing(*a)),
+        };
         for nd in &mut nodes {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.subscribes.sort_by(|a, b| a.topic.cmp(&b.topic));
             nd.observed_paths();
+            if let Some(c) = calls.get(&nd.name) {
+                nd.service_paths(c);
+            }
             if let Some(l) = links.get(&nd.name) {
                 nd.linked_paths(l);
             }
@@ -509,6 +709,7 @@ impl Architecture {
                     context: Context::UseLatestMessage,
                     source: "default",
                     link: None,
+                    service: None,
                 });
                 Some(Crossing { node: node.clone(), path })
             })
@@ -660,9 +861,12 @@ impl Architecture {
                 let nd = &mut self.nodes[i];
                 match nd.paths.iter_mut().find(|p| p.subscribe == fp.subscribe && p.publish == fp.publish) {
                     Some(p) => {
-                        // (A declared link stays with the latest message it refines.)
+                        // (A declared link stays with the latest message it refines, a service call
+                        // with the chain it is.)
                         if fp.context != Context::UseLatestMessage {
                             p.link = None;
+                        } else {
+                            p.service = None;
                         }
                         p.context = fp.context;
                         p.source = "architecture file";
@@ -933,7 +1137,7 @@ fn publishing_seen<'a>(
         ids.entry(cb.key).or_default().push(id as u32);
     }
     let mut out = Vec::new();
-    for (key, topic) in seen.iter().filter(|(_, t)| !ignored(t)) {
+    for (key, topic) in seen.topics.iter().filter(|(_, t)| !ignored(t)) {
         for id in ids.get(key).into_iter().flatten() {
             if let Some((n, cbn)) = cb_name.get(id) {
                 out.push((n.as_str(), &**topic, cbn.as_str()));

@@ -13,11 +13,17 @@
 //!   the input's subscription callback before it.
 //! - Records are joined communication → node path on `callback_start`, node path → next
 //!   communication on `rclcpp_publish` (left joins: an input with no output ends there).
+//! - A node path through a **service call** (see [`super::arch::ServiceHop`]): from the input's
+//!   run to each request of the service its node sends during it, the start of the server's
+//!   callback run that took the request, the response it sent, and the response taken (4
+//!   cells, as a communication has); the output is what the node publishes on that thread
+//!   after it: in the response's callback run (rclpy's), else before the thread's next run
+//!   (rclcpp's and `rostrace_ros2`'s, which trace none).
 //! - With `include_first_callback`, the record starts at the latest callback start on the
 //!   publishing thread before the first publication; with `include_last_callback`, it ends at
 //!   the sink callback's end.
 
-use super::arch::{Architecture, Context};
+use super::arch::{Architecture, Context, ServiceHop};
 use super::records::{PathCounts, PathRecords, RecordsSummary, Segment};
 use super::spec::{PathOptions, PathSpec};
 use crate::collections::HashMap;
@@ -54,9 +60,14 @@ impl<K: Ord, V> Groups<K, V> {
 
     /// The values of `k` (none when absent).
     fn get(&self, k: &K) -> &[V] {
+        &self.values[self.range(k)]
+    }
+
+    /// Where the values of `k` are among all (empty when absent).
+    fn range(&self, k: &K) -> std::ops::Range<usize> {
         match self.keys.binary_search(k) {
-            Ok(g) => &self.values[self.start(g)..self.ends[g] as usize],
-            Err(_) => &[],
+            Ok(g) => self.start(g)..self.ends[g] as usize,
+            Err(_) => 0..0,
         }
     }
 
@@ -84,6 +95,81 @@ pub(crate) struct PathEnds {
     pub(crate) rows: Vec<(Option<i64>, Option<i64>, usize)>,
 }
 
+/// The callback runs of an analysis per thread, in time order.
+pub(crate) struct RunsOnThreads {
+    on: HashMap<(u32, i64, i64), Vec<u32>>,
+}
+
+impl RunsOnThreads {
+    /// The runs of `a`.
+    pub(crate) fn new(a: &View<'_>) -> RunsOnThreads {
+        // Each callback handle's threads (a few) with their lists, so that a run finds its list
+        // without hashing.
+        let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
+        for (i, LinkedRun { run: r, .. }) in a.runs.iter().enumerate() {
+            let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
+            let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
+                Some(x) => x.1,
+                None => {
+                    let k = a.slots[r.slot()];
+                    let l = *list_of.entry((k.0, k.1, r.vtid as i64)).or_insert_with(|| {
+                        lists.push(Vec::new());
+                        lists.len() as u32 - 1
+                    });
+                    of_slot.push((r.vtid, l));
+                    l
+                }
+            };
+            lists[l as usize].push(i as u32);
+        }
+        let mut on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
+        for (k, l) in list_of {
+            on.insert(k, std::mem::take(&mut lists[l as usize]));
+        }
+        // The pass records runs in time order: each list, in index order, is then in time order
+        // already.
+        if !a.runs.windows(2).all(|w| w[0].run.start <= w[1].run.start) {
+            let start = |i: &u32| (a.runs[*i as usize].run.start, *i);
+            for v in on.values_mut() {
+                v.sort_by_key(start);
+            }
+        }
+        RunsOnThreads { on }
+    }
+
+    /// The runs of `thread` (trace, process, thread), in time order.
+    fn of(&self, thread: (u32, i64, i64)) -> &[u32] {
+        self.on.get(&thread).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The last run of `thread` started at or before `at`, if any (it may have ended).
+    pub(crate) fn latest(&self, a: &View<'_>, thread: (u32, i64, i64), at: i64) -> Option<u32> {
+        let v = self.of(thread);
+        let i = v.partition_point(|&r| a.runs[r as usize].run.start <= at);
+        v.get(i.checked_sub(1)?).copied()
+    }
+
+    /// The run of `thread` running at `at` among `a`'s runs, if any.
+    pub(crate) fn during(&self, a: &View<'_>, thread: (u32, i64, i64), at: i64) -> Option<u32> {
+        let r = self.latest(a, thread, at)?;
+        let run = &a.runs[r as usize].run;
+        run.end().is_none_or(|e| at <= e).then_some(r)
+    }
+}
+
+/// A service request as a path follows it: the client (id in the model's clients) and the
+/// run it was sent during, its 4 cells (sent, the server's callback start, the response sent,
+/// the response taken), and where the response was taken: the thread, and from when to when
+/// what it publishes follows it.
+struct Call {
+    client: u32,
+    sent_in: u32,
+    cells: [Option<i64>; 4],
+    then: Option<((u32, i64, i64), i64, i64)>,
+}
+
 /// Indexes of an analysis to follow paths fast.
 pub struct PathIndex<'a> {
     a: View<'a>,
@@ -94,7 +180,9 @@ pub struct PathIndex<'a> {
     /// Callback runs (index in `a.runs`) per callback object (by index), in time order.
     runs_of: Groups<u32, u32>,
     /// Runs per thread, in time order.
-    runs_on: HashMap<(u32, i64, i64), Vec<u32>>,
+    runs_on: RunsOnThreads,
+    /// Service requests, by the run they were sent during.
+    calls: Groups<u32, Call>,
     /// Per publication, the runs of subscription callbacks that took it: (publication,
     /// subscribing node, run).
     taken_by: Groups<u32, (u32, u32, u32)>,
@@ -157,40 +245,12 @@ impl<'a> PathIndex<'a> {
             (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
         of_callbacks.sort_by_key(|&i| a.runs[i as usize].callback);
         let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].callback.unwrap_or(0));
-        // The runs on each thread: each callback handle's threads (a few) with their lists, so
-        // that a run finds its list without hashing.
-        let mut threads_of: Vec<Vec<(i32, u32)>> = vec![Vec::new(); a.slots.len()];
-        let mut lists: Vec<Vec<u32>> = Vec::new();
-        let mut list_of: HashMap<(u32, i64, i64), u32> = HashMap::default();
-        for (i, LinkedRun { run: r, .. }) in a.runs.iter().enumerate() {
-            let Some(of_slot) = threads_of.get_mut(r.slot()) else { continue };
-            let l = match of_slot.iter().find(|x| x.0 == r.vtid) {
-                Some(x) => x.1,
-                None => {
-                    let k = a.slots[r.slot()];
-                    let l = *list_of.entry((k.0, k.1, r.vtid as i64)).or_insert_with(|| {
-                        lists.push(Vec::new());
-                        lists.len() as u32 - 1
-                    });
-                    of_slot.push((r.vtid, l));
-                    l
-                }
-            };
-            lists[l as usize].push(i as u32);
-        }
-        let mut runs_on: HashMap<(u32, i64, i64), Vec<u32>> = HashMap::default();
-        for (k, l) in list_of {
-            runs_on.insert(k, std::mem::take(&mut lists[l as usize]));
-        }
-        // The pass records runs in time order: each list, in index order, is then in time order
-        // already.
         if !a.runs.windows(2).all(|w| w[0].run.start <= w[1].run.start) {
             let start = |i: &u32| (a.runs[*i as usize].run.start, *i);
             runs_of.each_mut(|v| v.sort_by_key(start));
-            for v in runs_on.values_mut() {
-                v.sort_by_key(start);
-            }
         }
+        let runs_on = RunsOnThreads::new(&a);
+        let calls = Groups::of_sorted(Self::calls(&a, &runs_on), |c| c.sent_in);
         let mut taken: Vec<(u32, u32, u32)> = Vec::new();
         for f in a.flows {
             let LinkedTake { take: t, subscription: sub } = &a.takes[f.take as usize];
@@ -202,7 +262,66 @@ impl<'a> PathIndex<'a> {
         // (Stable: a publication's takes stay in the flows' order.)
         taken.sort_by_key(|t| t.0);
         let taken_by = Groups::of_sorted(taken, |t| t.0);
-        PathIndex { a, pubs, names, runs_of, runs_on, taken_by, jobs: 0 }
+        PathIndex { a, pubs, names, runs_of, runs_on, calls, taken_by, jobs: 0 }
+    }
+
+    /// The service requests of `a` sent during a callback run, sorted by that run.
+    fn calls(a: &View<'_>, runs_on: &RunsOnThreads) -> Vec<Call> {
+        let Some(h) = a.get::<crate::ServiceHandler>() else { return Vec::new() };
+        if h.client_calls.is_empty() {
+            return Vec::new();
+        }
+        let m = a.model;
+        let client_of: HashMap<(u32, i64, u64), u32> =
+            m.clients.items.iter().enumerate().map(|(i, c)| ((c.key.0, c.key.1, c.rmw), i as u32)).collect();
+        // Each client's response callbacks.
+        let mut callbacks_of: HashMap<u32, Vec<u32>> = HashMap::default();
+        for (id, cb) in m.callbacks.items.iter().enumerate() {
+            if let Some(crate::model::Owner::Client(c)) = cb.owner {
+                callbacks_of.entry(c).or_default().push(id as u32);
+            }
+        }
+        let servers = crate::report::services::servers_of(m, h);
+        // The responses taken on each thread, in time order.
+        let mut takes: HashMap<(u32, i64, i64), Vec<i64>> = HashMap::default();
+        for c in &h.client_calls {
+            if let Some((t, _)) = c.response {
+                takes.entry((c.client.0, c.client.1, c.response_vtid)).or_default().push(t);
+            }
+        }
+        for v in takes.values_mut() {
+            v.sort_unstable();
+        }
+        let start = |r: u32| a.runs[r as usize].run.start;
+        let mut out = Vec::new();
+        for (c, server) in h.client_calls.iter().zip(servers) {
+            let Some(&client) = client_of.get(&c.client) else { continue };
+            let Some(sent_in) = runs_on.during(a, (c.client.0, c.client.1, c.vtid), c.ts_send) else { continue };
+            let server = server.map(|i| &h.server_calls[i]);
+            let served = server.and_then(|s| s.run).filter(|&r| (r as usize) < a.runs.len()).map(start);
+            let answered = server.and_then(|s| s.response).map(|r| r.0);
+            // What follows the response on its thread, up to the thread's next run of another
+            // callback or its next response: the run of the client's callback that took it
+            // (rclpy's, whose futures' callbacks then run outside any), or nothing around it
+            // (rclcpp's, `rostrace_ros2`'s).
+            let then = c.response.map(|(taken, _)| {
+                let thread = (c.client.0, c.client.1, c.response_vtid);
+                let on = runs_on.of(thread);
+                let own = |r: u32| {
+                    a.runs[r as usize]
+                        .callback
+                        .is_some_and(|cb| callbacks_of.get(&client).is_some_and(|v| v.contains(&cb)))
+                };
+                let next = on[on.partition_point(|&r| start(r) < taken)..].iter().copied().find(|&r| !own(r));
+                let v = takes.get(&thread).map_or(&[][..], |v| v.as_slice());
+                let after = v.get(v.partition_point(|&t| t <= taken)).map_or(i64::MAX, |&t| t - 1);
+                (thread, taken, next.map_or(i64::MAX, start).min(after))
+            });
+            let cells = [Some(c.ts_send), served, answered, c.response.map(|r| r.0)];
+            out.push(Call { client, sent_in, cells, then });
+        }
+        out.sort_by_key(|c| c.sent_in);
+        out
     }
 
     fn run_start(&self, run: u32) -> i64 {
@@ -298,6 +417,13 @@ impl<'a> PathIndex<'a> {
             sub_cbs.push(cb);
         }
         let a = self.a;
+        // Per node, the service call its path goes through, if it does.
+        let services: Vec<Option<&ServiceHop>> = (0..n)
+            .map(|k| {
+                let (sub, publish) = (path.topics.get(k.checked_sub(1)?)?, path.topics.get(k)?);
+                nodes[k].path(sub, publish).and_then(|p| p.service.as_ref())
+            })
+            .collect();
         // Column names, with CARET's /0, /1 suffixes for repeated names.
         let mut columns: Vec<String> = Vec::new();
         let mut segments = Vec::new();
@@ -330,6 +456,42 @@ impl<'a> PathIndex<'a> {
                     kind: "node",
                     columns: (columns.len() - 1, columns.len()),
                 });
+                if let Some(hop) = services[k + 1] {
+                    // The service call: request, the server's run, response, the node's run
+                    // taking it (then what that run publishes).
+                    let server = hop
+                        .servers
+                        .iter()
+                        .filter_map(|s| arch.node(s))
+                        .find_map(|i| {
+                            arch.nodes[i]
+                                .callbacks
+                                .iter()
+                                .find(|c| c.kind == "service_callback" && c.topic.as_deref() == Some(&hop.service))
+                        })
+                        .map_or_else(|| format!("{}/server", hop.service), |c| c.name.clone());
+                    let c0 = columns.len();
+                    push(&mut columns, format!("{}/send_request_timestamp", hop.service));
+                    push(&mut columns, format!("{server}/callback_start_timestamp"));
+                    push(&mut columns, format!("{}/send_response_timestamp", hop.service));
+                    push(&mut columns, format!("{}/take_response_timestamp", hop.service));
+                    segments.push(Segment {
+                        name: format!("{} request", hop.service),
+                        kind: "service",
+                        columns: (c0, c0 + 1),
+                    });
+                    segments.push(Segment { name: server, kind: "node", columns: (c0 + 1, c0 + 2) });
+                    segments.push(Segment {
+                        name: format!("{} response", hop.service),
+                        kind: "service",
+                        columns: (c0 + 2, c0 + 3),
+                    });
+                    segments.push(Segment {
+                        name: format!("{} after {}", path.nodes[k + 1], hop.service),
+                        kind: "node",
+                        columns: (c0 + 3, c0 + 4),
+                    });
+                }
             }
         }
         if opt.include_last_callback {
@@ -370,10 +532,7 @@ impl<'a> PathIndex<'a> {
             if opt.include_first_callback {
                 let pb = &a.pubs[p as usize].publication;
                 let at = pb.ts_rclcpp().unwrap_or(pb.ts);
-                let first = self.runs_on.get(&(pb.trace, pb.vpid, pb.vtid)).and_then(|v| {
-                    let i = v.partition_point(|&r| self.run_start(r) <= at);
-                    v.get(i.checked_sub(1)?).map(|&r| self.run_start(r))
-                });
+                let first = self.runs_on.latest(&a, (pb.trace, pb.vpid, pb.vtid), at).map(|r| self.run_start(r));
                 firsts.push(first);
             }
             rows.push((hops.len() as u32, run));
@@ -393,7 +552,28 @@ impl<'a> PathIndex<'a> {
             let (context, link) = nodes[k]
                 .path(&path.topics[k - 1], &path.topics[k])
                 .map_or((Context::UseLatestMessage, None), |p| (p.context, p.link));
+            if let Some(hop) = services[k] {
+                rows = self.through_service(rows, &mut hops, hop, node_ids[k]);
+            }
             match context {
+                Context::CallbackChain if services[k].is_some() => {
+                    // What follows each response on its thread (the records hold the calls now).
+                    let pubs = pubs_of(k);
+                    for (i, c) in self.calls.values.iter().enumerate() {
+                        let Some((thread, from, to)) = c.then else { continue };
+                        let at = |q: u32| {
+                            let pb = &a.pubs[q as usize].publication;
+                            pb.ts_rclcpp().unwrap_or(pb.ts)
+                        };
+                        let lo = pubs.partition_point(|&q| at(q) < from);
+                        for &q in pubs[lo..].iter().take_while(|&&q| at(q) <= to) {
+                            let pb = &a.pubs[q as usize].publication;
+                            if (pb.trace, pb.vpid, pb.vtid) == thread {
+                                outputs.push((i as u32, q));
+                            }
+                        }
+                    }
+                }
                 Context::CallbackChain => {
                     for &q in pubs_of(k) {
                         let pb = &a.pubs[q as usize].publication;
@@ -460,6 +640,46 @@ impl<'a> PathIndex<'a> {
         }
         let rows = rows.into_iter().map(|(last, run)| (last, run.and_then(|r| a.runs[r as usize].run.end()))).collect();
         Ok(Chains { columns: (columns, segments), superseded_at, hops, firsts, rows, opt })
+    }
+
+    /// Records (`rows`: last hop, run reached) taken on through the service call `hop` of node
+    /// `node`: a record that reached a run goes on to each request of the service the node's
+    /// clients sent during it (one record each), then to the run that took its response; one
+    /// that reached none, or whose run sent none, stops. As in a node path, one record goes on
+    /// from a run: the newest that reached it.
+    fn through_service(
+        &self,
+        rows: Vec<(u32, Option<u32>)>,
+        hops: &mut Vec<Hop>,
+        hop: &ServiceHop,
+        node: u32,
+    ) -> Vec<(u32, Option<u32>)> {
+        let m = self.a.model;
+        let of_node = |client: u32| {
+            let c = m.clients.get(client);
+            c.name == hop.service && c.node.is_some_and(|n| self.names.get(&m.nodes.get(n).full_name()) == Some(&node))
+        };
+        let mut newest: HashMap<u32, usize> = HashMap::default();
+        for (j, (_, run)) in rows.iter().enumerate() {
+            if let Some(r) = run {
+                newest.insert(*r, j);
+            }
+        }
+        let mut next = Vec::with_capacity(rows.len());
+        for (j, (last, run)) in rows.into_iter().enumerate() {
+            let calls = run.filter(|r| newest.get(r) == Some(&j)).map_or(0..0, |r| self.calls.range(&r));
+            let mut went = false;
+            for i in calls.filter(|&i| of_node(self.calls.values[i].client)) {
+                // (The records hold the call, by its index, as they held the run.)
+                next.push((hops.len() as u32, Some(i as u32)));
+                hops.push(Hop { parent: last, cells: self.calls.values[i].cells });
+                went = true;
+            }
+            if !went {
+                next.push((last, None));
+            }
+        }
+        next
     }
 }
 

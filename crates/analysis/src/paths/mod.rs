@@ -32,7 +32,7 @@ pub mod summary;
 pub mod yaml;
 
 pub use age::{age_paths, data_age, AgePaths, AgeTable, DataAge, InputAge, SourceAge};
-pub use arch::{Architecture, Context, Crossing};
+pub use arch::{Architecture, Context, Crossing, ServiceHop};
 pub use index::PathIndex;
 pub(crate) use longest::{records as longest_records, LongestStream, Searched, SliceRecords};
 pub use rank::{

@@ -25,6 +25,8 @@ pub struct RankedPath {
     /// The nodes along the path that declared the link it follows through them (message links).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub declared: Vec<Crossing>,
+    /// The nodes along the path that it crosses through a service call.
+    pub services: Vec<Crossing>,
 }
 
 /// The paths, each followed message by message, by mean latency (longest first; paths no
@@ -33,8 +35,8 @@ pub struct RankedPath {
 pub fn rank(index: &PathIndex, arch: &Architecture, paths: Vec<PathSpec>, opt: PathOptions) -> Vec<RankedPath> {
     let follow = |p: PathSpec| {
         let r = index.summary(arch, &p, opt).ok()?;
-        let declared = arch.crossings(&p).into_iter().filter(|c| c.path.link.is_some()).collect();
-        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts, declared })
+        let (declared, services) = notable(arch, &p);
+        Some(RankedPath { label: p.label(), path: p, latency: r.latency, counts: r.counts, declared, services })
     };
     let mut out: Vec<RankedPath> =
         rostrace_threads::map_in_order(index.jobs, paths, follow).into_iter().flatten().collect();
@@ -48,8 +50,8 @@ pub fn rank_streamed(arch: &Architecture, paths: Vec<(PathSpec, super::StreamedP
     let mut out: Vec<RankedPath> = paths
         .into_iter()
         .map(|(p, s)| {
-            let declared = arch.crossings(&p).into_iter().filter(|c| c.path.link.is_some()).collect();
-            RankedPath { label: p.label(), path: p, latency: s.latency, counts: s.counts, declared }
+            let (declared, services) = notable(arch, &p);
+            RankedPath { label: p.label(), path: p, latency: s.latency, counts: s.counts, declared, services }
         })
         .collect();
     by_latency(&mut out);
@@ -276,4 +278,12 @@ pub fn search_query(arch: &Architecture, q: &Query<'_>) -> Result<(Vec<PathSpec>
         true
     });
     Ok((found, outcome))
+}
+
+/// The crossings of `p` a ranking names: through a declared link, and through a service call.
+fn notable(arch: &Architecture, p: &PathSpec) -> (Vec<Crossing>, Vec<Crossing>) {
+    arch.crossings(p)
+        .into_iter()
+        .filter(|c| c.path.link.is_some() || c.path.service.is_some())
+        .partition(|c| c.path.link.is_some())
 }

@@ -151,6 +151,15 @@ pub fn export(arch: &Architecture) -> String {
                     // (CARET has no context of its own for a declared link: a comment says it.)
                     w(format!("  # declared by the node: message_link_{}", link.name()));
                 }
+                if let Some(hop) = &p.service {
+                    // (Nor for a service call: caret_analyze finds no output in the input's run.)
+                    let servers: Vec<String> = hop.servers.iter().map(|n| q(n).to_string()).collect();
+                    w(format!(
+                        "  # through service {} of {}: request in the input's callback, output in the response's",
+                        q(&hop.service),
+                        servers.join(", ")
+                    ));
+                }
                 w(format!("  - context_type: {}", p.context.caret_name()));
                 w(format!("    subscription_topic_name: {}", q(&p.subscribe)));
                 w(format!("    publisher_topic_name: {}", q(&p.publish)));
@@ -297,7 +306,14 @@ pub fn import(src: &str) -> Result<Architecture, String> {
             let (Some(s), Some(p)) = (topic(cm, "subscription_topic_name")?, topic(cm, "publisher_topic_name")?) else {
                 continue;
             };
-            node.paths.push(NodePath { subscribe: s, publish: p, context, source: "architecture file", link: None });
+            node.paths.push(NodePath {
+                subscribe: s,
+                publish: p,
+                context,
+                source: "architecture file",
+                link: None,
+                service: None,
+            });
         }
         arch.nodes.push(node);
     }

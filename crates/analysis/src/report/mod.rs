@@ -8,7 +8,7 @@ mod filter;
 mod hosts;
 mod names;
 mod nodes;
-mod services;
+pub(crate) mod services;
 mod threads;
 mod topics;
 mod totals;

@@ -69,6 +69,18 @@ fn clients_of(s: &ServerCall, (by_gid, by_source): &ClientIndex) -> (Option<usiz
     (by_client, response)
 }
 
+/// The server call that took each client call's request (by client call), if one did.
+pub(crate) fn servers_of(m: &Model, calls: &ServiceHandler) -> Vec<Option<usize>> {
+    let index = client_index(m, &calls.client_calls);
+    let mut out = vec![None; calls.client_calls.len()];
+    for (i, s) in calls.server_calls.iter().enumerate() {
+        if let (Some(c), _) = clients_of(s, &index) {
+            out[c] = Some(i);
+        }
+    }
+    out
+}
+
 /// Every request and response matched between a client and a server: the trace that sent it
 /// and when, the trace that took it and when (the hosts' clocks are aligned with them).
 pub(crate) fn exchanged(m: &Model, calls: &ServiceHandler) -> Vec<(u32, i64, u32, i64)> {

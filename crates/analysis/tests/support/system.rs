@@ -158,6 +158,17 @@ impl Sys {
         self.init_ev("ros2:rcl_client_init", Payload::new().u64(h).u64(node).u64(rmw).string(name.as_bytes()));
         (rmw, gid)
     }
+    /// A client of service `name` of `node` whose responses a callback of its own takes, as
+    /// rclpy's instrumentation records it: its rmw handle and GID, and the callback.
+    pub fn client_with_callback(&mut self, node: u64, name: &str) -> ((u64, Vec<u8>), u64) {
+        let (h, rmw, callback) = (self.addr(), self.addr(), self.addr());
+        let gid = self.gid(rmw);
+        self.init_ev("ros2:rmw_client_init", Payload::new().u64(rmw).u8_array(&gid, gid.len()));
+        self.init_ev("ros2:rcl_client_init", Payload::new().u64(h).u64(node).u64(rmw).string(name.as_bytes()));
+        self.init_ev("ros2:rclcpp_service_callback_added", Payload::new().u64(h).u64(callback));
+        self.init_ev("ros2:rclcpp_callback_register", Payload::new().u64(callback).string(b"on_response"));
+        ((rmw, gid), callback)
+    }
     /// Request `seq` of `client` sent at `t` (thread 3000), taken by `service` `latency` later and
     /// served for `serve` (thread 3001), its response taken `latency` after it is sent.
     pub fn call(&mut self, client: &(u64, Vec<u8>), service: (u64, u64), seq: i64, t: u64, latency: u64, serve: u64) {

@@ -57,6 +57,14 @@ pub fn render_paths(a: Search<'_>, ranked: &[rostrace_analysis::paths::RankedPat
                 r.declared.iter().filter_map(|c| Some(format!("{} ({})", esc(&c.node), c.path.link?.name()))).collect();
             wrap(&mut o, &links.join(", "), width(false), "    through message links: ", "      ");
         }
+        if !r.services.is_empty() {
+            let calls: Vec<String> = r
+                .services
+                .iter()
+                .filter_map(|c| Some(format!("{} ({})", esc(&c.node), esc(&c.path.service.as_ref()?.service))))
+                .collect();
+            wrap(&mut o, &calls.join(", "), width(false), "    through service calls: ", "      ");
+        }
     }
     if shown < ranked.len() {
         let _ = writeln!(o, "\n({} more; --top 0 shows them all)", ranked.len() - shown);
@@ -114,6 +122,17 @@ pub fn render_e2e(o: &E2eSummary) -> String {
             let p = &c.path;
             let how = match (p.link, p.source) {
                 (Some(l), "message link") => format!("declared by the node (message_link_{})", l.name()),
+                (_, "service call") => match &p.service {
+                    Some(h) => {
+                        let servers: Vec<String> = h.servers.iter().map(|n| esc(n).into_owned()).collect();
+                        format!(
+                            "through service {} of {}: the input's callback sends the request, the output follows the response",
+                            esc(&h.service),
+                            if servers.is_empty() { "no node seen".to_string() } else { servers.join(", ") }
+                        )
+                    }
+                    None => "through a service call".to_string(),
+                },
                 (_, "observed") => "seen publishing during the input's callback".to_string(),
                 (_, "architecture file") => "set by the architecture file".to_string(),
                 (_, "inferred") => "inferred: another of the node's callbacks publishes it".to_string(),

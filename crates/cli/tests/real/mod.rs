@@ -3,6 +3,8 @@
 //! upstream's tracer and rostrace's two backends recorded.
 #![allow(dead_code)]
 
+use super::common::rostrace;
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -368,4 +370,55 @@ pub fn build_system(dir: &Path, env: &[(String, String)]) -> PathBuf {
     let _ = std::fs::remove_dir_all(&build);
     std::fs::rename(&tmp, &build).unwrap();
     exe
+}
+
+/// Each topic's publication times (`ts_ns`, as the records' cells have them), in order.
+pub fn publications(trace: &Path, out: &Path) -> BTreeMap<String, Vec<i64>> {
+    let o = rostrace().args(["export", "--format", "csv", "-o"]).arg(out).arg(trace).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut by_topic: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for f in std::fs::read_dir(out.join("publications")).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+        let (topic, ts) = (col("topic"), col("ts_ns"));
+        for l in lines {
+            let f: Vec<&str> = l.split(',').collect();
+            by_topic.entry(f[topic].to_string()).or_default().push(f[ts].parse().unwrap());
+        }
+    }
+    by_topic.values_mut().for_each(|v| v.sort());
+    by_topic
+}
+
+/// The complete records of `e2e --path PATH` as the index of each of its messages on its topic.
+pub fn followed(trace: &Path, path: &str, pubs: &BTreeMap<String, Vec<i64>>) -> Vec<Vec<usize>> {
+    let o = rostrace().args(["e2e", "--json", "-", "--path", path]).arg(trace).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let columns: Vec<&str> = v["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let cells: Vec<(usize, &str)> = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((i, c.strip_suffix("/rclcpp_publish_timestamp/0")?)))
+        .collect();
+    let mut out: Vec<Vec<usize>> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        // (Complete: the last callback started. rclpy's publications have no DDS layer cell.)
+        .filter(|r| r.as_array().unwrap().last().is_some_and(|c| !c.is_null()))
+        .map(|r| {
+            cells
+                .iter()
+                .map(|&(i, topic)| {
+                    let ts = r[i].as_i64().unwrap();
+                    pubs[topic].binary_search(&ts).unwrap_or_else(|_| panic!("{topic}: no publication at {ts}"))
+                })
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
 }
