@@ -10,14 +10,6 @@ mod system;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
-
-fn run(args: &[&str], trace: &Path) -> (String, String) {
-    let out = rostrace().args(args).arg(trace).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into());
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    (stdout, stderr)
-}
 
 const PATH: &str = "/lidar,/fusion,/sync,/actuator";
 
@@ -27,9 +19,9 @@ fn paths_and_e2e_say_which_links_were_declared() {
     let trace = dir.join("trace");
     let log = links::write(&trace, 10, links::Declared::Links);
     let want = log.records(false).len() as u64;
-    let (text, _) = run(&["paths", "--from", "/lidar", "--to", "/actuator"], &trace);
+    let (text, _) = run_ok(&["paths", "--from", "/lidar", "--to", "/actuator"], &trace);
     assert!(text.contains("through message links: /fusion (periodic_async), /sync (partial_sync)"), "{text}");
-    let (json, _) = run(&["paths", "--from", "/lidar", "--to", "/actuator", "--json", "-"], &trace);
+    let (json, _) = run_ok(&["paths", "--from", "/lidar", "--to", "/actuator", "--json", "-"], &trace);
     let v: Value = serde_json::from_str(&json).unwrap();
     let declared: Vec<(&str, &str)> = v["paths"][0]["declared"]
         .as_array()
@@ -40,7 +32,7 @@ fn paths_and_e2e_say_which_links_were_declared() {
     assert_eq!(declared, [("/fusion", "periodic_async"), ("/sync", "partial_sync")]);
     assert_eq!(v["paths"][0]["complete"].as_u64(), Some(want));
 
-    let (text, _) = run(&["e2e", "--path", PATH], &trace);
+    let (text, _) = run_ok(&["e2e", "--path", PATH], &trace);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains(" -> ")).map(str::trim).collect();
     assert_eq!(
         lines,
@@ -50,7 +42,7 @@ fn paths_and_e2e_say_which_links_were_declared() {
         ],
         "{text}"
     );
-    let (json, _) = run(&["e2e", "--path", PATH, "--json", "-"], &trace);
+    let (json, _) = run_ok(&["e2e", "--path", PATH, "--json", "-"], &trace);
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["crossings"][1]["source"], "message link");
     assert_eq!(v["complete"].as_u64(), Some(want));
@@ -58,7 +50,7 @@ fn paths_and_e2e_say_which_links_were_declared() {
     // Without the links: the trace's own view of /sync (a callback chain), said so.
     let plain = dir.join("plain");
     links::write(&plain, 10, links::Declared::Nothing);
-    let (text, _) = run(&["e2e", "--path", PATH], &plain);
+    let (text, _) = run_ok(&["e2e", "--path", PATH], &plain);
     assert!(
         text.contains("/sync    /pose -> /cmd: callback_chain, seen publishing during the input's callback"),
         "{text}"
@@ -69,7 +61,7 @@ fn paths_and_e2e_say_which_links_were_declared() {
         ),
         "{text}"
     );
-    let (text, _) = run(&["paths", "--from", "/lidar", "--to", "/actuator"], &plain);
+    let (text, _) = run_ok(&["paths", "--from", "/lidar", "--to", "/actuator"], &plain);
     assert!(!text.contains("message links"), "{text}");
 }
 
@@ -79,7 +71,7 @@ fn an_architecture_file_keeps_the_links_it_was_written_with() {
     let trace = dir.join("trace");
     links::write(&trace, 10, links::Declared::Links);
     let file = dir.join("arch.yaml");
-    let (_, err) = run(&["architecture", "-o", file.to_str().unwrap()], &trace);
+    let (_, err) = run_ok(&["architecture", "-o", file.to_str().unwrap()], &trace);
     assert!(err.contains("4 node paths (0 observed callback_chain, 4 from message links, 0 through service calls, 0 from the architecture file, 0 inferred use_latest_message, 0 use_latest_message by default)"), "{err}");
     let yaml = std::fs::read_to_string(&file).unwrap();
     assert_eq!(yaml.matches("# declared by the node: message_link_partial_sync").count(), 2, "{yaml}");
@@ -87,7 +79,7 @@ fn an_architecture_file_keeps_the_links_it_was_written_with() {
     let e2e = |extra: &[&str]| {
         let mut args = vec!["e2e", "--path", PATH, "--json", "-"];
         args.extend_from_slice(extra);
-        serde_json::from_str::<Value>(&run(&args, &trace).0).unwrap()
+        serde_json::from_str::<Value>(&run_ok(&args, &trace).0).unwrap()
     };
     let (a, b) = (e2e(&[]), e2e(&["--architecture", file.to_str().unwrap()]));
     assert_eq!(a["rows"], b["rows"]);
@@ -111,7 +103,7 @@ fn age_says_how_old_each_sources_data_is_in_memory_and_streamed() {
     let dir = rostrace_testkit::TempDir::new("links-age-cli");
     let trace = dir.join("trace");
     let log = links::write(&trace, 10, links::Declared::Links);
-    let (text, _) = run(&["age", "--to", "/actuator"], &trace);
+    let (text, _) = run_ok(&["age", "--to", "/actuator"], &trace);
     let n = log.actuated.len();
     assert!(
         text.starts_with(&format!("Data age at /actuator: how old each source's data is in the {n} messages it took")),
@@ -123,7 +115,7 @@ fn age_says_how_old_each_sources_data_is_in_memory_and_streamed() {
     let json = |extra: &[&str]| {
         let mut args = vec!["age", "--to", "/actuator", "--json", "-"];
         args.extend_from_slice(extra);
-        serde_json::from_str::<Value>(&run(&args, &trace).0).unwrap()
+        serde_json::from_str::<Value>(&run_ok(&args, &trace).0).unwrap()
     };
     let memory = json(&["--stream", "never"]);
     let want: Vec<Value> = log

@@ -80,11 +80,7 @@ fn registrations(events: &[Ev], ns: &str) -> (BTreeMap<String, i128>, BTreeMap<(
 }
 
 fn check(distro: &str, backend: &str, index: u32) {
-    let venv = venv_root().join(distro);
-    if !require(
-        venv.join(".rostrace-complete").exists(),
-        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
-    ) {
+    if rclpy_venv(distro).is_none() {
         return;
     }
     if backend == "lttng" && !require(have_lttng(), "LTTng (lttng-tools)") {
@@ -282,13 +278,7 @@ fn rclpy_callbacks_jazzy_lttng() {
 #[test]
 fn rclpy_callbacks_created_session() {
     let distro = "jazzy";
-    let venv = venv_root().join(distro);
-    if !require(
-        venv.join(".rostrace-complete").exists(),
-        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
-    ) {
-        return;
-    }
+    let Some(venv) = rclpy_venv(distro) else { return };
     let _lttng = lttng_lock();
     let root = TempDir::new("rclpy-cb-created");
     let pid = std::process::id();

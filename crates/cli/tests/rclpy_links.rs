@@ -13,13 +13,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 fn check(distro: &str, index: u32) {
-    let venv = venv_root().join(distro);
-    if !require(
-        venv.join(".rostrace-complete").exists(),
-        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
-    ) {
-        return;
-    }
+    let Some(venv) = rclpy_venv(distro) else { return };
     let _lttng = rostrace_testkit::lttng_lock();
     let root = rostrace_testkit::TempDir::new(&format!("rclpy-links-{distro}"));
     let pid = std::process::id();

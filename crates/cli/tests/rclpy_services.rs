@@ -15,13 +15,7 @@ use serde_json::Value;
 #[test]
 fn rclpy_service_call_in_a_path_kilted() {
     let distro = "kilted";
-    let venv = venv_root().join(distro);
-    if !require(
-        venv.join(".rostrace-complete").exists(),
-        &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()),
-    ) {
-        return;
-    }
+    let Some(venv) = rclpy_venv(distro) else { return };
     let _lttng = rostrace_testkit::lttng_lock();
     let root = rostrace_testkit::TempDir::new("rclpy-services");
     let pid = std::process::id();

@@ -12,14 +12,6 @@ mod system;
 use common::*;
 use serde_json::Value;
 use service::Response;
-use std::path::Path;
-
-fn run(args: &[&str], trace: &Path) -> (String, String) {
-    let out = rostrace().args(args).arg(trace).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into());
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    (stdout, stderr)
-}
 
 const PATH: &str = "/sensor,/planner,/actuator";
 
@@ -42,14 +34,14 @@ fn paths_and_e2e_follow_the_message_through_the_service() {
         let log = service::write(&trace, how, 500);
         let want = logged(&log);
 
-        let (text, _) = run(&["paths", "--from", "/sensor", "--to", "/actuator"], &trace);
+        let (text, _) = run_ok(&["paths", "--from", "/sensor", "--to", "/actuator"], &trace);
         assert!(text.contains("through service calls: /planner (/map/query)"), "{how:?}: {text}");
-        let (json, _) = run(&["paths", "--from", "/sensor", "--to", "/actuator", "--json", "-"], &trace);
+        let (json, _) = run_ok(&["paths", "--from", "/sensor", "--to", "/actuator", "--json", "-"], &trace);
         let v: Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["paths"][0]["complete"].as_u64(), Some(want.len() as u64), "{how:?}");
         assert_eq!(v["paths"][0]["services"][0]["service"]["service"], "/map/query", "{how:?}: {json}");
 
-        let (text, _) = run(&["e2e", "--path", PATH], &trace);
+        let (text, _) = run_ok(&["e2e", "--path", PATH], &trace);
         let crossing: Vec<&str> = text.lines().filter(|l| l.contains(" -> ")).map(str::trim).collect();
         assert_eq!(
             crossing,
@@ -65,7 +57,7 @@ fn paths_and_e2e_follow_the_message_through_the_service() {
         let json = |extra: &[&str]| -> Value {
             let mut args = vec!["e2e", "--path", PATH, "--json", "-"];
             args.extend_from_slice(extra);
-            serde_json::from_str(&run(&args, &trace).0).unwrap()
+            serde_json::from_str(&run_ok(&args, &trace).0).unwrap()
         };
         let memory = json(&["--stream", "never"]);
         assert_eq!(latencies(&memory), want, "{how:?}");
@@ -88,7 +80,7 @@ fn architecture_marks_the_call_and_reads_it_back() {
     let trace = dir.join("trace");
     let log = service::write(&trace, Response::NoRun, 30);
     let file = dir.join("arch.yaml");
-    let (_, err) = run(&["architecture", "-o", file.to_str().unwrap()], &trace);
+    let (_, err) = run_ok(&["architecture", "-o", file.to_str().unwrap()], &trace);
     assert!(err.contains("1 through service calls"), "{err}");
     let yaml = std::fs::read_to_string(&file).unwrap();
     assert!(
@@ -97,7 +89,7 @@ fn architecture_marks_the_call_and_reads_it_back() {
     );
     // Read back, the file keeps the call; a file saying use_latest_message drops it.
     let f = file.to_str().unwrap();
-    let (json, _) = run(&["e2e", "--path", PATH, "--architecture", f, "--json", "-"], &trace);
+    let (json, _) = run_ok(&["e2e", "--path", PATH, "--architecture", f, "--json", "-"], &trace);
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(latencies(&v), logged(&log));
     assert_eq!(v["crossings"][0]["service"]["service"], "/map/query");
@@ -110,7 +102,7 @@ fn architecture_marks_the_call_and_reads_it_back() {
         ),
     )
     .unwrap();
-    let (json, _) = run(&["e2e", "--path", PATH, "--architecture", latest.to_str().unwrap(), "--json", "-"], &trace);
+    let (json, _) = run_ok(&["e2e", "--path", PATH, "--architecture", latest.to_str().unwrap(), "--json", "-"], &trace);
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["crossings"][0]["context"], "use_latest_message");
     assert!(v["crossings"][0].get("service").is_none(), "{}", v["crossings"][0]);

@@ -22,6 +22,23 @@ pub fn venv_root() -> PathBuf {
 }
 
 /// The repository root.
+/// The virtualenv of `distro`'s rclpy wheels (`tools/ros2-venvs.sh` makes it), or None when it is
+/// not there (the test then skips, saying so, or fails where the tools are required).
+pub fn rclpy_venv(distro: &str) -> Option<PathBuf> {
+    let venv = venv_root().join(distro);
+    let made = venv.join(".rostrace-complete").exists();
+    require(made, &format!("the {distro} virtualenv ({}; tools/ros2-venvs.sh makes it)", venv.display()))
+        .then_some(venv)
+}
+
+/// `rostrace ARGS TRACE`, which must succeed: its standard output and error.
+pub fn run_ok(args: &[&str], trace: &Path) -> (String, String) {
+    let out = rostrace().args(args).arg(trace).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into());
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    (stdout, stderr)
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

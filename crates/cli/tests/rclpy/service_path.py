@@ -101,6 +101,8 @@ def main():
     time.sleep(0.5)
     others.shutdown()
     alone.shutdown()
+    for t in spinners:
+        t.join(timeout=5.0)
     # (The done callbacks append under the lock: /cmd i is the i-th appended.)
     print(json.dumps({"ok": True, "published": published, **log}), flush=True)
     for n in (sensor, map_node, planner, actuator):
