@@ -25,6 +25,8 @@ import sys
 import threading
 import time
 
+from numbered import Numbered
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -43,17 +45,11 @@ def main():
 
     qos = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
     rclpy.init()
-    lock = threading.Lock()
-    published = {}
     log = {"poses": [], "cmds": [], "actuated": []}
     running = threading.Event()
 
-    def send(pub, topic):
-        with lock:
-            i = published.get(topic, 0)
-            published[topic] = i + 1
-        pub.publish(String(data=str(i)))
-        return i
+    numbered = Numbered(String)
+    send, published = numbered.send, numbered.published
 
     def source(name, topic, period):
         node = rclpy.create_node(name)
