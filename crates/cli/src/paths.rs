@@ -170,28 +170,44 @@ fn explain_missing(a: &Analysis, arch: &Architecture) {
 /// The traces analysed for their paths, with the architecture file `file` applied: streamed
 /// (`stream`) when the recording is long, the paths then followed over a second reading, the
 /// tables kept when not. `Err`: what the command returns (nothing could be read).
+/// A recording loaded for the path commands: what reads it again (a streamed analysis follows
+/// paths over a second reading), whether it was read whole, its analysis, and its architecture
+/// (with the architecture file applied).
+struct Opened {
+    input: Input,
+    clean: bool,
+    an: Analysis,
+    arch: Architecture,
+}
+
+/// The error `e` about a path in `an` (architecture `arch`), after saying why nodes or topics
+/// may be missing.
+fn missing(an: &Analysis, arch: &Architecture, e: String) -> std::io::Result<ExitCode> {
+    explain_missing(an, arch);
+    fail(e)
+}
+
+/// `traces` loaded, with the architecture `file` if given, streamed as `stream` says.
 fn load(
     traces: &TraceArgs,
     file: Option<&std::path::Path>,
     stream: &crate::args::StreamArgs,
-) -> Result<(Input, rostrace_analysis::Loaded), std::io::Result<ExitCode>> {
+) -> Result<Opened, std::io::Result<ExitCode>> {
     let mut input = Input::new(traces).architecture_file(file).map_err(fail)?;
     stream.apply(&mut input.options);
     // (A consumer of the slices: the analysis may stream, and keeps its tables when it does not.)
-    match input.load_streaming(|_| {}) {
-        Some(loaded) => Ok((input, loaded)),
-        None => Err(Ok(ExitCode::from(1))),
-    }
+    let loaded = input.load_streaming(|_| {}).ok_or(Ok(ExitCode::from(1)))?;
+    let (clean, an) = (loaded.clean(), loaded.analysis);
+    let arch = input.architecture(&an);
+    Ok(Opened { input, clean, an, arch })
 }
 
 /// `rostrace architecture`.
 pub fn architecture_cmd(a: ArchArgs) -> std::io::Result<ExitCode> {
-    let (input, loaded) = match load(&a.traces, a.architecture.as_deref(), &a.stream) {
+    let Opened { clean, an, arch, .. } = match load(&a.traces, a.architecture.as_deref(), &a.stream) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let (clean, an) = (loaded.clean(), loaded.analysis);
-    let arch = input.architecture(&an);
     let text = yaml::export(&arch);
     match a.output.as_deref().filter(|p| !crate::out::is_stdout(p)) {
         Some(p) => {
@@ -246,13 +262,11 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
-    {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let (mut clean, an) = (loaded.clean(), loaded.analysis);
-    let arch = input.architecture(&an);
+    let Opened { mut input, mut clean, an, arch } =
+        match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
     let query = Query {
         from: &a.from,
         through: &a.through,
@@ -275,10 +289,7 @@ pub fn paths_cmd(a: SearchArgs) -> std::io::Result<ExitCode> {
     };
     let Found { ranked, outcome } = match found {
         Ok(x) => x,
-        Err(e) => {
-            explain_missing(&an, &arch);
-            return fail(e);
-        }
+        Err(e) => return missing(&an, &arch, e),
     };
     #[derive(Serialize)]
     struct Out<'a> {
@@ -350,13 +361,11 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     if a.path.is_none() && a.name.is_none() {
         return fail("give the path: --path NODE,NODE,... or --architecture FILE --name PATH");
     }
-    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
-    {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let (mut clean, an) = (loaded.clean(), loaded.analysis);
-    let arch = input.architecture(&an);
+    let Opened { mut input, mut clean, an, arch } =
+        match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
     let spec = match (&a.path, &a.name) {
         (Some(p), _) => arch.parse_path(p, "--path"),
         (None, Some(n)) => arch.named_path(n, "--name"),
@@ -364,10 +373,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
     };
     let spec = match spec {
         Ok(s) => s,
-        Err(e) => {
-            explain_missing(&an, &arch);
-            return fail(e);
-        }
+        Err(e) => return missing(&an, &arch, e),
     };
     let opt = a.common.following.options();
     let cases: Vec<Case> = match a.case {
@@ -417,10 +423,7 @@ pub fn e2e_cmd(a: E2eArgs) -> std::io::Result<ExitCode> {
         index = PathIndex::new(&an);
         records = match index.records(&arch, &spec, opt) {
             Ok(r) => r,
-            Err(e) => {
-                explain_missing(&an, &arch);
-                return fail(e);
-            }
+            Err(e) => return missing(&an, &arch, e),
         };
         e2e_summary(&arch, &spec, &records, opt, &cases)
     };
@@ -449,19 +452,14 @@ pub fn age_cmd(a: AgeArgs) -> std::io::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-    let (mut input, loaded) = match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream)
-    {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let (mut clean, an) = (loaded.clean(), loaded.analysis);
-    let arch = input.architecture(&an);
+    let Opened { mut input, mut clean, an, arch } =
+        match load(&a.traces, a.common.following.architecture.architecture.as_deref(), &a.stream) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
     let p = match age_paths(&arch, &a.from, &a.to, ["--from", "--to"], limits) {
         Ok(p) => p,
-        Err(e) => {
-            explain_missing(&an, &arch);
-            return fail(e);
-        }
+        Err(e) => return missing(&an, &arch, e),
     };
     let opt = a.common.following.options();
     let age = match an.report.streamed {
