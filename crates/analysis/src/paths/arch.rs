@@ -380,7 +380,7 @@ fn responses_published<'a>(a: &View<'a>) -> Vec<(u32, &'a std::sync::Arc<str>)> 
     for v in taken.values_mut() {
         v.sort_unstable();
     }
-    let runs = crate::paths::index::RunsOnThreads::new(a);
+    let runs = super::threads::RunsOnThreads::new(a);
     let mut out = Vec::new();
     for LinkedPublication { publication: p, topic } in a.pubs {
         let Some(topic) = topic else { continue };
@@ -418,7 +418,7 @@ fn requests_in_runs(a: &View<'_>) -> Vec<(u32, u32)> {
     if calls.client_calls.is_empty() {
         return out;
     }
-    let runs = crate::paths::index::RunsOnThreads::new(a);
+    let runs = super::threads::RunsOnThreads::new(a);
     for c in &calls.client_calls {
         let Some(client) = m.clients.items.iter().position(|x| (x.key.0, x.key.1, x.rmw) == c.client) else { continue };
         let Some(cb) =

@@ -29,6 +29,7 @@ pub mod search;
 pub mod spec;
 pub mod streamed;
 pub mod summary;
+mod threads;
 pub mod yaml;
 
 pub use age::{age_paths, data_age, AgePaths, AgeTable, DataAge, InputAge, SourceAge};
