@@ -540,6 +540,16 @@ fn streamed_runs_compare_as_those_in_memory() {
             }
         }
     }
+    // Narrowed to some nodes, the callbacks saved are the same (those of the report).
+    let names = |v: &Value| v["diff_samples"]["callback"].as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let m = analyze_json(&["--stream", "never", "--samples", "--nodes", "^/chain/n[12]$"], &[&chain]);
+    let s = analyze_json(&[&streamed[..], &["--samples", "--nodes", "^/chain/n[12]$"]].concat(), &[&chain]);
+    assert_eq!(names(&s), names(&m));
+    assert_eq!(names(&m).len(), 2, "{:?}", names(&m));
+    assert_eq!(
+        s["diff_samples"]["whole"]["callback"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        names(&m).iter().collect::<Vec<_>>()
+    );
     let diff = |args: &[&str], a: &Path, b: &Path| {
         let out = rostrace().arg("diff").arg(a).arg(b).args(args).args(["--json", "-"]).output().unwrap();
         let d: Value = serde_json::from_slice(&out.stdout)

@@ -114,8 +114,15 @@ impl Samples {
     pub fn of(a: &Analysis, also: &[PathSpec]) -> Samples {
         if let Some(chosen) = &a.streamed_samples {
             // A streamed analysis keeps no run or message: its samples were chosen as its
-            // slices went by, and it follows no path.
-            return Samples { seconds: seconds(a), ..chosen.clone() };
+            // slices went by, and it follows no path. As in memory, the callbacks are those of
+            // the report (narrowed to the nodes or topics asked for).
+            let mut s = Samples { seconds: seconds(a), ..chosen.clone() };
+            let names: BTreeSet<String> = a.report.callbacks.iter().map(crate::samples::callback_name).collect();
+            s.callback.retain(|n, _| names.contains(n));
+            if let Some(whole) = s.whole.get_mut("callback") {
+                whole.retain(|n, _| names.contains(n));
+            }
+            return s;
         }
         let mut s = Samples { seconds: seconds(a), ..Default::default() };
         callback_and_topic_samples(a, &mut s);
