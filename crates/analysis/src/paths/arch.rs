@@ -368,18 +368,7 @@ fn responses_published<'a>(a: &View<'a>) -> Vec<(u32, &'a std::sync::Arc<str>)> 
     if calls.client_calls.iter().all(|c| c.response.is_none()) {
         return Vec::new();
     }
-    let client_of: HashMap<crate::Key, u32> =
-        m.clients.items.iter().enumerate().map(|(i, c)| ((c.key.0, c.key.1, c.rmw), i as u32)).collect();
-    // The responses taken on each thread, in time order: (time, client).
-    let mut taken: HashMap<(u32, i64, i64), Vec<(i64, u32)>> = HashMap::default();
-    for c in &calls.client_calls {
-        if let (Some((t, _)), Some(&client)) = (c.response, client_of.get(&c.client)) {
-            taken.entry((c.client.0, c.client.1, c.response_vtid)).or_default().push((t, client));
-        }
-    }
-    for v in taken.values_mut() {
-        v.sort_unstable();
-    }
+    let taken = super::threads::responses_by_thread(calls, &super::threads::clients_by_rmw(m));
     let runs = super::threads::RunsOnThreads::new(a);
     let mut out = Vec::new();
     for LinkedPublication { publication: p, topic } in a.pubs {
@@ -419,18 +408,32 @@ fn requests_in_runs(a: &View<'_>) -> Vec<(u32, u32)> {
         return out;
     }
     let runs = super::threads::RunsOnThreads::new(a);
+    let client_of = super::threads::clients_by_rmw(m);
     for c in &calls.client_calls {
-        let Some(client) = m.clients.items.iter().position(|x| (x.key.0, x.key.1, x.rmw) == c.client) else { continue };
+        let Some(&client) = client_of.get(&c.client) else { continue };
         let Some(cb) =
             runs.during(a, (c.client.0, c.client.1, c.vtid), c.ts_send).and_then(|r| a.runs[r as usize].callback)
         else {
             continue;
         };
-        out.push((cb, client as u32));
+        out.push((cb, client));
     }
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The service requests sent during callback runs and the publications that follow responses
+/// in `a` (a [`Publishing`] without its `topics`).
+fn seen_calling(a: &View<'_>) -> Publishing {
+    let m = a.model;
+    let requests = requests_in_runs(a)
+        .into_iter()
+        .map(|(cb, c)| (m.callbacks.get(cb).key, std::sync::Arc::from(m.clients.get(c).name.as_str())))
+        .collect();
+    let responses =
+        responses_published(a).into_iter().map(|(c, topic)| (m.clients.get(c).key, topic.clone())).collect();
+    Publishing { topics: Default::default(), requests, responses }
 }
 
 /// The node paths through a service call, by node name: (input topic, output topic, call) where
@@ -499,13 +502,7 @@ impl Architecture {
         let a = a.into();
         let m = a.model;
         let topics = published_in_runs(&a).map(|(cb, topic)| (m.callbacks.get(cb).key, topic.clone())).collect();
-        let requests = requests_in_runs(&a)
-            .into_iter()
-            .map(|(cb, c)| (m.callbacks.get(cb).key, std::sync::Arc::from(m.clients.get(c).name.as_str())))
-            .collect();
-        let responses =
-            responses_published(&a).into_iter().map(|(c, topic)| (m.clients.get(c).key, topic.clone())).collect();
-        Publishing { topics, requests, responses }
+        Publishing { topics, ..seen_calling(&a) }
     }
 
     /// The architecture of `a`'s model, the callbacks seen publishing being those of `seen`
@@ -673,7 +670,7 @@ impl Architecture {
         let calls = match seen {
             _ if m.clients.items.is_empty() => HashMap::default(),
             Some(seen) => service_calls(m, seen),
-            None => service_calls(m, &Architecture::seen_publishing(*a)),
+            None => service_calls(m, &seen_calling(a)),
         };
         for nd in &mut nodes {
             nd.publishes.sort_by(|a, b| a.topic.cmp(&b.topic));

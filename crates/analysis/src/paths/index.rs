@@ -209,8 +209,7 @@ impl<'a> PathIndex<'a> {
             return Vec::new();
         }
         let m = a.model;
-        let client_of: HashMap<(u32, i64, u64), u32> =
-            m.clients.items.iter().enumerate().map(|(i, c)| ((c.key.0, c.key.1, c.rmw), i as u32)).collect();
+        let client_of = super::threads::clients_by_rmw(m);
         // Each client's response callbacks.
         let mut callbacks_of: HashMap<u32, Vec<u32>> = HashMap::default();
         for (id, cb) in m.callbacks.items.iter().enumerate() {
@@ -219,16 +218,7 @@ impl<'a> PathIndex<'a> {
             }
         }
         let servers = crate::report::services::servers_of(m, h);
-        // The responses taken on each thread, in time order.
-        let mut takes: HashMap<(u32, i64, i64), Vec<i64>> = HashMap::default();
-        for c in &h.client_calls {
-            if let Some((t, _)) = c.response {
-                takes.entry((c.client.0, c.client.1, c.response_vtid)).or_default().push(t);
-            }
-        }
-        for v in takes.values_mut() {
-            v.sort_unstable();
-        }
+        let takes = super::threads::responses_by_thread(h, &client_of);
         let start = |r: u32| a.runs[r as usize].run.start;
         let mut out = Vec::new();
         for (c, server) in h.client_calls.iter().zip(servers) {
@@ -251,7 +241,7 @@ impl<'a> PathIndex<'a> {
                 };
                 let next = on[on.partition_point(|&r| start(r) < taken)..].iter().copied().find(|&r| !own(r));
                 let v = takes.get(&thread).map_or(&[][..], |v| v.as_slice());
-                let after = v.get(v.partition_point(|&t| t <= taken)).map_or(i64::MAX, |&t| t - 1);
+                let after = v.get(v.partition_point(|x| x.0 <= taken)).map_or(i64::MAX, |x| x.0 - 1);
                 (thread, taken, next.map_or(i64::MAX, start).min(after))
             });
             let cells = [Some(c.ts_send), served, answered, c.response.map(|r| r.0)];
@@ -592,10 +582,15 @@ impl<'a> PathIndex<'a> {
         node: u32,
     ) -> Vec<(u32, Option<u32>)> {
         let m = self.a.model;
-        let of_node = |client: u32| {
-            let c = m.clients.get(client);
-            c.name == hop.service && c.node.is_some_and(|n| self.names.get(&m.nodes.get(n).full_name()) == Some(&node))
-        };
+        // The node's clients of the service.
+        let clients: Vec<u32> = (0..m.clients.items.len() as u32)
+            .filter(|&i| {
+                let c = m.clients.get(i);
+                c.name == hop.service
+                    && c.node.is_some_and(|n| self.names.get(&m.nodes.get(n).full_name()) == Some(&node))
+            })
+            .collect();
+        let of_node = |client: u32| clients.contains(&client);
         let mut newest: HashMap<u32, usize> = HashMap::default();
         for (j, (_, run)) in rows.iter().enumerate() {
             if let Some(r) = run {

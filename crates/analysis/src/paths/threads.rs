@@ -3,6 +3,7 @@
 
 use crate::collections::HashMap;
 use crate::link::{LinkedRun, View};
+use crate::model::{Key, Model};
 
 /// The callback runs of an analysis per thread, in time order.
 pub(crate) struct RunsOnThreads {
@@ -66,4 +67,28 @@ impl RunsOnThreads {
         let run = &a.runs[r as usize].run;
         run.end().is_none_or(|e| at <= e).then_some(r)
     }
+}
+
+/// Each client of `m` (its id in the model's clients) by the key of its rmw handle, as the
+/// service events name it.
+pub(crate) fn clients_by_rmw(m: &Model) -> HashMap<Key, u32> {
+    m.clients.items.iter().enumerate().map(|(i, c)| ((c.key.0, c.key.1, c.rmw), i as u32)).collect()
+}
+
+/// The responses of `calls` taken on each thread, in time order: (time, client), for the
+/// clients of `client_of` ([`clients_by_rmw`]).
+pub(crate) fn responses_by_thread(
+    calls: &crate::ServiceHandler,
+    client_of: &HashMap<Key, u32>,
+) -> HashMap<(u32, i64, i64), Vec<(i64, u32)>> {
+    let mut taken: HashMap<(u32, i64, i64), Vec<(i64, u32)>> = HashMap::default();
+    for c in &calls.client_calls {
+        if let (Some((t, _)), Some(&client)) = (c.response, client_of.get(&c.client)) {
+            taken.entry((c.client.0, c.client.1, c.response_vtid)).or_default().push((t, client));
+        }
+    }
+    for v in taken.values_mut() {
+        v.sort_unstable();
+    }
+    taken
 }
