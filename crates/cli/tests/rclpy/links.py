@@ -112,7 +112,7 @@ def main():
     running.set()
     time.sleep(a.seconds)
     running.clear()
-    time.sleep(0.5)
+    numbered.drain(lambda: len(log["actuated"]), "/cmd")
     ex.shutdown()
     print(json.dumps({"ok": True, "declared": declared, "published": published, **log}), flush=True)
     for n in nodes:

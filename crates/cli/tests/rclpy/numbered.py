@@ -1,6 +1,7 @@
 """Messages numbered per topic, for the test programs that log which input made each output."""
 
 import threading
+import time
 
 
 class Numbered:
@@ -19,3 +20,20 @@ class Numbered:
             self.published[topic] = i + 1
         pub.publish(self._string(data=str(i)))
         return i
+
+    def drain(self, taken, topic, timeout=5.0):
+        """Once the sources have stopped: waits until `taken()` (how many messages of `topic`
+        the sink took) has reached how many were published and stayed so a moment, or
+        `timeout` seconds, so that the last messages in flight are delivered before shutdown."""
+        end, since = time.monotonic() + timeout, None
+        while time.monotonic() < end:
+            with self._lock:
+                done = taken() >= self.published.get(topic, 0)
+            if not done:
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since > 0.3:
+                return
+            time.sleep(0.05)
+

@@ -95,7 +95,7 @@ def main():
     running.set()
     time.sleep(a.seconds)
     running.clear()
-    time.sleep(0.5)
+    numbered.drain(lambda: len(log["actuated"]), "/cmd")
     others.shutdown()
     alone.shutdown()
     for t in spinners:
