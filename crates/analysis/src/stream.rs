@@ -141,7 +141,12 @@ impl StreamedSlice<'_> {
 /// their tables' order: those of the slice follow the ones before it; those in the margin after
 /// it are the next slice's first; those in the margin before it the last ones before it.
 struct Numbers {
-    of: Vec<Option<u64>>,
+    /// Each instance's number, or `None` when they are in time order: instance `i`'s is then
+    /// `first + i - before`.
+    of: Option<Vec<Option<u64>>>,
+    /// How many are before the slice, and in all.
+    before: u64,
+    len: usize,
     first: u64,
     owned: u64,
 }
@@ -150,8 +155,17 @@ impl Numbers {
     /// The instances at `times`, in the tables' order, of a slice from `from` to `to` whose first
     /// one is `first` in the whole recording.
     fn new(times: impl Iterator<Item = i64> + Clone, from: i64, to: i64, first: u64) -> Numbers {
-        let before = times.clone().filter(|&t| t < from).count() as u64;
-        let owned = times.clone().filter(|&t| from <= t && t < to).count() as u64;
+        let (mut before, mut owned, mut sorted, mut last, mut len) = (0u64, 0u64, true, i64::MIN, 0);
+        for t in times.clone() {
+            len += 1;
+            sorted &= last <= t;
+            last = t;
+            before += u64::from(t < from);
+            owned += u64::from(from <= t && t < to);
+        }
+        if sorted {
+            return Numbers { of: None, before, len, first, owned };
+        }
         let (mut b, mut o, mut a) = (0, 0, 0);
         let of = times
             .map(|t| {
@@ -167,15 +181,19 @@ impl Numbers {
                 }
             })
             .collect();
-        Numbers { of, first, owned }
+        Numbers { of: Some(of), before, len, first, owned }
     }
 
     fn owned(&self, i: usize) -> bool {
-        self.of.get(i).copied().flatten().is_some_and(|n| n >= self.first && n < self.first + self.owned)
+        self.of(i).is_some_and(|n| n >= self.first && n < self.first + self.owned)
     }
 
     fn of(&self, i: usize) -> Option<u64> {
-        self.of.get(i).copied().flatten()
+        match &self.of {
+            Some(of) => of.get(i).copied().flatten(),
+            None if i < self.len => (self.first + i as u64).checked_sub(self.before),
+            None => None,
+        }
     }
 }
 
@@ -287,8 +305,16 @@ pub(crate) fn analyze(
     progress: impl FnMut(u64, u64),
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
 ) -> Analysis {
+    // Each slice's tables are made of the blocks the ones before gave back, their pages in place.
+    let _keeping =
+        rostrace_alloc::keep_freed(usize::try_from(slice_bytes.saturating_mul(KEPT_SLICES)).unwrap_or(usize::MAX));
     analyze_with(set, options, jobs, slice_bytes, progress, on_slice, None)
 }
+
+/// How many slices' worth of bytes (of the recording) the blocks kept between slices may weigh
+/// ([`rostrace_alloc::keep_freed`]): about what the tables of the slices being made and added up
+/// at once give back.
+const KEPT_SLICES: u64 = 3;
 
 /// [`analyze`]; `preset`: the longest paths to follow (searched already, in the whole
 /// recording's architecture: a second reading), else `analyze`'s are searched in the first

@@ -26,6 +26,10 @@ mod text;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// Large blocks mapped on their own, and kept from one slice of a streamed analysis to the next.
+#[global_allocator]
+static ALLOCATOR: rostrace_alloc::Allocator = rostrace_alloc::Allocator;
+
 /// ROS 2 tracing and trace analysis.
 #[derive(Parser)]
 #[command(name = "rostrace", version, about)]
@@ -133,22 +137,6 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Lazy<T> {
     }
 }
 
-/// Keeps large blocks (the analysis's tables, each as large as the trace's share of them) in
-/// mappings of their own, given back to the system when freed. glibc otherwise raises its
-/// threshold for that to the size of the largest mapped block freed so far, so that the tables
-/// made after it come from the heap, whose room a free seldom gives back: the freed tables would
-/// then still count in the peak beside the ones made later. A threshold the user set
-/// (`MALLOC_MMAP_THRESHOLD_`, or `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`) is left as it is.
-fn keep_large_blocks_mapped() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()
-        && !std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.mmap_threshold"))
-    {
-        // SAFETY: mallopt only sets a tunable of the allocator; glibc's default value.
-        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
-    }
-}
-
 /// The command line parsed; clap's error otherwise (exit 2), with a hint where a command to
 /// trace was given without `--` before it.
 fn parse() -> Cli {
@@ -171,7 +159,6 @@ fn parse() -> Cli {
 }
 
 fn main() -> ExitCode {
-    keep_large_blocks_mapped();
     let cli = parse();
     // This binary carries libtracetools.so: the last place the session library looks for it.
     rostrace_session::set_embedded_library(embedded::library);
