@@ -76,8 +76,8 @@ pub(crate) struct Sample {
     /// The values, while there are at most [`EXACT`].
     exact: Option<Vec<i64>>,
     /// Bucket index to count, of positive values and of the magnitudes of negative ones; zeros.
-    positive: std::collections::BTreeMap<i32, u64>,
-    negative: std::collections::BTreeMap<i32, u64>,
+    positive: Buckets,
+    negative: Buckets,
     zeros: u64,
     /// A uniform random choice of the values, when asked for ([`Sample::with_reservoir`]).
     reservoir: Option<Box<Reservoir>>,
@@ -164,6 +164,115 @@ fn log_gamma() -> f64 {
     ((1.0 + SKETCH_RELATIVE_ERROR) / (1.0 - SKETCH_RELATIVE_ERROR)).ln()
 }
 
+/// The bucket of magnitude `m` (> 0): ceil(log_gamma(m)), computed in floating point.
+fn key_computed(m: u64) -> i32 {
+    ((m as f64).ln() / log_gamma()).ceil() as i32
+}
+
+/// Per power of two, the magnitudes where [`key_computed`] steps up ([`steps_of`]), and where
+/// to start looking among them for each 256th of the power of two: made the first time a
+/// magnitude of that size is met.
+static OCTAVES: [std::sync::OnceLock<Octave>; 64] = [const { std::sync::OnceLock::new() }; 64];
+
+struct Octave {
+    steps: Box<[(u64, i32)]>,
+    /// For each 256th of the power of two, the last step at or before its start. (A bucket is
+    /// 1 % wide, a 256th at most 0.4 %: at most one step lies within it.)
+    start: [u8; 256],
+}
+
+/// Which 256th of the power of two `2^o` magnitude `m` lies in.
+fn part(m: u64, o: usize) -> usize {
+    let d = m - (1u64 << o);
+    (if o >= 8 { d >> (o - 8) } else { d << (8 - o) }) as usize
+}
+
+impl Octave {
+    fn new(o: usize) -> Octave {
+        let steps = steps_of(o);
+        let mut start = [0u8; 256];
+        let mut i = 0;
+        for (j, s) in start.iter_mut().enumerate() {
+            let from = (1u64 << o) + if o >= 8 { (j as u64) << (o - 8) } else { (j as u64).div_ceil(1 << (8 - o)) };
+            while i + 1 < steps.len() && steps[i + 1].0 <= from {
+                i += 1;
+            }
+            *s = i as u8;
+        }
+        Octave { steps, start }
+    }
+}
+
+/// The bucket of magnitude `m` (> 0), as [`key_computed`] gives it, without a logarithm: the
+/// step of `m`'s 256th of its power of two, or the next one.
+fn key(m: u64) -> i32 {
+    let o = (u64::BITS - 1 - m.leading_zeros()) as usize;
+    let oc = OCTAVES[o].get_or_init(|| Octave::new(o));
+    let mut i = oc.start[part(m, o)] as usize;
+    while i + 1 < oc.steps.len() && oc.steps[i + 1].0 <= m {
+        i += 1;
+    }
+    oc.steps[i].1
+}
+
+/// The steps of the power of two `2^o`: for each bucket met from `2^o` to `2^(o+1) - 1`, its
+/// smallest magnitude there, found by bisection on [`key_computed`] (which never decreases as
+/// the magnitude grows).
+fn steps_of(o: usize) -> Box<[(u64, i32)]> {
+    let lo = 1u64 << o;
+    let hi = if o == 63 { u64::MAX } else { (lo << 1) - 1 };
+    let mut steps = vec![(lo, key_computed(lo))];
+    let last = key_computed(hi);
+    while let Some(&(from, k)) = steps.last() {
+        if k >= last {
+            break;
+        }
+        // The smallest magnitude in (from, hi] whose bucket is above k.
+        let (mut a, mut b) = (from, hi);
+        while b - a > 1 {
+            let mid = a + (b - a) / 2;
+            if key_computed(mid) > k {
+                b = mid;
+            } else {
+                a = mid;
+            }
+        }
+        steps.push((b, key_computed(b)));
+    }
+    steps.into_boxed_slice()
+}
+
+/// Counts by bucket, held from the lowest bucket that holds a value to the highest.
+#[derive(Debug, Clone, Default)]
+struct Buckets {
+    first: i32,
+    counts: Vec<u64>,
+}
+
+impl Buckets {
+    fn add(&mut self, k: i32, n: u64) {
+        if self.counts.is_empty() {
+            self.first = k;
+        }
+        if k < self.first {
+            let more = (self.first - k) as usize;
+            self.counts.splice(0..0, std::iter::repeat_n(0, more));
+            self.first = k;
+        }
+        let i = (k - self.first) as usize;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += n;
+    }
+
+    /// The buckets that hold values and their counts, from the lowest.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = (i32, u64)> + '_ {
+        let first = self.first;
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(i, &c)| (first + i as i32, c))
+    }
+}
+
 impl Default for Sample {
     fn default() -> Sample {
         Sample {
@@ -220,11 +329,11 @@ impl Sample {
                 match &other.exact {
                     Some(w) => w.iter().for_each(|&x| self.bucket(x, 1)),
                     None => {
-                        for (&k, &n) in &other.positive {
-                            *self.positive.entry(k).or_default() += n;
+                        for (k, n) in other.positive.iter() {
+                            self.positive.add(k, n);
                         }
-                        for (&k, &n) in &other.negative {
-                            *self.negative.entry(k).or_default() += n;
+                        for (k, n) in other.negative.iter() {
+                            self.negative.add(k, n);
                         }
                         self.zeros += other.zeros;
                     }
@@ -274,11 +383,10 @@ impl Sample {
     }
 
     fn bucket(&mut self, x: i64, n: u64) {
-        let key = |m: f64| (m.ln() / log_gamma()).ceil() as i32;
         match x.cmp(&0) {
             std::cmp::Ordering::Equal => self.zeros += n,
-            std::cmp::Ordering::Greater => *self.positive.entry(key(x as f64)).or_default() += n,
-            std::cmp::Ordering::Less => *self.negative.entry(key(-(x as f64))).or_default() += n,
+            std::cmp::Ordering::Greater => self.positive.add(key(x.unsigned_abs()), n),
+            std::cmp::Ordering::Less => self.negative.add(key(x.unsigned_abs()), n),
         }
     }
 
@@ -304,7 +412,7 @@ impl Sample {
             let r = (pct * n).div_ceil(100).clamp(1, n);
             let mut seen = 0;
             // Negative values, the largest magnitude first; zeros; positive values.
-            for (&k, &c) in self.negative.iter().rev() {
+            for (k, c) in self.negative.iter().rev() {
                 seen += c;
                 if seen >= r {
                     return (-value(k)).round() as i64;
@@ -314,7 +422,7 @@ impl Sample {
             if seen >= r {
                 return 0;
             }
-            for (&k, &c) in &self.positive {
+            for (k, c) in self.positive.iter() {
                 seen += c;
                 if seen >= r {
                     return value(k).round() as i64;
@@ -372,6 +480,31 @@ impl Latencies for Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The buckets found by the steps are those the logarithm gives: every magnitude up to a
+    /// million, both sides of every step of every power of two, and the extremes.
+    #[test]
+    fn buckets_without_a_logarithm_equal_those_with_one() {
+        for m in 1..1_000_000u64 {
+            assert_eq!(key(m), key_computed(m), "{m}");
+        }
+        for o in 0..64 {
+            let steps = &OCTAVES[o].get_or_init(|| Octave::new(o)).steps;
+            assert!(steps.len() > 1 || o < 1, "{o}");
+            assert!(steps.len() <= 256, "{o}");
+            for &(from, k) in steps.iter() {
+                for m in [from.saturating_sub(2), from - 1, from, from + 1, from.saturating_add(2)] {
+                    if m > 0 {
+                        assert_eq!(key(m), key_computed(m), "{m}");
+                    }
+                }
+                assert_eq!(key(from), k);
+            }
+        }
+        for m in [u64::MAX, 1 << 63, i64::MAX as u64, 3, 2] {
+            assert_eq!(key(m), key_computed(m), "{m}");
+        }
+    }
 
     #[test]
     fn known_values() {
