@@ -226,8 +226,11 @@ pub(crate) fn link(c: Collected, threads: usize) -> (Tables, Linked) {
     let mut warnings: Vec<String> = errors.iter().map(|e| format!("read error: {e}")).collect();
     warnings.extend(losses.iter().cloned());
     let names = TopicNames::of(&m);
-    let (runs, pubs) = link_runs_and_pubs(&m, &names, &slots, runs, pubs, threads);
-    let takes = link_takes(&m, &runs, takes);
+    // A slice's tables are given back whole before long, and their blocks reused by the next
+    // slice's: they are not given back as they are linked.
+    let give_back = counted.is_none();
+    let (runs, pubs) = link_runs_and_pubs(&m, &names, &slots, runs, pubs, threads, give_back);
+    let takes = link_takes(&m, &runs, takes, give_back);
     let (flows, topics) = match_flows(&m, &names, &runs, &pubs, &takes, counted);
     let linked = Linked {
         unmatched_ends,
@@ -327,16 +330,17 @@ fn link_runs_and_pubs(
     runs: Vec<Run>,
     pubs: Vec<Publication>,
     threads: usize,
+    give_back: bool,
 ) -> (Vec<LinkedRun>, Vec<LinkedPublication>) {
     let versions: Vec<Option<&crate::model::Versions>> = slots.iter().map(|k| m.callbacks.versions(*k)).collect();
     let link_runs = |runs: Vec<Run>| -> Vec<LinkedRun> {
-        map_from_end(runs, |r| {
+        map_from_end(runs, give_back, |r| {
             let callback = versions[r.slot()].and_then(|v| v.at(r.start));
             LinkedRun { run: r, callback }
         })
     };
     let link_pubs = |pubs: Vec<Publication>| -> Vec<LinkedPublication> {
-        map_from_end(pubs, |p| {
+        map_from_end(pubs, give_back, |p| {
             let topic = pub_topic(m, names, &p);
             LinkedPublication { publication: p, topic }
         })
@@ -354,8 +358,8 @@ fn link_runs_and_pubs(
 }
 
 /// Takes → subscriptions: by the rmw handle, or else by the callback that took the message.
-fn link_takes(m: &Model, runs: &[LinkedRun], takes: Vec<Take>) -> Vec<LinkedTake> {
-    map_from_end(takes, |t| {
+fn link_takes(m: &Model, runs: &[LinkedRun], takes: Vec<Take>, give_back: bool) -> Vec<LinkedTake> {
+    map_from_end(takes, give_back, |t| {
         let sub = if t.rmw_subscription != 0 {
             m.subscriptions_by_rmw
                 .at((t.trace, t.vpid, t.rmw_subscription), t.ts)
@@ -378,11 +382,14 @@ fn link_takes(m: &Model, runs: &[LinkedRun], takes: Vec<Take>) -> Vec<LinkedTake
     })
 }
 
-/// `v` mapped by `f` (called from the last item to the first), in order, without holding both
-/// whole: the input is taken from its end a block at a time and each block's room given back,
-/// so that a table of a long trace is not held twice while it is linked.
-fn map_from_end<A, B>(mut v: Vec<A>, mut f: impl FnMut(A) -> B) -> Vec<B> {
+/// `v` mapped by `f`, in order. With `give_back`, without holding both whole: the input is taken
+/// from its end a block at a time (`f` called from the last item to the first) and each block's
+/// room given back, so that a table of a long trace is not held twice while it is linked.
+fn map_from_end<A, B>(mut v: Vec<A>, give_back: bool, mut f: impl FnMut(A) -> B) -> Vec<B> {
     const BLOCK: usize = 1 << 16;
+    if !give_back {
+        return v.into_iter().map(f).collect();
+    }
     let mut out = Vec::with_capacity(v.len());
     while !v.is_empty() {
         let from = v.len().saturating_sub(BLOCK);
@@ -407,8 +414,10 @@ struct Matchable<'a> {
     windows: Vec<Vec<(i64, i64, u32)>>,
     matchable: Vec<Vec<u32>>,
     source_range: Vec<Option<(i64, i64)>>,
-    /// (topic, source timestamp) → publication.
-    by_source: HashMap<(u32, i64), u32>,
+    /// Per topic: (source timestamp, publication), sorted, the first publication of each
+    /// source timestamp only. (A sorted list, not a map: publications come nearly in the order
+    /// of their source times, and so do the takes looked up in it.)
+    by_source: Vec<Vec<(i64, u32)>>,
 }
 
 /// The address that stands for a shared topic name.
@@ -429,11 +438,12 @@ impl<'a> Matchable<'a> {
                 x.windows.push(Vec::new());
                 x.matchable.push(Vec::new());
                 x.source_range.push(None);
+                x.by_source.push(Vec::new());
                 x.names.len() as u32 - 1
             });
             let span = match p.source_ts() {
                 Some(s) if s != 0 => {
-                    x.by_source.entry((k, s)).or_insert(i as u32);
+                    x.by_source[k as usize].push((s, i as u32));
                     Some((s, s))
                 }
                 _ => match (p.ts_rmw(), p.ts_after()) {
@@ -454,6 +464,11 @@ impl<'a> Matchable<'a> {
         for w in &mut x.windows {
             w.sort_unstable();
         }
+        for v in &mut x.by_source {
+            // (Stable: of equal source times, the first publication stays first, and is kept.)
+            v.sort_by_key(|&(s, _)| s);
+            v.dedup_by_key(|&mut (s, _)| s);
+        }
         x
     }
 
@@ -471,7 +486,10 @@ impl<'a> Matchable<'a> {
                 .map(|p| (p, MatchBy::IntraProcess))
         } else if t.source_ts != 0 {
             let k = self.topic(topic)?;
-            self.by_source.get(&(k, t.source_ts)).map(|p| (*p, MatchBy::SourceTimestamp)).or_else(|| {
+            let v = &self.by_source[k as usize];
+            let at = v.partition_point(|&(s, _)| s < t.source_ts);
+            let same = v.get(at).filter(|&&(s, _)| s == t.source_ts);
+            same.map(|&(_, p)| (p, MatchBy::SourceTimestamp)).or_else(|| {
                 let w = &self.windows[k as usize];
                 let i = w.partition_point(|(a, _, _)| *a <= t.source_ts);
                 let (a, b, p) = *w.get(i.checked_sub(1)?)?;
@@ -502,14 +520,11 @@ fn match_flows(
     let x = Matchable::of(pubs);
     let published_topics: HashSet<&str> = m.publishers.items.iter().map(|p| p.topic.as_str()).collect();
     let mut flows = Vec::new();
-    let mut tally = TopicTally::default();
-    // Counted per topic name first: a clone of the shared name per topic, not per publication.
-    let mut published: HashMap<&Arc<str>, u64> = HashMap::default();
+    // Counted per topic, known by its shared name's address, then by name: a name is hashed and
+    // cloned once per topic, not per publication or take.
+    let mut by_topic: HashMap<usize, (&Arc<str>, TopicCount)> = HashMap::default();
     for topic in pubs.iter().filter(|p| counts(p.publication.ts)).filter_map(|p| p.topic.as_ref()) {
-        *published.entry(topic).or_default() += 1;
-    }
-    for (topic, n) in published {
-        tally.entry(topic.clone()).or_default().pubs += n;
+        by_topic.entry(address(topic)).or_insert_with(|| (topic, TopicCount::default())).1.pubs += 1;
     }
     for (ti, LinkedTake { take: t, subscription: sub }) in takes.iter().enumerate() {
         if !t.taken {
@@ -531,11 +546,7 @@ fn match_flows(
         if !counts(t.ts) {
             continue;
         }
-        // (Looked up by name: the shared name is cloned only for a topic's first take.)
-        if !tally.contains_key(&**topic) {
-            tally.insert(topic.clone(), TopicCount::default());
-        }
-        let count = tally.get_mut(&**topic).expect("just inserted");
+        let (_, count) = by_topic.entry(address(topic)).or_insert_with(|| (topic, TopicCount::default()));
         count.takes += 1;
         if found.is_none() {
             let reason = unmatched_reason(
@@ -549,6 +560,19 @@ fn match_flows(
                 None => push_small(&mut count.reasons, (reason, 1)),
             }
             count.unmatched += 1;
+        }
+    }
+    let mut tally = TopicTally::default();
+    for (topic, c) in by_topic.into_values() {
+        let t = tally.entry(topic.clone()).or_default();
+        t.pubs += c.pubs;
+        t.takes += c.takes;
+        t.unmatched += c.unmatched;
+        for (reason, n) in c.reasons {
+            match t.reasons.iter_mut().find(|r| r.0 == reason) {
+                Some(r) => r.1 += n,
+                None => push_small(&mut t.reasons, (reason, n)),
+            }
         }
     }
     // Grown by doubling: the table is kept to the end, its spare room need not be.
@@ -607,7 +631,8 @@ fn dropped<'a>(
 ) -> HashMap<&'a str, u64> {
     // Per subscription: the publications it took, the first one's time and its last take.
     struct Acc {
-        took: HashSet<u32>,
+        /// (Sorted once all are in: the flows come nearly in the order of their publications.)
+        took: Vec<u32>,
         first_pub: i64,
         last_take: i64,
     }
@@ -618,24 +643,29 @@ fn dropped<'a>(
         }
         let LinkedTake { take: t, subscription: Some(sub) } = &takes[f.take as usize] else { continue };
         let pt = pubs[f.publication as usize].publication.ts;
-        let a = acc.entry(*sub).or_insert(Acc { took: HashSet::default(), first_pub: pt, last_take: t.ts });
-        a.took.insert(f.publication);
+        let a = acc.entry(*sub).or_insert(Acc { took: Vec::new(), first_pub: pt, last_take: t.ts });
+        a.took.push(f.publication);
         a.first_pub = a.first_pub.min(pt);
         a.last_take = a.last_take.max(t.ts);
     }
     let mut out: HashMap<&str, u64> = HashMap::default();
-    let mut subs: Vec<(&u32, &Acc)> = acc.iter().collect();
+    let mut subs: Vec<(&u32, &mut Acc)> = acc.iter_mut().collect();
     subs.sort_by_key(|(s, _)| **s);
     for (sub, a) in subs {
         let topic = m.subscriptions.get(*sub).topic.as_str();
         let Some((name, list)) = matchable.get_key_value(topic) else { continue };
+        a.took.sort_unstable();
+        // (A topic's matchable publications are in their order: the ones taken are passed
+        // alongside.)
+        let mut took = a.took.iter().peekable();
         let n = list
             .iter()
             .filter(|&&p| {
+                while took.next_if(|&&q| q < p).is_some() {}
                 let ts = pubs[p as usize].publication.ts;
                 a.first_pub <= ts
                     && ts <= a.last_take
-                    && !a.took.contains(&p)
+                    && took.peek() != Some(&&p)
                     && counted.is_none_or(|(from, to)| from <= ts && ts < to)
             })
             .count() as u64;

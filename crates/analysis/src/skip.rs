@@ -84,6 +84,8 @@ impl PacketIndex {
         let files = set.map_streams(
             jobs,
             |r| {
+                // (Which events are where, and when: their payloads are not needed.)
+                r.skim(true);
                 let mut f = File::default();
                 loop {
                     match r.advance() {

@@ -383,6 +383,25 @@ pub fn decode_scope(ty: &Ty, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>
     decode(ty, c, st, out)
 }
 
+/// Passes over a dynamic scope (a structure) without making its values where its layout is
+/// fixed; else decodes it into `scratch`, which it clears first.
+#[inline]
+pub fn skip_scope(ty: &Ty, c: &mut Cursor, st: &mut State, scratch: &mut Vec<Node>) -> Result<(), DecodeError> {
+    if let Ty::Struct(s) = ty {
+        if let Some(fl) = &s.flat {
+            c.align(s.align)?;
+            let need = fl.size as u64 * 8;
+            if c.pos + need > c.end {
+                return short(c.pos, format!("structure of {} bytes goes past the end of the packet content", fl.size));
+            }
+            c.pos += need;
+            return Ok(());
+        }
+    }
+    scratch.clear();
+    decode(ty, c, st, scratch)
+}
+
 fn array(elem: &Ty, len: u64, c: &mut Cursor, st: &mut State, out: &mut Vec<Node>) -> Result<(), DecodeError> {
     c.align(elem.align())?;
     if len > (c.end - c.pos).max(1 << 16) {

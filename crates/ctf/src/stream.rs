@@ -1,7 +1,7 @@
 //! Reading one data stream file: the packet state machine, from packet to packet (header,
 //! context, counters, losses, damage), then event by event, in order.
 
-use crate::decode::{decode, decode_scope, Cursor, DecodeError, Node, State};
+use crate::decode::{decode, decode_scope, skip_scope, Cursor, DecodeError, Node, State};
 use crate::error::Error;
 use crate::event::{Current, Event};
 use crate::index::{Indexed, Links, PacketFilter, Resume};
@@ -70,6 +70,8 @@ pub struct StreamReader<'a> {
     ectx: Vec<Node>,
     payload: Vec<Node>,
     scratch: Vec<Node>,
+    /// Events' contexts and payloads passed over rather than decoded ([`StreamReader::skim`]).
+    skim: bool,
     done: bool,
     /// The page size, when the data is a mapped file whose pages behind the reader may be given
     /// back (else 0).
@@ -146,6 +148,7 @@ impl<'a> StreamReader<'a> {
             ectx: Vec::new(),
             payload: Vec::new(),
             scratch: Vec::new(),
+            skim: false,
             done: data.is_empty(),
             page: 0,
             released: 0,
@@ -448,6 +451,14 @@ impl<'a> StreamReader<'a> {
                 self.pos = self.content_end;
             }
         }
+    }
+
+    /// With `on`, the events' contexts and payloads are passed over rather than decoded: an
+    /// event read has its class, time and place, and no context or payload fields. For a reader
+    /// that wants no more (which events are where, and when); faster where the layouts are
+    /// fixed (LTTng's are, but for strings and sequences).
+    pub fn skim(&mut self, on: bool) {
+        self.skim = on;
     }
 
     /// Sets the filter of packets whose events are passed over.
@@ -845,16 +856,17 @@ impl<'a> StreamReader<'a> {
             }
         };
         self.ctx.clear();
-        if let Some(t) = &sc.event_context {
-            decode_scope(t, &mut c, st, &mut self.ctx)?;
-        }
         self.ectx.clear();
-        if let Some(t) = &class.context {
-            decode_scope(t, &mut c, st, &mut self.ectx)?;
-        }
         self.payload.clear();
-        if let Some(t) = &class.fields {
-            decode_scope(t, &mut c, st, &mut self.payload)?;
+        let scopes =
+            [(&sc.event_context, &mut self.ctx), (&class.context, &mut self.ectx), (&class.fields, &mut self.payload)];
+        for (t, out) in scopes {
+            let Some(t) = t else { continue };
+            if self.skim {
+                skip_scope(t, &mut c, st, &mut self.scratch)?;
+            } else {
+                decode_scope(t, &mut c, st, out)?;
+            }
         }
         // Time goes forward within a stream: otherwise the event's timestamp is damaged, and so
         // are the times of the packet's later events (each relative to the one before). (An
