@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(class((3 << 20) + 1), (7 << 19));
         for s in [LARGE, 200_000, 1 << 20, 5_000_000, 123_456_789] {
             let c = class(s);
-            assert!(c >= s && c - s <= s / 4 && c % PAGE == 0, "{s} {c}");
+            assert!(c >= s && c - s <= s / 4 && c.is_multiple_of(PAGE), "{s} {c}");
         }
     }
 

@@ -43,6 +43,8 @@ pub struct Analysis {
     /// A streamed analysis's samples for [`crate::diff`], chosen as its slices went by
     /// ([`Options::diff_samples`]).
     pub(crate) streamed_samples: Option<crate::samples::Samples>,
+    /// A streamed analysis's longest paths' messages kept for a plot, per path followed.
+    pub(crate) streamed_path_points: crate::paths::PathPoints,
 }
 
 impl Analysis {
@@ -63,6 +65,7 @@ impl Analysis {
             architecture: None,
             longest_records: std::sync::OnceLock::new(),
             streamed_samples: None,
+            streamed_path_points: Vec::new(),
         }
     }
 
@@ -91,6 +94,15 @@ impl Analysis {
             let index = crate::paths::PathIndex::new(self);
             lp.paths.iter().map(|p| index.records(&arch, &p.path, Default::default()).ok()).collect()
         })
+    }
+
+    /// In a streamed analysis that followed its longest paths, the messages of `path` that went
+    /// the whole way kept for a plot: in each of [`crate::paths::PATH_PARTS`] equal parts of the
+    /// recording, the fastest and the slowest (start, latency in ns), in time order. `None` for a
+    /// path not followed so, or an analysis in memory (whose records are all there,
+    /// [`Analysis::longest_path_records`]).
+    pub fn streamed_path_points(&self, path: &crate::paths::PathSpec) -> Option<&[(i64, i64)]> {
+        self.streamed_path_points.iter().find(|(p, _)| p == path).map(|(_, v)| v.as_slice())
     }
 
     /// The architecture of the analyzed system (nodes, callbacks, communications), as the

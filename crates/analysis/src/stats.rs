@@ -488,8 +488,8 @@ mod tests {
         for m in 1..1_000_000u64 {
             assert_eq!(key(m), key_computed(m), "{m}");
         }
-        for o in 0..64 {
-            let steps = &OCTAVES[o].get_or_init(|| Octave::new(o)).steps;
+        for (o, octave) in OCTAVES.iter().enumerate() {
+            let steps = &octave.get_or_init(|| Octave::new(o)).steps;
             assert!(steps.len() > 1 || o < 1, "{o}");
             assert!(steps.len() <= 256, "{o}");
             for &(from, k) in steps.iter() {

@@ -23,7 +23,7 @@ use crate::handler::Handlers;
 use crate::link::{link, Tables, View};
 use crate::paths::arch::Architecture;
 use crate::paths::rank::{self, LongestPaths};
-use crate::paths::{LongestStream, Searched, SliceRecords};
+use crate::paths::{LongestStream, PathPoints, Searched, SliceRecords};
 use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
 use crate::skip::PacketIndex;
@@ -360,7 +360,7 @@ fn analyze_with(
     let own = OnceLock::new();
     let searched = preset.unwrap_or(&own);
     let follows = ((options.longest_paths && options.stream_longest_paths) || preset.is_some()).then_some(searched);
-    let mut longest = follows.map(|l| LongestStream::new(l, jobs));
+    let mut longest = follows.map(|l| LongestStream::new(l, plan.span(), jobs));
     let mut add = |k: i64, slice: Slice, carried: Option<&mut Carried>| {
         let Slice { tables: t, linked, executor, services, system: slice_system, paths } = slice;
         system.add(&slice_system);
@@ -488,7 +488,10 @@ fn analyze_with(
                 longest_read_again(set, options, jobs, slice_bytes, whole, &mut progress)
             }
         };
-        report.longest_paths = lp.map(|lp| rank::analyze_top(lp, |p| options.keeps_path(p)));
+        if let Some((lp, points)) = lp {
+            report.longest_paths = Some(rank::analyze_top(lp, |p| options.keeps_path(p)));
+            a.streamed_path_points = points;
+        }
     }
     report.filter(options.nodes.as_ref(), options.topics.as_ref());
     if !options.release_architecture {
@@ -509,10 +512,10 @@ fn longest_read_again(
     slice_bytes: u64,
     arch: &Architecture,
     progress: &mut dyn FnMut(u64, u64),
-) -> Option<LongestPaths> {
+) -> Option<(LongestPaths, PathPoints)> {
     let (paths, lp) = rank::analyze_candidates(arch);
     let searched = OnceLock::from((arch.clone(), paths, lp));
     let again = Options { longest_paths: false, release_architecture: true, diff_samples: false, ..options.clone() };
     let a = analyze_with(set, &again, jobs, slice_bytes, progress, &mut |_| {}, Some(&searched));
-    a.report.longest_paths
+    Some((a.report.longest_paths?, a.streamed_path_points))
 }

@@ -11,7 +11,9 @@
 //! passing a message from the source to the sink every 9 ms, 56 events a message, every message
 //! taken and every callback run (one process, Jazzy's events, 64 KiB packets as rostrace's
 //! tracer writes them): about 6,200 events and 310 KB a second, the demo's rate. Each command
-//! runs once per recording (a day's analysis takes minutes).
+//! runs once per recording (a day's analysis takes minutes), but `info` and the streamed
+//! `analyze` on recordings of up to an hour: [`RUNS`] times each, one after the other, their
+//! median times and memory compared (one run of each varies by a tenth on 2 cores).
 
 #[path = "measure.rs"]
 mod measure;
@@ -22,6 +24,20 @@ use measure::measure;
 use std::path::Path;
 use std::process::Command;
 use system::{Sys, MS};
+
+/// How many times `info` and the streamed `analyze` run, alternately, on a recording of up to
+/// an hour.
+const RUNS: usize = 5;
+
+/// The median time and memory of `runs` (each a success).
+fn median(mut runs: Vec<(f64, f64, bool)>) -> (f64, f64, bool) {
+    let ok = runs.iter().all(|r| r.2);
+    let mid = runs.len() / 2;
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let t = runs[mid].0;
+    runs.sort_by(|a, b| a.1.total_cmp(&b.1));
+    (t, runs[mid].1, ok)
+}
 
 /// Time between two messages through the chain.
 const PERIOD: u64 = 9 * MS;
@@ -80,8 +96,12 @@ fn main() {
             std::fs::read_dir(&trace).unwrap().flatten().map(|e| e.metadata().map_or(0, |m| m.len())).sum();
         let events = (h * 3600e9 / PERIOD as f64) as u64 * 56;
         let run = |args: &[&str]| measure(Command::new(exe).arg(args[0]).arg(&trace).args(&args[1..]));
-        let info = run(&["info"]);
-        let streamed = run(&["analyze", "--json", "-", "--stream", "always"]);
+        let (mut infos, mut analyses) = (Vec::new(), Vec::new());
+        for _ in 0..if h <= 1.0 { RUNS } else { 1 } {
+            infos.push(run(&["info"]));
+            analyses.push(run(&["analyze", "--json", "-", "--stream", "always"]));
+        }
+        let (info, streamed) = (median(infos), median(analyses));
         let longest = run(&["analyze", "--json", "-", "--stream", "always", "--longest-paths"]);
         let in_memory = (h == first).then(|| run(&["analyze", "--json", "-", "--stream", "never"]));
         let cell = |(s, mb, ok): (f64, f64, bool)| format!("{s:.1} s, {mb:.0} MB{}", if ok { "" } else { " FAILED" });

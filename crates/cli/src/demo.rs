@@ -378,9 +378,16 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     })();
     let html = dir.join("report.html");
     // A file, not standard output: no error of standard output's comes from it.
-    let report =
-        crate::report::write(std::slice::from_ref(&dir), &html, Some("rostrace demo"), None, 0, &Default::default())
-            .unwrap_or_else(|e| Err(e.to_string()));
+    let report = crate::report::write(
+        std::slice::from_ref(&dir),
+        &html,
+        Some("rostrace demo"),
+        None,
+        0,
+        &Default::default(),
+        &Default::default(),
+    )
+    .unwrap_or_else(|e| Err(e.to_string()));
     if let Err(e) = &report {
         crate::out::errln!("rostrace: error: {e}");
         failed = true;

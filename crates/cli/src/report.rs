@@ -1,6 +1,6 @@
 //! `rostrace report`: the analysis as one self-contained, interactive HTML file.
 
-use crate::args::{Input, StreamArgs, ThresholdArgs, TraceArgs};
+use crate::args::{Input, LongestArgs, StreamArgs, ThresholdArgs, TraceArgs};
 use rostrace_analysis::diff::{diff_runs, Run, Thresholds};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,9 @@ pub struct Args {
     /// the recording, docs/streaming.md.)
     #[command(flatten)]
     stream: StreamArgs,
+    /// (Streamed, its paths' plots draw each part's fastest and slowest message.)
+    #[command(flatten)]
+    longest: LongestArgs,
 }
 
 /// Analyzes `traces` and renders the report, compared with the run `baseline` when given; with
@@ -37,11 +40,12 @@ fn render(
     baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
     stream: &StreamArgs,
+    longest: &LongestArgs,
 ) -> Result<(String, bool), String> {
     let base = baseline
         .map(|(b, t)| crate::load::run("--baseline", b, jobs, |o| stream.apply(o)).map(|r| (r, t)))
         .transpose()?;
-    let mut input = Input::of(traces.to_vec(), jobs).options(|o| o.longest_paths = true);
+    let mut input = Input::of(traces.to_vec(), jobs).options(|o| longest.apply(o));
     stream.apply(&mut input.options);
     input.options.diff_samples = base.is_some();
     let mut sampled = rostrace_html::Sampled::new();
@@ -73,8 +77,9 @@ pub fn write(
     baseline: Option<(&Path, &Thresholds)>,
     jobs: usize,
     stream: &StreamArgs,
+    longest: &LongestArgs,
 ) -> std::io::Result<Result<bool, String>> {
-    let (html, clean) = match render(traces, title, baseline, jobs, stream) {
+    let (html, clean) = match render(traces, title, baseline, jobs, stream, longest) {
         Ok(x) => x,
         Err(e) => return Ok(Err(e)),
     };
@@ -98,7 +103,7 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
         Err(e) => return crate::out::fail(e),
     };
     let baseline = a.baseline.as_deref().map(|b| (b, &t));
-    match write(&a.traces.traces, &a.output, a.title.as_deref(), baseline, a.traces.jobs, &a.stream)? {
+    match write(&a.traces.traces, &a.output, a.title.as_deref(), baseline, a.traces.jobs, &a.stream, &a.longest)? {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
         Err(e) => {

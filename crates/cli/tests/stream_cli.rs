@@ -478,6 +478,62 @@ fn a_streamed_report_draws_the_extremes_of_every_callback_and_topic() {
     }
 }
 
+/// `report --longest-paths` streamed: its paths are those of the report in memory, with the same
+/// counts and latency; each path's plot draws, out of every message that went the whole way, the
+/// fastest and the slowest of each part of the recording (messages the page in memory draws
+/// too), its extremes among them; the page renders the plot in Chromium.
+#[test]
+fn a_streamed_report_follows_its_longest_paths_and_draws_their_extremes() {
+    let dir = rostrace_testkit::TempDir::new("stream-report-paths");
+    let trace = dir.join("trace");
+    long_runs(&trace, 90);
+    let [(_, m), (html, s)] = [["--stream", "never"], ["--stream", "always"]].map(|stream| {
+        let html = dir.join(format!("{}.html", stream[1]));
+        let out = rostrace()
+            .arg("report")
+            .arg(&trace)
+            .args(stream)
+            .args(["--slice-size", "64K", "--longest-paths", "-o"])
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let data = page_data(&html);
+        (html, data)
+    });
+    assert!(s["report"]["streamed"]["slices"].as_u64().unwrap() > 10, "{}", s["report"]["streamed"]);
+    let (mp, sp) = (&m["report"]["longest_paths"]["paths"], &s["report"]["longest_paths"]["paths"]);
+    let paths = sp.as_array().unwrap();
+    assert!(!paths.is_empty());
+    for (i, p) in paths.iter().enumerate() {
+        for k in ["label", "records", "complete", "lost", "superseded"] {
+            assert_eq!(p[k], mp[i][k], "path {i}: {k}");
+        }
+        for k in ["count", "mean", "min", "max"] {
+            assert_eq!(p["latency"][k], mp[i]["latency"][k], "path {i}: latency {k}");
+        }
+        let points = |d: &Value| -> Vec<(i64, i64)> {
+            let v =
+                |k: &str| d["paths"][i][k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
+            v("s").into_iter().zip(v("lat")).collect()
+        };
+        let (all, drawn) = (points(&m), points(&s));
+        assert_eq!(all.len() as u64, p["complete"].as_u64().unwrap(), "path {i}");
+        assert!(!drawn.is_empty() && drawn.len() <= 2 * 1000 && drawn.len() < all.len(), "path {i}: {}", drawn.len());
+        assert!(drawn.iter().all(|x| all.contains(x)), "path {i}: a message drawn that went no such way");
+        let range = |v: &[(i64, i64)]| (v.iter().map(|x| x.1).min(), v.iter().map(|x| x.1).max());
+        assert_eq!(range(&drawn), range(&all), "path {i}: the fastest and the slowest");
+    }
+    if have_chromium() {
+        let dom = chromium_dom(&html);
+        assert!(dom.contains("data-rendered=\"ok\""), "the report did not finish rendering");
+        assert_eq!(attr(&dom, "<body", "data-errors"), None, "script errors");
+        assert!(attr(&dom, "data-plot=\"path-time\"", "data-drawn").is_some_and(|d| d != "0"), "the path's plot");
+    } else {
+        require(false, "chromium");
+    }
+}
+
 /// A timer callback run `n` times (at most 30,011), one a millisecond, each for `dur` ns plus
 /// up to 30 µs, no two runs alike.
 fn timer_runs(dir: &Path, n: u64, dur: u64) {

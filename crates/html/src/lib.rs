@@ -83,8 +83,9 @@ struct FlowPoint {
 }
 
 /// The parts of equal time a streamed report's plots are cut into: in each, a callback's
-/// shortest and longest run and a topic's fastest and slowest message are drawn.
-pub const SAMPLED_PARTS: u32 = 1000;
+/// shortest and longest run, a topic's fastest and slowest message, and a longest path's, are
+/// drawn (the analysis keeps the paths' as it follows them).
+pub const SAMPLED_PARTS: u32 = rostrace_analysis::paths::PATH_PARTS as u32;
 
 /// The runs and messages a streamed report's plots draw, kept as the analysis's slices go by
 /// ([`Sampled::slice`], given to [`rostrace_analysis::Open::on_slice`]): a recording of a day
@@ -479,7 +480,8 @@ fn flow_points(a: &Analysis) -> impl Iterator<Item = FlowPoint> + '_ {
 /// The analysis `a` (its report, with the longest paths when they were searched) as one HTML
 /// page; with `baseline`, its comparison with a baseline run (`a` the new run) as a section.
 pub fn render(a: &Analysis, title: &str, baseline: Option<&Diff>) -> String {
-    page(a, title, baseline, |report| instances(a, report, &a.report, run_points(a), flow_points(a)))
+    let paths = path_instances(a);
+    page(a, title, baseline, paths, |report| instances(a, report, &a.report, run_points(a), flow_points(a)))
 }
 
 /// The streamed analysis `a` as one HTML page, its plots drawing the runs and messages of
@@ -514,19 +516,41 @@ pub fn render_streamed(a: &Analysis, sampled: Sampled, title: &str, baseline: Op
         flows_drawn: flows.len() as u64,
         long_ns: a.report.streamed.as_ref().map_or(0, |s| s.margin_ns),
     };
-    page(a, title, baseline, |report| {
+    page(a, title, baseline, sampled_path_instances(a), |report| {
         let mut inst = instances(a, report, &a.report, runs.into_iter(), flows.into_iter());
         inst.sampled = Some(sampling);
         inst
     })
 }
 
-/// The page of `a`, with the instances `inst` makes for the report shown.
-fn page(a: &Analysis, title: &str, baseline: Option<&Diff>, inst: impl FnOnce(&Report) -> Instances) -> String {
+/// The messages of a streamed analysis's longest paths kept for a plot (each part's fastest and
+/// slowest, [`Analysis::streamed_path_points`]): their latency over time, without the stages.
+fn sampled_path_instances(a: &Analysis) -> Vec<PathInstances> {
+    let t0 = a.report.begin_ns.unwrap_or(0);
+    let Some(lp) = &a.report.longest_paths else { return Vec::new() };
+    lp.paths
+        .iter()
+        .map(|p| {
+            let points = a.streamed_path_points(&p.path).unwrap_or_default();
+            let (s, lat) = points.iter().map(|&(x, l)| ((x - t0) / 1000, l)).unzip();
+            PathInstances { s, lat, ..Default::default() }
+        })
+        .collect()
+}
+
+/// The page of `a`, with its longest paths' messages `paths` and the instances `inst` makes for
+/// the report shown.
+fn page(
+    a: &Analysis,
+    title: &str,
+    baseline: Option<&Diff>,
+    paths: Vec<PathInstances>,
+    inst: impl FnOnce(&Report) -> Instances,
+) -> String {
     let r = &a.report;
     let (cut, capped) = capped_report(r);
     let report = cut.as_ref().unwrap_or(r);
-    let data = Data { title, report, inst: inst(report), paths: path_instances(a), capped, baseline };
+    let data = Data { title, report, inst: inst(report), paths, capped, baseline };
     let json = script_safe(&serde_json::to_string(&data).unwrap_or_else(|_| "{}".into()));
     let title = escape(title);
     format!(

@@ -655,8 +655,11 @@ function paths() {
     plots.replaceChildren();
     const x = D.paths[p.i];
     if (!x || !x.s.length) { plots.append(el("p", { class: "hint", text: "No message went the whole way along this path." })); return; }
-    plots.append(el("h4", { text: "Where the time goes (mean per segment; hover for each)" }), stackBar(x.segments.map((g) => [`${g[0]} (${g[1]})`, g[2]]), "path-segments"));
-    plots.append(legend(x.segments.map((g) => g[0]), x.segments.map((g) => g[2])));
+    if (x.segments.length) {
+      plots.append(el("h4", { text: "Where the time goes (mean per segment; hover for each)" }), stackBar(x.segments.map((g) => [`${g[0]} (${g[1]})`, g[2]]), "path-segments"));
+      plots.append(legend(x.segments.map((g) => g[0]), x.segments.map((g) => g[2])));
+    }
+    if (I.sampled) plots.append(el("p", { class: "hint", text: `Streamed: in each of ${I.sampled.parts.toLocaleString("en-US")} parts of the recording, the fastest and the slowest message that went the whole way (${x.s.length.toLocaleString("en-US")} drawn of ${p.complete.toLocaleString("en-US")}); the table's figures are those of every message. \`rostrace e2e --path ...\` has every record and segment.` }));
     const grid = el("div", { class: "plots" });
     plots.append(grid);
     series(grid, "end-to-end latency", x.s, x.lat, "path");

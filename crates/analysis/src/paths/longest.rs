@@ -9,8 +9,9 @@
 use super::arch::{Architecture, Publishing};
 use super::index::{PathEnds, PathIndex};
 use super::rank::{analyze_candidates, rank_streamed, LongestPaths};
+use super::records::RecordStatus;
 use super::spec::{PathOptions, PathSpec};
-use super::streamed::PathStream;
+use super::streamed::{PathOutput, PathStream};
 use crate::link::View;
 use std::sync::OnceLock;
 
@@ -29,20 +30,70 @@ pub(crate) fn records(searched: &Searched, tables: View<'_>, jobs: usize) -> Sli
     paths.iter().map(|p| index.ends(arch, p, PathOptions::default())).collect()
 }
 
+/// How many equal parts of the recording a streamed report's path plots draw the extremes of.
+pub const PATH_PARTS: usize = 1000;
+
+/// A path's messages that went the whole way, thinned for a plot: in each of [`PATH_PARTS`]
+/// equal parts of the recording's `span`, the fastest and the slowest one (its start and its
+/// latency, ns).
+pub(crate) struct Extremes {
+    span: (i64, i64),
+    parts: Vec<Option<[(i64, i64); 2]>>,
+}
+
+impl Extremes {
+    fn new(span: (i64, i64)) -> Extremes {
+        Extremes { span, parts: vec![None; PATH_PARTS] }
+    }
+
+    /// The messages kept, in time order.
+    fn points(self) -> Vec<(i64, i64)> {
+        let mut v: Vec<(i64, i64)> = self.parts.into_iter().flatten().flatten().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+impl PathOutput for Extremes {
+    fn record(&mut self, _: u64, row: &[Option<i64>], status: RecordStatus) {
+        let (Some(&Some(a)), Some(&Some(b))) = (row.first(), row.last()) else { return };
+        if status != RecordStatus::Complete || b < a {
+            return;
+        }
+        let (from, to) = self.span;
+        let width = (to - from).max(1) as i128;
+        let k = (((a - from).max(0) as i128 * PATH_PARTS as i128 / width) as usize).min(PATH_PARTS - 1);
+        let m = (a, b - a);
+        let slot = self.parts[k].get_or_insert([m, m]);
+        if m.1 < slot[0].1 {
+            slot[0] = m;
+        }
+        if m.1 > slot[1].1 {
+            slot[1] = m;
+        }
+    }
+}
+
 /// The longest paths followed slice by slice.
 pub(crate) struct LongestStream<'c> {
     searched: &'c OnceLock<Searched>,
     /// Each path followed (`None`: one the trace cannot follow, left out as in memory), from
     /// the first slice on.
     streams: Option<Vec<Option<PathStream<'c>>>>,
+    /// Each path's messages kept for a plot.
+    extremes: Vec<Extremes>,
+    /// The recording's time (ns).
+    span: (i64, i64),
     jobs: usize,
 }
 
 impl<'c> LongestStream<'c> {
     /// Paths to be searched in the first slice's architecture (`searched` empty), or those of
-    /// `searched`; the records of a slice made here on `jobs` threads, when not made already.
-    pub(crate) fn new(searched: &'c OnceLock<Searched>, jobs: usize) -> Self {
-        LongestStream { searched, streams: None, jobs }
+    /// `searched`, over a recording of time `span`; the records of a slice made here on `jobs`
+    /// threads, when not made already.
+    pub(crate) fn new(searched: &'c OnceLock<Searched>, span: (i64, i64), jobs: usize) -> Self {
+        LongestStream { searched, streams: None, extremes: Vec::new(), span, jobs }
     }
 
     /// The slice of time from `from` to `to`, whose tables are `tables`, who was seen
@@ -61,36 +112,45 @@ impl<'c> LongestStream<'c> {
             (arch, paths, lp)
         });
         let jobs = self.jobs;
+        let span = self.span;
         let streams = self.streams.get_or_insert_with(|| {
             let (arch, paths, _) = searched;
+            self.extremes = paths.iter().map(|_| Extremes::new(span)).collect();
             paths.iter().map(|p| Some(PathStream::new(arch, p, PathOptions::default(), &[], jobs))).collect()
         });
         if streams.iter().all(Option::is_none) {
             return;
         }
         let made = made.unwrap_or_else(|| records(searched, tables, jobs));
-        for (ps, r) in streams.iter_mut().zip(made) {
+        for ((ps, r), x) in streams.iter_mut().zip(made).zip(&mut self.extremes) {
             match (ps.as_mut(), r) {
-                (Some(p), Ok(e)) => p.slice_ends(&e, from, to, &mut ()),
+                (Some(p), Ok(e)) => p.slice_ends(&e, from, to, x),
                 (Some(_), Err(_)) => *ps = None,
                 (None, _) => {}
             }
         }
     }
 
-    /// The paths ranked, when `whole` (the whole recording's architecture) is the one they were
-    /// searched in; `None` otherwise (or when no slice was added).
-    pub(crate) fn finish(self, whole: &Architecture) -> Option<LongestPaths> {
+    /// The paths ranked, with the messages of each kept for a plot, when `whole` (the whole
+    /// recording's architecture) is the one they were searched in; `None` otherwise (or when no
+    /// slice was added).
+    pub(crate) fn finish(self, whole: &Architecture) -> Option<(LongestPaths, PathPoints)> {
         let (arch, paths, lp) = self.searched.get()?;
         // (Compared as written, as `rostrace architecture` writes them.)
         if super::yaml::export(arch) != super::yaml::export(whole) {
             return None;
         }
-        let followed = paths
-            .iter()
-            .cloned()
-            .zip(self.streams.unwrap_or_default())
-            .filter_map(|(p, s)| Some((p, s?.finish(&mut ()))));
-        Some(LongestPaths { paths: rank_streamed(arch, followed.collect()), ..lp.clone() })
+        let mut points = Vec::new();
+        let followed =
+            paths.iter().cloned().zip(self.streams.unwrap_or_default()).zip(self.extremes).filter_map(|((p, s), x)| {
+                let s = s?.finish(&mut ());
+                points.push((p.clone(), x.points()));
+                Some((p, s))
+            });
+        let ranked = rank_streamed(arch, followed.collect());
+        Some((LongestPaths { paths: ranked, ..lp.clone() }, points))
     }
 }
+
+/// Per path followed, its messages kept for a plot ([`Extremes`]): start and latency (ns).
+pub(crate) type PathPoints = Vec<(PathSpec, Vec<(i64, i64)>)>;

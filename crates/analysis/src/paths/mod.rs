@@ -35,7 +35,8 @@ pub mod yaml;
 pub use age::{age_paths, data_age, AgePaths, AgeTable, DataAge, InputAge, SourceAge};
 pub use arch::{Architecture, Context, Crossing, ServiceHop};
 pub use index::PathIndex;
-pub(crate) use longest::{records as longest_records, LongestStream, Searched, SliceRecords};
+pub use longest::PATH_PARTS;
+pub(crate) use longest::{records as longest_records, LongestStream, PathPoints, Searched, SliceRecords};
 pub use rank::{
     find, longest_of, longest_paths, longest_with_architecture, rank, rank_streamed, search_query, Found, LongestPaths,
     Query, RankedPath,
