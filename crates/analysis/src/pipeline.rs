@@ -102,7 +102,7 @@ impl Analysis {
     /// path not followed so, or an analysis in memory (whose records are all there,
     /// [`Analysis::longest_path_records`]).
     pub fn streamed_path_points(&self, path: &crate::paths::PathSpec) -> Option<&[(i64, i64)]> {
-        self.streamed_path_points.iter().find(|(p, _)| p == path).map(|(_, v)| v.as_slice())
+        self.streamed_path_points.iter().find(|f| &f.path == path).map(|f| f.points.as_slice())
     }
 
     /// The architecture of the analyzed system (nodes, callbacks, communications), as the

@@ -317,8 +317,9 @@ pub(crate) fn analyze(
 const KEPT_SLICES: u64 = 3;
 
 /// [`analyze`]; `preset`: the longest paths to follow (searched already, in the whole
-/// recording's architecture: a second reading), else `analyze`'s are searched in the first
-/// slice's architecture when asked for.
+/// recording's architecture: a second reading), and whether to keep a choice of their latencies
+/// (for the samples of the first reading), else `analyze`'s are searched in the first slice's
+/// architecture when asked for.
 fn analyze_with(
     set: &mut TraceSet,
     options: &Options,
@@ -326,7 +327,7 @@ fn analyze_with(
     slice_bytes: u64,
     mut progress: impl FnMut(u64, u64),
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
-    preset: Option<&OnceLock<Searched>>,
+    preset: Option<(&OnceLock<Searched>, bool)>,
 ) -> Analysis {
     let total = set.total_bytes();
     // A first reading learns which packets declare objects (read by every slice) and the
@@ -358,9 +359,10 @@ fn analyze_with(
     let mut system = SystemTotals::<Sample>::new(Some(plan.span()));
     // `analyze`'s longest paths, searched in the first slice's architecture (or preset).
     let own = OnceLock::new();
-    let searched = preset.unwrap_or(&own);
+    let searched = preset.map_or(&own, |p| p.0);
     let follows = ((options.longest_paths && options.stream_longest_paths) || preset.is_some()).then_some(searched);
-    let mut longest = follows.map(|l| LongestStream::new(l, plan.span(), jobs));
+    let mut longest =
+        follows.map(|l| LongestStream::new(l, plan.span(), options.diff_samples || preset.is_some_and(|p| p.1), jobs));
     let mut add = |k: i64, slice: Slice, carried: Option<&mut Carried>| {
         let Slice { tables: t, linked, executor, services, system: slice_system, paths } = slice;
         system.add(&slice_system);
@@ -447,7 +449,7 @@ fn analyze_with(
     drop(others);
     set.clear_packet_filter();
     let (mut model, traces) = last;
-    let samples = options.diff_samples.then(|| totals.diff_samples());
+    let mut samples = options.diff_samples.then(|| totals.diff_samples());
     // (The executor phases are the report's and, for the exports, a handler's as in memory.)
     let mut handlers = Handlers::default();
     handlers.add(crate::executor::ExecutorHandler { threads: totals.executor().clone(), within: None });
@@ -489,7 +491,11 @@ fn analyze_with(
             }
         };
         if let Some((lp, points)) = lp {
-            report.longest_paths = Some(rank::analyze_top(lp, |p| options.keeps_path(p)));
+            let lp = rank::analyze_top(lp, |p| options.keeps_path(p));
+            if let Some(s) = samples.as_mut() {
+                path_samples(&lp, &points, s);
+            }
+            report.longest_paths = Some(lp);
             a.streamed_path_points = points;
         }
     }
@@ -500,6 +506,19 @@ fn analyze_with(
     a.report = report;
     a.streamed_samples = samples;
     a
+}
+
+/// The report's longest paths `lp`, each with the choice of its latencies kept as it was followed
+/// (`followed`), into the samples of the run `s`: those it compares ([`crate::diff`]).
+fn path_samples(lp: &LongestPaths, followed: &PathPoints, s: &mut crate::samples::Samples) {
+    for p in &lp.paths {
+        let Some(chosen) = followed.iter().find(|f| f.path == p.path).and_then(|f| f.chosen.as_ref()) else { continue };
+        s.paths_followed.push(p.path.clone());
+        if chosen.count() > 0 {
+            s.path.insert(p.label.clone(), chosen.chosen().unwrap_or_default().to_vec());
+            s.whole.entry("path".to_string()).or_default().insert(p.label.clone(), chosen.stats());
+        }
+    }
 }
 
 /// `analyze`'s longest paths in the whole recording's architecture `arch`, followed over `set`
@@ -516,6 +535,7 @@ fn longest_read_again(
     let (paths, lp) = rank::analyze_candidates(arch);
     let searched = OnceLock::from((arch.clone(), paths, lp));
     let again = Options { longest_paths: false, release_architecture: true, diff_samples: false, ..options.clone() };
-    let a = analyze_with(set, &again, jobs, slice_bytes, progress, &mut |_| {}, Some(&searched));
+    let a =
+        analyze_with(set, &again, jobs, slice_bytes, progress, &mut |_| {}, Some((&searched, options.diff_samples)));
     Some((a.report.longest_paths?, a.streamed_path_points))
 }

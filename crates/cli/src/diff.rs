@@ -32,9 +32,11 @@ pub struct Args {
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     jobs: usize,
     /// (A streamed run is compared on a uniform random choice of 10,000 values of each
-    /// callback, topic and pair, docs/streaming.md; its paths are not compared.)
+    /// callback, topic, pair and, with `--longest-paths`, longest path, docs/streaming.md.)
     #[command(flatten)]
     stream: crate::args::StreamArgs,
+    #[command(flatten)]
+    longest: crate::args::LongestArgs,
 }
 
 /// Runs the command.
@@ -45,7 +47,10 @@ pub fn run(a: Args) -> std::io::Result<ExitCode> {
     };
     let mut loaded = Vec::new();
     for (arg, p) in [("BASE", &a.base), ("NEW", &a.new)] {
-        match crate::load::run(arg, p, a.jobs, |o| a.stream.apply(o)) {
+        match crate::load::run(arg, p, a.jobs, |o| {
+            a.stream.apply(o);
+            a.longest.apply(o);
+        }) {
             Ok(r) => loaded.push(r),
             Err(e) => return fail(e),
         }

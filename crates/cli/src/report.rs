@@ -43,7 +43,13 @@ fn render(
     longest: &LongestArgs,
 ) -> Result<(String, bool), String> {
     let base = baseline
-        .map(|(b, t)| crate::load::run("--baseline", b, jobs, |o| stream.apply(o)).map(|r| (r, t)))
+        .map(|(b, t)| {
+            let options = |o: &mut rostrace_analysis::Options| {
+                stream.apply(o);
+                longest.apply(o);
+            };
+            crate::load::run("--baseline", b, jobs, options).map(|r| (r, t))
+        })
         .transpose()?;
     let mut input = Input::of(traces.to_vec(), jobs).options(|o| longest.apply(o));
     stream.apply(&mut input.options);

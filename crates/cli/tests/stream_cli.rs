@@ -534,6 +534,77 @@ fn a_streamed_report_follows_its_longest_paths_and_draws_their_extremes() {
     }
 }
 
+/// A chain of four nodes passing a message every 10 ms for `secs` s, each hop taking 20 to 50 µs
+/// (no two messages alike) times `scale` / 100.
+fn varied_chain(dir: &Path, secs: u64, scale: u64) {
+    let mut s = Sys::new();
+    let chain = s.chain("chain", 4, 10 * MS);
+    let mut round = 0;
+    s.write_batches(dir, 4096, |s| {
+        if round == secs * 100 {
+            return false;
+        }
+        let (mut t, mut src) = (10 * MS + round * 10 * MS, 0);
+        for (k, (timer, sub, publ)) in chain.iter().enumerate() {
+            let tid = 1000 + k as i32;
+            if let Some(cb) = timer {
+                s.run(tid, *cb, t, t + 20_000);
+            }
+            if let Some(sub) = sub {
+                s.deliver(tid, *sub, src, t, 10_000);
+            }
+            if let Some(p) = publ {
+                src = s.publish(tid, *p, t + 1_000);
+            }
+            t += (20_000 + (round * 7919 + k as u64 * 104_729) % 30_000) * scale / 100;
+        }
+        round += 1;
+        true
+    });
+}
+
+/// `diff --longest-paths` streamed compares the runs' longest paths, as in memory: the same
+/// path, found changed, with the statistics of every message (percentiles within the sketch's
+/// accuracy), tested on a choice of them; without the flag, the paths are not compared.
+#[test]
+fn streamed_runs_compare_their_longest_paths_when_asked() {
+    let dir = rostrace_testkit::TempDir::new("stream-diff-paths");
+    let (base, slow) = (dir.join("base"), dir.join("slow"));
+    varied_chain(&base, 120, 100);
+    varied_chain(&slow, 120, 130);
+    let diff = |args: &[&str]| {
+        let out = rostrace().arg("diff").arg(&base).arg(&slow).args(args).args(["--json", "-"]).output().unwrap();
+        let d: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), d)
+    };
+    let path_changes = |d: &Value| -> Vec<Value> {
+        d["changes"].as_array().unwrap().iter().filter(|c| c["kind"] == "path").cloned().collect()
+    };
+    let (mc, m) = diff(&["--stream", "never"]);
+    let (sc, s) = diff(&["--stream", "always", "--slice-size", "64K", "--longest-paths"]);
+    assert_eq!((mc, sc), (Some(1), Some(1)), "a change found");
+    let (mp, sp) = (path_changes(&m), path_changes(&s));
+    assert_eq!(mp.len(), 1, "{m}");
+    assert_eq!(sp.len(), 1, "{s}");
+    let (mp, sp) = (&mp[0], &sp[0]);
+    assert_eq!(sp["name"], mp["name"]);
+    assert_eq!((mp["significant"].as_bool(), sp["significant"].as_bool()), (Some(true), Some(true)), "{sp}");
+    for side in ["base", "new"] {
+        assert!(sp[side]["count"].as_u64().unwrap() > 10_000, "{side}: more messages than are chosen");
+        for k in ["count", "min", "max", "sum"] {
+            assert_eq!(mp[side][k], sp[side][k], "{side} {k}");
+        }
+        let (a, b) = (mp[side]["p50"].as_f64().unwrap(), sp[side]["p50"].as_f64().unwrap());
+        assert!((a - b).abs() <= a * 0.005, "{side} p50 {a} {b}");
+    }
+    assert!(sp["median_ratio"].as_f64().unwrap() > 1.2, "{sp}");
+    assert!(s["not_compared"].as_array().unwrap().is_empty(), "{s}");
+    // Without the flag, a streamed run follows no path: none is compared.
+    let (_, n) = diff(&["--stream", "always", "--slice-size", "64K"]);
+    assert!(path_changes(&n).is_empty(), "{n}");
+}
+
 /// A timer callback run `n` times (at most 30,011), one a millisecond, each for `dur` ns plus
 /// up to 30 µs, no two runs alike.
 fn timer_runs(dir: &Path, n: u64, dur: u64) {

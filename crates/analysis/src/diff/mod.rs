@@ -114,13 +114,21 @@ impl Samples {
     pub fn of(a: &Analysis, also: &[PathSpec]) -> Samples {
         if let Some(chosen) = &a.streamed_samples {
             // A streamed analysis keeps no run or message: its samples were chosen as its
-            // slices went by, and it follows no path. As in memory, the callbacks are those of
-            // the report (narrowed to the nodes or topics asked for).
+            // slices went by, and its paths are its own longest ones, followed only when asked
+            // for (`also` cannot be). As in memory, the callbacks and paths are those of the
+            // report (narrowed to the nodes or topics asked for).
             let mut s = Samples { seconds: seconds(a), ..chosen.clone() };
             let names: BTreeSet<String> = a.report.callbacks.iter().map(crate::samples::callback_name).collect();
             s.callback.retain(|n, _| names.contains(n));
             if let Some(whole) = s.whole.get_mut("callback") {
                 whole.retain(|n, _| names.contains(n));
+            }
+            let own = own_paths(a);
+            s.paths_followed.retain(|p| own.contains(p));
+            let labels: BTreeSet<String> = s.paths_followed.iter().map(PathSpec::label).collect();
+            s.path.retain(|l, _| labels.contains(l));
+            if let Some(whole) = s.whole.get_mut("path") {
+                whole.retain(|l, _| labels.contains(l));
             }
             return s;
         }

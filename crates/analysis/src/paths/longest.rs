@@ -13,6 +13,7 @@ use super::records::RecordStatus;
 use super::spec::{PathOptions, PathSpec};
 use super::streamed::{PathOutput, PathStream};
 use crate::link::View;
+use crate::stats::Sample;
 use std::sync::OnceLock;
 
 /// The architecture the paths were searched in, the paths, and what was searched.
@@ -36,14 +37,17 @@ pub const PATH_PARTS: usize = 1000;
 /// A path's messages that went the whole way, thinned for a plot: in each of [`PATH_PARTS`]
 /// equal parts of the recording's `span`, the fastest and the slowest one (its start and its
 /// latency, ns).
+/// With `chosen`, also every latency, of which it keeps a uniform random choice, for comparing
+/// runs (`diff`).
 pub(crate) struct Extremes {
     span: (i64, i64),
     parts: Vec<Option<[(i64, i64); 2]>>,
+    chosen: Option<Sample>,
 }
 
 impl Extremes {
-    fn new(span: (i64, i64)) -> Extremes {
-        Extremes { span, parts: vec![None; PATH_PARTS] }
+    fn new(span: (i64, i64), choose: bool) -> Extremes {
+        Extremes { span, parts: vec![None; PATH_PARTS], chosen: choose.then(|| Sample::with_reservoir(true)) }
     }
 
     /// The messages kept, in time order.
@@ -65,6 +69,9 @@ impl PathOutput for Extremes {
         let width = (to - from).max(1) as i128;
         let k = (((a - from).max(0) as i128 * PATH_PARTS as i128 / width) as usize).min(PATH_PARTS - 1);
         let m = (a, b - a);
+        if let Some(c) = &mut self.chosen {
+            c.add(m.1);
+        }
         let slot = self.parts[k].get_or_insert([m, m]);
         if m.1 < slot[0].1 {
             slot[0] = m;
@@ -85,15 +92,17 @@ pub(crate) struct LongestStream<'c> {
     extremes: Vec<Extremes>,
     /// The recording's time (ns).
     span: (i64, i64),
+    /// Whether a choice of each path's latencies is kept ([`Extremes`]).
+    choose: bool,
     jobs: usize,
 }
 
 impl<'c> LongestStream<'c> {
     /// Paths to be searched in the first slice's architecture (`searched` empty), or those of
-    /// `searched`, over a recording of time `span`; the records of a slice made here on `jobs`
-    /// threads, when not made already.
-    pub(crate) fn new(searched: &'c OnceLock<Searched>, span: (i64, i64), jobs: usize) -> Self {
-        LongestStream { searched, streams: None, extremes: Vec::new(), span, jobs }
+    /// `searched`, over a recording of time `span`, keeping a choice of each one's latencies when
+    /// `choose`; the records of a slice made here on `jobs` threads, when not made already.
+    pub(crate) fn new(searched: &'c OnceLock<Searched>, span: (i64, i64), choose: bool, jobs: usize) -> Self {
+        LongestStream { searched, streams: None, extremes: Vec::new(), span, choose, jobs }
     }
 
     /// The slice of time from `from` to `to`, whose tables are `tables`, who was seen
@@ -112,10 +121,10 @@ impl<'c> LongestStream<'c> {
             (arch, paths, lp)
         });
         let jobs = self.jobs;
-        let span = self.span;
+        let (span, choose) = (self.span, self.choose);
         let streams = self.streams.get_or_insert_with(|| {
             let (arch, paths, _) = searched;
-            self.extremes = paths.iter().map(|_| Extremes::new(span)).collect();
+            self.extremes = paths.iter().map(|_| Extremes::new(span, choose)).collect();
             paths.iter().map(|p| Some(PathStream::new(arch, p, PathOptions::default(), &[], jobs))).collect()
         });
         if streams.iter().all(Option::is_none) {
@@ -141,16 +150,26 @@ impl<'c> LongestStream<'c> {
             return None;
         }
         let mut points = Vec::new();
-        let followed =
-            paths.iter().cloned().zip(self.streams.unwrap_or_default()).zip(self.extremes).filter_map(|((p, s), x)| {
+        let followed = paths.iter().cloned().zip(self.streams.unwrap_or_default()).zip(self.extremes).filter_map(
+            |((p, s), mut x)| {
                 let s = s?.finish(&mut ());
-                points.push((p.clone(), x.points()));
+                let chosen = x.chosen.take();
+                points.push(Followed { path: p.clone(), chosen, points: x.points() });
                 Some((p, s))
-            });
+            },
+        );
         let ranked = rank_streamed(arch, followed.collect());
         Some((LongestPaths { paths: ranked, ..lp.clone() }, points))
     }
 }
 
-/// Per path followed, its messages kept for a plot ([`Extremes`]): start and latency (ns).
-pub(crate) type PathPoints = Vec<(PathSpec, Vec<(i64, i64)>)>;
+/// A path followed in a streamed analysis: its messages kept for a plot ([`Extremes`]: start and
+/// latency, ns), and a choice of its latencies when asked for.
+pub(crate) struct Followed {
+    pub(crate) path: PathSpec,
+    pub(crate) points: Vec<(i64, i64)>,
+    pub(crate) chosen: Option<Sample>,
+}
+
+/// The paths followed in a streamed analysis.
+pub(crate) type PathPoints = Vec<Followed>;
