@@ -97,8 +97,8 @@ pub struct StreamedSlice<'a> {
     /// Each callback handle's node and kind (the report's), for the runs of the slice.
     callbacks: crate::HashMap<crate::Key, (std::sync::Arc<str>, &'static str)>,
     /// The runs of earlier slices, still running where those slices' reading ended, that
-    /// ended in this one: (callback handle, start, end).
-    pub ended: Vec<(crate::Key, i64, i64)>,
+    /// ended in this one: (callback handle, thread id, start, end).
+    pub ended: Vec<(crate::Key, i64, i64, i64)>,
     /// The service calls of what the slice read (those of the slice: taken by their server, or
     /// sent by their client, in its time); their runs are the tables' (see
     /// [`StreamedSlice::run_number`]).

@@ -605,6 +605,92 @@ fn streamed_runs_compare_their_longest_paths_when_asked() {
     assert!(path_changes(&n).is_empty(), "{n}");
 }
 
+/// Two runs of one callback started at the same time on two threads (a reentrant callback
+/// group), each running across several slices: each is matched to its own end, in the page's
+/// plots and in the exported runs, as in memory.
+#[test]
+fn long_runs_of_one_callback_on_two_threads_keep_their_own_ends() {
+    let dir = rostrace_testkit::TempDir::new("stream-two-threads");
+    let trace = dir.join("trace");
+    let mut s = Sys::new();
+    let chain = s.chain("chain", 2, 10 * MS);
+    let cb = {
+        let n = s.node("reentrant");
+        s.timer(n, 20_000 * MS)
+    };
+    let mut round = 0;
+    s.write_batches(&trace, 4096, |s| {
+        if round == 3000 {
+            return false;
+        }
+        let t = 10 * MS + round * 10 * MS;
+        s.pass(&chain, t, |k| 1000 + k as i32);
+        if round == 100 {
+            for tid in [3000, 3001] {
+                s.ev(t + 3 * MS, tid, "ros2:callback_start", Payload::new().u64(cb).i32(0));
+            }
+        }
+        // The second thread's run ends first: 5 s against 7 s.
+        for (r, tid) in [(600, 3001), (800, 3000)] {
+            if round == r {
+                s.ev(t + 3 * MS, tid, "ros2:callback_end", Payload::new().u64(cb));
+            }
+        }
+        round += 1;
+        true
+    });
+    let runs = |stream: &str| -> Vec<(String, i64)> {
+        let html = dir.join(format!("{stream}.html"));
+        let out = rostrace()
+            .arg("report")
+            .arg(&trace)
+            .args(["--stream", stream, "--slice-size", "32K", "-o"])
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let d = page_data(&html);
+        let c = d["report"]["callbacks"].as_array().unwrap().iter().position(|c| c["node"] == "/reentrant").unwrap();
+        let i = &d["inst"];
+        let ints = |k: &str| i[k].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect::<Vec<i64>>();
+        let mut v: Vec<(String, i64)> = ints("run_c")
+            .into_iter()
+            .zip(ints("run_t"))
+            .zip(ints("run_d"))
+            .filter(|((k, _), _)| *k == c as i64)
+            .map(|((_, t), d)| (i["threads"][t as usize].as_str().unwrap().to_string(), d))
+            .collect();
+        v.sort();
+        v
+    };
+    let (m, s) = (runs("never"), runs("always"));
+    assert_eq!(m.iter().map(|r| r.1).collect::<Vec<_>>(), [7_000 * MS as i64, 5_000 * MS as i64], "{m:?}");
+    assert_eq!(s, m);
+    // The exported runs: each thread's run with its own duration.
+    let out_dir = dir.join("csv");
+    let out = rostrace()
+        .arg("export")
+        .arg(&trace)
+        .args(["--format", "csv", "--stream", "always", "--slice-size", "32K", "-o"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(out_dir.join("callback_runs/trace.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {header:?}"));
+    let (node, vtid, duration) = (col("node"), col("vtid"), col("duration_ns"));
+    let mut got: Vec<(i64, i64)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[node] == "/reentrant")
+        .map(|f| (f[vtid].parse().unwrap(), f[duration].parse().unwrap()))
+        .collect();
+    got.sort();
+    assert_eq!(got, [(3000, 7_000 * MS as i64), (3001, 5_000 * MS as i64)]);
+}
+
 /// A timer callback run `n` times (at most 30,011), one a millisecond, each for `dur` ns plus
 /// up to 30 µs, no two runs alike.
 fn timer_runs(dir: &Path, n: u64, dur: u64) {

@@ -627,8 +627,8 @@ impl StreamedInstances {
         let Some([runs, pubs, takes, flows, services]) = &mut self.tables else { return Ok(()) };
         let (a, rec) = (&s.tables, self.recording.as_str());
         let run = |i: u32| s.run_number(i as usize);
-        for &(key, start, end) in &s.ended {
-            if let Some(k) = self.pending.iter().position(|p| (p.key, p.start) == (key, start)) {
+        for &(key, vtid, start, end) in &s.ended {
+            if let Some(k) = self.pending.iter().position(|p| (p.key, p.vtid, p.start) == (key, vtid, start)) {
                 let p = self.pending.remove(k);
                 runs.row(&p.cells(rec, Some(end)))?;
             }

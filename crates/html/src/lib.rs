@@ -100,8 +100,8 @@ pub struct Sampled {
     runs: HashMap<(Key, u32), [RunPoint; 2]>,
     /// Runs longer than the margin, unfinished, or ended after their slice's reading: all drawn.
     long: Vec<RunPoint>,
-    /// Runs of `long` not ended yet, by (callback handle, start).
-    pending: HashMap<(Key, i64), usize>,
+    /// Runs of `long` not ended yet, by (callback handle, thread, start).
+    pending: HashMap<(Key, i64, i64), usize>,
     flows: HashMap<(Arc<str>, u32), [FlowPoint; 2]>,
     runs_seen: u64,
     flows_seen: u64,
@@ -118,8 +118,8 @@ impl Sampled {
         let (first, last) = *self.span.get_or_insert(s.span);
         let width = ((last - first) / SAMPLED_PARTS as i64).max(1);
         let part = |t: i64| (t.saturating_sub(first) / width).clamp(0, SAMPLED_PARTS as i64 - 1) as u32;
-        for &(key, start, end) in &s.ended {
-            if let Some(i) = self.pending.remove(&(key, start)) {
+        for &(key, vtid, start, end) in &s.ended {
+            if let Some(i) = self.pending.remove(&(key, vtid, start)) {
                 self.long[i].duration = end - start;
             }
         }
@@ -135,7 +135,7 @@ impl Sampled {
             if p.duration < 0 {
                 // Still running where the slice's reading ended: its end comes with a later
                 // slice's, or never.
-                self.pending.insert((key, r.start), self.long.len());
+                self.pending.insert((key, p.vtid, r.start), self.long.len());
                 self.long.push(p);
                 continue;
             }

@@ -99,10 +99,10 @@ impl Grid {
 }
 
 /// What a slice added of its own: each callback handle's node and kind, as the report names
-/// them; the runs of earlier slices that ended in it: (handle, start, end).
+/// them; the runs of earlier slices that ended in it: (handle, thread, start, end).
 pub(crate) struct Added {
     pub(crate) callbacks: HashMap<Key, (Arc<str>, &'static str)>,
-    pub(crate) ended: Vec<(Key, i64, i64)>,
+    pub(crate) ended: Vec<(Key, i64, i64, i64)>,
 }
 
 /// What the slices added up to so far.
@@ -110,8 +110,8 @@ pub(crate) struct Added {
 pub(crate) struct Totals {
     grid: Grid,
     carried: Vec<Carried>,
-    /// Runs carried that ended in the slice being added.
-    ended: Vec<(Key, i64, i64)>,
+    /// Runs carried that ended in the slice being added: (handle, thread, start, end).
+    ended: Vec<(Key, i64, i64, i64)>,
     /// Runs counted whole by their slice whose end a later slice reads without their start
     /// (an end alone there, already counted): (handle, end).
     ended_ahead: Vec<(Key, i64)>,
@@ -223,7 +223,7 @@ impl Totals {
     fn complete(&mut self, found: Option<usize>, end: i64) -> bool {
         let Some(i) = found else { return false };
         let c = self.carried.remove(i);
-        self.ended.push(((c.key.0, c.key.1, c.key.2), c.start, end));
+        self.ended.push(((c.key.0, c.key.1, c.key.2), c.vtid, c.start, end));
         let d = end - c.start;
         let (t, vpid) = (c.key.0, c.key.1);
         if let Some(total) = self.callbacks.get_mut(&c.key) {
@@ -318,8 +318,10 @@ impl Totals {
                 continue;
             };
             let (t, vpid, cb) = a.slots[r.slot()];
-            let found =
-                self.carried.iter().position(|c| (c.key.0, c.key.1, c.key.2, c.start) == (t, vpid, cb, r.start));
+            let found = self
+                .carried
+                .iter()
+                .position(|c| (c.key.0, c.key.1, c.key.2, c.vtid, c.start) == (t, vpid, cb, r.vtid as i64, r.start));
             self.complete(found, end);
         }
         for (k, n) in linked.unmatched_ends {
