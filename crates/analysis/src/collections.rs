@@ -68,6 +68,41 @@ pub type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<Fast
 /// `HashSet` with [`FastHasher`].
 pub type HashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FastHasher>>;
 
+/// State per thread (trace, process id, thread id), made when first asked for. The last
+/// thread's is found without hashing: a thread's events mostly come one after another.
+#[derive(Debug)]
+pub(crate) struct PerThread<T> {
+    index: HashMap<(u32, i64, i64), u32>,
+    items: Vec<T>,
+    last: Option<((u32, i64, i64), u32)>,
+}
+
+impl<T> Default for PerThread<T> {
+    fn default() -> Self {
+        PerThread { index: HashMap::default(), items: Vec::new(), last: None }
+    }
+}
+
+impl<T: Default> PerThread<T> {
+    /// Thread `k`'s state (made now, as `T::default()`, when it has none yet).
+    #[inline]
+    pub(crate) fn get(&mut self, k: (u32, i64, i64)) -> &mut T {
+        let i = match self.last {
+            Some((lk, i)) if lk == k => i,
+            _ => {
+                let items = &mut self.items;
+                let i = *self.index.entry(k).or_insert_with(|| {
+                    items.push(T::default());
+                    items.len() as u32 - 1
+                });
+                self.last = Some((k, i));
+                i
+            }
+        };
+        &mut self.items[i as usize]
+    }
+}
+
 /// Pushes `x` onto `v`, growing it by one while it is short: a node has one or two of most
 /// things (callbacks, publishers, runs of a callback object), and a system of very many nodes
 /// would otherwise hold room for four of each per node.

@@ -27,6 +27,32 @@ pub(super) struct Pass<'p> {
     pub(super) past_end: bool,
     /// The initialization events of traces in parts seen so far (see [`replayed`]).
     inits: crate::collections::HashSet<(u32, u64)>,
+    /// The process of the last event, and what its events added since ([`flush_process`]).
+    proc_run: Option<ProcessRun>,
+}
+
+/// What the events of one process, one after another, add to its counts: added to the model
+/// when another process's event comes, and at the end. (A process's events come in runs: its
+/// entry is looked up once a run, not once an event.)
+#[derive(Default)]
+struct ProcessRun {
+    key: (u32, i64),
+    events: u64,
+    ros_events: u64,
+    kinds: u64,
+    /// Its name is known.
+    named: bool,
+}
+
+/// The counts of `run` added to its process in `c`'s model; none left.
+fn flush_process(run: &mut Option<ProcessRun>, c: &mut Collected) {
+    if let Some(r) = run.take() {
+        if let Some(p) = c.model.processes.get_mut(&r.key) {
+            p.events += r.events;
+            p.ros_events += r.ros_events;
+            p.kinds |= r.kinds;
+        }
+    }
 }
 
 /// What a part of a split pass collected.
@@ -60,6 +86,7 @@ impl<'p> Pass<'p> {
             bounds: None,
             past_end: false,
             inits: Default::default(),
+            proc_run: None,
         }
     }
 
@@ -135,25 +162,32 @@ impl<'p> Pass<'p> {
             }
         }
         {
-            let proc = c.model.processes.entry((t, vpid)).or_insert_with(|| Process {
-                trace: t,
-                vpid,
-                host: plan.hosts[ti].clone(),
-                distro_assumed: plan.distro_assumed[ti],
-                ..Default::default()
-            });
-            if counts_process {
-                proc.events += 1;
+            let key = (t, vpid);
+            if self.proc_run.as_ref().map(|r| r.key) != Some(key) {
+                flush_process(&mut self.proc_run, c);
+                let proc = c.model.processes.entry(key).or_insert_with(|| Process {
+                    trace: t,
+                    vpid,
+                    host: plan.hosts[ti].clone(),
+                    distro_assumed: plan.distro_assumed[ti],
+                    ..Default::default()
+                });
+                self.proc_run = Some(ProcessRun { key, named: !proc.procname.is_empty(), ..Default::default() });
             }
-            if proc.procname.is_empty() {
+            let run = self.proc_run.as_mut().expect("set above");
+            run.events += u64::from(counts_process);
+            if !run.named {
                 if let Some(p) = ev.context_field("procname").and_then(|v| v.as_str()) {
-                    proc.procname = p.into_owned();
+                    if let Some(proc) = c.model.processes.get_mut(&key) {
+                        proc.procname = p.into_owned();
+                        run.named = !proc.procname.is_empty();
+                    }
                 }
             }
             match info {
                 Some((info, _)) => {
-                    proc.kinds |= info.kind.bit();
-                    proc.ros_events += u64::from(counts_process);
+                    run.kinds |= info.kind.bit();
+                    run.ros_events += u64::from(counts_process);
                 }
                 None if route.is_empty() => self.unused[ti][ci] += u64::from(counts_process),
                 None => {}
@@ -182,6 +216,7 @@ impl<'p> Pass<'p> {
 
     /// The whole pass's results.
     pub(super) fn finish(mut self, set: &TraceSet) -> Collected {
+        flush_process(&mut self.proc_run, &mut self.c);
         self.c.events = self.n;
         self.c.range = crate::tables::range_of(&self.c.ranges, |_, ts| ts);
         if !self.window.is_all() {
@@ -191,7 +226,8 @@ impl<'p> Pass<'p> {
         self.c
     }
 
-    pub(super) fn into_part(self) -> PartOut {
+    pub(super) fn into_part(mut self) -> PartOut {
+        flush_process(&mut self.proc_run, &mut self.c);
         PartOut { c: self.c, unused: self.unused, n: self.n }
     }
 }

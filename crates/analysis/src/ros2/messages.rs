@@ -3,7 +3,7 @@
 //! intra-process ring buffers), each linked to the callback run it happens in or leads to.
 //! Runs after [`super::callbacks`] on `callback_start`, whose run it links the pending take to.
 
-use crate::collections::HashMap;
+use crate::collections::{HashMap, PerThread};
 use crate::events::{ClassInfo, Kind, F};
 use crate::handler::At;
 use crate::model::Key;
@@ -24,7 +24,7 @@ struct Thread {
 /// The publications and takes builder.
 #[derive(Debug, Default)]
 pub(crate) struct Messages {
-    threads: HashMap<(u32, i64, i64), Thread>,
+    threads: PerThread<Thread>,
     /// Threads whose `awaiting_next` is set: none most of the time, when no thread is looked
     /// up before each event.
     awaiting: usize,
@@ -66,7 +66,7 @@ impl Messages {
 
     /// The publication thread `key` awaits its next event for, no longer awaited.
     fn take_awaiting(&mut self, key: (u32, i64, i64)) -> Option<u32> {
-        let p = self.threads.get_mut(&key)?.awaiting_next.take()?;
+        let p = self.threads.get(key).awaiting_next.take()?;
         self.awaiting -= 1;
         Some(p)
     }
@@ -76,7 +76,7 @@ impl Messages {
         match info.kind {
             Kind::CallbackStart => {
                 // The take this run handles (the callbacks handler has just opened the run).
-                if let Some(tk) = self.threads.get_mut(&(t, vpid, vtid)).and_then(|st| st.pending_take.take()) {
+                if let Some(tk) = self.threads.get((t, vpid, vtid)).pending_take.take() {
                     let cb = info.u(ev, F::Callback);
                     let run = c.running(t, vpid, vtid);
                     let take = &mut c.takes[tk as usize];
@@ -149,7 +149,7 @@ impl Messages {
                 if let Some(s) = source {
                     p.set(Layer::Source, s);
                 }
-                if self.threads.entry((t, vpid, vtid)).or_default().awaiting_next.replace(id).is_none() {
+                if self.threads.get((t, vpid, vtid)).awaiting_next.replace(id).is_none() {
                     self.awaiting += 1;
                 }
             }
@@ -209,7 +209,7 @@ impl Messages {
                 };
                 let id = c.push_take(take);
                 if taken {
-                    self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
+                    self.threads.get((t, vpid, vtid)).pending_take = Some(id);
                 }
             }
             Kind::RclTake | Kind::RclcppTake => {}
@@ -226,7 +226,7 @@ impl Messages {
                     ..Default::default()
                 };
                 let id = c.push_take(take);
-                self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
+                self.threads.get((t, vpid, vtid)).pending_take = Some(id);
             }
             Kind::DispatchIntra => {
                 let msg = info.u(ev, F::Message);
@@ -243,7 +243,7 @@ impl Messages {
                     ..Default::default()
                 };
                 let id = c.push_take(take);
-                self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
+                self.threads.get((t, vpid, vtid)).pending_take = Some(id);
             }
             Kind::RingEnqueue => {
                 let (buf, idx) = (info.u(ev, F::Buffer), info.u(ev, F::Index));
@@ -269,7 +269,7 @@ impl Messages {
                     ..Default::default()
                 };
                 let id = c.push_take(take);
-                self.threads.entry((t, vpid, vtid)).or_default().pending_take = Some(id);
+                self.threads.get((t, vpid, vtid)).pending_take = Some(id);
             }
             _ => {}
         }
@@ -279,12 +279,19 @@ impl Messages {
         p.set_in_run(c.running(p.trace, p.vpid, p.vtid));
         let thread = (p.trace, p.vpid, p.vtid);
         let id = c.push_pub(p);
-        self.threads.entry(thread).or_default().last_pub = Some(id);
+        self.threads.get(thread).last_pub = Some(id);
         id
     }
 
-    fn last_pub(&self, c: &Collected, t: u32, vpid: i64, vtid: i64, ok: impl Fn(&Publication) -> bool) -> Option<u32> {
-        let id = self.threads.get(&(t, vpid, vtid))?.last_pub?;
+    fn last_pub(
+        &mut self,
+        c: &Collected,
+        t: u32,
+        vpid: i64,
+        vtid: i64,
+        ok: impl Fn(&Publication) -> bool,
+    ) -> Option<u32> {
+        let id = self.threads.get((t, vpid, vtid)).last_pub?;
         ok(&c.pubs[id as usize]).then_some(id)
     }
 }
