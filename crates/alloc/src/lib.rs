@@ -5,11 +5,11 @@
 //!
 //! Why: a streamed analysis makes each slice's tables (tens of megabytes in blocks of all sizes)
 //! and gives them back, slice after slice. Mapped afresh each time, every page of every slice's
-//! tables is faulted in and zeroed by the kernel again: a sixth of the analysis's time
-//! ([docs/benchmarks.md](../../../docs/benchmarks.md#long-recordings-streamed-analysis)). A block
+//! tables is faulted in and zeroed by the kernel again, a large share of the analysis's time
+//! ([docs/streaming.md](../../../docs/streaming.md#how)). A block
 //! kept is reused with its pages in place, and the sizes rounded so that the blocks of one slice
 //! fit those of the next. Raising the system allocator's thresholds keeps freed blocks too, but in
-//! per-thread heaps where they fragment, for good: the peak memory doubled. Here what is kept is
+//! per-thread heaps where they fragment, for good: the peak memory grew far more. Here what is kept is
 //! bounded ([`keep_freed`]) and given back when the streamed analysis ends; an analysis in memory,
 //! whose freed tables would only add to its peak, keeps nothing.
 //!
