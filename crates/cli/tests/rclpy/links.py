@@ -114,6 +114,9 @@ def main():
     running.clear()
     numbered.drain(lambda: len(log["actuated"]), "/cmd")
     ex.shutdown()
+    # (The spinning thread out of the executor before its nodes are destroyed: one still inside
+    # it at exit aborted the process now and then.)
+    spinner.join(timeout=5.0)
     print(json.dumps({"ok": True, "declared": declared, "published": published, **log}), flush=True)
     for n in nodes:
         n.destroy_node()
