@@ -85,11 +85,9 @@ impl PathOutput for Extremes {
 /// The longest paths followed slice by slice.
 pub(crate) struct LongestStream<'c> {
     searched: &'c OnceLock<Searched>,
-    /// Each path followed (`None`: one the trace cannot follow, left out as in memory), from
-    /// the first slice on.
-    streams: Option<Vec<Option<PathStream<'c>>>>,
-    /// Each path's messages kept for a plot.
-    extremes: Vec<Extremes>,
+    /// Each path followed, with its messages kept for a plot (`None`: one the trace cannot
+    /// follow, left out as in memory), from the first slice on.
+    streams: Option<Vec<Option<(PathStream<'c>, Extremes)>>>,
     /// The recording's time (ns).
     span: (i64, i64),
     /// Whether a choice of each path's latencies is kept ([`Extremes`]).
@@ -102,7 +100,7 @@ impl<'c> LongestStream<'c> {
     /// `searched`, over a recording of time `span`, keeping a choice of each one's latencies when
     /// `choose`; the records of a slice made here on `jobs` threads, when not made already.
     pub(crate) fn new(searched: &'c OnceLock<Searched>, span: (i64, i64), choose: bool, jobs: usize) -> Self {
-        LongestStream { searched, streams: None, extremes: Vec::new(), span, choose, jobs }
+        LongestStream { searched, streams: None, span, choose, jobs }
     }
 
     /// The slice of time from `from` to `to`, whose tables are `tables`, who was seen
@@ -124,16 +122,16 @@ impl<'c> LongestStream<'c> {
         let (span, choose) = (self.span, self.choose);
         let streams = self.streams.get_or_insert_with(|| {
             let (arch, paths, _) = searched;
-            self.extremes = paths.iter().map(|_| Extremes::new(span, choose)).collect();
-            paths.iter().map(|p| Some(PathStream::new(arch, p, PathOptions::default(), &[], jobs))).collect()
+            let stream = |p| PathStream::new(arch, p, PathOptions::default(), &[], jobs);
+            paths.iter().map(|p| Some((stream(p), Extremes::new(span, choose)))).collect()
         });
         if streams.iter().all(Option::is_none) {
             return;
         }
         let made = made.unwrap_or_else(|| records(searched, tables, jobs));
-        for ((ps, r), x) in streams.iter_mut().zip(made).zip(&mut self.extremes) {
+        for (ps, r) in streams.iter_mut().zip(made) {
             match (ps.as_mut(), r) {
-                (Some(p), Ok(e)) => p.slice_ends(&e, from, to, x),
+                (Some((p, x)), Ok(e)) => p.slice_ends(&e, from, to, x),
                 (Some(_), Err(_)) => *ps = None,
                 (None, _) => {}
             }
@@ -150,14 +148,12 @@ impl<'c> LongestStream<'c> {
             return None;
         }
         let mut points = Vec::new();
-        let followed = paths.iter().cloned().zip(self.streams.unwrap_or_default()).zip(self.extremes).filter_map(
-            |((p, s), mut x)| {
-                let s = s?.finish(&mut ());
-                let chosen = x.chosen.take();
-                points.push(Followed { path: p.clone(), chosen, points: x.points() });
-                Some((p, s))
-            },
-        );
+        let followed = paths.iter().cloned().zip(self.streams.unwrap_or_default()).filter_map(|(p, s)| {
+            let (s, mut x) = s?;
+            let chosen = x.chosen.take();
+            points.push(Followed { path: p.clone(), chosen, points: x.points() });
+            Some((p, s.finish(&mut ())))
+        });
         let ranked = rank_streamed(arch, followed.collect());
         Some((LongestPaths { paths: ranked, ..lp.clone() }, points))
     }
