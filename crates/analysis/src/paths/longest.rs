@@ -37,17 +37,14 @@ pub const PATH_PARTS: usize = 1000;
 /// A path's messages that went the whole way, thinned for a plot: in each of [`PATH_PARTS`]
 /// equal parts of the recording's `span`, the fastest and the slowest one (its start and its
 /// latency, ns).
-/// With `chosen`, also every latency, of which it keeps a uniform random choice, for comparing
-/// runs (`diff`).
 pub(crate) struct Extremes {
     span: (i64, i64),
     parts: Vec<Option<[(i64, i64); 2]>>,
-    chosen: Option<Sample>,
 }
 
 impl Extremes {
-    fn new(span: (i64, i64), choose: bool) -> Extremes {
-        Extremes { span, parts: vec![None; PATH_PARTS], chosen: choose.then(|| Sample::with_reservoir(true)) }
+    fn new(span: (i64, i64)) -> Extremes {
+        Extremes { span, parts: vec![None; PATH_PARTS] }
     }
 
     /// The messages kept, in time order.
@@ -69,9 +66,6 @@ impl PathOutput for Extremes {
         let width = (to - from).max(1) as i128;
         let k = (((a - from).max(0) as i128 * PATH_PARTS as i128 / width) as usize).min(PATH_PARTS - 1);
         let m = (a, b - a);
-        if let Some(c) = &mut self.chosen {
-            c.add(m.1);
-        }
         let slot = self.parts[k].get_or_insert([m, m]);
         if m.1 < slot[0].1 {
             slot[0] = m;
@@ -90,7 +84,7 @@ pub(crate) struct LongestStream<'c> {
     streams: Option<Vec<Option<(PathStream<'c>, Extremes)>>>,
     /// The recording's time (ns).
     span: (i64, i64),
-    /// Whether a choice of each path's latencies is kept ([`Extremes`]).
+    /// Whether a choice of each path's latencies is kept ([`PathStream::keep_latencies`]).
     choose: bool,
     jobs: usize,
 }
@@ -122,8 +116,14 @@ impl<'c> LongestStream<'c> {
         let (span, choose) = (self.span, self.choose);
         let streams = self.streams.get_or_insert_with(|| {
             let (arch, paths, _) = searched;
-            let stream = |p| PathStream::new(arch, p, PathOptions::default(), &[], jobs);
-            paths.iter().map(|p| Some((stream(p), Extremes::new(span, choose)))).collect()
+            let stream = |p| {
+                let mut s = PathStream::new(arch, p, PathOptions::default(), &[], jobs);
+                if choose {
+                    s.keep_latencies();
+                }
+                s
+            };
+            paths.iter().map(|p| Some((stream(p), Extremes::new(span)))).collect()
         });
         if streams.iter().all(Option::is_none) {
             return;
@@ -149,10 +149,11 @@ impl<'c> LongestStream<'c> {
         }
         let mut points = Vec::new();
         let followed = paths.iter().cloned().zip(self.streams.unwrap_or_default()).filter_map(|(p, s)| {
-            let (s, mut x) = s?;
-            let chosen = x.chosen.take();
+            let (s, x) = s?;
+            let (followed, latencies) = s.finish_with_latencies(&mut ());
+            let chosen = latencies.chosen().is_some().then_some(latencies);
             points.push(Followed { path: p.clone(), chosen, points: x.points() });
-            Some((p, s.finish(&mut ())))
+            Some((p, followed))
         });
         let ranked = rank_streamed(arch, followed.collect());
         Some((LongestPaths { paths: ranked, ..lp.clone() }, points))

@@ -239,19 +239,32 @@ impl<'a> PathStream<'a> {
         }
     }
 
+    /// A uniform random choice of the latencies kept as they are added, for comparing runs
+    /// ([`PathStream::finish_with_latencies`]); before the first slice.
+    pub(crate) fn keep_latencies(&mut self) {
+        self.latency = Sample::with_reservoir(true);
+    }
+
     /// The end of the recording: the records still held were in flight; the summary.
-    pub fn finish(mut self, out: &mut dyn PathOutput) -> StreamedPath {
+    pub fn finish(self, out: &mut dyn PathOutput) -> StreamedPath {
+        self.finish_with_latencies(out).0
+    }
+
+    /// [`PathStream::finish`], with the latencies' sample (a choice of them when
+    /// [`PathStream::keep_latencies`] was asked).
+    pub(crate) fn finish_with_latencies(mut self, out: &mut dyn PathOutput) -> (StreamedPath, Sample) {
         for (_, status) in self.held.iter_mut().filter(|x| x.1.is_none()) {
             *status = Some(RecordStatus::InFlight);
         }
         self.open.clear();
         self.give(out);
-        StreamedPath {
+        let path = StreamedPath {
             columns: self.columns,
             segments: self.segments.into_iter().zip(&self.segment_latency).map(|(s, l)| (s, l.stats())).collect(),
             counts: self.counts,
             latency: self.latency.stats(),
             response: self.cases.iter().zip(&self.response).map(|(c, s)| (*c, s.stats())).collect(),
-        }
+        };
+        (path, self.latency)
     }
 }
