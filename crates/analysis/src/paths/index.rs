@@ -40,6 +40,42 @@ struct Groups<K, V> {
     values: Vec<V>,
 }
 
+impl Groups<u32, u32> {
+    /// The indices of `keys` grouped by their key, dense and small (a callback's index in the
+    /// model), each group in index order; those of no key left out. A counting sort: one
+    /// reading of the keys, not a comparison sort of the indices by a key read through them.
+    fn of_dense(keys: impl Iterator<Item = Option<u32>> + Clone) -> Groups<u32, u32> {
+        let mut count: Vec<u32> = Vec::new();
+        for k in keys.clone().flatten() {
+            let k = k as usize;
+            if k >= count.len() {
+                count.resize(k + 1, 0);
+            }
+            count[k] += 1;
+        }
+        let (mut group_keys, mut ends, mut next) = (Vec::new(), Vec::new(), vec![0u32; count.len()]);
+        let mut end = 0u32;
+        for (k, &n) in count.iter().enumerate() {
+            if n > 0 {
+                next[k] = end;
+                end += n;
+                group_keys.push(k as u32);
+                ends.push(end);
+            }
+        }
+        drop(count);
+        let mut values = vec![0u32; end as usize];
+        for (i, k) in keys.enumerate() {
+            if let Some(k) = k {
+                let at = &mut next[k as usize];
+                values[*at as usize] = i as u32;
+                *at += 1;
+            }
+        }
+        Groups { keys: group_keys, ends, values }
+    }
+}
+
 impl<K: Ord, V> Groups<K, V> {
     /// `values`, sorted by `key`, grouped by it (each group in the order of `values`).
     fn of_sorted(values: Vec<V>, key: impl Fn(&V) -> K) -> Groups<K, V> {
@@ -177,11 +213,7 @@ impl<'a> PathIndex<'a> {
         let order: Vec<u32> = keyed.into_iter().map(|k| k.3).collect();
         let pubs = Groups::of_sorted(order, |&i| (node_of[i as usize], topic(i)));
         drop(node_of);
-        // (The sort is stable: a callback's runs stay in index order.)
-        let mut of_callbacks: Vec<u32> =
-            (0..a.runs.len() as u32).filter(|&i| a.runs[i as usize].callback.is_some()).collect();
-        of_callbacks.sort_by_key(|&i| a.runs[i as usize].callback);
-        let mut runs_of = Groups::of_sorted(of_callbacks, |&i| a.runs[i as usize].callback.unwrap_or(0));
+        let mut runs_of = Groups::of_dense(a.runs.iter().map(|r| r.callback));
         if !a.runs.windows(2).all(|w| w[0].run.start <= w[1].run.start) {
             let start = |i: &u32| (a.runs[*i as usize].run.start, *i);
             runs_of.each_mut(|v| v.sort_by_key(start));
@@ -686,5 +718,25 @@ impl Chains {
             in_hops.unwrap_or(usize::from(first.is_some() && lead == 1))
         };
         (first, last, reach)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Groups;
+
+    /// The counting sort groups as a stable sort by key does: keys in order, each group's
+    /// indices in index order, the indices of no key left out.
+    #[test]
+    fn dense_keys_group_as_a_stable_sort_does() {
+        let keys: Vec<Option<u32>> =
+            (0..5000u32).map(|i| (i % 7 != 3).then_some((i.wrapping_mul(2_654_435_761) >> 7) % 40)).collect();
+        let g = Groups::of_dense(keys.iter().copied());
+        let mut sorted: Vec<u32> = (0..keys.len() as u32).filter(|&i| keys[i as usize].is_some()).collect();
+        sorted.sort_by_key(|&i| keys[i as usize]);
+        let want = Groups::of_sorted(sorted, |&i| keys[i as usize].unwrap_or(0));
+        assert_eq!((&g.keys, &g.ends, &g.values), (&want.keys, &want.ends, &want.values));
+        let none = Groups::of_dense([None, None].into_iter());
+        assert!(none.keys.is_empty() && none.values.is_empty() && none.get(&0).is_empty());
     }
 }
