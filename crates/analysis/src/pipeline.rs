@@ -281,14 +281,34 @@ impl Processor {
     }
 
     /// The longest paths when asked for, the report, and its filter by node and topic.
+    ///
+    /// With more than one thread the paths are searched on a thread of their own while the
+    /// report is made: the report's sections need none of the paths. The tables the report
+    /// does not need are then held until both are done, not given back between its steps.
     pub(crate) fn report(mut an: Analysis, linked: Linked, options: &Options, jobs: usize) -> Analysis {
-        let lp = options.longest_paths.then(|| {
-            let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
-            let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
+        let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
+        let found = if options.longest_paths && rostrace_threads::threads(jobs) > 1 {
+            let view = View::from(&an);
+            let (found, report) = std::thread::scope(|s| {
+                let h = rostrace_threads::spawn_off(s, 1, || crate::paths::longest_with_architecture(view, keep, jobs));
+                rostrace_threads::let_started_move();
+                let report = crate::report::begin(view.model, &view, linked).finish(&view);
+                (h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), report)
+            });
+            an.report = report;
+            if options.release_tables {
+                (an.pubs, an.takes, an.flows) = (Vec::new(), Vec::new(), Vec::new());
+            }
+            Some(found)
+        } else {
+            let found = options.longest_paths.then(|| crate::paths::longest_with_architecture(&an, keep, jobs));
+            an.make_report(linked, options.release_tables);
+            found
+        };
+        let lp = found.map(|(lp, arch)| {
             an.architecture = (!options.release_architecture).then_some(arch);
             lp
         });
-        an.make_report(linked, options.release_tables);
         an.report.longest_paths = lp;
         an.report.filter(options.nodes.as_ref(), options.topics.as_ref());
         an
