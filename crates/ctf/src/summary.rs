@@ -85,8 +85,9 @@ struct StreamSummary {
     end: Option<i64>,
     /// Events per class index.
     by_class: Vec<u64>,
-    /// Per vpid.
-    procs: HashMap<i64, Seen>,
+    /// Per vpid: each process, in the order first seen, and where it is among them.
+    procs: Vec<(i64, Seen)>,
+    proc_at: HashMap<i64, usize>,
     /// The processes' names, one after the other (one allocation per file, not per process:
     /// the summaries of all files are merged, and their memory freed, on one thread).
     names: String,
@@ -97,6 +98,15 @@ struct StreamSummary {
 }
 
 impl StreamSummary {
+    /// Process `vpid`'s, made when first seen.
+    fn seen(&mut self, vpid: i64) -> &mut Seen {
+        let at = *self.proc_at.entry(vpid).or_insert_with(|| {
+            self.procs.push((vpid, Seen::default()));
+            self.procs.len() - 1
+        });
+        &mut self.procs[at].1
+    }
+
     /// The summary of a file's part `a` followed by its part `b`: as if one reader had read both.
     fn then(mut a: StreamSummary, b: StreamSummary) -> StreamSummary {
         a.n += b.n;
@@ -107,12 +117,12 @@ impl StreamSummary {
             *x += y;
         }
         for (vpid, seen) in b.procs {
-            let p = a.procs.entry(vpid).or_default();
+            let start = a.names.len();
+            let p = a.seen(vpid);
             p.events += seen.events;
             if let (None, Some((t, name))) = (&p.name, seen.name) {
-                let start = a.names.len();
+                p.name = Some((t, start..start + name.len()));
                 a.names.push_str(&b.names[name]);
-                p.name = Some((t, start..a.names.len()));
             }
         }
         for (list, more) in a.values.iter_mut().zip(b.values) {
@@ -188,6 +198,7 @@ fn summarize_file(
         ..Default::default()
     };
     let mut ctx = CtxFields::default();
+    let mut last: Option<(i64, usize)> = None;
     let mut reported = 0;
     loop {
         let res = r.advance();
@@ -218,7 +229,14 @@ fn summarize_file(
         s.by_class[ci] += 1;
         let cx = ctx.of(&ev);
         if let Some(vpid) = cx.get(&ev, true).and_then(|v| v.as_i64()) {
-            let p = s.procs.entry(vpid).or_default();
+            // (Most of a file's events follow an event of the same process: it is looked up
+            // when the process changes, not at every event.)
+            if last.is_none_or(|(v, _)| v != vpid) {
+                s.seen(vpid);
+                last = Some((vpid, s.proc_at[&vpid]));
+            }
+            let at = last.map_or(0, |(_, at)| at);
+            let p = &mut s.procs[at].1;
             p.events += 1;
             if p.name.is_none() {
                 if let Some(name) = cx.get(&ev, false).and_then(|v| v.as_bytes()).filter(|b| !b.is_empty()) {
