@@ -111,7 +111,7 @@ pub(super) fn section<'m>(a: &View<'m>, names: &Names<'m>) -> Section {
     for ((key, id), idx) in &groups {
         let idx: Vec<Run> = idx.iter().map(|&i| a.runs[i as usize].run).collect();
         let cb = id.map(|i| m.callbacks.get(i));
-        callbacks.push(callback(m, *key, cb, &idx, total_ns, names, &mut tally));
+        callbacks.push(callback(m, *key, cb, &idx, Some(total_ns), names, &mut tally));
     }
     callbacks.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.vpid.cmp(&b.vpid)).then(a.address.cmp(&b.address)));
     Section { callbacks, tally, total_ns }
@@ -136,20 +136,19 @@ fn unknown_reason(cb: Option<&Callback>) -> &'static str {
     }
 }
 
-/// One callback's report from its runs `idx`, tallied into `tally`.
+/// One callback's report from its runs `idx`, tallied into `tally`; its share of `total_cb`, the
+/// time of all callbacks. Without `total_cb`, its statistics (duration, period, jitter) and
+/// share are left empty: a streamed analysis makes them of its samples.
 pub(super) fn callback<'m>(
     m: &'m Model,
     key: Key,
     cb: Option<&'m Callback>,
     idx: &[Run],
-    total_cb: i64,
+    total_cb: Option<i64>,
     names: &Names<'m>,
     tally: &mut Tally,
 ) -> CallbackReport {
     let mut durations: Vec<i64> = idx.iter().filter_map(|r| r.duration()).collect();
-    let mut starts: Vec<i64> = idx.iter().map(|r| r.start).collect();
-    starts.sort_unstable();
-    let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     let (kind, topic, timer_period) = match cb.and_then(|c| c.owner) {
         Some(Owner::Subscription(s)) => ("subscription", Some(names.text(&m.subscriptions.get(s).topic)), None),
         Some(Owner::Timer(t)) => ("timer", None, Some(m.timers.get(t).period_ns)),
@@ -169,7 +168,6 @@ pub(super) fn callback<'m>(
         }
         _ => {}
     }
-    let jitter = timer_period.map(|tp| Stats::of(&mut periods.iter().map(|p| p - tp).collect::<Vec<_>>()));
     let node = cb.and_then(|c| m.callback_node(c));
     let total: i64 = durations.iter().sum();
     let node_name = names.node(node);
@@ -198,6 +196,16 @@ pub(super) fn callback<'m>(
         let y = tally.per_proc.entry((key.0, key.1)).or_default();
         (y.0, y.1) = (y.0 + n, y.1 + ns);
     }
+    let (duration_ns, period_ns, jitter_ns, share) = match total_cb {
+        Some(total_cb) => {
+            let mut starts: Vec<i64> = idx.iter().map(|r| r.start).collect();
+            starts.sort_unstable();
+            let mut periods: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+            let jitter = timer_period.map(|tp| Stats::of(&mut periods.iter().map(|p| p - tp).collect::<Vec<_>>()));
+            (Stats::of(&mut durations), Stats::of(&mut periods), jitter, total as f64 / total_cb as f64)
+        }
+        None => (Stats::default(), Stats::default(), None, 0.0),
+    };
     CallbackReport {
         trace: key.0,
         vpid: key.1,
@@ -213,10 +221,10 @@ pub(super) fn callback<'m>(
         count: durations.len() as u64,
         unfinished: idx.iter().filter(|r| r.end().is_none()).count() as u64,
         intra_process: idx.iter().filter(|r| r.intra()).count() as u64,
-        duration_ns: Stats::of(&mut durations),
-        period_ns: Stats::of(&mut periods),
-        jitter_ns: jitter,
+        duration_ns,
+        period_ns,
+        jitter_ns,
         total_ns: total,
-        share: total as f64 / total_cb as f64,
+        share,
     }
 }

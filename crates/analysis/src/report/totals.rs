@@ -253,7 +253,7 @@ impl Totals {
         for ((key, id), idx) in callbacks::groups(&view) {
             let idx: Vec<Run> = idx.iter().map(|&i| runs[i as usize].run).collect();
             let cb = id.map(|i| m.callbacks.get(i));
-            let row = callbacks::callback(m, key, cb, &idx, 1, &names, &mut self.tally);
+            let row = callbacks::callback(m, key, cb, &idx, None, &names, &mut self.tally);
             kinds.insert(key, (row.node.clone(), row.kind));
             if row.kind == "unknown" {
                 self.unknown.insert((key.0, key.1, key.2));
@@ -353,8 +353,16 @@ impl Totals {
         }
         // Topics: their counts as the link counted them in the slice; the messages taken in it
         // (where their takes are counted).
-        let flows: Vec<_> = a.flows.iter().filter(|f| inside(a.takes[f.take as usize].take.ts)).collect();
-        let flows_matched = flows.len() as u64;
+        // Grouped by topic, each topic's in their order: its samples are given its messages'
+        // values in that order, and its name is looked up once, not per message.
+        let mut by_topic: HashMap<&str, Vec<u32>> = HashMap::default();
+        let mut flows_matched = 0u64;
+        for (i, f) in a.flows.iter().enumerate() {
+            if inside(a.takes[f.take as usize].take.ts) {
+                by_topic.entry(&*f.topic).or_default().push(i as u32);
+                flows_matched += 1;
+            }
+        }
         let slice_topics = topics::section(m, &View { flows: &[], ..*a }, &linked.topics, &names);
         let keep = self.reservoirs;
         for row in slice_topics {
@@ -383,39 +391,63 @@ impl Totals {
             }
             t.row = row;
         }
-        for f in flows {
-            let Some(t) = self.topics.get_mut(&*f.topic) else { continue };
-            let p = &a.pubs[f.publication as usize].publication;
-            let LinkedTake { take, subscription } = &a.takes[f.take as usize];
-            t.matched += 1;
-            t.by[match f.by {
-                MatchBy::SourceTimestamp => 0,
-                MatchBy::PublishWindow => 1,
-                MatchBy::IntraProcess => 2,
-            }] += 1;
-            t.pub_to_take.add(f.pub_to_take_ns);
-            if let Some(x) = f.pub_to_callback_ns {
-                t.pub_to_callback.add(x);
+        for (topic, idx) in by_topic {
+            let Some(t) = self.topics.get_mut(topic) else { continue };
+            // The topic's messages by publisher → subscriber pair, each pair's in their order.
+            let mut pairs: HashMap<(u32, i64, Option<u32>, u32, i64, Option<u32>), Vec<u32>> = HashMap::default();
+            for i in idx {
+                let f = &a.flows[i as usize];
+                let p = &a.pubs[f.publication as usize].publication;
+                let LinkedTake { take, subscription } = &a.takes[f.take as usize];
+                t.matched += 1;
+                t.by[match f.by {
+                    MatchBy::SourceTimestamp => 0,
+                    MatchBy::PublishWindow => 1,
+                    MatchBy::IntraProcess => 2,
+                }] += 1;
+                t.pub_to_take.add(f.pub_to_take_ns);
+                if let Some(x) = f.pub_to_callback_ns {
+                    t.pub_to_callback.add(x);
+                }
+                if let Some(r) = take.run {
+                    t.take_to_callback.add(a.runs[r as usize].run.start - take.ts);
+                }
+                let sub_node = subscription.and_then(|s| m.subscriptions.get(s).node);
+                let key = (p.trace, p.vpid, pub_node(m, p), take.trace, take.vpid, sub_node);
+                pairs.entry(key).or_default().push(i);
             }
-            if let Some(r) = take.run {
-                t.take_to_callback.add(a.runs[r as usize].run.start - take.ts);
+            // Named once per pair; pairs of one name (two nodes of one name in a process) are
+            // one, their messages in their order.
+            let mut named: Vec<(PairKey, Vec<u32>)> = pairs
+                .into_iter()
+                .map(|((pt, pv, pn, st, sv, sn), v)| {
+                    ((names.host(pt, pv), pv, names.node(pn), names.host(st, sv), sv, names.node(sn)), v)
+                })
+                .collect();
+            named.sort_by(|x, y| x.0.cmp(&y.0));
+            let mut merged: Vec<(PairKey, Vec<u32>)> = Vec::with_capacity(named.len());
+            for (k, v) in named {
+                match merged.last_mut() {
+                    Some((last, list)) if *last == k => {
+                        list.extend(v);
+                        list.sort_unstable();
+                    }
+                    _ => merged.push((k, v)),
+                }
             }
-            let key = (
-                names.host(p.trace, p.vpid),
-                p.vpid,
-                names.node(pub_node(m, p)),
-                names.host(take.trace, take.vpid),
-                take.vpid,
-                names.node(subscription.and_then(|s| m.subscriptions.get(s).node)),
-            );
-            let pair = t
-                .pairs
-                .entry(key)
-                .or_insert_with(|| PairTotal { pub_to_callback: Sample::with_reservoir(keep), ..PairTotal::default() });
-            pair.count += 1;
-            pair.pub_to_take.add(f.pub_to_take_ns);
-            if let Some(x) = f.pub_to_callback_ns {
-                pair.pub_to_callback.add(x);
+            for (key, v) in merged {
+                let pair = t.pairs.entry(key).or_insert_with(|| PairTotal {
+                    pub_to_callback: Sample::with_reservoir(keep),
+                    ..PairTotal::default()
+                });
+                for i in v {
+                    let f = &a.flows[i as usize];
+                    pair.count += 1;
+                    pair.pub_to_take.add(f.pub_to_take_ns);
+                    if let Some(x) = f.pub_to_callback_ns {
+                        pair.pub_to_callback.add(x);
+                    }
+                }
             }
         }
         self.flows_matched += flows_matched;
