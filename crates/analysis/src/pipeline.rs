@@ -215,6 +215,10 @@ pub struct Processor {
     pub(crate) jobs: usize,
 }
 
+/// How many callback runs, publications and takes per node a recording must hold for its longest
+/// paths to be searched beside its report ([`Processor::report`]).
+const BESIDE_PER_NODE: usize = 1000;
+
 impl Processor {
     /// A processor with no handler but the ROS 2 pass.
     pub fn new() -> Processor {
@@ -282,14 +286,20 @@ impl Processor {
 
     /// The longest paths when asked for, the report, and its filter by node and topic.
     ///
-    /// With more than one thread the paths are searched on a thread of their own while the
-    /// report is made: the report's sections need none of the paths. The tables the report
-    /// does not need are then held until both are done, not given back between its steps.
+    /// With more than one thread, and a recording of many more callback runs, publications and
+    /// takes than nodes, the paths are searched on a thread of their own while the report is
+    /// made (the report's sections need none of the paths). The search's and the report's
+    /// working tables grow with the system, the tables they both read with the recording: held
+    /// at once, they then cost little beside those tables. With many nodes for what they did,
+    /// they are made one after the other, so that the two are not held at once, and the tables
+    /// the report does not need are given back between its steps.
     pub(crate) fn report(mut an: Analysis, linked: Linked, options: &Options, jobs: usize) -> Analysis {
         let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
-        let found = if options.longest_paths && rostrace_threads::threads(jobs) > 1 {
+        let instances = an.runs.len() + an.pubs.len() + an.takes.len();
+        let beside = instances >= BESIDE_PER_NODE * an.model.nodes.items.len().max(1);
+        let lp = if options.longest_paths && beside && rostrace_threads::threads(jobs) > 1 {
             let view = View::from(&an);
-            let (found, report) = std::thread::scope(|s| {
+            let ((lp, arch), report) = std::thread::scope(|s| {
                 let h = rostrace_threads::spawn_off(s, 1, || crate::paths::longest_with_architecture(view, keep, jobs));
                 rostrace_threads::let_started_move();
                 let report = crate::report::begin(view.model, &view, linked).finish(&view);
@@ -299,16 +309,17 @@ impl Processor {
             if options.release_tables {
                 (an.pubs, an.takes, an.flows) = (Vec::new(), Vec::new(), Vec::new());
             }
-            Some(found)
-        } else {
-            let found = options.longest_paths.then(|| crate::paths::longest_with_architecture(&an, keep, jobs));
-            an.make_report(linked, options.release_tables);
-            found
-        };
-        let lp = found.map(|(lp, arch)| {
             an.architecture = (!options.release_architecture).then_some(arch);
+            Some(lp)
+        } else {
+            let lp = options.longest_paths.then(|| {
+                let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
+                an.architecture = (!options.release_architecture).then_some(arch);
+                lp
+            });
+            an.make_report(linked, options.release_tables);
             lp
-        });
+        };
         an.report.longest_paths = lp;
         an.report.filter(options.nodes.as_ref(), options.topics.as_ref());
         an
