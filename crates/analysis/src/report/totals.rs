@@ -21,6 +21,10 @@ use std::sync::Arc;
 /// A callback: trace, process, handle address, symbol.
 type CallbackKey = (u32, i64, u64, Arc<str>);
 
+/// A publisher → subscriber pair by ids, before it is named ([`PairKey`]): the publisher's trace,
+/// process and node, the subscriber's trace, process and node.
+type PairIds = (u32, i64, Option<u32>, u32, i64, Option<u32>);
+
 struct CallbackTotal {
     /// The report of the last slice it ran in (names, kind, topic, timer period).
     row: CallbackReport,
@@ -394,7 +398,7 @@ impl Totals {
         for (topic, idx) in by_topic {
             let Some(t) = self.topics.get_mut(topic) else { continue };
             // The topic's messages by publisher → subscriber pair, each pair's in their order.
-            let mut pairs: HashMap<(u32, i64, Option<u32>, u32, i64, Option<u32>), Vec<u32>> = HashMap::default();
+            let mut pairs: HashMap<PairIds, Vec<u32>> = HashMap::default();
             for i in idx {
                 let f = &a.flows[i as usize];
                 let p = &a.pubs[f.publication as usize].publication;
