@@ -98,13 +98,12 @@ struct StreamSummary {
 }
 
 impl StreamSummary {
-    /// Process `vpid`'s, made when first seen.
-    fn seen(&mut self, vpid: i64) -> &mut Seen {
-        let at = *self.proc_at.entry(vpid).or_insert_with(|| {
+    /// Where process `vpid` is among `procs`, made when first seen.
+    fn at(&mut self, vpid: i64) -> usize {
+        *self.proc_at.entry(vpid).or_insert_with(|| {
             self.procs.push((vpid, Seen::default()));
             self.procs.len() - 1
-        });
-        &mut self.procs[at].1
+        })
     }
 
     /// The summary of a file's part `a` followed by its part `b`: as if one reader had read both.
@@ -117,12 +116,13 @@ impl StreamSummary {
             *x += y;
         }
         for (vpid, seen) in b.procs {
-            let start = a.names.len();
-            let p = a.seen(vpid);
+            let at = a.at(vpid);
+            let p = &mut a.procs[at].1;
             p.events += seen.events;
             if let (None, Some((t, name))) = (&p.name, seen.name) {
-                p.name = Some((t, start..start + name.len()));
+                let start = a.names.len();
                 a.names.push_str(&b.names[name]);
+                a.procs[at].1.name = Some((t, start..a.names.len()));
             }
         }
         for (list, more) in a.values.iter_mut().zip(b.values) {
@@ -231,11 +231,14 @@ fn summarize_file(
         if let Some(vpid) = cx.get(&ev, true).and_then(|v| v.as_i64()) {
             // (Most of a file's events follow an event of the same process: it is looked up
             // when the process changes, not at every event.)
-            if last.is_none_or(|(v, _)| v != vpid) {
-                s.seen(vpid);
-                last = Some((vpid, s.proc_at[&vpid]));
-            }
-            let at = last.map_or(0, |(_, at)| at);
+            let at = match last {
+                Some((v, at)) if v == vpid => at,
+                _ => {
+                    let at = s.at(vpid);
+                    last = Some((vpid, at));
+                    at
+                }
+            };
             let p = &mut s.procs[at].1;
             p.events += 1;
             if p.name.is_none() {
