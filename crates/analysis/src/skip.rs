@@ -54,6 +54,11 @@ impl File {
     }
 }
 
+/// Per trace of `set` and event class index: whether its events are initialization events.
+pub(crate) fn init_classes(set: &TraceSet) -> Vec<Vec<bool>> {
+    set.traces.iter().map(|t| t.schema.per_class(|ec| Kind::of(&ec.name).is_some_and(Kind::is_init))).collect()
+}
+
 /// The packets of a recording known to hold no initialization event.
 #[derive(Debug, Default)]
 pub struct PacketIndex {
@@ -78,9 +83,7 @@ impl PacketIndex {
     pub fn learn(&mut self, set: &mut TraceSet, jobs: usize) {
         let known = Arc::clone(&self.streams);
         set.skip_packets(move |path, offset, _| known.get(path).is_some_and(|s| offset < s.learnt));
-        // Per trace and class index: whether it is an initialization event.
-        let is_init: Vec<Vec<bool>> =
-            set.traces.iter().map(|t| t.schema.per_class(|ec| Kind::of(&ec.name).is_some_and(Kind::is_init))).collect();
+        let is_init = init_classes(set);
         let files = set.map_streams(
             jobs,
             |r| {
@@ -142,8 +145,12 @@ impl PacketIndex {
     }
 
     /// Passes over, in `set`, the packets learnt to hold no initialization event that end
-    /// before `begin_ns`.
-    pub fn skip_before(&self, set: &mut TraceSet, begin_ns: i64) {
+    /// before `begin_ns`; with `init` ([`init_classes`]), the events before it that are not
+    /// initialization events too, in the packets it reads.
+    pub fn skip_before(&self, set: &mut TraceSet, begin_ns: i64, init: Option<&[Vec<bool>]>) {
+        if let Some(init) = init {
+            set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin_ns, keep: init.to_vec() });
+        }
         let known = Arc::clone(&self.streams);
         set.skip_packets(move |path, offset, end| {
             end.is_some_and(|e| e < begin_ns)

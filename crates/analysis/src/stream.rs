@@ -207,6 +207,9 @@ struct Along<'a> {
 /// The slices of a recording: their times, and what each one's pass reads.
 struct Slices {
     grid: Grid,
+    /// Per trace and event class: whether it declares objects (what a pass reads before its
+    /// window; it passes over the other events there).
+    init: Vec<Vec<bool>>,
 }
 
 impl Slices {
@@ -251,7 +254,7 @@ impl Slices {
         set.index_until(to.saturating_add(margin));
         match window.begin {
             Some(_) => {
-                index.skip_before(set, from.saturating_sub(margin));
+                index.skip_before(set, from.saturating_sub(margin), Some(&self.init));
                 set.join_passed_over();
             }
             None => set.clear_packet_filter(),
@@ -339,7 +342,7 @@ fn analyze_with(
     let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
     let slice_ns = ((last - first) / slices + 1).max(1);
     let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
-    let plan = Slices { grid };
+    let plan = Slices { grid, init: crate::skip::init_classes(set) };
     let mut totals = Totals::new(grid, options.diff_samples);
     let mut last = Default::default();
     // The numbers of the first run, publication and take of the next slice.

@@ -10,6 +10,26 @@ use std::path::Path;
 /// context are read; `true` skips its events (its counters of losses are still read).
 pub type PacketFilter = dyn Fn(&Path, u64, Option<i64>) -> bool + Send + Sync;
 
+/// Which events a reader passes over without giving them: those before `before_ns` of a class
+/// not kept. They are skimmed ([`StreamReader::skim`](crate::StreamReader::skim)): their errors
+/// are those of a reading, and stop their packet as it would.
+#[derive(Debug, Clone)]
+pub struct EventFilter {
+    /// Events at or after this time (ns) are all read.
+    pub before_ns: i64,
+    /// Per trace of the set, per event class index: whether its events are read all the same.
+    pub keep: Vec<Vec<bool>>,
+}
+
+impl EventFilter {
+    /// Whether an event of trace `trace`, class `class`, at `ns` is passed over.
+    #[inline]
+    pub(crate) fn passes_over(&self, trace: usize, class: usize, ns: Option<i64>) -> bool {
+        ns.is_some_and(|t| t < self.before_ns)
+            && !self.keep.get(trace).and_then(|k| k.get(class)).copied().unwrap_or(true)
+    }
+}
+
 /// A packet of a stream file as an indexer read it: where it is, what of its header a reader
 /// passing over it needs, and the state of the reader after it (see
 /// `StreamReader::index_packets`). Kept small: there is one per packet of a recording followed.

@@ -42,7 +42,7 @@ pub use error::{Error, MetadataError, Result};
 pub use event::Event;
 pub use extract::Extracted;
 pub use find::{find_traces, find_traces_all};
-pub use index::PacketFilter;
+pub use index::{EventFilter, PacketFilter};
 pub use merge::{Events, Ints, Place};
 pub use packet::{Loss, LossKind, PacketInfo, PACKET_MAGIC};
 pub use positions::{Positions, TracePositions};

@@ -4,7 +4,7 @@
 use crate::decode::{decode, decode_scope, skip_scope, Cursor, DecodeError, Node, State};
 use crate::error::Error;
 use crate::event::{Current, Event};
-use crate::index::{Indexed, Links, PacketFilter, Resume};
+use crate::index::{EventFilter, Indexed, Links, PacketFilter, Resume};
 use crate::packet::{Loss, LossKind, PacketInfo, PACKET_MAGIC};
 use crate::schema::{EventClass, Schema, StreamClass};
 use crate::value::StructRef;
@@ -34,6 +34,8 @@ pub struct StreamReader<'a> {
     schema: &'a Schema,
     /// Packets whose events are passed over.
     skip: Option<&'a PacketFilter>,
+    /// Events passed over, not given ([`StreamReader::set_event_filter`]).
+    early: Option<&'a EventFilter>,
     /// The file's packets indexed before (see [`Indexed`]): those the filter passes over are
     /// stepped over without reading their headers again.
     index: &'a [Indexed],
@@ -119,6 +121,7 @@ impl<'a> StreamReader<'a> {
             data,
             schema,
             skip: None,
+            early: None,
             index: &[],
             counter: None,
             trace_index,
@@ -212,6 +215,7 @@ impl<'a> StreamReader<'a> {
     pub(crate) fn part(&self, warm: u64, start: u64, end: u64) -> StreamReader<'a> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
         r.skip = self.skip;
+        r.early = self.early;
         r.index = self.index;
         r.counter = self.counter;
         r.page = self.page;
@@ -418,8 +422,12 @@ impl<'a> StreamReader<'a> {
             }
             let start = self.pos;
             match self.read_event() {
-                Ok(()) if self.pos > start => return Ok(true),
-                Ok(()) => {
+                Ok(given) if self.pos > start => {
+                    if given {
+                        return Ok(true);
+                    }
+                }
+                Ok(_) => {
                     self.done = true;
                     return Err(self.error(self.packet.offset + start / 8, "event of size zero: cannot make progress"));
                 }
@@ -464,6 +472,11 @@ impl<'a> StreamReader<'a> {
     /// Sets the filter of packets whose events are passed over.
     pub fn set_packet_filter(&mut self, f: Option<&'a PacketFilter>) {
         self.skip = f;
+    }
+
+    /// Sets the filter of events passed over: read as far as needed to go on, but not given.
+    pub fn set_event_filter(&mut self, f: Option<&'a EventFilter>) {
+        self.early = f;
     }
 
     /// Sets the packets of the file indexed before ([`Indexed`]), to step over those the
@@ -831,7 +844,9 @@ impl<'a> StreamReader<'a> {
         Err(PacketError::Damaged { error, keep_events: true })
     }
 
-    fn read_event(&mut self) -> Result<(), DecodeError> {
+    /// Reads the next event of the packet; whether it is given (not passed over: see
+    /// [`set_event_filter`](Self::set_event_filter)).
+    fn read_event(&mut self) -> Result<bool, DecodeError> {
         let sc = self.sc.expect("packet read");
         let mut c = Cursor { data: self.data, base: self.packet.offset as usize, pos: self.pos, end: self.content_end };
         let st = &mut self.st;
@@ -855,14 +870,18 @@ impl<'a> StreamReader<'a> {
                 })
             }
         };
+        let over = self.early.is_some_and(|f| f.passes_over(self.trace_index, class.index, self.to_ns(self.st.clock)));
+        let st = &mut self.st;
         self.ctx.clear();
         self.ectx.clear();
         self.payload.clear();
         let scopes =
             [(&sc.event_context, &mut self.ctx), (&class.context, &mut self.ectx), (&class.fields, &mut self.payload)];
+        // (An event passed over is skimmed: stepped over where its layout allows, with the errors
+        // and the place a decoding ends at.)
         for (t, out) in scopes {
             let Some(t) = t else { continue };
-            if self.skim {
+            if self.skim || over {
                 skip_scope(t, &mut c, st, &mut self.scratch)?;
             } else {
                 decode_scope(t, &mut c, st, out)?;
@@ -892,7 +911,7 @@ impl<'a> StreamReader<'a> {
         self.last_at = Some(self.packet.offset + self.pos / 8);
         self.pos = c.pos;
         self.ts_ns = self.to_ns(self.ts);
-        Ok(())
+        Ok(!over)
     }
 
     /// The values of the header and context of the first packet, when they can be read (its

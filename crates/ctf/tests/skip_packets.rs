@@ -117,3 +117,99 @@ fn extracted_packets_are_a_trace_of_the_events_kept() {
         assert_eq!(String::from_utf8_lossy(&bt.stdout).lines().count(), events.len());
     }
 }
+
+/// Each item of a reading, in order: an event (name, time, stream file, packet offset) or an
+/// error (its text).
+fn items(set: &TraceSet, jobs: usize) -> (Vec<Ev>, Vec<String>, u64) {
+    set.read().jobs(jobs).piped().run(|events| {
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        while let Some(r) = events.next() {
+            match r {
+                Ok(ev) => out.push((
+                    format!("{}#{}", ev.name(), ev.class().index),
+                    ev.timestamp(),
+                    ev.stream_path().to_path_buf(),
+                    ev.packet_offset(),
+                )),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        errors.sort();
+        (out, errors, events.discarded_events())
+    })
+}
+
+/// Compares a reading of `dir` that passes over the events of odd class indices before the
+/// middle with one of everything; returns whether the recording has read errors (`None`: none
+/// of its events is passed over).
+fn passed_over_as_read(dir: &std::path::Path) -> Option<bool> {
+    let (set, _) = TraceSet::open(&[dir]);
+    let (all, errors, discarded) = items(&set, 1);
+    let middle = all.get(all.len() / 2).and_then(|e| e.1)?;
+    let keep: Vec<Vec<bool>> = set.traces.iter().map(|t| t.schema.per_class(|ec| ec.index.is_multiple_of(2))).collect();
+    let odd = |e: &Ev| e.0.rsplit('#').next().unwrap().parse::<usize>().unwrap() % 2 == 1;
+    let kept: Vec<Ev> = all.iter().filter(|e| !(odd(e) && e.1.is_some_and(|t| t < middle))).cloned().collect();
+    if kept.len() == all.len() {
+        return None;
+    }
+    let (mut set, _) = TraceSet::open(&[dir]);
+    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: middle, keep });
+    for jobs in [1, 2] {
+        let (events, errs, d) = items(&set, jobs);
+        assert_eq!(events, kept, "{}: jobs {jobs}", dir.display());
+        assert_eq!(errs, errors, "{}: jobs {jobs}", dir.display());
+        assert_eq!(d, discarded, "{}: jobs {jobs}", dir.display());
+    }
+    set.clear_packet_filter();
+    assert_eq!(items(&set, 1).0, all, "{}: every event again", dir.display());
+    Some(!errors.is_empty())
+}
+
+/// [`TraceSet::pass_over_events`]: the events before a time of the classes not kept are not
+/// given; the others are, as a reading of everything gives them, in its order, on one thread
+/// and on several; the errors and losses are the same, in damaged recordings too (bytes of a
+/// recording changed at random).
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn events_passed_over_leave_the_others_and_the_errors_as_they_were() {
+    rostrace_testkit::needs_test_data!();
+    let data = rostrace_testkit::test_data();
+    let mut dirs = vec![data.join("traces/caret-demos-e2e-jazzy"), data.join("traces/tum-autoware-carla")];
+    let mut edges: Vec<PathBuf> =
+        std::fs::read_dir(data.join("ctf-edge")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    edges.sort();
+    dirs.extend(edges);
+    let checked = dirs.iter().filter_map(|d| passed_over_as_read(d)).count();
+    assert!(checked >= 10, "{checked} recordings");
+
+    let src = data.join("traces/tc-ros2-example2");
+    let tmp = rostrace_testkit::TempDir::new("passed-over");
+    let mut rng = rostrace_testkit::XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut damaged = 0;
+    for round in 0..8 {
+        let dir = tmp.join(format!("r{round}"));
+        rostrace_testkit::copy_writable(&src, &dir);
+        let victim = dir.join("ros2_0");
+        let mut bytes = std::fs::read(&victim).unwrap();
+        for _ in 0..24 {
+            let i = (rng.next_u64() % bytes.len() as u64) as usize;
+            bytes[i] ^= rng.next_u64() as u8 | 1;
+        }
+        std::fs::write(&victim, &bytes).unwrap();
+        damaged += usize::from(passed_over_as_read(&dir) == Some(true));
+    }
+    // Packets whose content is cut inside their last event (LTTng's layout: the content size,
+    // in bits, is at byte 48 of a packet): that event is read up to the cut, passed over or not.
+    for (round, packet) in (0..6).enumerate() {
+        let dir = tmp.join(format!("cut{round}"));
+        rostrace_testkit::copy_writable(&src, &dir);
+        let victim = dir.join("ros2_0");
+        let mut bytes = std::fs::read(&victim).unwrap();
+        let at = packet * 32768 + 48;
+        let bits = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        bytes[at..at + 8].copy_from_slice(&(bits - 8 * (1 + round as u64 % 3)).to_le_bytes());
+        std::fs::write(&victim, &bytes).unwrap();
+        damaged += usize::from(passed_over_as_read(&dir) == Some(true));
+    }
+    assert!(damaged >= 10, "{damaged} of 14 damaged copies read with errors");
+}
