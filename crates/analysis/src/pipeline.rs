@@ -71,17 +71,44 @@ impl Analysis {
 
     /// Makes the report of the linked tables (see [`Options::release_tables`]).
     fn make_report(&mut self, linked: Linked, release_tables: bool) {
+        self.make_report_beside(linked, release_tables, None::<fn(View<'_>)>);
+    }
+
+    /// [`make_report`](Self::make_report), with `beside` run over the tables at the same time on
+    /// another thread, and its result. The tables the report does not need are given back
+    /// between its steps when nothing runs beside it, else once both are done.
+    fn make_report_beside<R: Send>(
+        &mut self,
+        linked: Linked,
+        release_tables: bool,
+        beside: Option<impl for<'v> FnOnce(View<'v>) -> R + Send>,
+    ) -> Option<R> {
         let Analysis { model, runs, slots, pubs, takes, flows, handlers, report, .. } = self;
-        let reporting = {
-            let view = View { model, runs, slots, pubs, takes, flows, handlers };
-            crate::report::begin(model, &view, linked)
+        let view = View { model, runs, slots, pubs, takes, flows, handlers };
+        let release = |pubs: &mut Vec<_>, takes: &mut Vec<_>, flows: &mut Vec<_>| {
+            if release_tables {
+                (*pubs, *takes, *flows) = (Vec::new(), Vec::new(), Vec::new());
+            }
         };
-        if release_tables {
-            *pubs = Vec::new();
-            *takes = Vec::new();
-            *flows = Vec::new();
+        match beside {
+            Some(task) => {
+                let (out, made) = std::thread::scope(|s| {
+                    let h = rostrace_threads::spawn_off(s, 1, move || task(view));
+                    rostrace_threads::let_started_move();
+                    let made = crate::report::begin(model, &view, linked).finish(&view);
+                    (h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), made)
+                });
+                *report = made;
+                release(pubs, takes, flows);
+                Some(out)
+            }
+            None => {
+                let reporting = crate::report::begin(model, &view, linked);
+                release(pubs, takes, flows);
+                *report = reporting.finish(&View { model, runs, slots, pubs, takes, flows, handlers });
+                None
+            }
         }
-        *report = reporting.finish(&View { model, runs, slots, pubs, takes, flows, handlers });
     }
 
     /// The records (each message along the path, at each stage) of the report's longest paths,
@@ -297,29 +324,23 @@ impl Processor {
         let keep = |p: &crate::paths::PathSpec| options.keeps_path(p);
         let instances = an.runs.len() + an.pubs.len() + an.takes.len();
         let beside = instances >= BESIDE_PER_NODE * an.model.nodes.items.len().max(1);
-        let lp = if options.longest_paths && beside && rostrace_threads::threads(jobs) > 1 {
-            let view = View::from(&an);
-            let ((lp, arch), report) = std::thread::scope(|s| {
-                let h = rostrace_threads::spawn_off(s, 1, || crate::paths::longest_with_architecture(view, keep, jobs));
-                rostrace_threads::let_started_move();
-                let report = crate::report::begin(view.model, &view, linked).finish(&view);
-                (h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), report)
-            });
-            an.report = report;
-            if options.release_tables {
-                (an.pubs, an.takes, an.flows) = (Vec::new(), Vec::new(), Vec::new());
-            }
-            an.architecture = (!options.release_architecture).then_some(arch);
-            Some(lp)
-        } else {
-            let lp = options.longest_paths.then(|| {
-                let (lp, arch) = crate::paths::longest_with_architecture(&an, keep, jobs);
-                an.architecture = (!options.release_architecture).then_some(arch);
-                lp
-            });
-            an.make_report(linked, options.release_tables);
-            lp
+        // (The architecture is kept only when asked for: given back before the report when made
+        // before it.)
+        let search = |v: View<'_>| {
+            let (lp, arch) = crate::paths::longest_with_architecture(v, keep, jobs);
+            (lp, (!options.release_architecture).then_some(arch))
         };
+        let found = if options.longest_paths && beside && rostrace_threads::threads(jobs) > 1 {
+            an.make_report_beside(linked, options.release_tables, Some(search))
+        } else {
+            let found = options.longest_paths.then(|| search(View::from(&an)));
+            an.make_report(linked, options.release_tables);
+            found
+        };
+        let lp = found.map(|(lp, arch)| {
+            an.architecture = arch;
+            lp
+        });
         an.report.longest_paths = lp;
         an.report.filter(options.nodes.as_ref(), options.topics.as_ref());
         an
