@@ -18,6 +18,7 @@ mod error;
 mod event;
 mod extract;
 mod find;
+mod headers;
 mod index;
 pub mod json;
 mod merge;

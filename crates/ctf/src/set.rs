@@ -334,6 +334,7 @@ impl TraceSet {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
                 r.set_packet_filter(self.skip.as_deref());
                 r.set_event_filter(self.early.as_deref());
+                r.file_id = s.id;
                 r.set_index(&s.index, Some(&self.packets_read));
                 if let (Some(step), Some(_)) = (step, &s.map) {
                     // SAFETY: a read-only mapping of the file (traces are not written while read).

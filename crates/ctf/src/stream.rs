@@ -4,6 +4,7 @@
 use crate::decode::{decode, decode_scope, skip_scope, Cursor, DecodeError, Node, State};
 use crate::error::Error;
 use crate::event::{Current, Event};
+use crate::headers::{FileId, HeaderReads};
 use crate::index::{EventFilter, Indexed, Links, PacketFilter, Resume};
 use crate::packet::{Loss, LossKind, PacketInfo, PACKET_MAGIC};
 use crate::schema::{EventClass, Schema, StreamClass};
@@ -36,6 +37,10 @@ pub struct StreamReader<'a> {
     skip: Option<&'a PacketFilter>,
     /// Events passed over, not given ([`StreamReader::set_event_filter`]).
     early: Option<&'a EventFilter>,
+    /// Which file the data is a mapping of, when known.
+    pub(crate) file_id: Option<FileId>,
+    /// Where packet headers are read from rather than the data: a walk over the headers alone.
+    headers: Option<Box<HeaderReads>>,
     /// The file's packets indexed before (see [`Indexed`]): those the filter passes over are
     /// stepped over without reading their headers again.
     index: &'a [Indexed],
@@ -122,6 +127,8 @@ impl<'a> StreamReader<'a> {
             schema,
             skip: None,
             early: None,
+            file_id: None,
+            headers: None,
             index: &[],
             counter: None,
             trace_index,
@@ -174,8 +181,10 @@ impl<'a> StreamReader<'a> {
     /// `damaged_too`, when a packet is damaged (its file is read whole).
     pub(crate) fn cuts(&self, every: u64, damaged_too: bool) -> Vec<(u64, u64)> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
-        // Reading a header every packet faults its neighbours in too: the pages passed are given
-        // back as this reader gives back those it reads, or the whole file would stay resident.
+        r.read_headers_from_file(self.file_id);
+        // Reading a header every packet in the mapping faults its neighbours in too: the pages
+        // passed are given back as this reader gives back those it reads, or the whole file
+        // would stay resident.
         (r.page, r.step) = (self.page, self.step);
         let mut cuts = Vec::new();
         let (mut prev, mut with_events, mut last_cut) = (None, None, 0);
@@ -469,6 +478,12 @@ impl<'a> StreamReader<'a> {
         self.skim = on;
     }
 
+    /// Reads the packet headers from the file, the one mapped (`id`), rather than through the
+    /// mapping, where it can be opened: for a walk over the headers alone ([`crate::headers`]).
+    pub(crate) fn read_headers_from_file(&mut self, id: Option<FileId>) {
+        self.headers = HeaderReads::open(self.path, id, self.data.len() as u64).map(Box::new);
+    }
+
     /// Sets the filter of packets whose events are passed over.
     pub fn set_packet_filter(&mut self, f: Option<&'a PacketFilter>) {
         self.skip = f;
@@ -670,14 +685,49 @@ impl<'a> StreamReader<'a> {
     /// read as far as its framing (its time and counters are not taken).
     fn read_frame(&mut self, start: u64, bad_magic: &mut Option<u64>) -> Result<(), PacketError> {
         let avail_bits = (self.data.len() as u64 - start).saturating_mul(8);
-        let mut c = Cursor { data: self.data, base: start as usize, pos: 0, end: avail_bits };
+        let mut framed = None;
+        if let Some(mut h) = self.headers.take() {
+            if let Some(bytes) = h.at(start) {
+                let whole = bytes.len() as u64 * 8 >= avail_bits;
+                framed = self.decode_frame(bytes, 0, start, avail_bits, whole, bad_magic).transpose();
+            }
+            self.headers = Some(h);
+        }
+        let (info, pos) = match framed {
+            Some(r) => r?,
+            // (All of the file's bytes are there: the frame is decoded, or an error.)
+            None => {
+                self.decode_frame(self.data, start as usize, start, avail_bits, true, bad_magic)?.unwrap_or_default()
+            }
+        };
+        self.finish_frame(info, pos, start, avail_bits, bad_magic)
+    }
+
+    /// The header and context of the packet at `start`, decoded from `data` (whose byte `base`
+    /// is the packet's first), and the bit after them in the packet. `whole`: whether `data`
+    /// holds the rest of the file; if not, `None` when the frame goes past its end.
+    fn decode_frame(
+        &mut self,
+        data: &[u8],
+        base: usize,
+        start: u64,
+        avail_bits: u64,
+        whole: bool,
+        bad_magic: &mut Option<u64>,
+    ) -> Result<Option<(PacketInfo, u64)>, PacketError> {
+        let end = if whole { avail_bits } else { ((data.len() - base) as u64 * 8).min(avail_bits) };
+        let mut c = Cursor { data, base, pos: 0, end };
         self.st.clock_updates = false;
         self.hdr_nodes.clear();
         self.pkt_nodes.clear();
+        *bad_magic = None;
         let mut info = PacketInfo { offset: start, ..Default::default() };
         if let Some(t) = &self.schema.packet_header {
-            decode(t, &mut c, &mut self.st, &mut self.hdr_nodes).map_err(|e| self.header_error(start, "header", e))?;
-            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, self.data);
+            match decode(t, &mut c, &mut self.st, &mut self.hdr_nodes) {
+                Err(e) if e.past_end && !whole => return Ok(None),
+                r => r.map_err(|e| self.header_error(start, "header", e))?,
+            }
+            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.hdr_nodes, data);
             if let Some(m) = s.field("magic").and_then(|v| v.as_u64()) {
                 if m != PACKET_MAGIC {
                     *bad_magic = Some(m);
@@ -697,8 +747,11 @@ impl<'a> StreamReader<'a> {
         };
         self.enter(sc);
         if let Some(t) = &sc.packet_context {
-            decode(t, &mut c, &mut self.st, &mut self.pkt_nodes).map_err(|e| self.header_error(start, "context", e))?;
-            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.pkt_nodes, self.data);
+            match decode(t, &mut c, &mut self.st, &mut self.pkt_nodes) {
+                Err(e) if e.past_end && !whole => return Ok(None),
+                r => r.map_err(|e| self.header_error(start, "context", e))?,
+            }
+            let s = StructRef::new(t.as_struct().expect("scope is a struct"), &self.pkt_nodes, data);
             let get = |n: &str| s.field(n).and_then(|v| v.as_u64());
             info.content_bits = get("content_size").unwrap_or(0);
             info.packet_bits = get("packet_size").unwrap_or(0);
@@ -717,6 +770,19 @@ impl<'a> StreamReader<'a> {
             info.packet_bits = avail_bits;
             info.content_bits = avail_bits;
         }
+        Ok(Some((info, c.pos)))
+    }
+
+    /// Sets the reader up to read the events of the packet framed by `info`, whose events start
+    /// at bit `pos`.
+    fn finish_frame(
+        &mut self,
+        info: PacketInfo,
+        pos: u64,
+        start: u64,
+        avail_bits: u64,
+        bad_magic: &mut Option<u64>,
+    ) -> Result<(), PacketError> {
         if info.packet_bits == 0 || !info.packet_bits.is_multiple_of(8) {
             return Err(PacketError::Fatal(
                 self.error(start, format!("invalid packet size {} bits", info.packet_bits)),
@@ -728,13 +794,13 @@ impl<'a> StreamReader<'a> {
                 format!("content size {} bits larger than packet size {} bits", info.content_bits, info.packet_bits),
             )));
         }
-        if c.pos > info.content_bits {
+        if pos > info.content_bits {
             let m = format!("packet content size {} bits smaller than its header", info.content_bits);
             return Err(PacketError::Fatal(self.error(start, m)));
         }
         self.truncated = info.packet_bits > avail_bits;
         self.content_end = info.content_bits.min(avail_bits);
-        self.pos = c.pos;
+        self.pos = pos;
         self.next_packet = start + info.packet_bits / 8;
         if start >= self.released.saturating_add(self.step) {
             self.release(start);

@@ -15,6 +15,10 @@ use std::sync::Arc;
 /// How much of a stream file the indexer reads before it gives the pages back.
 const INDEX_RELEASE_STEP: u64 = 16 << 20;
 
+/// Bytes left to index from which the packet headers are read from the file rather than through
+/// its mapping ([`crate::headers`]).
+const HEADERS_FROM_FILE: u64 = 1 << 20;
+
 /// One data stream file of a trace.
 pub struct StreamFile {
     /// Its path.
@@ -28,6 +32,8 @@ pub struct StreamFile {
     indexed_len: u64,
     /// Its first packet's header and context, as read when it was opened (when they could be).
     pub(crate) first: Option<PacketInfo>,
+    /// Which file is mapped.
+    pub(crate) id: Option<crate::headers::FileId>,
 }
 
 impl StreamFile {
@@ -422,7 +428,8 @@ impl StreamFile {
         let map = map_file(&file, &path, len)?;
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
-        Ok(Some(StreamFile { path, map: Some(map), index: Vec::new(), resume: None, indexed_len: 0, first }))
+        let id = crate::headers::file_id(&file);
+        Ok(Some(StreamFile { path, map: Some(map), index: Vec::new(), resume: None, indexed_len: 0, first, id }))
     }
 
     /// Maps the file again when its size changed; a file that shrank is indexed again.
@@ -439,6 +446,7 @@ impl StreamFile {
             self.indexed_len = 0;
         }
         self.map = if len == 0 { None } else { Some(map_file(&file, &self.path, len)?) };
+        self.id = crate::headers::file_id(&file);
         Ok(())
     }
 
@@ -456,6 +464,11 @@ impl StreamFile {
             return 0;
         }
         let mut r = StreamReader::new(&self.path, data, schema, 0);
+        // (What is left of a small file is read through the mapping: no file to open.)
+        let from = self.resume.map_or(0, |r| r.next_packet);
+        if (data.len() as u64).saturating_sub(from) >= HEADERS_FROM_FILE {
+            r.read_headers_from_file(self.id);
+        }
         if self.map.is_some() {
             // The pages of the headers read are given back as the indexer goes: reading one
             // header maps the pages around it too (the kernel's fault-around), so an index of

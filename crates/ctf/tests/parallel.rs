@@ -414,3 +414,42 @@ fn context_integers_at_kept_positions_are_those_read_by_name() {
     }
     assert!(n > 500_000 && found > n, "{n} events, {found} integers");
 }
+
+/// An index of a file of more than 1 MiB reads the packet headers from the file rather than
+/// through its mapping ([`TraceSet::index_until`]). Under random damage, a reading that steps
+/// over the indexed packets its filter passes over gives what one that reads their headers
+/// gives: events, errors and losses.
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn packets_stepped_over_by_an_index_of_headers_read_from_the_file_are_those_read() {
+    rostrace_testkit::needs_test_data!();
+    let Some(src) = rostrace_testkit::test_data_path("ctf-edge/tc-hello-lost") else { return };
+    let tmp = rostrace_testkit::TempDir::new("index-from-file");
+    let dir = tmp.join("t");
+    rostrace_testkit::copy_writable(&src, &dir);
+    let stream = dir.join("channel1_2");
+    let original = std::fs::read(&stream).unwrap();
+    assert!(original.len() > 2 << 20, "{} bytes", original.len());
+    let mut rng = rostrace_testkit::XorShift(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.next_u64();
+    let mut stepped = 0;
+    for round in 0..12 {
+        let mut data = original.clone();
+        for _ in 0..round % 4 {
+            // In a packet's header and context (its first 128 bytes), where the index reads.
+            let at = (next() % data.len() as u64) as usize / 4096 * 4096 + (next() % 128) as usize;
+            data[at] ^= 1 << (next() % 8);
+        }
+        std::fs::write(&stream, &data).unwrap();
+        let (mut indexed, _) = TraceSet::open(&[&dir]);
+        indexed.index_until(i64::MAX);
+        let (mut plain, _) = TraceSet::open(&[&dir]);
+        for s in [&mut indexed, &mut plain] {
+            s.skip_packets(|_, offset, _| (offset / 4096) % 3 != 0);
+        }
+        let want = transcript(&mut plain.events());
+        assert_eq!(transcript(&mut indexed.events()), want, "round {round}");
+        stepped += plain.packets_read() - indexed.packets_read();
+    }
+    assert!(stepped > 1000, "{stepped} packets stepped over");
+}
