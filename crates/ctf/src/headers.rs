@@ -28,12 +28,17 @@ pub(crate) fn file_id(file: &std::fs::File) -> Option<FileId> {
 /// A header that does not fit is read through the mapping.
 const HEADER_READ: usize = 512;
 
+/// Bytes of the file asked ahead of the headers read ([`HeaderReads::at`]).
+const AHEAD: u64 = 8 << 20;
+
 /// A stream file opened for reading its packet headers.
 pub(crate) struct HeaderReads {
     file: std::fs::File,
     /// The length of the mapping: nothing after it is read.
     len: u64,
     buf: Vec<u8>,
+    /// The file is asked to be read ahead up to there.
+    ahead: u64,
 }
 
 impl HeaderReads {
@@ -42,13 +47,33 @@ impl HeaderReads {
         let id = id?;
         let file = std::fs::File::open(path).ok()?;
         let size = file.metadata().ok()?.len();
-        (file_id(&file) == Some(id) && size >= len).then(|| HeaderReads { file, len, buf: vec![0; HEADER_READ] })
+        (file_id(&file) == Some(id) && size >= len).then(|| HeaderReads {
+            file,
+            len,
+            buf: vec![0; HEADER_READ],
+            ahead: 0,
+        })
     }
 
     /// The bytes from `at` on, as many as were read (up to the end of the mapping); `None` when
     /// they cannot be read.
+    ///
+    /// Reads of a few bytes every packet are not seen as sequential by the kernel, which then
+    /// reads ahead little: from a file not in the page cache, each header would wait for the
+    /// disk on its own. The file is asked to be read ahead ([`AHEAD`] bytes at a time, as a
+    /// sequential reading of the mapping is), which also brings in the packets that a reading
+    /// after the walk reads.
     pub(crate) fn at(&mut self, at: u64) -> Option<&[u8]> {
         let n = (self.len.checked_sub(at)?).min(HEADER_READ as u64) as usize;
+        #[cfg(target_os = "linux")]
+        if at + AHEAD / 2 >= self.ahead {
+            use std::os::fd::AsRawFd;
+            let from = self.ahead.max(at);
+            let len = AHEAD.min(self.len - from);
+            // SAFETY: an advice on an open file descriptor's range: no memory is involved.
+            unsafe { libc::posix_fadvise(self.file.as_raw_fd(), from as i64, len as i64, libc::POSIX_FADV_WILLNEED) };
+            self.ahead = from + len;
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::FileExt;
