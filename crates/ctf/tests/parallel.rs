@@ -284,6 +284,19 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
     assert!(parts > 10 && again > 0, "{parts} parts, {again} read again");
 }
 
+/// A writable copy of ctf-edge's tc-hello-lost (in a temporary directory named after `name`):
+/// the directory, the trace in it, its large stream file (3.4 MB of 4 KiB packets) and that
+/// file's bytes. `None` on a machine without the shared traces.
+fn hello_lost_copy(name: &str) -> Option<(rostrace_testkit::TempDir, PathBuf, PathBuf, Vec<u8>)> {
+    let src = rostrace_testkit::test_data_path("ctf-edge/tc-hello-lost")?;
+    let tmp = rostrace_testkit::TempDir::new(name);
+    let dir = tmp.join("t");
+    rostrace_testkit::copy_writable(&src, &dir);
+    let stream = dir.join("channel1_2");
+    let original = std::fs::read(&stream).unwrap();
+    Some((tmp, dir, stream, original))
+}
+
 /// Random damage (bytes flipped anywhere: headers, contexts, events), many times over: files
 /// cut into parts still give what one reader per file gives, whether the parts start where the
 /// whole file's reader is or have to be read again.
@@ -291,12 +304,7 @@ fn workers_pass_on_errors_and_losses_of_damaged_streams_in_place() {
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
     rostrace_testkit::needs_test_data!();
-    let Some(src) = rostrace_testkit::test_data_path("ctf-edge/tc-hello-lost") else { return };
-    let tmp = rostrace_testkit::TempDir::new("parallel-random");
-    let dir = tmp.join("t");
-    rostrace_testkit::copy_writable(&src, &dir);
-    let stream = dir.join("channel1_2");
-    let original = std::fs::read(&stream).unwrap();
+    let Some((tmp, dir, stream, original)) = hello_lost_copy("parallel-random") else { return };
     let mut rng = rostrace_testkit::XorShift(0x9e37_79b9_7f4a_7c15);
     let mut next = move || rng.next_u64();
     let (mut parts, mut again) = (0, 0);
@@ -423,12 +431,7 @@ fn context_integers_at_kept_positions_are_those_read_by_name() {
 #[test]
 fn packets_stepped_over_by_an_index_of_headers_read_from_the_file_are_those_read() {
     rostrace_testkit::needs_test_data!();
-    let Some(src) = rostrace_testkit::test_data_path("ctf-edge/tc-hello-lost") else { return };
-    let tmp = rostrace_testkit::TempDir::new("index-from-file");
-    let dir = tmp.join("t");
-    rostrace_testkit::copy_writable(&src, &dir);
-    let stream = dir.join("channel1_2");
-    let original = std::fs::read(&stream).unwrap();
+    let Some((tmp, dir, stream, original)) = hello_lost_copy("index-from-file") else { return };
     assert!(original.len() > 2 << 20, "{} bytes", original.len());
     let mut rng = rostrace_testkit::XorShift(0x2545_f491_4f6c_dd1d);
     let mut next = move || rng.next_u64();
