@@ -304,7 +304,7 @@ fn hello_lost_copy(name: &str) -> Option<(rostrace_testkit::TempDir, PathBuf, Pa
 #[test]
 fn parts_equal_whole_files_under_random_damage() {
     rostrace_testkit::needs_test_data!();
-    let Some((tmp, dir, stream, original)) = hello_lost_copy("parallel-random") else { return };
+    let Some((_tmp, dir, stream, original)) = hello_lost_copy("parallel-random") else { return };
     let mut rng = rostrace_testkit::XorShift(0x9e37_79b9_7f4a_7c15);
     let mut next = move || rng.next_u64();
     let (mut parts, mut again) = (0, 0);
@@ -431,7 +431,7 @@ fn context_integers_at_kept_positions_are_those_read_by_name() {
 #[test]
 fn packets_stepped_over_by_an_index_of_headers_read_from_the_file_are_those_read() {
     rostrace_testkit::needs_test_data!();
-    let Some((tmp, dir, stream, original)) = hello_lost_copy("index-from-file") else { return };
+    let Some((_tmp, dir, stream, original)) = hello_lost_copy("index-from-file") else { return };
     assert!(original.len() > 2 << 20, "{} bytes", original.len());
     let mut rng = rostrace_testkit::XorShift(0x2545_f491_4f6c_dd1d);
     let mut next = move || rng.next_u64();
