@@ -936,48 +936,75 @@ impl<'a> StreamReader<'a> {
                 })
             }
         };
-        let over = self.early.is_some_and(|f| f.passes_over(self.trace_index, class.index, self.to_ns(self.st.clock)));
+        if let Some(f) = self.early {
+            if f.passes_over(self.trace_index, class.index, self.to_ns(self.st.clock)) {
+                return self.pass_over(c, sc, class).map(|()| false);
+            }
+        }
         let st = &mut self.st;
         self.ctx.clear();
         self.ectx.clear();
         self.payload.clear();
         let scopes =
             [(&sc.event_context, &mut self.ctx), (&class.context, &mut self.ectx), (&class.fields, &mut self.payload)];
-        // (An event passed over is skimmed: stepped over where its layout allows, with the errors
-        // and the place a decoding ends at.)
         for (t, out) in scopes {
             let Some(t) = t else { continue };
-            if self.skim || over {
+            if self.skim {
                 skip_scope(t, &mut c, st, &mut self.scratch)?;
             } else {
                 decode_scope(t, &mut c, st, out)?;
             }
         }
+        self.take_event(class, c.pos).map(|()| true)
+    }
+
+    /// The rest of an event passed over ([`set_event_filter`](Self::set_event_filter)), from
+    /// `c`, after its header: skimmed, with the errors and the place a decoding ends at.
+    #[cold]
+    #[inline(never)]
+    fn pass_over(
+        &mut self,
+        mut c: Cursor<'_>,
+        sc: &StreamClass,
+        class: &'a Arc<EventClass>,
+    ) -> Result<(), DecodeError> {
+        self.ctx.clear();
+        self.ectx.clear();
+        self.payload.clear();
+        for t in [&sc.event_context, &class.context, &class.fields].into_iter().flatten() {
+            skip_scope(t, &mut c, &mut self.st, &mut self.scratch)?;
+        }
+        self.take_event(class, c.pos)
+    }
+
+    /// The event of `class` read up to bit `end` of the packet made the current one, its time
+    /// checked.
+    #[inline(always)]
+    fn take_event(&mut self, class: &'a Arc<EventClass>, end: u64) -> Result<(), DecodeError> {
+        let clock = self.st.clock;
         // Time goes forward within a stream: otherwise the event's timestamp is damaged, and so
         // are the times of the packet's later events (each relative to the one before). (An
         // event before its packet's beginning or after its end is tolerated, as babeltrace2
         // does: LTTng and barectf wrote some.)
-        if st.clock < self.ts {
+        if clock < self.ts {
             return Err(DecodeError {
                 bit: self.pos,
                 message: format!(
-                    "damaged event timestamp {} (before the stream's previous event); the rest of the packet is skipped",
-                    st.clock
+                    "damaged event timestamp {clock} (before the stream's previous event); the rest of the packet is skipped"
                 ),
                 past_end: false,
             });
         }
-        if st.clock > self.max_cycles {
-            let clock = st.clock;
+        if clock > self.max_cycles {
             let message = format!("event timestamp {clock} {}; the rest of the packet is skipped", self.past_clock());
             return Err(DecodeError { bit: self.pos, message, past_end: false });
         }
         self.class = Some(class);
-        self.ts = st.clock;
+        self.ts = clock;
         self.last_at = Some(self.packet.offset + self.pos / 8);
-        self.pos = c.pos;
+        self.pos = end;
         self.ts_ns = self.to_ns(self.ts);
-        Ok(!over)
+        Ok(())
     }
 
     /// The values of the header and context of the first packet, when they can be read (its
