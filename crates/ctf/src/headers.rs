@@ -66,9 +66,10 @@ impl HeaderReads {
     pub(crate) fn at(&mut self, at: u64) -> Option<&[u8]> {
         let n = (self.len.checked_sub(at)?).min(HEADER_READ as u64) as usize;
         #[cfg(target_os = "linux")]
-        if at + AHEAD / 2 >= self.ahead {
+        if at + AHEAD / 2 >= self.ahead && self.ahead.max(at) < self.len {
             use std::os::fd::AsRawFd;
             let from = self.ahead.max(at);
+            // (Not 0, which would be the rest of the file, past the mapping.)
             let len = AHEAD.min(self.len - from);
             // SAFETY: an advice on an open file descriptor's range: no memory is involved.
             unsafe { libc::posix_fadvise(self.file.as_raw_fd(), from as i64, len as i64, libc::POSIX_FADV_WILLNEED) };
