@@ -157,7 +157,7 @@ impl Follower {
         match window.begin {
             Some(Bound::Absolute(begin)) => {
                 self.packets.learn(set, 1);
-                self.packets.skip_before(set, begin, None);
+                self.packets.skip_before(set, begin);
                 // The window only moves on: what is passed over now always will be, so the
                 // index keeps one entry for it, not one per packet.
                 set.join_passed_over();

@@ -145,12 +145,8 @@ impl PacketIndex {
     }
 
     /// Passes over, in `set`, the packets learnt to hold no initialization event that end
-    /// before `begin_ns`; with `init` ([`init_classes`]), the events before it that are not
-    /// initialization events too, in the packets it reads.
-    pub fn skip_before(&self, set: &mut TraceSet, begin_ns: i64, init: Option<&[Vec<bool>]>) {
-        if let Some(init) = init {
-            set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin_ns, keep: init.to_vec() });
-        }
+    /// before `begin_ns`.
+    pub fn skip_before(&self, set: &mut TraceSet, begin_ns: i64) {
         let known = Arc::clone(&self.streams);
         set.skip_packets(move |path, offset, end| {
             end.is_some_and(|e| e < begin_ns)

@@ -254,8 +254,11 @@ impl Slices {
         set.index_until(to.saturating_add(margin));
         match window.begin {
             Some(_) => {
-                index.skip_before(set, from.saturating_sub(margin), Some(&self.init));
+                let begin = from.saturating_sub(margin);
+                index.skip_before(set, begin);
                 set.join_passed_over();
+                // In the packets it reads before its window, only what declares objects.
+                set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
             }
             None => set.clear_packet_filter(),
         }
