@@ -22,7 +22,7 @@ pub struct TraceSet {
     /// Packets whose events every reader of the set passes over.
     pub(crate) skip: Option<std::sync::Arc<PacketFilter>>,
     /// Events every reader of the set passes over.
-    early: Option<std::sync::Arc<EventFilter>>,
+    event_filter: Option<std::sync::Arc<EventFilter>>,
     /// The paths the set was opened on, where [`refresh`](Self::refresh) looks for new traces.
     roots: Vec<PathBuf>,
     /// Packet headers read by the set's readers, and by its indexing.
@@ -80,7 +80,7 @@ impl TraceSet {
             traces,
             budget: RESIDENT_BUDGET,
             skip: None,
-            early: None,
+            event_filter: None,
             roots,
             packets_read: AtomicU64::new(0),
             packets_indexed: 0,
@@ -313,13 +313,13 @@ impl TraceSet {
     /// Passes over, in every reading of the set, the events `f` names: for a reader of a window
     /// that reads the packets before it only for some of their events (what declares objects).
     pub fn pass_over_events(&mut self, f: EventFilter) {
-        self.early = Some(std::sync::Arc::new(f));
+        self.event_filter = Some(std::sync::Arc::new(f));
     }
 
     /// Reads every packet's events again, and every event ([`pass_over_events`](Self::pass_over_events)).
     pub fn clear_packet_filter(&mut self) {
         self.skip = None;
-        self.early = None;
+        self.event_filter = None;
     }
 
     /// A reader of each stream file, `at_once` of them being read at the same time (all of
@@ -333,7 +333,7 @@ impl TraceSet {
             for s in &t.streams {
                 let mut r = StreamReader::new(&s.path, s.data(), &t.schema, ti);
                 r.set_packet_filter(self.skip.as_deref());
-                r.set_event_filter(self.early.as_deref());
+                r.set_event_filter(self.event_filter.as_deref());
                 r.file_id = s.id;
                 r.set_index(&s.index, Some(&self.packets_read));
                 if let (Some(step), Some(_)) = (step, &s.map) {

@@ -36,7 +36,7 @@ pub struct StreamReader<'a> {
     /// Packets whose events are passed over.
     skip: Option<&'a PacketFilter>,
     /// Events passed over, not given ([`StreamReader::set_event_filter`]).
-    early: Option<&'a EventFilter>,
+    event_filter: Option<&'a EventFilter>,
     /// Which file the data is a mapping of, when known.
     pub(crate) file_id: Option<FileId>,
     /// Where packet headers are read from rather than the data: a walk over the headers alone.
@@ -126,7 +126,7 @@ impl<'a> StreamReader<'a> {
             data,
             schema,
             skip: None,
-            early: None,
+            event_filter: None,
             file_id: None,
             headers: None,
             index: &[],
@@ -224,7 +224,7 @@ impl<'a> StreamReader<'a> {
     pub(crate) fn part(&self, warm: u64, start: u64, end: u64) -> StreamReader<'a> {
         let mut r = StreamReader::new(self.path, self.data, self.schema, self.trace_index);
         r.skip = self.skip;
-        r.early = self.early;
+        r.event_filter = self.event_filter;
         r.index = self.index;
         r.counter = self.counter;
         r.page = self.page;
@@ -491,7 +491,7 @@ impl<'a> StreamReader<'a> {
 
     /// Sets the filter of events passed over: read as far as needed to go on, but not given.
     pub fn set_event_filter(&mut self, f: Option<&'a EventFilter>) {
-        self.early = f;
+        self.event_filter = f;
     }
 
     /// Sets the packets of the file indexed before ([`Indexed`]), to step over those the
@@ -691,7 +691,11 @@ impl<'a> StreamReader<'a> {
                 let whole = bytes.len() as u64 * 8 >= avail_bits;
                 framed = self.decode_frame(bytes, 0, start, avail_bits, whole, bad_magic).transpose();
             }
-            self.headers = Some(h);
+            // A header that could not be read so (longer than what is read, or the file no longer
+            // readable) will not be the next time: the rest of the walk reads the mapping.
+            if framed.is_some() {
+                self.headers = Some(h);
+            }
         }
         let (info, pos) = match framed {
             Some(r) => r?,
@@ -802,7 +806,8 @@ impl<'a> StreamReader<'a> {
         self.content_end = info.content_bits.min(avail_bits);
         self.pos = pos;
         self.next_packet = start + info.packet_bits / 8;
-        if start >= self.released.saturating_add(self.step) {
+        // (Headers read from the file map no pages: there are none to give back.)
+        if self.headers.is_none() && start >= self.released.saturating_add(self.step) {
             self.release(start);
         }
         self.st.clock_updates = true;
@@ -936,7 +941,7 @@ impl<'a> StreamReader<'a> {
                 })
             }
         };
-        if let Some(f) = self.early {
+        if let Some(f) = self.event_filter {
             if f.passes_over(self.trace_index, class.index, self.to_ns(self.st.clock)) {
                 return self.pass_over(c, sc, class).map(|()| false);
             }
