@@ -33,6 +33,9 @@ pub struct TraceSet {
 /// [`TraceSet::map_streams`] cuts no file into parts smaller than this.
 const PART_MIN: u64 = 1 << 20;
 
+/// [`TraceSet::last_time`] reads the packets of about this many bytes at each file's end.
+const LAST_PART: u64 = 64 << 10;
+
 /// Mapped trace data up to this size stays resident while it is read; beyond it, the readers
 /// give back the pages they have gone past.
 pub const RESIDENT_BUDGET: u64 = 128 << 20;
@@ -495,6 +498,39 @@ impl TraceSet {
             }
         }
         first.map(|f| f.1)
+    }
+
+    /// The time of the last event of the set (`None` when no event has one), on `jobs` threads
+    /// (0: as many as there are cores). Reads each stream file's last packets: its events are in
+    /// time order, so the last packets with events hold its latest one. (A file whose packets
+    /// cannot be cut where they start, for want of a begin time, is read whole.)
+    pub fn last_time(&self, jobs: usize) -> Option<i64> {
+        let (readers, _) = self.readers(None);
+        let last = |r: StreamReader<'_>| {
+            let size = r.bytes_total();
+            let mut r = match r.cuts(LAST_PART, true).last() {
+                Some(&(warm, start)) => {
+                    let mut p = r.part(warm, start, size);
+                    // (A part that cannot be reached as a whole reading would reach it: the file.)
+                    if p.warm_up().is_none() {
+                        r
+                    } else {
+                        p
+                    }
+                }
+                None => r,
+            };
+            let mut last = None;
+            loop {
+                match r.advance() {
+                    Ok(true) => last = last.max(r.timestamp()),
+                    Ok(false) => break,
+                    Err(_) => {}
+                }
+            }
+            last
+        };
+        rostrace_threads::map_in_order(jobs, readers, last).into_iter().flatten().max()
     }
 
     /// The events decoded ahead on `jobs` threads (see [`Read::decode_ahead`]).

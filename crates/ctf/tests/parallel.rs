@@ -456,3 +456,48 @@ fn packets_stepped_over_by_an_index_of_headers_read_from_the_file_are_those_read
     }
     assert!(stepped > 1000, "{stepped} packets stepped over");
 }
+
+/// The time of the last event of every event of `set`, read in order.
+fn last_of_all(set: &TraceSet) -> Option<i64> {
+    let mut events = set.events();
+    let mut last = None;
+    while let Some(r) = events.next() {
+        if let Ok(ev) = r {
+            last = last.max(ev.timestamp());
+        }
+    }
+    last
+}
+
+/// The time of a set's last event, read from each stream file's last packets, is the latest of
+/// a reading of every event: on every shared trace and edge case, and on copies of
+/// tc-hello-lost (4 KiB packets: its large file is read from a cut near its end) torn inside
+/// their last packets.
+#[rostrace_testkit::needs(test_data)]
+#[test]
+fn the_last_event_time_read_at_the_ends_of_the_files_is_that_of_every_event() {
+    rostrace_testkit::needs_test_data!();
+    let mut dirs = Vec::new();
+    for sub in ["traces", "ctf-edge"] {
+        let Some(root) = rostrace_testkit::test_data_path(sub) else { return };
+        let rd = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+        dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    dirs.sort();
+    let mut with_time = 0;
+    for dir in &dirs {
+        let (set, _) = TraceSet::open(std::slice::from_ref(dir));
+        let all = last_of_all(&set);
+        for jobs in [1, 3] {
+            assert_eq!(set.last_time(jobs), all, "{}", dir.display());
+        }
+        with_time += usize::from(all.is_some());
+    }
+    assert!(dirs.len() > 20 && with_time > 20, "{} traces, {with_time} with times", dirs.len());
+    let Some((_tmp, dir, stream, original)) = hello_lost_copy("parallel-last-time") else { return };
+    for cut in [1, 100, 777, 4000, 4096, 4097, 9000] {
+        std::fs::write(&stream, &original[..original.len() - cut]).unwrap();
+        let (set, _) = TraceSet::open(std::slice::from_ref(&dir));
+        assert_eq!(set.last_time(2), last_of_all(&set), "cut {cut}");
+    }
+}
