@@ -26,7 +26,7 @@ use crate::paths::rank::{self, LongestPaths};
 use crate::paths::{LongestStream, PathPoints, Searched, SliceRecords};
 use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
-use crate::skip::PacketIndex;
+use crate::skip::Learning;
 use crate::stats::Sample;
 use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
 use crate::system::{Carried, SystemTotals};
@@ -229,13 +229,13 @@ impl Slices {
     }
 
     /// Slice `k`'s pass over `set` (the packets before its window that declare nothing, as
-    /// `index` knows them, passed over), linked; `room`: the tables' sizes of the slice before
+    /// `learnt` knows them, passed over), linked; `room`: the tables' sizes of the slice before
     /// on this set, updated; `along`: the system handlers that carry state, fed the events of
     /// the slice's time, and the longest paths, whose records it makes once they are known.
     fn pass(
         &self,
         set: &mut TraceSet,
-        index: &PacketIndex,
+        learnt: &Learning,
         k: i64,
         jobs: usize,
         room: &mut [usize; 3],
@@ -248,35 +248,57 @@ impl Slices {
             begin: (from != i64::MIN).then(|| Bound::Absolute(from.saturating_sub(margin))),
             end: (to != i64::MAX).then(|| Bound::Absolute(to.saturating_add(margin))),
         };
+        let begin = from.saturating_sub(margin);
         // The packets up to the slice's end indexed, so that the next slice on this set steps
         // over those before it without reading their headers again: those it passes over are
         // joined into one entry, and the index holds about a slice's packets.
         set.index_until(to.saturating_add(margin));
-        match window.begin {
-            Some(_) => {
-                let begin = from.saturating_sub(margin);
-                index.skip_before(set, begin);
-                set.join_passed_over();
-                // In the packets it reads before its window, only what declares objects.
-                set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
+        // (State carried from slice to slice is fed once: its slices are read in their order, and
+        // each knows what the ones before it declared.)
+        let mut may_guess = carried.is_none();
+        let mut published = false;
+        let (c, mut handlers) = loop {
+            let guessed = match window.begin {
+                Some(_) => {
+                    let guessed = learnt.pass_over(set, k, begin, may_guess, |j| self.time(j).0);
+                    // In the packets it reads before its window, only what declares objects.
+                    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
+                    guessed
+                }
+                None => {
+                    set.clear_packet_filter();
+                    false
+                }
+            };
+            let mut handlers = Handlers::default();
+            // Executor phases: those of the slice's own time, added to the slices' before.
+            handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
+            // Service calls: those of what it reads, the slice's counted by their time.
+            handlers.add(crate::ServiceHandler::default());
+            handlers.add(crate::system::MessageAge::sliced((from, to)));
+            handlers.add(crate::system::SimTime::sliced((from, to)));
+            if let Some(c) = carried.as_deref_mut() {
+                c.within = (from, to);
+                handlers.add(std::mem::take(c));
             }
-            None => set.clear_packet_filter(),
-        }
-        let mut handlers = Handlers::default();
-        // Executor phases: those of the slice's own time, added to the slices' before.
-        handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
-        // Service calls: those of what it reads, the slice's counted by their time.
-        handlers.add(crate::ServiceHandler::default());
-        handlers.add(crate::system::MessageAge::sliced((from, to)));
-        handlers.add(crate::system::SimTime::sliced((from, to)));
-        if let Some(c) = carried.as_deref_mut() {
-            c.within = (from, to);
-            handlers.add(std::mem::take(c));
-        }
-        let mut plan = engine::plan(&mut handlers, set);
-        plan.slice = Some((from, to));
-        plan.room = *room;
-        let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
+            let mut plan = engine::plan(&mut handlers, set);
+            plan.slice = Some((from, to));
+            plan.room = *room;
+            plan.declarations = Some((self.init.clone(), begin));
+            let mut c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
+            let d = std::mem::take(&mut c.declarations);
+            let before = d.before;
+            // (What it declares in its own time is the same whatever it passed over before it.)
+            if !published {
+                learnt.publish(k, d);
+                published = true;
+            }
+            if !guessed || learnt.met_all(k, begin, before) {
+                break (c, handlers);
+            }
+            // A packet it passed over unread declared objects: read again, knowing them.
+            may_guess = false;
+        };
         // Room for an eighth more than this slice had, in the next.
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
         let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();
@@ -336,12 +358,13 @@ fn analyze_with(
     preset: Option<(&OnceLock<Searched>, bool)>,
 ) -> Analysis {
     let total = set.total_bytes();
-    // A first reading learns which packets declare objects (read by every slice) and the
-    // recording's span; the slices then pass over the other packets before them.
-    let mut index = PacketIndex::new();
-    index.learn(set, jobs);
-    progress(total / 4, total);
-    let (first, last) = index.range().unwrap_or((0, 0));
+    // The recording's span, from the first events of its stream files and their last packets.
+    // (Which packets before a slice declare objects, every slice reads: the slices learn it from
+    // the passes of the slices before them.)
+    let (first, last) = match (set.first_time().flatten(), set.last_time(jobs)) {
+        (Some(a), Some(b)) => (a, b.max(a)),
+        _ => (0, 0),
+    };
     let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
     let slice_ns = ((last - first) / slices + 1).max(1);
     let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
@@ -406,23 +429,24 @@ fn analyze_with(
         firsts = [firsts[0] + s.runs.owned, firsts[1] + s.pubs.owned, firsts[2] + s.takes.owned];
         // (Its model declares every object so far: the last one's, every object.)
         last = (t.model, t.traces);
-        progress(total / 4 + (k as u64 + 1) * (total - total / 4) / slices as u64, total);
+        progress((k as u64 + 1) * total / slices as u64, total);
     };
     // The other readers' sets: the same traces opened again and indexed. (With events for the
     // system analyses that carry state, one reader reads the slices in their order.)
     let workers = if carried.subscribed() { 1 } else { rostrace_threads::threads(jobs).min(slices as usize) };
     let mut others: Vec<TraceSet> =
         (1..workers).map(|_| set.reopen().0).filter(|o| o.traces.len() == set.traces.len()).collect();
+    let learnt = Learning::new(slices as usize);
     if others.is_empty() {
         let mut room = [0; 3];
         for k in 0..slices {
             let along = Along { carried: Some(&mut carried), longest: follows };
-            let slice = plan.pass(set, &index, k, jobs, &mut room, along);
+            let slice = plan.pass(set, &learnt, k, jobs, &mut room, along);
             add(k, slice, Some(&mut carried));
         }
     } else {
         let n = others.len() as i64 + 1;
-        let (plan, index) = (&plan, &index);
+        let (plan, learnt) = (&plan, &learnt);
         std::thread::scope(|s| {
             let mut results = Vec::new();
             for (w, set) in std::iter::once(&mut *set).chain(others.iter_mut()).enumerate() {
@@ -431,13 +455,17 @@ fn analyze_with(
                 let (tx, rx) = std::sync::mpsc::sync_channel(0);
                 results.push(rx);
                 rostrace_threads::spawn_off(s, w, move || {
+                    // (A reader that stops short, its slices never done, lets those waiting for
+                    // them go on: the analysis has failed.)
+                    let mut reading = learnt.reading();
                     let mut room = [0; 3];
                     for k in (w as i64..plan.grid.slices).step_by(n as usize) {
                         let along = Along { carried: None, longest: follows };
-                        if tx.send(plan.pass(set, index, k, 1, &mut room, along)).is_err() {
-                            break;
+                        if tx.send(plan.pass(set, learnt, k, 1, &mut room, along)).is_err() {
+                            return;
                         }
                     }
+                    reading.done();
                 });
             }
             rostrace_threads::let_started_move();

@@ -293,6 +293,39 @@ pub struct Collected {
     pub(crate) orders: Option<Orders>,
     /// The current event's order (in a part of a split pass).
     pub(crate) order: u128,
+    /// The initialization events a slice's pass met ([`crate::engine::Plan::declarations`]).
+    pub(crate) declarations: Declarations,
+}
+
+/// The initialization events (those that declare objects) a slice's pass met: what the slices
+/// of a streamed analysis learn from one another of the packets that declare objects
+/// ([`crate::stream`]).
+#[derive(Debug, Default)]
+pub(crate) struct Declarations {
+    /// How many were before the slice's reading.
+    pub(crate) before: u64,
+    /// The time of each one of the slice's own time.
+    pub(crate) own: Vec<i64>,
+    /// The packets that hold one: (stream file, byte offset), each once.
+    pub(crate) packets: Vec<(std::ffi::OsString, u64)>,
+    /// Those of `packets`, by the address of their file's path (the set's, for the pass).
+    seen: crate::collections::HashSet<(usize, u64)>,
+}
+
+impl Declarations {
+    /// One at `ts`, of `ev`'s packet, in a slice of `own` time whose reading starts at `begin`.
+    pub(crate) fn note(&mut self, ev: &rostrace_ctf::Event<'_>, ts: i64, begin: i64, own: Option<(i64, i64)>) {
+        self.before += u64::from(ts < begin);
+        if own.is_some_and(|(a, b)| a <= ts && ts < b) {
+            self.own.push(ts);
+        }
+        let (path, offset) = (ev.stream_path(), ev.packet_offset());
+        // (A path compares and hashes component by component: its file is known by where the set
+        // holds it.)
+        if self.seen.insert((path.as_os_str().as_encoded_bytes().as_ptr() as usize, offset)) {
+            self.packets.push((path.as_os_str().to_owned(), offset));
+        }
+    }
 }
 
 /// An error met while reading the traces: its text, and whether it is a stream file's incomplete

@@ -119,6 +119,54 @@ fn streamed_analyses_of_the_shared_traces_equal_those_in_memory() {
     }
 }
 
+/// A chain of three nodes, a message every 10 ms for `secs`, and a second chain whose nodes are
+/// declared at `late` (ns) and pass a message every 10 ms from then on.
+fn late_nodes(dir: &Path, secs: u64, late: u64) {
+    let mut s = Sys::new();
+    let first = s.chain("early", 3, 10 * MS);
+    let mut second = None;
+    let rounds = secs * 100;
+    let mut round = 0;
+    s.write_batches(dir, 4096, |s| {
+        if round == rounds {
+            return false;
+        }
+        let t = 10 * MS + round * 10 * MS;
+        s.pass(&first, t, |k| 1000 + k as i32);
+        if t >= late {
+            let chain = second.get_or_insert_with(|| {
+                s.declare_at(t);
+                s.chain("late", 3, 10 * MS)
+            });
+            s.pass(chain, t + 5 * MS, |k| 3000 + k as i32);
+        }
+        round += 1;
+        true
+    });
+}
+
+#[test]
+fn nodes_declared_late_are_known_to_every_slice_after_them() {
+    // The slices, read two at a time, learn which packets before them declare objects from the
+    // passes of the slices before. A slice whose reading starts after packets being read by
+    // another slice guesses that they declare nothing when the slice before that one declared
+    // nothing, and is read again when they did. Here, six slices of 6.7 s, and nodes declared
+    // in the third, fourth or fifth one, past the margin (2 s) the slice before it reads after
+    // its own time, and before the margin the slice after it reads before its own.
+    let dir = rostrace_testkit::TempDir::new("stream-late-nodes");
+    for (k, at) in [16_500u64, 23_000, 30_000].into_iter().enumerate() {
+        let trace = dir.join(format!("trace{k}"));
+        late_nodes(&trace, 40, at * MS);
+        let size = std::fs::metadata(trace.join("channel0_0")).unwrap().len();
+        for slice in ["16K".to_string(), size.div_ceil(6).to_string()] {
+            let s = agree(&trace, &slice);
+            let late = s["callbacks"].as_array().unwrap().iter().filter(|c| c["node"].as_str() == Some("/late/n2"));
+            let runs: u64 = late.map(|c| c["count"].as_u64().unwrap()).sum();
+            assert_eq!(runs, (40_000 - at) / 10 + 1, "{at} ms, slices of {slice}");
+        }
+    }
+}
+
 /// A chain of four nodes, a message every 10 ms for `secs`, and a timer whose callback runs
 /// 5 s (longer than the margin) once every 20 s, the last time until after the recording ends.
 fn long_runs(dir: &Path, secs: u64) {

@@ -103,6 +103,11 @@ impl Sys {
             t => panic!("gid is {t:?}"),
         }
     }
+    /// The objects declared from now on are declared from `t` (10 ns apart) rather than at the
+    /// start: a node started late.
+    pub fn declare_at(&mut self, t: u64) {
+        self.init = t;
+    }
     pub fn addr(&mut self) -> u64 {
         self.next += 0x10;
         self.next
