@@ -359,11 +359,14 @@ impl Totals {
         // (where their takes are counted).
         // Grouped by topic, each topic's in their order: its samples are given its messages'
         // values in that order, and its name is looked up once, not per message.
-        let mut by_topic: HashMap<&str, Vec<u32>> = HashMap::default();
+        // (By the address of the topic's name, which the slice's flows of a topic share: an
+        // address hashes faster than the name.)
+        let mut by_topic: HashMap<usize, (&str, Vec<u32>)> = HashMap::default();
         let mut flows_matched = 0u64;
         for (i, f) in a.flows.iter().enumerate() {
             if inside(a.takes[f.take as usize].take.ts) {
-                by_topic.entry(&*f.topic).or_default().push(i as u32);
+                let at = Arc::as_ptr(&f.topic) as *const u8 as usize;
+                by_topic.entry(at).or_insert_with(|| (&*f.topic, Vec::new())).1.push(i as u32);
                 flows_matched += 1;
             }
         }
@@ -395,10 +398,12 @@ impl Totals {
             }
             t.row = row;
         }
-        for (topic, idx) in by_topic {
+        for (topic, idx) in by_topic.into_values() {
             let Some(t) = self.topics.get_mut(topic) else { continue };
             // The topic's messages by publisher → subscriber pair, each pair's in their order.
-            let mut pairs: HashMap<PairIds, Vec<u32>> = HashMap::default();
+            let mut pairs: Vec<(PairIds, Vec<u32>)> = Vec::new();
+            let mut index: HashMap<PairIds, usize> = HashMap::default();
+            let mut last: Option<(PairIds, usize)> = None;
             for i in idx {
                 let f = &a.flows[i as usize];
                 let p = &a.pubs[f.publication as usize].publication;
@@ -409,16 +414,31 @@ impl Totals {
                     MatchBy::PublishWindow => 1,
                     MatchBy::IntraProcess => 2,
                 }] += 1;
-                t.pub_to_take.add(f.pub_to_take_ns);
-                if let Some(x) = f.pub_to_callback_ns {
-                    t.pub_to_callback.add(x);
+                // (Else made of its pairs' at the report: each message is one pair's.)
+                if keep {
+                    t.pub_to_take.add(f.pub_to_take_ns);
+                    if let Some(x) = f.pub_to_callback_ns {
+                        t.pub_to_callback.add(x);
+                    }
                 }
                 if let Some(r) = take.run {
                     t.take_to_callback.add(a.runs[r as usize].run.start - take.ts);
                 }
                 let sub_node = subscription.and_then(|s| m.subscriptions.get(s).node);
                 let key = (p.trace, p.vpid, pub_node(m, p), take.trace, take.vpid, sub_node);
-                pairs.entry(key).or_default().push(i);
+                // (A topic's messages come in runs of one pair: its list is looked up when the
+                // pair changes.)
+                match last.filter(|l| l.0 == key) {
+                    Some((_, at)) => pairs[at].1.push(i),
+                    None => {
+                        let at = *index.entry(key).or_insert_with(|| {
+                            pairs.push((key, Vec::new()));
+                            pairs.len() - 1
+                        });
+                        pairs[at].1.push(i);
+                        last = Some((key, at));
+                    }
+                }
             }
             // Named once per pair; pairs of one name (two nodes of one name in a process) are
             // one, their messages in their order.
@@ -531,7 +551,7 @@ impl Totals {
             errors,
             mut warnings,
             discarded,
-            reservoirs: _,
+            reservoirs,
             executor,
             services,
         } = self;
@@ -588,7 +608,7 @@ impl Totals {
         if flows_unmatched > 0 {
             warnings.push(format!("{flows_unmatched} taken message(s) could not be matched to their publication"));
         }
-        let topics: Vec<TopicReport> = topics.into_values().map(topic).collect();
+        let topics: Vec<TopicReport> = topics.into_values().map(|t| topic(t, reservoirs)).collect();
         warnings.extend(topics::negative_latencies(&topics));
         let services = services.report();
         warnings.extend(super::services::negative_latencies(&services));
@@ -625,8 +645,15 @@ impl Totals {
     }
 }
 
-/// A topic's report of its totals.
-fn topic(t: TopicTotal) -> TopicReport {
+/// A topic's report of its totals; its publish → take and publish → callback latencies made of
+/// its pairs' unless added message by message (with `reservoirs`: see [`Totals::add`]).
+fn topic(mut t: TopicTotal, reservoirs: bool) -> TopicReport {
+    if !reservoirs {
+        for p in t.pairs.values() {
+            t.pub_to_take.merge(&p.pub_to_take);
+            t.pub_to_callback.merge(&p.pub_to_callback);
+        }
+    }
     let mut reasons: Vec<ReasonCount> =
         t.reasons.into_iter().map(|(reason, count)| ReasonCount { reason, count }).collect();
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(b.reason)));
