@@ -418,6 +418,37 @@ struct Matchable<'a> {
     /// source timestamp only. (A sorted list, not a map: publications come nearly in the order
     /// of their source times, and so do the takes looked up in it.)
     by_source: Vec<Vec<(i64, u32)>>,
+    /// Per topic: where in `by_source` the last take was looked up, where the next one's search
+    /// starts.
+    cursor: Vec<std::cell::Cell<usize>>,
+}
+
+/// The first index of `v` (sorted by source time) whose source time is not below `key`, as
+/// [`slice::partition_point`] finds it, searched from `hint` outwards in steps that double: a
+/// step or two, not a search of the whole list, when the keys come nearly in order.
+fn partition_from(v: &[(i64, u32)], hint: usize, key: i64) -> usize {
+    let below = |x: &(i64, u32)| x.0 < key;
+    let hint = hint.min(v.len());
+    if hint < v.len() && below(&v[hint]) {
+        // Everything before `lo` is below the key.
+        let (mut lo, mut bound, mut step) = (hint + 1, hint + 1, 1);
+        while bound < v.len() && below(&v[bound]) {
+            lo = bound + 1;
+            bound += step;
+            step *= 2;
+        }
+        let hi = bound.min(v.len());
+        lo + v[lo..hi].partition_point(below)
+    } else {
+        // Everything from `hi` on is not below the key.
+        let (mut hi, mut bound, mut step) = (hint, hint, 1);
+        while bound > 0 && !below(&v[bound - 1]) {
+            hi = bound - 1;
+            bound = bound.saturating_sub(step);
+            step *= 2;
+        }
+        bound + v[bound..hi].partition_point(below)
+    }
 }
 
 /// The address that stands for a shared topic name.
@@ -439,6 +470,7 @@ impl<'a> Matchable<'a> {
                 x.matchable.push(Vec::new());
                 x.source_range.push(None);
                 x.by_source.push(Vec::new());
+                x.cursor.push(Default::default());
                 x.names.len() as u32 - 1
             });
             let span = match p.source_ts() {
@@ -487,7 +519,9 @@ impl<'a> Matchable<'a> {
         } else if t.source_ts != 0 {
             let k = self.topic(topic)?;
             let v = &self.by_source[k as usize];
-            let at = v.partition_point(|&(s, _)| s < t.source_ts);
+            let cursor = &self.cursor[k as usize];
+            let at = partition_from(v, cursor.get(), t.source_ts);
+            cursor.set(at);
             let same = v.get(at).filter(|&&(s, _)| s == t.source_ts);
             same.map(|&(_, p)| (p, MatchBy::SourceTimestamp)).or_else(|| {
                 let w = &self.windows[k as usize];
@@ -672,4 +706,32 @@ fn dropped<'a>(
         *out.entry(name).or_default() += n;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partition_from;
+
+    /// From any start, the search finds what a search of the whole list finds: in lists with
+    /// runs of equal keys, for keys in them, between them and beyond both ends.
+    #[test]
+    fn a_search_from_a_start_finds_what_a_whole_search_finds() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in [0usize, 1, 2, 3, 7, 64, 1000] {
+            let mut v: Vec<(i64, u32)> = (0..len).map(|i| ((next() % 300) as i64 * 2, i as u32)).collect();
+            v.sort_by_key(|x| x.0);
+            for _ in 0..500 {
+                let key = (next() % 620) as i64 - 10;
+                let hint = (next() % (len as u64 + 3)) as usize;
+                let want = v.partition_point(|x| x.0 < key);
+                assert_eq!(partition_from(&v, hint, key), want, "len {len}, key {key}, from {hint}");
+            }
+        }
+    }
 }
