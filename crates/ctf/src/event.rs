@@ -87,6 +87,7 @@ impl<'r> Event<'r> {
         self.packet.cpu_id
     }
 
+    #[inline]
     fn scope(&self, ty: Option<&'r Ty>, nodes: &'r [Node]) -> Option<StructRef<'r>> {
         let s = ty?.as_struct()?;
         if nodes.is_empty() {
@@ -119,6 +120,7 @@ impl<'r> Event<'r> {
     }
 
     /// The per-stream event context (`vpid`, `vtid`, `procname` for ROS 2 sessions).
+    #[inline]
     pub fn stream_context(&self) -> Option<StructRef<'r>> {
         self.scope(self.sc.and_then(|s| s.event_context.as_ref()), self.ctx)
     }
