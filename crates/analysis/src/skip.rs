@@ -153,9 +153,9 @@ fn skim(r: &mut rostrace_ctf::StreamReader<'_>, mut f: impl FnMut(&rostrace_ctf:
 /// The packets of `set` that end at or after `from` and hold an initialization event before
 /// `before`: each stream file skimmed (its events' classes and times alone) up to its first
 /// event at or after `before`. Leaves `set` with a packet filter.
-fn declaring(set: &mut TraceSet, from: i64, before: i64) -> Vec<(OsString, u64)> {
+/// (`is_init`: [`init_classes`] of `set`.)
+fn declaring(set: &mut TraceSet, is_init: &[Vec<bool>], from: i64, before: i64) -> Vec<(OsString, u64)> {
     set.skip_packets(move |_, _, end| end.is_some_and(|e| e < from));
-    let is_init = init_classes(set);
     let found = set.map_streams(
         1,
         |r| {
@@ -266,11 +266,12 @@ impl Learning {
     }
 
     /// Sets the packet filter of `set` for slice `k`'s reading, from `begin`, as is known so far
-    /// (`from(j)`: the start of slice `j`'s own time); guesses when `may_guess` and the slices
-    /// done allow it. Returns whether it guessed.
+    /// (`from(j)`: the start of slice `j`'s own time; `is_init`: [`init_classes`] of `set`);
+    /// guesses when `may_guess` and the slices done allow it. Returns whether it guessed.
     pub(crate) fn pass_over(
         &self,
         set: &mut TraceSet,
+        is_init: &[Vec<bool>],
         k: i64,
         begin: i64,
         may_guess: bool,
@@ -286,7 +287,7 @@ impl Learning {
         // The packets the slices not done yet read at the same time, when not guessed: their
         // initialization events found by skimming them (each file up to the slice's reading).
         if covered < begin && !guess {
-            self.add(declaring(set, covered, begin));
+            self.add(declaring(set, is_init, covered, begin));
             covered = begin;
         }
         // Those known to declare nothing are joined in the index: every later slice passes over

@@ -228,6 +228,66 @@ impl Slices {
         (from, to)
     }
 
+    /// What slice `k`'s pass reads: its window (its time and the margin on either side), where
+    /// the reading starts and where it ends.
+    fn reading(&self, k: i64) -> (Window, i64, i64) {
+        let (from, to) = self.time(k);
+        let margin = self.grid.margin_ns;
+        let window = Window {
+            begin: (from != i64::MIN).then(|| Bound::Absolute(from.saturating_sub(margin))),
+            end: (to != i64::MAX).then(|| Bound::Absolute(to.saturating_add(margin))),
+        };
+        (window, from.saturating_sub(margin), to.saturating_add(margin))
+    }
+
+    /// Slice `k`'s events read over `set` through its window, the packets before it that
+    /// declare nothing passed over as `learnt` knows them (guessed when `may_guess` and the
+    /// slices done allow it), fed to `carried` too; `room`: the tables' sizes to make room for.
+    /// Returns what it collected, its handlers, and whether it guessed.
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &self,
+        set: &mut TraceSet,
+        learnt: &Learning,
+        k: i64,
+        jobs: usize,
+        room: [usize; 3],
+        carried: Option<&mut Carried>,
+        may_guess: bool,
+    ) -> (crate::tables::Collected, Handlers, bool) {
+        let (from, to) = self.time(k);
+        let (window, begin, _) = self.reading(k);
+        let guessed = match window.begin {
+            Some(_) => {
+                let guessed = learnt.pass_over(set, &self.init, k, begin, may_guess, |j| self.time(j).0);
+                // In the packets it reads before its window, only what declares objects.
+                set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
+                guessed
+            }
+            None => {
+                set.clear_packet_filter();
+                false
+            }
+        };
+        let mut handlers = Handlers::default();
+        // Executor phases: those of the slice's own time, added to the slices' before.
+        handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
+        // Service calls: those of what it reads, the slice's counted by their time.
+        handlers.add(crate::ServiceHandler::default());
+        handlers.add(crate::system::MessageAge::sliced((from, to)));
+        handlers.add(crate::system::SimTime::sliced((from, to)));
+        if let Some(c) = carried {
+            c.within = (from, to);
+            handlers.add(std::mem::take(c));
+        }
+        let mut plan = engine::plan(&mut handlers, set);
+        plan.slice = Some((from, to));
+        plan.room = room;
+        plan.declarations = Some(begin);
+        let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
+        (c, handlers, guessed)
+    }
+
     /// Slice `k`'s pass over `set` (the packets before its window that declare nothing, as
     /// `learnt` knows them, passed over), linked; `room`: the tables' sizes of the slice before
     /// on this set, updated; `along`: the system handlers that carry state, fed the events of
@@ -242,63 +302,23 @@ impl Slices {
         along: Along<'_>,
     ) -> Slice {
         let Along { mut carried, longest } = along;
-        let (from, to) = self.time(k);
-        let margin = self.grid.margin_ns;
-        let window = Window {
-            begin: (from != i64::MIN).then(|| Bound::Absolute(from.saturating_sub(margin))),
-            end: (to != i64::MAX).then(|| Bound::Absolute(to.saturating_add(margin))),
-        };
-        let begin = from.saturating_sub(margin);
+        let (_, begin, end) = self.reading(k);
         // The packets up to the slice's end indexed, so that the next slice on this set steps
         // over those before it without reading their headers again: those it passes over are
         // joined into one entry, and the index holds about a slice's packets.
-        set.index_until(to.saturating_add(margin));
+        set.index_until(end);
         // (State carried from slice to slice is fed once: its slices are read in their order, and
         // each knows what the ones before it declared.)
-        let mut may_guess = carried.is_none();
-        let mut published = false;
-        let (c, mut handlers) = loop {
-            let guessed = match window.begin {
-                Some(_) => {
-                    let guessed = learnt.pass_over(set, k, begin, may_guess, |j| self.time(j).0);
-                    // In the packets it reads before its window, only what declares objects.
-                    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
-                    guessed
-                }
-                None => {
-                    set.clear_packet_filter();
-                    false
-                }
-            };
-            let mut handlers = Handlers::default();
-            // Executor phases: those of the slice's own time, added to the slices' before.
-            handlers.add(crate::executor::ExecutorHandler { within: Some((from, to)), ..Default::default() });
-            // Service calls: those of what it reads, the slice's counted by their time.
-            handlers.add(crate::ServiceHandler::default());
-            handlers.add(crate::system::MessageAge::sliced((from, to)));
-            handlers.add(crate::system::SimTime::sliced((from, to)));
-            if let Some(c) = carried.as_deref_mut() {
-                c.within = (from, to);
-                handlers.add(std::mem::take(c));
-            }
-            let mut plan = engine::plan(&mut handlers, set);
-            plan.slice = Some((from, to));
-            plan.room = *room;
-            plan.declarations = Some((self.init.clone(), begin));
-            let mut c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
-            let d = std::mem::take(&mut c.declarations);
-            let before = d.before;
-            // (What it declares in its own time is the same whatever it passed over before it.)
-            if !published {
-                learnt.publish(k, d);
-                published = true;
-            }
-            if !guessed || learnt.met_all(k, begin, before) {
-                break (c, handlers);
-            }
+        let may_guess = carried.is_none();
+        let (mut c, mut handlers, guessed) = self.read(set, learnt, k, jobs, *room, carried.as_deref_mut(), may_guess);
+        // (What it declares in its own time is the same whatever it passed over before it.)
+        let d = std::mem::take(&mut c.declarations);
+        let before = d.before;
+        learnt.publish(k, d);
+        if guessed && !learnt.met_all(k, begin, before) {
             // A packet it passed over unread declared objects: read again, knowing them.
-            may_guess = false;
-        };
+            (c, handlers, _) = self.read(set, learnt, k, jobs, *room, None, false);
+        }
         // Room for an eighth more than this slice had, in the next.
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
         let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();

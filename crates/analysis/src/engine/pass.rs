@@ -133,9 +133,9 @@ impl<'p> Pass<'p> {
         let t = plan.identity[ti];
         let ci = ev.class().index;
         let info = plan.infos[ti][ci].as_ref();
-        if let Some((init, begin)) = &plan.declarations {
-            if init.get(ti).and_then(|c| c.get(ci)).copied().unwrap_or(false) {
-                self.c.declarations.note(ev, ts, *begin, plan.slice);
+        if let (Some(begin), Some((i, _))) = (plan.declarations, info) {
+            if i.kind.is_init() {
+                self.c.declarations.note(ev, ts, begin, plan.slice);
             }
         }
         if plan.replayed[ti].get(ci) == Some(&true) && replayed(&mut self.inits, t, vtid, ev) {

@@ -33,10 +33,9 @@ pub(crate) struct Plan {
     /// as the slice before had): grown by doubling, each table would be copied on the way, and
     /// its pages cleared twice.
     pub(crate) room: [usize; 3],
-    /// In a slice's pass: per trace and class index, whether its events declare objects
-    /// ([`crate::skip::init_classes`]), and where the slice's reading starts. The pass notes
-    /// those it meets ([`crate::tables::Declarations`]).
-    pub(crate) declarations: Option<(Vec<Vec<bool>>, i64)>,
+    /// In a slice's pass, where the slice's reading starts: the pass notes the initialization
+    /// events it meets ([`crate::tables::Declarations`]).
+    pub(crate) declarations: Option<i64>,
 }
 
 /// Whether events of the ROS 2 kind `info` are initialization events, which rostrace's tracer
