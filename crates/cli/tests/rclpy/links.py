@@ -3,8 +3,8 @@ output: the truth the message-link tests check rostrace's paths against.
 
     python links.py --seconds S
 
-One process, a MultiThreadedExecutor; each node's callbacks in its node's default (mutually
-exclusive) group, so a node runs one callback at a time:
+One process, one SingleThreadedExecutor (rclpy's MultiThreadedExecutor, on two cores, ran these
+timers a few times a second now and then: too few messages for the test):
 
 - ``/lidar`` publishes ``/points`` every 100 ms, ``/imu_driver`` ``/imu`` every 10 ms,
   ``/wheel`` ``/odom`` every 45 ms; each message's text is its index.
@@ -33,7 +33,7 @@ def main():
     p.add_argument("--seconds", type=float, default=4.0)
     a = p.parse_args()
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
     from std_msgs.msg import String
 
@@ -102,7 +102,7 @@ def main():
     actuator.create_subscription(String, "/cmd", lambda m: log["actuated"].append(int(m.data)), qos)
     nodes.append(actuator)
 
-    ex = MultiThreadedExecutor(num_threads=4)
+    ex = SingleThreadedExecutor()
     for n in nodes:
         ex.add_node(n)
     spinner = threading.Thread(target=ex.spin, daemon=True)

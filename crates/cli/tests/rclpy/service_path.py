@@ -3,7 +3,8 @@ made each output: the truth the service-link tests check rostrace's paths agains
 
     python service_path.py --seconds S
 
-One process; ``/planner`` spins alone on a SingleThreadedExecutor, the other nodes on another:
+One process; ``/planner`` spins alone on a SingleThreadedExecutor, the other nodes on another
+(a MultiThreadedExecutor, on two cores, ran the sensor's timer a few times a second now and then):
 
 - ``/sensor`` publishes ``/scan`` every 40 ms; each message's text is its index.
 - ``/planner`` takes ``/scan`` and, for three messages in four, asks ``/map``'s ``query``
@@ -29,7 +30,7 @@ def main():
     p.add_argument("--seconds", type=float, default=4.0)
     a = p.parse_args()
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
     from std_msgs.msg import String
     from std_srvs.srv import SetBool
@@ -79,7 +80,7 @@ def main():
     actuator = rclpy.create_node("actuator")
     actuator.create_subscription(String, "/cmd", lambda m: log["actuated"].append(int(m.data)), qos)
 
-    others = MultiThreadedExecutor(num_threads=3)
+    others = SingleThreadedExecutor()
     for n in (sensor, map_node, actuator):
         others.add_node(n)
     alone = SingleThreadedExecutor()
