@@ -459,7 +459,7 @@ pub struct MessageLink {
 }
 
 /// Everything initialization events declare.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Model {
     /// Processes by (trace, vpid); see [`Process`].
     pub processes: HashMap<(u32, i64), Process>,

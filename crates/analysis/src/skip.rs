@@ -268,12 +268,16 @@ impl Learning {
     /// Sets the packet filter of `set` for slice `k`'s reading, from `begin`, as is known so far
     /// (`from(j)`: the start of slice `j`'s own time; `is_init`: [`init_classes`] of `set`);
     /// guesses when `may_guess` and the slices done allow it. Returns whether it guessed.
+    /// `seeded`: the time before which what was declared is known to the pass (a
+    /// [`crate::tables::Seed`]'s; `i64::MIN`: none), whose packets it passes over.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn pass_over(
         &self,
         set: &mut TraceSet,
         is_init: &[Vec<bool>],
         k: i64,
         begin: i64,
+        seeded: i64,
         may_guess: bool,
         from: impl Fn(i64) -> i64,
     ) -> bool {
@@ -282,7 +286,8 @@ impl Learning {
             let undone = |j: &i64| s.own.get(*j as usize).is_none_or(Option::is_none);
             let j = (0..k).find(undone).unwrap_or(k);
             let quiet = j > 0 && s.own.get(j as usize - 1).and_then(Option::as_ref).is_some_and(Vec::is_empty);
-            (from(j), may_guess && j < k && quiet)
+            let covered = from(j).max(seeded);
+            (covered, may_guess && j < k && quiet && covered < begin)
         };
         // The packets the slices not done yet read at the same time, when not guessed: their
         // initialization events found by skimming them (each file up to the slice's reading).
@@ -294,13 +299,13 @@ impl Learning {
         // them too.
         let known = Arc::clone(&self.packets);
         set.skip_packets(move |path, offset, end| {
-            end.is_some_and(|e| e < begin && e < covered) && !declares(&known, path, offset)
+            end.is_some_and(|e| e < seeded || (e < begin && e < covered && !declares(&known, path, offset)))
         });
         set.join_passed_over();
         if guess {
             let known = Arc::clone(&self.packets);
             set.skip_packets(move |path, offset, end| {
-                end.is_some_and(|e| e < begin) && !declares(&known, path, offset)
+                end.is_some_and(|e| e < seeded || (e < begin && !declares(&known, path, offset)))
             });
         }
         guess
@@ -316,14 +321,16 @@ impl Learning {
     }
 
     /// Whether slice `k`, whose reading starts at `begin`, met every initialization event
-    /// before it (`before` of them): once the slices before it are done.
-    pub(crate) fn met_all(&self, k: i64, begin: i64, before: u64) -> bool {
+    /// before it from `seeded` on (`before` of them; see [`Learning::pass_over`]): once the
+    /// slices before it are done.
+    pub(crate) fn met_all(&self, k: i64, begin: i64, seeded: i64, before: u64) -> bool {
         let k = k as usize;
         let mut s = self.lock();
         while !s.abandoned && s.own.iter().take(k).any(Option::is_none) {
             s = self.changed.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         // (Abandoned: the analysis has failed, and what this slice met does not matter.)
-        s.abandoned || s.own.iter().take(k).flatten().flatten().filter(|&&t| t < begin).count() as u64 == before
+        s.abandoned
+            || s.own.iter().take(k).flatten().flatten().filter(|&&t| seeded <= t && t < begin).count() as u64 == before
     }
 }

@@ -30,9 +30,10 @@ use crate::skip::Learning;
 use crate::stats::Sample;
 use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
 use crate::system::{Carried, SystemTotals};
+use crate::tables::Seed;
 use crate::window::{Bound, Window};
 use rostrace_ctf::TraceSet;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Why `options` cannot be streamed over `set`, when it cannot: `standard`, with the standard
 /// handlers; `takes_tables`, with a consumer of each slice's tables ([`crate::Open::on_slice`]).
@@ -73,6 +74,8 @@ struct Slice {
     system: Handlers,
     /// The records of `analyze`'s longest paths in its tables, once the paths are known.
     paths: Option<SliceRecords>,
+    /// The initialization events its pass met before its reading ([`Streamed::declarations_again`]).
+    again: u64,
 }
 
 /// A slice of a streamed analysis, as it is added up ([`crate::Open::on_slice`]): its linked
@@ -210,6 +213,17 @@ struct Slices {
     /// Per trace and event class: whether it declares objects (what a pass reads before its
     /// window; it passes over the other events there).
     init: Vec<Vec<bool>>,
+    /// How many sets read the slices, each every `every`-th slice.
+    every: i64,
+}
+
+/// What a reader of slices keeps from one slice to the next it reads.
+#[derive(Default)]
+struct OnSet {
+    /// The tables' sizes of its last slice.
+    room: [usize; 3],
+    /// What was declared before a time that its last slice's pass kept ([`Slices::seed_at`]).
+    seed: Option<Arc<Seed>>,
 }
 
 impl Slices {
@@ -240,9 +254,19 @@ impl Slices {
         (window, from.saturating_sub(margin), to.saturating_add(margin))
     }
 
+    /// The time of which slice `k`'s pass keeps what was declared before it, for the next slice
+    /// read on its set, `k + every` (`None`: there is none): before the next slice's reading
+    /// and before the end of slice `k`'s (at the start of the slice after `k`).
+    fn seed_at(&self, k: i64, every: i64) -> Option<i64> {
+        let next = k + every;
+        (next < self.grid.slices).then(|| self.time(k + 1).0.min(self.reading(next).1))
+    }
+
     /// Slice `k`'s events read over `set` through its window, the packets before it that
     /// declare nothing passed over as `learnt` knows them (guessed when `may_guess` and the
     /// slices done allow it), fed to `carried` too; `room`: the tables' sizes to make room for.
+    /// `seeds`: what was declared before a time, which the pass starts from rather than read the
+    /// packets before it again, and the time of which to keep it for the next slice.
     /// Returns what it collected, its handlers, and whether it guessed.
     #[allow(clippy::too_many_arguments)]
     fn read(
@@ -254,14 +278,19 @@ impl Slices {
         room: [usize; 3],
         carried: Option<&mut Carried>,
         may_guess: bool,
+        seeds: (Option<&Arc<Seed>>, Option<i64>),
     ) -> (crate::tables::Collected, Handlers, bool) {
         let (from, to) = self.time(k);
         let (window, begin, _) = self.reading(k);
+        let seeded = seeds.0.map_or(i64::MIN, |s| s.at);
         let guessed = match window.begin {
             Some(_) => {
-                let guessed = learnt.pass_over(set, &self.init, k, begin, may_guess, |j| self.time(j).0);
-                // In the packets it reads before its window, only what declares objects.
-                set.pass_over_events(rostrace_ctf::EventFilter { before_ns: begin, keep: self.init.clone() });
+                let guessed = learnt.pass_over(set, &self.init, k, begin, seeded, may_guess, |j| self.time(j).0);
+                // In the packets it reads before its window, only what declares objects, and
+                // nothing of what its seed holds.
+                let filter =
+                    rostrace_ctf::EventFilter { before_ns: begin, all_before_ns: seeded, keep: self.init.clone() };
+                set.pass_over_events(filter);
                 guessed
             }
             None => {
@@ -284,6 +313,8 @@ impl Slices {
         plan.slice = Some((from, to));
         plan.room = room;
         plan.declarations = Some(begin);
+        plan.seed = seeds.0.filter(|_| window.begin.is_some()).cloned();
+        plan.seed_at = seeds.1;
         let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
         (c, handlers, guessed)
     }
@@ -298,11 +329,16 @@ impl Slices {
         learnt: &Learning,
         k: i64,
         jobs: usize,
-        room: &mut [usize; 3],
+        on: &mut OnSet,
         along: Along<'_>,
     ) -> Slice {
         let Along { mut carried, longest } = along;
+        let room = &mut on.room;
         let (_, begin, end) = self.reading(k);
+        // What the slice before it on this set kept of what was declared (see `seed_at`).
+        let seed = on.seed.take();
+        let seeds = (seed.as_ref(), self.seed_at(k, self.every));
+        let seeded = seed.as_ref().map_or(i64::MIN, |s| s.at);
         // The packets up to the slice's end indexed, so that the next slice on this set steps
         // over those before it without reading their headers again: those it passes over are
         // joined into one entry, and the index holds about a slice's packets.
@@ -310,15 +346,18 @@ impl Slices {
         // (State carried from slice to slice is fed once: its slices are read in their order, and
         // each knows what the ones before it declared.)
         let may_guess = carried.is_none();
-        let (mut c, mut handlers, guessed) = self.read(set, learnt, k, jobs, *room, carried.as_deref_mut(), may_guess);
+        let (mut c, mut handlers, guessed) =
+            self.read(set, learnt, k, jobs, *room, carried.as_deref_mut(), may_guess, seeds);
         // (What it declares in its own time is the same whatever it passed over before it.)
         let d = std::mem::take(&mut c.declarations);
-        let before = d.before;
+        let (before, mut again) = (d.before, d.before);
         learnt.publish(k, d);
-        if guessed && !learnt.met_all(k, begin, before) {
+        if guessed && !learnt.met_all(k, begin, seeded, before) {
             // A packet it passed over unread declared objects: read again, knowing them.
-            (c, handlers, _) = self.read(set, learnt, k, jobs, *room, None, false);
+            (c, handlers, _) = self.read(set, learnt, k, jobs, *room, None, false, seeds);
+            again = c.declarations.before;
         }
+        on.seed = c.seed.take().map(Arc::new);
         // Room for an eighth more than this slice had, in the next.
         *room = [c.runs.len(), c.pubs.len(), c.takes.len()].map(|n| n + n / 8);
         let executor = handlers.get_mut::<crate::executor::ExecutorHandler>().map(std::mem::take).unwrap_or_default();
@@ -338,7 +377,7 @@ impl Slices {
             .filter(|l| k > 0 || l.get().is_some())
             .map(|l| crate::paths::longest_records(l.wait(), tables.view(&with_services), jobs));
         let services = with_services.get_mut::<crate::ServiceHandler>().map(std::mem::take).unwrap_or_default();
-        Slice { tables, linked, executor, services, system, paths }
+        Slice { tables, linked, executor, services, system, paths, again }
     }
 }
 
@@ -388,7 +427,7 @@ fn analyze_with(
     let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
     let slice_ns = ((last - first) / slices + 1).max(1);
     let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
-    let plan = Slices { grid, init: crate::skip::init_classes(set) };
+    let mut plan = Slices { grid, init: crate::skip::init_classes(set), every: 1 };
     let mut totals = Totals::new(grid, options.diff_samples);
     let mut last = Default::default();
     // The numbers of the first run, publication and take of the next slice.
@@ -412,8 +451,16 @@ fn analyze_with(
     let follows = ((options.longest_paths && options.stream_longest_paths) || preset.is_some()).then_some(searched);
     let mut longest =
         follows.map(|l| LongestStream::new(l, plan.span(), options.diff_samples || preset.is_some_and(|p| p.1), jobs));
+    // The other readers' sets: the same traces opened again and indexed. (With events for the
+    // system analyses that carry state, one reader reads the slices in their order.)
+    let workers = if carried.subscribed() { 1 } else { rostrace_threads::threads(jobs).min(slices as usize) };
+    let mut others: Vec<TraceSet> =
+        (1..workers).map(|_| set.reopen().0).filter(|o| o.traces.len() == set.traces.len()).collect();
+    plan.every = others.len() as i64 + 1;
+    let mut again = 0;
     let mut add = |k: i64, slice: Slice, carried: Option<&mut Carried>| {
-        let Slice { tables: t, linked, executor, services, system: slice_system, paths } = slice;
+        let Slice { tables: t, linked, executor, services, system: slice_system, paths, again: a } = slice;
+        again += a;
         system.add(&slice_system);
         if let Some(c) = carried {
             system.add(&c.handlers);
@@ -451,17 +498,12 @@ fn analyze_with(
         last = (t.model, t.traces);
         progress((k as u64 + 1) * total / slices as u64, total);
     };
-    // The other readers' sets: the same traces opened again and indexed. (With events for the
-    // system analyses that carry state, one reader reads the slices in their order.)
-    let workers = if carried.subscribed() { 1 } else { rostrace_threads::threads(jobs).min(slices as usize) };
-    let mut others: Vec<TraceSet> =
-        (1..workers).map(|_| set.reopen().0).filter(|o| o.traces.len() == set.traces.len()).collect();
     let learnt = Learning::new(slices as usize);
     if others.is_empty() {
-        let mut room = [0; 3];
+        let mut on = OnSet::default();
         for k in 0..slices {
             let along = Along { carried: Some(&mut carried), longest: follows };
-            let slice = plan.pass(set, &learnt, k, jobs, &mut room, along);
+            let slice = plan.pass(set, &learnt, k, jobs, &mut on, along);
             add(k, slice, Some(&mut carried));
         }
     } else {
@@ -478,10 +520,10 @@ fn analyze_with(
                     // (A reader that stops short, its slices never done, lets those waiting for
                     // them go on: the analysis has failed.)
                     let mut reading = learnt.reading();
-                    let mut room = [0; 3];
+                    let mut on = OnSet::default();
                     for k in (w as i64..plan.grid.slices).step_by(n as usize) {
                         let along = Along { carried: None, longest: follows };
-                        if tx.send(plan.pass(set, learnt, k, 1, &mut room, along)).is_err() {
+                        if tx.send(plan.pass(set, learnt, k, 1, &mut on, along)).is_err() {
                             return;
                         }
                     }
@@ -520,6 +562,7 @@ fn analyze_with(
         percentile_relative_error: crate::stats::SKETCH_RELATIVE_ERROR,
         not_computed: if options.longest_paths && follows.is_none() { vec!["longest paths"] } else { Vec::new() },
         readings: 1,
+        declarations_again: again,
     });
     let tables = Tables {
         model,

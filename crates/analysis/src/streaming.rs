@@ -44,4 +44,8 @@ pub struct Streamed {
     /// Readings of the recording: 1, or 2 when `analyze`'s longest paths were followed in a
     /// second reading (the whole recording's architecture was not its first slice's).
     pub readings: u32,
+    /// Initialization events read again: those a slice's pass met before its reading, from
+    /// where what the slice before it on its thread kept of the declarations ends (docs/streaming.md).
+    /// At most about as many as the recording holds, however many slices.
+    pub declarations_again: u64,
 }

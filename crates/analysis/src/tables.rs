@@ -295,6 +295,23 @@ pub struct Collected {
     pub(crate) order: u128,
     /// The initialization events a slice's pass met ([`crate::engine::Plan::declarations`]).
     pub(crate) declarations: Declarations,
+    /// What the events before a time declared, when the pass was asked for it
+    /// ([`crate::engine::Plan::seed_at`]).
+    pub(crate) seed: Option<Seed>,
+}
+
+/// What the events before a time declared, as a pass over them would have it: a later slice's
+/// pass starts from it rather than reading again every packet before that time that declares
+/// objects ([`crate::engine::Plan::seed`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Seed {
+    /// The time: the events before it.
+    pub(crate) at: i64,
+    /// The model they made, without the counts of the processes' events and the lifecycle
+    /// transitions (those of the slice whose pass made it).
+    pub(crate) model: Model,
+    /// The initialization events met of the traces in parts (see the pass's `replayed`).
+    pub(crate) inits: crate::collections::HashSet<(u32, u64)>,
 }
 
 /// The initialization events (those that declare objects) a slice's pass met: what the slices

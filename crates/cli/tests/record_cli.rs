@@ -1057,6 +1057,14 @@ fn rotated_chunks_each_analyse_alone_and_together_are_the_whole_recording() {
     // Any run of chunks is a recording too: the last two.
     let last_two = analyze_json(&[], &chunks[chunks.len() - 2..]);
     assert_eq!(system_of(&last_two), system);
+    // Streamed in slices shorter than a chunk, the chunks' initialization events, written again
+    // at each one's start, declare their objects once: every figure is the one in memory.
+    let args = ["--stream", "always", "--slice-size", "8K", "--longest-paths"];
+    let streamed = analyze_json(&args, std::slice::from_ref(&session));
+    assert!(streamed["streamed"]["slices"].as_u64().unwrap() > 2 * chunks.len() as u64, "{}", streamed["streamed"]);
+    let mut out = Vec::new();
+    differences(&whole, &streamed, "", &mut out);
+    assert!(out.is_empty(), "streamed over the chunks: {} differences:\n{}", out.len(), out.join("\n"));
     // babeltrace2 reads the chunks together as rostrace does, event for event.
     if require(have_babeltrace2(), "babeltrace2") {
         let theirs = Command::new("babeltrace2").arg(&session).output().unwrap();

@@ -17,57 +17,6 @@ use serde_json::Value;
 use std::path::Path;
 use system::{Sys, MS};
 
-/// What only a streamed report has: how it was streamed.
-const LEFT_OUT: [&str; 1] = ["streamed"];
-
-/// Where `a` (in memory) and `b` (streamed) differ: every value equal, but percentiles within
-/// the sketch's relative error and floats up to rounding. (A memory timeline's points are
-/// spread over the process's changes in memory, over the recording when streamed: see
-/// `memory_timelines_hold_the_peak_and_the_end`.)
-fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
-    if path.starts_with(".system.memory.processes[") && path.ends_with(".timeline") {
-        return;
-    }
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
-                if path.is_empty() && LEFT_OUT.contains(&k.as_str()) {
-                    continue;
-                }
-                differences(
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                    &format!("{path}.{k}"),
-                    out,
-                );
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                differences(p, q, &format!("{path}[{i}]"), out);
-            }
-        }
-        (Value::Number(x), Value::Number(y)) if x != y => {
-            let (p, q) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            let percentile = ["p50", "p90", "p99"].iter().any(|s| path.ends_with(s));
-            let ok = if percentile {
-                (p - q).abs() <= 0.005 * p.abs() + 1.0
-            } else {
-                x.is_f64() && (p - q).abs() <= 1e-9 * p.abs().max(q.abs())
-            };
-            if !ok {
-                out.push(format!("{path}: {x} in memory, {y} streamed"));
-            }
-        }
-        _ if a != b => out.push(format!("{path}: {} in memory, {} streamed", short(a), short(b))),
-        _ => {}
-    }
-}
-
-fn short(v: &Value) -> String {
-    v.to_string().chars().take(300).collect()
-}
-
 /// Analyses `trace` in memory and streamed in slices of `slice`; asserts they agree, and
 /// returns the streamed report.
 fn agree(trace: &Path, slice: &str) -> Value {
@@ -164,6 +113,64 @@ fn nodes_declared_late_are_known_to_every_slice_after_them() {
             let runs: u64 = late.map(|c| c["count"].as_u64().unwrap()).sum();
             assert_eq!(runs, (40_000 - at) / 10 + 1, "{at} ms, slices of {slice}");
         }
+    }
+}
+
+/// A chain of three nodes, a message every 10 ms for `secs`, and a node that declares a new
+/// timer every 10 ms and runs it once: objects declared all through the recording, as
+/// Autoware's timers are.
+fn declaring_all_along(dir: &Path, secs: u64) {
+    let mut s = Sys::new();
+    let chain = s.chain("chain", 3, 10 * MS);
+    let maker = s.node("maker");
+    let rounds = secs * 100;
+    let mut round = 0;
+    s.write_batches(dir, 4096, |s| {
+        if round == rounds {
+            return false;
+        }
+        let t = 10 * MS + round * 10 * MS;
+        s.pass(&chain, t, |k| 1000 + k as i32);
+        s.declare_at(t + 2 * MS);
+        let timer = s.timer(maker, 10 * MS);
+        s.run(2000, timer, t + 3 * MS, t + 4 * MS);
+        round += 1;
+        true
+    });
+}
+
+#[test]
+fn each_declaration_is_read_again_at_most_once_however_many_slices() {
+    // A slice's pass starts from what the slice before it on its thread kept of the objects
+    // declared before a time, and reads again only the declarations after it: in all, at most
+    // the recording's, where every slice reading all those before it would read them again
+    // once per slice after them.
+    let dir = rostrace_testkit::TempDir::new("stream-declaring");
+    let trace = dir.join("trace");
+    declaring_all_along(&trace, 60);
+    let info = rostrace().args(["info", "--json"]).arg(&trace).output().unwrap();
+    let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+    let declaring =
+        |n: &str| ["_init", "_callback_added", "_callback_register", "_link_node"].iter().any(|e| n.ends_with(e));
+    let inits: u64 = info["events_per_name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| declaring(e[0].as_str().unwrap()))
+        .map(|e| e[1].as_u64().unwrap())
+        .sum();
+    assert!(inits > 24_000, "{inits} initialization events");
+    // Slices shorter than the margins, whose passes start from the time their reading starts;
+    // and longer ones, whose passes read again the declarations of the slice before them.
+    for (slice, at_least) in [("64K", 80), ("512K", 10)] {
+        let s = agree(&trace, slice);
+        let streamed = &s["streamed"];
+        assert!(streamed["slices"].as_u64().unwrap() >= at_least, "{streamed}");
+        let again = streamed["declarations_again"].as_u64().unwrap();
+        let long = streamed["slice_ns"].as_i64().unwrap() > streamed["margin_ns"].as_i64().unwrap();
+        assert!(again <= inits && (again > 0) == long, "slices of {slice}: {again} read again of {inits}: {streamed}");
+        let made = s["callbacks"].as_array().unwrap().iter().filter(|c| c["node"].as_str() == Some("/maker")).count();
+        assert_eq!(made, 6000, "slices of {slice}: the timers of /maker");
     }
 }
 

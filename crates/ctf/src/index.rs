@@ -17,6 +17,9 @@ pub type PacketFilter = dyn Fn(&Path, u64, Option<i64>) -> bool + Send + Sync;
 pub struct EventFilter {
     /// Events at or after this time (ns) are all read.
     pub before_ns: i64,
+    /// Events before this time (ns) are all passed over, whatever their class (`i64::MIN`:
+    /// none is for its time alone).
+    pub all_before_ns: i64,
     /// Per trace of the set, per event class index: whether its events are read all the same.
     pub keep: Vec<Vec<bool>>,
 }
@@ -25,8 +28,10 @@ impl EventFilter {
     /// Whether an event of trace `trace`, class `class`, at `ns` is passed over.
     #[inline]
     pub(crate) fn passes_over(&self, trace: usize, class: usize, ns: Option<i64>) -> bool {
-        ns.is_some_and(|t| t < self.before_ns)
-            && !self.keep.get(trace).and_then(|k| k.get(class)).copied().unwrap_or(true)
+        ns.is_some_and(|t| {
+            t < self.all_before_ns
+                || (t < self.before_ns && !self.keep.get(trace).and_then(|k| k.get(class)).copied().unwrap_or(true))
+        })
     }
 }
 

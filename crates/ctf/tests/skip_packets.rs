@@ -153,12 +153,20 @@ fn passed_over_as_read(dir: &std::path::Path) -> Option<bool> {
         return None;
     }
     let (mut set, _) = TraceSet::open(&[dir]);
-    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: middle, keep });
+    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: middle, all_before_ns: i64::MIN, keep });
     for jobs in [1, 2] {
         let (events, errs, d) = items(&set, jobs);
         assert_eq!(events, kept, "{}: jobs {jobs}", dir.display());
         assert_eq!(errs, errors, "{}: jobs {jobs}", dir.display());
         assert_eq!(d, discarded, "{}: jobs {jobs}", dir.display());
+    }
+    // And every event before a quarter of them passed over, whatever its class.
+    let quarter = all.get(all.len() / 4).and_then(|e| e.1)?;
+    let keep: Vec<Vec<bool>> = set.traces.iter().map(|t| t.schema.per_class(|ec| ec.index.is_multiple_of(2))).collect();
+    set.pass_over_events(rostrace_ctf::EventFilter { before_ns: middle, all_before_ns: quarter, keep });
+    let later: Vec<Ev> = kept.iter().filter(|e| e.1.is_none_or(|t| t >= quarter)).cloned().collect();
+    for jobs in [1, 2] {
+        assert_eq!(items(&set, jobs).0, later, "{}: jobs {jobs}, all before a quarter passed over", dir.display());
     }
     set.clear_packet_filter();
     assert_eq!(items(&set, 1).0, all, "{}: every event again", dir.display());

@@ -29,6 +29,9 @@ pub(super) struct Pass<'p> {
     inits: crate::collections::HashSet<(u32, u64)>,
     /// The process of the last event, and what its events added since ([`flush_process`]).
     proc_run: Option<ProcessRun>,
+    /// The time of which what the events before it declared is still to be kept
+    /// ([`Plan::seed_at`]).
+    seed_due: Option<i64>,
 }
 
 /// What the events of one process, one after another, add to its counts: added to the model
@@ -64,7 +67,9 @@ pub(super) struct PartOut {
 
 impl<'p> Pass<'p> {
     pub(super) fn new(plan: &'p Plan, window: Window, part: bool) -> Pass<'p> {
+        let seed = plan.seed.as_deref();
         let c = Collected {
+            model: seed.map(|s| s.model.clone()).unwrap_or_default(),
             counted: plan.slice,
             runs: Vec::with_capacity(plan.room[0]),
             pubs: Vec::with_capacity(plan.room[1]),
@@ -85,9 +90,25 @@ impl<'p> Pass<'p> {
             read: 0,
             bounds: None,
             past_end: false,
-            inits: Default::default(),
+            inits: seed.map(|s| s.inits.clone()).unwrap_or_default(),
             proc_run: None,
+            seed_due: plan.seed_at,
         }
+    }
+
+    /// What the events so far declared kept, as of time `at` ([`Plan::seed_at`]).
+    #[cold]
+    fn keep_seed(&mut self, at: i64) {
+        self.seed_due = None;
+        flush_process(&mut self.proc_run, &mut self.c);
+        let mut model = self.c.model.clone();
+        for p in model.processes.values_mut() {
+            (p.events, p.ros_events) = (0, 0);
+        }
+        for l in &mut model.lifecycles.items {
+            l.transitions.clear();
+        }
+        self.c.seed = Some(crate::tables::Seed { at, model, inits: self.inits.clone() });
     }
 
     /// An item of the events: an event (handled) or an error (kept); whether the progress
@@ -129,6 +150,9 @@ impl<'p> Pass<'p> {
         let plan = self.plan;
         let ti = ev.trace_index();
         let ts = ev.timestamp().unwrap_or(0);
+        if let Some(at) = self.seed_due.filter(|&at| ts >= at) {
+            self.keep_seed(at);
+        }
         let (vpid, vtid) = ids_read.unwrap_or_else(|| ids(ev, &mut self.ctx_cache));
         let t = plan.identity[ti];
         let ci = ev.class().index;
@@ -221,6 +245,9 @@ impl<'p> Pass<'p> {
 
     /// The whole pass's results.
     pub(super) fn finish(mut self, set: &TraceSet) -> Collected {
+        if let Some(at) = self.seed_due {
+            self.keep_seed(at);
+        }
         flush_process(&mut self.proc_run, &mut self.c);
         self.c.events = self.n;
         self.c.range = crate::tables::range_of(&self.c.ranges, |_, ts| ts);

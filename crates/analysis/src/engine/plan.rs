@@ -36,6 +36,13 @@ pub(crate) struct Plan {
     /// In a slice's pass, where the slice's reading starts: the pass notes the initialization
     /// events it meets ([`crate::tables::Declarations`]).
     pub(crate) declarations: Option<i64>,
+    /// What the events before a time declared, which the pass starts from: it is given no event
+    /// before that time.
+    pub(crate) seed: Option<std::sync::Arc<crate::tables::Seed>>,
+    /// The time of which the pass is to keep what the events before it declared
+    /// ([`crate::tables::Collected::seed`]): taken before the first event at or after it, or
+    /// at the end.
+    pub(crate) seed_at: Option<i64>,
 }
 
 /// Whether events of the ROS 2 kind `info` are initialization events, which rostrace's tracer
@@ -124,6 +131,8 @@ impl Plan {
             slice: None,
             room: [0; 3],
             declarations: None,
+            seed: None,
+            seed_at: None,
         }
     }
 }

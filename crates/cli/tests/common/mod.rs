@@ -372,3 +372,54 @@ pub fn files_below(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// What only a streamed report has: how it was streamed (`analyze --stream`).
+pub const LEFT_OUT: [&str; 1] = ["streamed"];
+
+/// Where `a` (in memory) and `b` (streamed) differ: every value equal, but percentiles within
+/// the sketch's relative error and floats up to rounding. (A memory timeline's points are
+/// spread over the process's changes in memory, over the recording when streamed: see
+/// `memory_timelines_hold_the_peak_and_the_end`.)
+pub fn differences(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    if path.starts_with(".system.memory.processes[") && path.ends_with(".timeline") {
+        return;
+    }
+    match (a, b) {
+        (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                if path.is_empty() && LEFT_OUT.contains(&k.as_str()) {
+                    continue;
+                }
+                differences(
+                    x.get(k).unwrap_or(&serde_json::Value::Null),
+                    y.get(k).unwrap_or(&serde_json::Value::Null),
+                    &format!("{path}.{k}"),
+                    out,
+                );
+            }
+        }
+        (serde_json::Value::Array(x), serde_json::Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(p, q, &format!("{path}[{i}]"), out);
+            }
+        }
+        (serde_json::Value::Number(x), serde_json::Value::Number(y)) if x != y => {
+            let (p, q) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            let percentile = ["p50", "p90", "p99"].iter().any(|s| path.ends_with(s));
+            let ok = if percentile {
+                (p - q).abs() <= 0.005 * p.abs() + 1.0
+            } else {
+                x.is_f64() && (p - q).abs() <= 1e-9 * p.abs().max(q.abs())
+            };
+            if !ok {
+                out.push(format!("{path}: {x} in memory, {y} streamed"));
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {} in memory, {} streamed", short(a), short(b))),
+        _ => {}
+    }
+}
+
+pub fn short(v: &serde_json::Value) -> String {
+    v.to_string().chars().take(300).collect()
+}
