@@ -74,13 +74,7 @@ fn late_nodes(dir: &Path, secs: u64, late: u64) {
     let mut s = Sys::new();
     let first = s.chain("early", 3, 10 * MS);
     let mut second = None;
-    let rounds = secs * 100;
-    let mut round = 0;
-    s.write_batches(dir, 4096, |s| {
-        if round == rounds {
-            return false;
-        }
-        let t = 10 * MS + round * 10 * MS;
+    s.write_rounds(dir, secs * 100, 10 * MS, |s, _, t| {
         s.pass(&first, t, |k| 1000 + k as i32);
         if t >= late {
             let chain = second.get_or_insert_with(|| {
@@ -89,8 +83,6 @@ fn late_nodes(dir: &Path, secs: u64, late: u64) {
             });
             s.pass(chain, t + 5 * MS, |k| 3000 + k as i32);
         }
-        round += 1;
-        true
     });
 }
 
@@ -123,19 +115,11 @@ fn declaring_all_along(dir: &Path, secs: u64) {
     let mut s = Sys::new();
     let chain = s.chain("chain", 3, 10 * MS);
     let maker = s.node("maker");
-    let rounds = secs * 100;
-    let mut round = 0;
-    s.write_batches(dir, 4096, |s| {
-        if round == rounds {
-            return false;
-        }
-        let t = 10 * MS + round * 10 * MS;
+    s.write_rounds(dir, secs * 100, 10 * MS, |s, _, t| {
         s.pass(&chain, t, |k| 1000 + k as i32);
         s.declare_at(t + 2 * MS);
         let timer = s.timer(maker, 10 * MS);
         s.run(2000, timer, t + 3 * MS, t + 4 * MS);
-        round += 1;
-        true
     });
 }
 
@@ -184,13 +168,9 @@ fn long_runs(dir: &Path, secs: u64) {
         s.timer(n, 20_000 * MS)
     };
     let rounds = secs * 100;
-    let (mut round, mut slow_end) = (0, None);
+    let mut slow_end = None;
     // A round at a time, so that the events are written in time order.
-    s.write_batches(dir, 4096, |s| {
-        if round == rounds {
-            return false;
-        }
-        let t = 10 * MS + round * 10 * MS;
+    s.write_rounds(dir, rounds, 10 * MS, |s, round, t| {
         s.pass(&chain, t, |k| 1000 + k as i32);
         if let Some(end) = slow_end.filter(|&e| e < t + 10 * MS) {
             s.ev(end, 2000, "ros2:callback_end", Payload::new().u64(slow));
@@ -201,8 +181,6 @@ fn long_runs(dir: &Path, secs: u64) {
             s.ev(start, 2000, "ros2:callback_start", Payload::new().u64(slow).i32(0));
             slow_end = (round + 2000 < rounds).then_some(start + 5_000 * MS);
         }
-        round += 1;
-        true
     });
 }
 
@@ -673,12 +651,7 @@ fn long_runs_of_one_callback_on_two_threads_keep_their_own_ends() {
         let n = s.node("reentrant");
         s.timer(n, 20_000 * MS)
     };
-    let mut round = 0;
-    s.write_batches(&trace, 4096, |s| {
-        if round == 3000 {
-            return false;
-        }
-        let t = 10 * MS + round * 10 * MS;
+    s.write_rounds(&trace, 3000, 10 * MS, |s, round, t| {
         s.pass(&chain, t, |k| 1000 + k as i32);
         if round == 100 {
             for tid in [3000, 3001] {
@@ -691,8 +664,6 @@ fn long_runs_of_one_callback_on_two_threads_keep_their_own_ends() {
                 s.ev(t + 3 * MS, tid, "ros2:callback_end", Payload::new().u64(cb));
             }
         }
-        round += 1;
-        true
     });
     let runs = |stream: &str| -> Vec<(String, i64)> {
         let html = dir.join(format!("{stream}.html"));
@@ -949,13 +920,9 @@ fn fused_chain(dir: &Path, secs: u64) {
     let (sub1, p1) = (s.subscription(n1, "/s/t0"), s.publisher(n1, "/s/t1"));
     let (sub2, tick2, p2) = (s.subscription(n2, "/s/t1"), s.timer(n2, 30 * MS), s.publisher(n2, "/s/t2"));
     let sub3 = s.subscription(n3, "/s/t2");
-    let (mut round, mut jitter) = (0u64, jitter(7));
-    s.write_batches(dir, 4096, |s| {
-        if round == secs * 100 {
-            return false;
-        }
-        // Every event of a round within its first 5 ms.
-        let t = 10 * MS + round * 10 * MS;
+    let mut jitter = jitter(7);
+    // Every event of a round within its first 5 ms.
+    s.write_rounds(dir, secs * 100, 10 * MS, |s, round, t| {
         s.run(1000, tick0, t, t + 20_000);
         let src0 = s.publish(1000, p0, t + 1_000);
         if round % 13 != 5 {
@@ -970,8 +937,6 @@ fn fused_chain(dir: &Path, secs: u64) {
             let src2 = s.publish(1003, p2, at + 1_000);
             s.deliver(1004, sub3, src2, at + 40_000 + jitter(MS), 10_000);
         }
-        round += 1;
-        true
     });
 }
 
@@ -1118,16 +1083,10 @@ fn service_calls(dir: &Path, secs: u64) {
     let service = s.service(n, "/compute");
     let caller = s.node("caller");
     let client = s.client(caller, "/compute");
-    let (mut round, mut jitter) = (0u64, jitter(3));
-    s.write_batches(dir, 4096, |s| {
-        if round == secs * 50 {
-            return false;
-        }
-        let t = 10 * MS + round * 20 * MS;
+    let mut jitter = jitter(3);
+    s.write_rounds(dir, secs * 50, 20 * MS, |s, round, t| {
         s.pass(&chain, t, |k| 1000 + k as i32);
         s.call(&client, service, round as i64 + 1, t + MS, 50_000 + jitter(MS), 100_000 + jitter(5 * MS));
-        round += 1;
-        true
     });
 }
 

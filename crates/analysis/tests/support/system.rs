@@ -255,6 +255,20 @@ impl Sys {
     pub fn write(self, dir: &Path) {
         self.write_batches(dir, 8192, |_| false);
     }
+    /// Writes the events so far, then those `round(s, k, t)` adds for each of `rounds` rounds, the
+    /// `k`-th at `t` = 10 ms + `k` × `period` (each round's events later than the round
+    /// before's), in packets of 4 KiB.
+    pub fn write_rounds(self, dir: &Path, rounds: u64, period: u64, mut round: impl FnMut(&mut Sys, u64, u64)) {
+        let mut k = 0;
+        self.write_batches(dir, 4096, |s| {
+            if k == rounds {
+                return false;
+            }
+            round(s, k, 10 * MS + k * period);
+            k += 1;
+            true
+        });
+    }
     /// Writes the events so far, then each batch `more` adds (each one's events later than the
     /// batch before's) until it returns false, in packets of `packet` bytes: a recording of any
     /// length, in the memory of one batch.
