@@ -74,6 +74,6 @@ pub use services::{ClientCall, ServerCall, ServiceHandler};
 pub use skip::PacketIndex;
 pub use stats::{Stats, SKETCH_RELATIVE_ERROR};
 pub use stream::StreamedSlice;
-pub use streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS, SLICE_BYTES};
+pub use streaming::{Streamed, Streaming, AUTO_BYTES, AUTO_MESSAGE_SHARE, MARGIN_NS, SLICE_BYTES};
 pub use tables::{Collected, Publication, ReadError, Run, Take};
 pub use window::{parse_time, Bound, Window};

@@ -28,7 +28,7 @@ use crate::pipeline::{Analysis, Options};
 use crate::report::{Grid, Totals};
 use crate::skip::Learning;
 use crate::stats::Sample;
-use crate::streaming::{Streamed, Streaming, AUTO_BYTES, MARGIN_NS};
+use crate::streaming::{Streamed, Streaming, AUTO_BYTES, AUTO_MESSAGE_SHARE, MARGIN_NS};
 use crate::system::{Carried, SystemTotals};
 use crate::tables::Seed;
 use crate::window::{Bound, Window};
@@ -53,13 +53,44 @@ pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool, takes_t
     }
 }
 
-/// Whether `options` streams its analysis over `set` ([`Options::streaming`]).
-pub(crate) fn wanted(set: &TraceSet, options: &Options, standard: bool, takes_tables: bool) -> bool {
+/// Whether `options` streams its analysis over `set` ([`Options::streaming`]), on `jobs`
+/// threads (what the recording holds is sampled on them, for [`Streaming::Auto`]).
+pub(crate) fn wanted(set: &TraceSet, options: &Options, jobs: usize, standard: bool, takes_tables: bool) -> bool {
     let can = || refusal(set, options, standard, takes_tables).is_none();
     match options.streaming {
         Streaming::Never => false,
-        Streaming::Auto => set.total_bytes() > AUTO_BYTES && can(),
+        Streaming::Auto => {
+            let (bytes, slice) = (set.total_bytes(), options.slice_bytes.unwrap_or(crate::SLICE_BYTES));
+            let messages = || message_share(&set.tails(jobs), set) >= AUTO_MESSAGE_SHARE;
+            (bytes > AUTO_BYTES || (bytes >= slice.saturating_mul(2) && messages())) && can()
+        }
         Streaming::Always => can(),
+    }
+}
+
+/// The share of messages among the ROS 2 events of `tails` (of `set`): the publications of the
+/// layer that recorded the most (`rclcpp_publish`, `rcl_publish`, `rmw_publish`, the DDS
+/// writes), each message being one of each.
+fn message_share(tails: &rostrace_ctf::Tails, set: &TraceSet) -> f64 {
+    use crate::events::Kind;
+    const LAYERS: [Kind; 4] = [Kind::RclcppPublish, Kind::RclPublish, Kind::RmwPublish, Kind::DdsWrite];
+    let (mut published, mut ros) = ([0u64; LAYERS.len()], 0u64);
+    for (t, counts) in set.traces.iter().zip(&tails.classes) {
+        let kinds = t.schema.per_class(|ec| Kind::of(&ec.name));
+        for (kind, &n) in kinds.iter().zip(counts) {
+            if let Some(kind) = kind {
+                ros += n;
+                if let Some(l) = LAYERS.iter().position(|k| k == kind) {
+                    published[l] += n;
+                }
+            }
+        }
+    }
+    let messages = published.into_iter().max().unwrap_or(0);
+    if ros == 0 {
+        0.0
+    } else {
+        messages as f64 / ros as f64
     }
 }
 

@@ -10,16 +10,26 @@ pub enum Streaming {
     /// In memory, whatever the recording's size (the default of the library).
     #[default]
     Never,
-    /// Streamed when the recording's stream files hold more than [`AUTO_BYTES`] and the
-    /// analysis asks for nothing a streamed one leaves out (docs/streaming.md).
+    /// Streamed when the analysis asks for nothing a streamed one leaves out (docs/streaming.md)
+    /// and the recording's stream files hold more than [`AUTO_BYTES`], or at least two slices
+    /// ([`Options::slice_bytes`](crate::Options::slice_bytes)) of a recording full of messages:
+    /// one whose files' last packets hold at least [`AUTO_MESSAGE_SHARE`] of messages published
+    /// among their ROS 2 events. (An analysis in memory links every message of the recording at once, and
+    /// takes the longer the more there are; one of few messages and many processes is faster in
+    /// memory, and smaller, up to where memory runs short.)
     Auto,
     /// Streamed whenever the analysis asks for nothing a streamed one leaves out.
     Always,
 }
 
-/// The size of recording from which [`Streaming::Auto`] streams: 1 GiB of stream files, whose
-/// analysis in memory needs about as much again.
+/// The size of recording from which [`Streaming::Auto`] streams whatever it holds: 1 GiB of
+/// stream files, whose analysis in memory needs about as much again.
 pub const AUTO_BYTES: u64 = 1 << 30;
+
+/// The share of messages published among the ROS 2 events of a recording's last packets from
+/// which [`Streaming::Auto`] streams a recording of two slices or more: a tenth (a chain of
+/// nodes passing messages on has about a sixth; Autoware's callback traces, a twenty-fifth).
+pub const AUTO_MESSAGE_SHARE: f64 = 0.1;
 
 /// How much of the recording a slice holds, about: 64 MiB of stream files.
 pub const SLICE_BYTES: u64 = 64 << 20;

@@ -82,8 +82,8 @@ impl LongestArgs {
 #[derive(clap::Args, Clone)]
 pub struct StreamArgs {
     /// Stream the analysis, slice of time by slice of time, in memory bounded by the system's
-    /// size rather than the recording's length: `auto` (recordings of more than 1 GiB),
-    /// `always` or `never`. A streamed analysis follows `analyze`'s longest paths only with
+    /// size rather than the recording's length: `auto` (recordings of more than 1 GiB, and
+    /// those of two slices or more full of messages), `always` or `never`. A streamed analysis follows `analyze`'s longest paths only with
     /// `--longest-paths`, follows paths in a second reading, and reads percentiles of more than
     /// 1,024 values from a sketch of 0.5 % relative accuracy (docs/streaming.md).
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
@@ -114,7 +114,8 @@ impl StreamArgs {
 /// `--stream`.
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Stream {
-    /// Recordings of more than 1 GiB.
+    /// Recordings of more than 1 GiB, and those of two slices or more full of messages (a
+    /// tenth of their ROS 2 events or more are publications).
     Auto,
     /// Whenever the analysis can be.
     Always,

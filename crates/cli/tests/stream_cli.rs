@@ -236,6 +236,46 @@ fn what_cannot_be_streamed_is_analysed_in_memory_and_said() {
     }
 }
 
+/// A timer's callback run every millisecond for `secs`, and a message published once a second:
+/// a recording of callbacks and few messages.
+fn callbacks_alone(dir: &Path, secs: u64) {
+    let mut s = Sys::new();
+    let chain = s.chain("rare", 2, 1_000 * MS);
+    let node = s.node("ticker");
+    let timer = s.timer(node, MS);
+    s.write_rounds(dir, secs * 1000, MS, |s, round, t| {
+        s.run(1000, timer, t, t + 100_000);
+        if round % 1000 == 0 {
+            s.pass(&chain, t + 200_000, |k| 2000 + k as i32);
+        }
+    });
+}
+
+#[test]
+fn the_automatic_choice_streams_recordings_full_of_messages_from_two_slices() {
+    // `--stream auto` streams from 1 GiB, and from two slices when the recording is full of
+    // messages (a tenth of its ROS 2 events or more publish one, in its files' last packets):
+    // in memory, they take the longer the more there are. A recording of callbacks and few
+    // messages stays in memory up to 1 GiB, where it is faster.
+    let dir = rostrace_testkit::TempDir::new("stream-auto");
+    let (chain, ticks) = (dir.join("chain"), dir.join("ticks"));
+    late_nodes(&chain, 40, u64::MAX);
+    callbacks_alone(&ticks, 40);
+    let size = |t: &Path| std::fs::metadata(t.join("channel0_0")).unwrap().len();
+    for (trace, messages) in [(&chain, true), (&ticks, false)] {
+        let bytes = size(trace);
+        assert!(bytes > 2 << 20, "{}: {bytes} bytes", trace.display());
+        for (slice, two) in [(bytes / 2 - 1, true), (bytes / 2 + 1, false)] {
+            let a = analyze_json(&["--slice-size", &slice.to_string()], &[trace]);
+            assert_eq!(a.get("streamed").is_some(), messages && two, "{}: slices of {slice}", trace.display());
+        }
+    }
+    // What it streams is what `always` streams.
+    let slice = (size(&chain) / 3).to_string();
+    let auto = analyze_json(&["--slice-size", &slice], &[&chain]);
+    assert_eq!(auto, analyze_json(&["--stream", "always", "--slice-size", &slice], &[&chain]));
+}
+
 #[test]
 fn check_streams_without_paths_and_gives_the_same_outcomes() {
     let dir = rostrace_testkit::TempDir::new("stream-check");

@@ -48,7 +48,7 @@ pub use merge::{Events, Ints, Place};
 pub use packet::{Loss, LossKind, PacketInfo, PACKET_MAGIC};
 pub use positions::{Positions, TracePositions};
 pub use schema::{Clock, EnvValue, EventClass, Schema, StreamClass};
-pub use set::{ClockCorrection, Read, TraceSet, RESIDENT_BUDGET};
+pub use set::{ClockCorrection, Read, Tails, TraceSet, RESIDENT_BUDGET};
 pub use stream::StreamReader;
 pub use trace::{StreamFile, Trace};
 pub use value::{ArrayRef, FieldValue, Member, StructRef};

@@ -33,6 +33,15 @@ pub struct TraceSet {
 /// [`TraceSet::map_streams`] cuts no file into parts smaller than this.
 const PART_MIN: u64 = 1 << 20;
 
+/// What the last packets of each stream file of a set hold ([`TraceSet::tails`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tails {
+    /// The time of the set's last event (`None` when no event has one).
+    pub last: Option<i64>,
+    /// Per trace, per event class index: how many of its events they hold.
+    pub classes: Vec<Vec<u64>>,
+}
+
 /// [`TraceSet::last_time`] reads the packets of about this many bytes at each file's end.
 const LAST_PART: u64 = 64 << 10;
 
@@ -505,8 +514,16 @@ impl TraceSet {
     /// time order, so the last packets with events hold its latest one. (A file whose packets
     /// cannot be cut where they start, for want of a begin time, is read whole.)
     pub fn last_time(&self, jobs: usize) -> Option<i64> {
+        self.tails(jobs).last
+    }
+
+    /// What the last packets of each stream file hold (see [`last_time`](Self::last_time)): the
+    /// time of the set's last event, and how many events of each class they hold (per trace,
+    /// by class index): a sample of the events of the recording's programs past their start,
+    /// read in about 64 KiB a file.
+    pub fn tails(&self, jobs: usize) -> Tails {
         let (readers, _) = self.readers(None);
-        let last = |r: StreamReader<'_>| {
+        let tail = |r: StreamReader<'_>| {
             let size = r.bytes_total();
             let mut r = match r.cuts(LAST_PART, true).last() {
                 Some(&(warm, start)) => {
@@ -520,17 +537,31 @@ impl TraceSet {
                 }
                 None => r,
             };
-            let mut last = None;
+            let (mut last, mut classes) = (None, Vec::<(usize, usize)>::new());
             loop {
                 match r.advance() {
-                    Ok(true) => last = last.max(r.timestamp()),
+                    Ok(true) => {
+                        last = last.max(r.timestamp());
+                        if let Some(ev) = r.event() {
+                            classes.push((ev.trace_index(), ev.class().index));
+                        }
+                    }
                     Ok(false) => break,
                     Err(_) => {}
                 }
             }
-            last
+            (last, classes)
         };
-        rostrace_threads::map_in_order(jobs, readers, last).into_iter().flatten().max()
+        let mut out = Tails { last: None, classes: self.traces.iter().map(|t| t.schema.per_class(|_| 0)).collect() };
+        for (last, classes) in rostrace_threads::map_in_order(jobs, readers, tail) {
+            out.last = out.last.max(last);
+            for (t, c) in classes {
+                if let Some(n) = out.classes.get_mut(t).and_then(|v| v.get_mut(c)) {
+                    *n += 1;
+                }
+            }
+        }
+        out
     }
 
     /// The events decoded ahead on `jobs` threads (see [`Read::decode_ahead`]).

@@ -459,14 +459,22 @@ fn packets_stepped_over_by_an_index_of_headers_read_from_the_file_are_those_read
 
 /// The time of the last event of every event of `set`, read in order.
 fn last_of_all(set: &TraceSet) -> Option<i64> {
+    classes_of_all(set).0
+}
+
+/// The time of the last event of a reading of every event, and the events of each class (per
+/// trace, by class index).
+fn classes_of_all(set: &TraceSet) -> (Option<i64>, Vec<Vec<u64>>) {
     let mut events = set.events();
     let mut last = None;
+    let mut classes: Vec<Vec<u64>> = set.traces.iter().map(|t| t.schema.per_class(|_| 0)).collect();
     while let Some(r) = events.next() {
         if let Ok(ev) = r {
             last = last.max(ev.timestamp());
+            classes[ev.trace_index()][ev.class().index] += 1;
         }
     }
-    last
+    (last, classes)
 }
 
 /// The time of a set's last event, read from each stream file's last packets, is the latest of
@@ -484,16 +492,27 @@ fn the_last_event_time_read_at_the_ends_of_the_files_is_that_of_every_event() {
         dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
     }
     dirs.sort();
-    let mut with_time = 0;
+    let (mut with_time, mut whole) = (0, 0);
     for dir in &dirs {
         let (set, _) = TraceSet::open(std::slice::from_ref(dir));
-        let all = last_of_all(&set);
+        let (all, classes) = classes_of_all(&set);
         for jobs in [1, 3] {
             assert_eq!(set.last_time(jobs), all, "{}", dir.display());
+            // The events of each class in the files' last packets: all of them where every file
+            // is read whole (under 64 KiB), else no more than all.
+            let tails = set.tails(jobs).classes;
+            let small = set.traces.iter().flat_map(|t| &t.streams).all(|s| s.data().len() < 64 << 10);
+            if small {
+                assert_eq!(tails, classes, "{}", dir.display());
+            }
+            let within = tails.iter().flatten().zip(classes.iter().flatten()).all(|(t, a)| t <= a);
+            assert!(within && tails.iter().flatten().sum::<u64>() > 0, "{}: {tails:?}", dir.display());
+            whole += usize::from(small && jobs == 1);
         }
         with_time += usize::from(all.is_some());
     }
     assert!(dirs.len() > 20 && with_time > 20, "{} traces, {with_time} with times", dirs.len());
+    assert!(whole > 5 && whole < dirs.len(), "{whole} of {} read whole", dirs.len());
     let Some((_tmp, dir, stream, original)) = hello_lost_copy("parallel-last-time") else { return };
     for cut in [1, 100, 777, 4000, 4096, 4097, 9000] {
         std::fs::write(&stream, &original[..original.len() - cut]).unwrap();
