@@ -126,10 +126,10 @@ impl<'a> Open<'a> {
         let standard = processor.is_none();
         // A consumer of the slices has the runs and messages: they need not be kept.
         let takes_tables = on_slice.is_some();
-        let analysis = if crate::stream::wanted(&set, &options, jobs, standard, takes_tables) {
+        let analysis = if let Some(span) = crate::stream::wanted(&set, &options, jobs, standard, takes_tables) {
             let slice = options.slice_bytes.unwrap_or(crate::SLICE_BYTES);
             let mut on_slice = on_slice.unwrap_or_else(|| Box::new(|_| {}));
-            crate::stream::analyze(&mut set, &options, jobs, slice, progress, &mut *on_slice)
+            crate::stream::analyze(&mut set, &options, jobs, slice, span, progress, &mut *on_slice)
         } else {
             let mut p = processor.unwrap_or_else(Processor::standard);
             p.set_jobs(jobs);

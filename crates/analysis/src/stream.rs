@@ -53,18 +53,37 @@ pub(crate) fn refusal(set: &TraceSet, options: &Options, standard: bool, takes_t
     }
 }
 
-/// Whether `options` streams its analysis over `set` ([`Options::streaming`]), on `jobs`
-/// threads (what the recording holds is sampled on them, for [`Streaming::Auto`]).
-pub(crate) fn wanted(set: &TraceSet, options: &Options, jobs: usize, standard: bool, takes_tables: bool) -> bool {
+/// Whether `options` streams its analysis over `set` ([`Options::streaming`]): when it does,
+/// the recording's span, which the streamed analysis is cut in slices of ([`analyze`]). Reads
+/// on `jobs` threads: for [`Streaming::Auto`], what the recording's last packets hold.
+pub(crate) fn wanted(
+    set: &TraceSet,
+    options: &Options,
+    jobs: usize,
+    standard: bool,
+    takes_tables: bool,
+) -> Option<(i64, i64)> {
     let can = || refusal(set, options, standard, takes_tables).is_none();
+    let (bytes, slice) = (set.total_bytes(), options.slice_bytes.unwrap_or(crate::SLICE_BYTES));
     match options.streaming {
-        Streaming::Never => false,
-        Streaming::Auto => {
-            let (bytes, slice) = (set.total_bytes(), options.slice_bytes.unwrap_or(crate::SLICE_BYTES));
-            let messages = || message_share(&set.tails(jobs), set) >= AUTO_MESSAGE_SHARE;
-            (bytes > AUTO_BYTES || (bytes >= slice.saturating_mul(2) && messages())) && can()
+        Streaming::Never => None,
+        Streaming::Auto if bytes > AUTO_BYTES => can().then(|| span(set, jobs, None)),
+        Streaming::Auto if bytes >= slice.saturating_mul(2) => {
+            let tails = set.tails(jobs);
+            (message_share(&tails, set) >= AUTO_MESSAGE_SHARE && can()).then(|| span(set, jobs, Some(tails)))
         }
-        Streaming::Always => can(),
+        Streaming::Auto => None,
+        Streaming::Always => can().then(|| span(set, jobs, None)),
+    }
+}
+
+/// The recording's span, from the first events of its stream files and the last ones of their
+/// last packets (in `tails`, when they were read already); (0, 0) when no event has a time.
+fn span(set: &TraceSet, jobs: usize, tails: Option<rostrace_ctf::Tails>) -> (i64, i64) {
+    let last = tails.map_or_else(|| set.last_time(jobs), |t| t.last);
+    match (set.first_time().flatten(), last) {
+        (Some(a), Some(b)) => (a, b.max(a)),
+        _ => (0, 0),
     }
 }
 
@@ -248,6 +267,21 @@ struct Slices {
     every: i64,
 }
 
+/// What a slice's pass starts from of the objects declared before it (the copy the slice before
+/// it on its set kept), and the time of which it keeps a copy for the next ([`Slices::seed_at`]).
+#[derive(Clone, Copy)]
+struct Seeds<'a> {
+    from: Option<&'a Arc<Seed>>,
+    keep_at: Option<i64>,
+}
+
+impl Seeds<'_> {
+    /// The time before which the pass is given no event: what its copy holds (`i64::MIN`: none).
+    fn at(&self) -> i64 {
+        self.from.map_or(i64::MIN, |s| s.at)
+    }
+}
+
 /// What a reader of slices keeps from one slice to the next it reads.
 #[derive(Default)]
 struct OnSet {
@@ -297,7 +331,7 @@ impl Slices {
     /// declare nothing passed over as `learnt` knows them (guessed when `may_guess` and the
     /// slices done allow it), fed to `carried` too; `room`: the tables' sizes to make room for.
     /// `seeds`: what was declared before a time, which the pass starts from rather than read the
-    /// packets before it again, and the time of which to keep it for the next slice.
+    /// packets before it again, and the time of which to keep a copy for the next slice.
     /// Returns what it collected, its handlers, and whether it guessed.
     #[allow(clippy::too_many_arguments)]
     fn read(
@@ -309,11 +343,11 @@ impl Slices {
         room: [usize; 3],
         carried: Option<&mut Carried>,
         may_guess: bool,
-        seeds: (Option<&Arc<Seed>>, Option<i64>),
+        seeds: Seeds<'_>,
     ) -> (crate::tables::Collected, Handlers, bool) {
         let (from, to) = self.time(k);
         let (window, begin, _) = self.reading(k);
-        let seeded = seeds.0.map_or(i64::MIN, |s| s.at);
+        let seeded = seeds.at();
         let guessed = match window.begin {
             Some(_) => {
                 let guessed = learnt.pass_over(set, &self.init, k, begin, seeded, may_guess, |j| self.time(j).0);
@@ -344,8 +378,8 @@ impl Slices {
         plan.slice = Some((from, to));
         plan.room = room;
         plan.declarations = Some(begin);
-        plan.seed = seeds.0.filter(|_| window.begin.is_some()).cloned();
-        plan.seed_at = seeds.1;
+        plan.seed = seeds.from.cloned();
+        plan.seed_at = seeds.keep_at;
         let c = engine::collect_planned(&mut handlers, jobs, set, window, &plan, |_, _| {});
         (c, handlers, guessed)
     }
@@ -368,8 +402,7 @@ impl Slices {
         let (_, begin, end) = self.reading(k);
         // What the slice before it on this set kept of what was declared (see `seed_at`).
         let seed = on.seed.take();
-        let seeds = (seed.as_ref(), self.seed_at(k, self.every));
-        let seeded = seed.as_ref().map_or(i64::MIN, |s| s.at);
+        let seeds = Seeds { from: seed.as_ref(), keep_at: self.seed_at(k, self.every) };
         // The packets up to the slice's end indexed, so that the next slice on this set steps
         // over those before it without reading their headers again: those it passes over are
         // joined into one entry, and the index holds about a slice's packets.
@@ -383,7 +416,7 @@ impl Slices {
         let d = std::mem::take(&mut c.declarations);
         let (before, mut again) = (d.before, d.before);
         learnt.publish(k, d);
-        if guessed && !learnt.met_all(k, begin, seeded, before) {
+        if guessed && !learnt.met_all(k, begin, seeds.at(), before) {
             // A packet it passed over unread declared objects: read again, knowing them.
             (c, handlers, _) = self.read(set, learnt, k, jobs, *room, None, false, seeds);
             again = c.declarations.before;
@@ -412,7 +445,8 @@ impl Slices {
     }
 }
 
-/// The streamed analysis of `set`, with slices of about `slice_bytes` each. With several
+/// The streamed analysis of `set`, with slices of about `slice_bytes` each over its `span` (from
+/// [`wanted`]: the recording's first and last event times). With several
 /// threads, as many slices are read at once, each on a thread of its own and on the set opened
 /// again (a packet filter of its own); they are added up in their order.
 pub(crate) fn analyze(
@@ -420,13 +454,14 @@ pub(crate) fn analyze(
     options: &Options,
     jobs: usize,
     slice_bytes: u64,
+    span: (i64, i64),
     progress: impl FnMut(u64, u64),
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
 ) -> Analysis {
     // Each slice's tables are made of the blocks the ones before gave back, their pages in place.
     let _keeping =
         rostrace_alloc::keep_freed(usize::try_from(slice_bytes.saturating_mul(KEPT_SLICES)).unwrap_or(usize::MAX));
-    analyze_with(set, options, jobs, slice_bytes, progress, on_slice, None)
+    analyze_with(set, options, jobs, (slice_bytes, span), progress, on_slice, None)
 }
 
 /// How many slices' worth of bytes (of the recording) the blocks kept between slices may weigh
@@ -434,7 +469,7 @@ pub(crate) fn analyze(
 /// at once give back.
 const KEPT_SLICES: u64 = 3;
 
-/// [`analyze`]; `preset`: the longest paths to follow (searched already, in the whole
+/// [`analyze`], in slices of `cut.0` bytes over the recording's span `cut.1`; `preset`: the longest paths to follow (searched already, in the whole
 /// recording's architecture: a second reading), and whether to keep a choice of their latencies
 /// (for the samples of the first reading), else `analyze`'s are searched in the first slice's
 /// architecture when asked for.
@@ -442,19 +477,13 @@ fn analyze_with(
     set: &mut TraceSet,
     options: &Options,
     jobs: usize,
-    slice_bytes: u64,
+    cut: (u64, (i64, i64)),
     mut progress: impl FnMut(u64, u64),
     on_slice: &mut dyn FnMut(&StreamedSlice<'_>),
     preset: Option<(&OnceLock<Searched>, bool)>,
 ) -> Analysis {
     let total = set.total_bytes();
-    // The recording's span, from the first events of its stream files and their last packets.
-    // (Which packets before a slice declare objects, every slice reads: the slices learn it from
-    // the passes of the slices before them.)
-    let (first, last) = match (set.first_time().flatten(), set.last_time(jobs)) {
-        (Some(a), Some(b)) => (a, b.max(a)),
-        _ => (0, 0),
-    };
+    let (slice_bytes, (first, last)) = cut;
     let slices = total.div_ceil(slice_bytes.max(1)).max(1) as i64;
     let slice_ns = ((last - first) / slices + 1).max(1);
     let grid = Grid { first, slice_ns, slices, margin_ns: MARGIN_NS };
@@ -615,7 +644,7 @@ fn analyze_with(
                 if let Some(s) = report.streamed.as_mut() {
                     s.readings = 2;
                 }
-                longest_read_again(set, options, jobs, slice_bytes, whole, &mut progress)
+                longest_read_again(set, options, jobs, cut, whole, &mut progress)
             }
         };
         if let Some((lp, points)) = lp {
@@ -656,14 +685,13 @@ fn longest_read_again(
     set: &mut TraceSet,
     options: &Options,
     jobs: usize,
-    slice_bytes: u64,
+    cut: (u64, (i64, i64)),
     arch: &Architecture,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Option<(LongestPaths, PathPoints)> {
     let (paths, lp) = rank::analyze_candidates(arch);
     let searched = OnceLock::from((arch.clone(), paths, lp));
     let again = Options { longest_paths: false, release_architecture: true, diff_samples: false, ..options.clone() };
-    let a =
-        analyze_with(set, &again, jobs, slice_bytes, progress, &mut |_| {}, Some((&searched, options.diff_samples)));
+    let a = analyze_with(set, &again, jobs, cut, progress, &mut |_| {}, Some((&searched, options.diff_samples)));
     Some((a.report.longest_paths?, a.streamed_path_points))
 }
